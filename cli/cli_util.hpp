@@ -1,0 +1,30 @@
+// Small helpers shared by the CLI's commands.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hpcz/hpcz.hpp"
+
+namespace hpcz::cli {
+
+// Exit codes are a contract: 0 success, 1 usage error, 2 bad input, 3 runtime failure (no GPU, CUDA).
+enum Exit { kOk = 0, kUsage = 1, kBadInput = 2, kRuntime = 3 };
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::vector<uint64_t> parse_dims(const std::string& s);
+DType parse_dtype(const std::string& s);
+double parse_number(const std::string& s, const char* what);
+std::vector<uint8_t> read_file(const std::string& path);
+void write_file(const std::string& path, const uint8_t* data, size_t size);
+std::string dims_string(const std::vector<uint64_t>& d);
+
+int bench_main(const std::vector<std::string>& args);
+
+}  // namespace hpcz::cli

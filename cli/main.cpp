@@ -1,0 +1,327 @@
+// hpcz command-line tool: a thin layer over the library. Dims are written slowest to fastest.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "cli_util.hpp"
+
+namespace hpcz::cli {
+
+static const char* kUsageText =
+    "usage:\n"
+    "  hpcz compress -i IN -o OUT -t f32|f64 -d DIMS (--abs E | --rel E) [--mode fast]\n"
+    "                [--device auto|gpu|cpu] [--fill V]\n"
+    "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu]\n"
+    "  hpcz info IN [--json]\n"
+    "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
+    "  hpcz bench [--data DIR] [--size-mib N] [--reps N] [--bounds rel:1e-2,abs:0.1,...] [--device gpu|cpu]\n"
+    "             [--fields SUBSTR] [--out FILE]\n"
+    "DIMS: slowest to fastest, e.g. 100x500x500 (numpy shape order); rank 1 to 4.\n"
+    "exit: 0 success, 1 usage error, 2 bad input (unreadable, truncated or corrupt), 3 runtime failure.\n";
+
+std::vector<uint64_t> parse_dims(const std::string& s) {
+  std::vector<uint64_t> d;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, 'x')) {
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("bad dims '" + s + "' (expected e.g. 100x500x500)");
+    d.push_back(std::stoull(part));
+  }
+  if (d.empty() || d.size() > 4) throw UsageError("dims must have 1 to 4 extents: '" + s + "'");
+  return d;
+}
+
+DType parse_dtype(const std::string& s) {
+  if (s == "f32" || s == "float32") return DType::f32;
+  if (s == "f64" || s == "float64") return DType::f64;
+  throw UsageError("type must be f32 or f64, not '" + s + "'");
+}
+
+double parse_number(const std::string& s, const char* what) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end) throw UsageError(std::string("bad number for ") + what + ": '" + s + "'");
+  return v;
+}
+
+std::string dims_string(const std::vector<uint64_t>& d) {
+  std::string s;
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "x" : "") + std::to_string(d[i]);
+  return s;
+}
+
+namespace {
+// Progress on stderr for big inputs when a person is watching.
+struct Progress {
+  bool on;
+  explicit Progress(uint64_t bytes) : on(bytes > (256ull << 20) && isatty(2)) {}
+  void show(const char* stage, double frac) const {
+    if (!on) return;
+    int w = 30, k = int(frac * w);
+    std::fprintf(stderr, "\r%-12s [%s%s] %3d%%", stage, std::string(k, '#').c_str(), std::string(w - k, ' ').c_str(),
+                 int(frac * 100));
+    if (frac >= 1) std::fputc('\n', stderr);
+  }
+};
+}  // namespace
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) throw InputError("cannot open '" + path + "'");
+  std::streamoff n = f.tellg();
+  if (n < 0) throw InputError("cannot read '" + path + "'");
+  std::vector<uint8_t> buf(static_cast<size_t>(n));
+  f.seekg(0);
+  Progress pr(buf.size());
+  const size_t step = 64ull << 20;
+  for (size_t at = 0; at < buf.size(); at += step) {
+    size_t k = std::min(step, buf.size() - at);
+    if (!f.read(reinterpret_cast<char*>(buf.data() + at), std::streamsize(k))) throw InputError("cannot read '" + path + "'");
+    pr.show("reading", double(at + k) / double(buf.size()));
+  }
+  return buf;
+}
+
+void write_file(const std::string& path, const uint8_t* data, size_t size) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw InputError("cannot create '" + path + "'");
+  Progress pr(size);
+  const size_t step = 64ull << 20;
+  for (size_t at = 0; at < size; at += step) {
+    size_t k = std::min(step, size - at);
+    f.write(reinterpret_cast<const char*>(data + at), std::streamsize(k));
+    pr.show("writing", double(at + k) / double(size));
+  }
+  if (!f.flush()) throw InputError("cannot write '" + path + "'");
+}
+
+namespace {
+
+struct Args {
+  std::map<std::string, std::string> opt;
+  std::vector<std::string> pos;
+  bool flag(const std::string& k) const { return opt.count(k) != 0; }
+  std::string get(const std::string& k) const {
+    auto it = opt.find(k);
+    if (it == opt.end()) throw UsageError("missing " + k);
+    return it->second;
+  }
+};
+
+Args parse(const std::vector<std::string>& a, const std::vector<std::string>& with_value,
+           const std::vector<std::string>& flags) {
+  Args r;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string& s = a[i];
+    bool takes = std::find(with_value.begin(), with_value.end(), s) != with_value.end();
+    bool is_flag = std::find(flags.begin(), flags.end(), s) != flags.end();
+    if (takes) {
+      if (i + 1 >= a.size()) throw UsageError(s + " needs a value");
+      if (r.opt.count(s)) throw UsageError(s + " given twice");
+      r.opt[s] = a[++i];
+    } else if (is_flag) {
+      r.opt[s] = "";
+    } else if (s.size() > 1 && s[0] == '-' && !std::isdigit(static_cast<unsigned char>(s[1]))) {
+      throw UsageError("unknown option " + s);
+    } else {
+      r.pos.push_back(s);
+    }
+  }
+  return r;
+}
+
+Backend parse_backend(const Args& a) {
+  if (!a.flag("--device")) return Backend::automatic;
+  std::string d = a.get("--device");
+  if (d == "auto") return Backend::automatic;
+  if (d == "gpu") return Backend::gpu;
+  if (d == "cpu") return Backend::cpu;
+  throw UsageError("--device must be auto, gpu or cpu");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int cmd_compress(const std::vector<std::string>& args) {
+  Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--mode", "--device", "--fill"}, {});
+  if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
+  if (a.flag("--abs") == a.flag("--rel")) throw UsageError("give exactly one of --abs E or --rel E");
+  Options o;
+  o.mode = a.flag("--abs") ? BoundMode::abs : BoundMode::rel;
+  o.bound = parse_number(a.get(a.flag("--abs") ? "--abs" : "--rel"), "the error bound");
+  if (!(o.bound >= 0) || !std::isfinite(o.bound)) throw UsageError("the error bound must be finite and >= 0");
+  if (a.flag("--mode") && a.get("--mode") != "fast") throw UsageError("--mode must be fast (ratio comes later)");
+  if (a.flag("--fill")) o.fill = parse_number(a.get("--fill"), "--fill");
+  o.backend = parse_backend(a);
+  const DType t = parse_dtype(a.get("-t"));
+  const auto dims = parse_dims(a.get("-d"));
+  const std::string in = a.get("-i"), out = a.get("-o");
+  uint64_t n = 1;
+  for (auto d : dims) n *= d;
+  auto t0 = std::chrono::steady_clock::now();
+  auto data = read_file(in);
+  if (data.size() != n * dtype_size(t))
+    throw InputError("'" + in + "' has " + std::to_string(data.size()) + " bytes; " + dims_string(dims) + " " +
+                     (t == DType::f32 ? "f32" : "f64") + " needs " + std::to_string(n * dtype_size(t)));
+  Backend used = resolve_backend(o.backend);
+  o.backend = used;
+  auto archive = compress(data.data(), t, dims, o);
+  write_file(out, archive.data(), archive.size());
+  double secs = seconds_since(t0);
+  ArchiveInfo info = inspect(archive.data(), archive.size());
+  std::printf("%s: %zu -> %zu bytes, CR %.3f, eb_abs %.6g, %s, %.3f s (%.2f GB/s file to file)\n", out.c_str(),
+              data.size(), archive.size(), double(data.size()) / double(archive.size()), info.eb_abs,
+              used == Backend::gpu ? "gpu" : "cpu", secs, double(data.size()) / secs / 1e9);
+  return kOk;
+}
+
+int cmd_decompress(const std::vector<std::string>& args) {
+  Args a = parse(args, {"-i", "-o", "--device"}, {});
+  if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
+  Backend b = resolve_backend(parse_backend(a));
+  const std::string in = a.get("-i"), out = a.get("-o");
+  auto t0 = std::chrono::steady_clock::now();
+  auto archive = read_file(in);
+  std::vector<uint8_t> data;
+  ArchiveInfo info = decompress(archive.data(), archive.size(), data, b);
+  write_file(out, data.data(), data.size());
+  double secs = seconds_since(t0);
+  std::printf("%s: %s %s, %zu bytes, %s, %.3f s\n", out.c_str(), info.dtype == DType::f32 ? "f32" : "f64",
+              dims_string(info.dims).c_str(), data.size(), b == Backend::gpu ? "gpu" : "cpu", secs);
+  return kOk;
+}
+
+std::string json_num(double v) {
+  if (std::isnan(v)) return "null";
+  if (std::isinf(v)) return v > 0 ? "1e999" : "-1e999";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
+
+int cmd_info(const std::vector<std::string>& args) {
+  Args a = parse(args, {}, {"--json"});
+  if (a.pos.size() != 1) throw UsageError("info takes one archive");
+  auto archive = read_file(a.pos[0]);
+  ArchiveInfo i = inspect(archive.data(), archive.size());
+  const double raw = double(i.n_values * dtype_size(i.dtype));
+  const char* dt = i.dtype == DType::f32 ? "f32" : "f64";
+  const char* mode = i.mode == BoundMode::abs ? "abs" : "rel";
+  if (a.flag("--json")) {
+    std::printf("{\n  \"format_version\": %u,\n  \"dtype\": \"%s\",\n  \"dims\": [", i.version, dt);
+    for (size_t k = 0; k < i.dims.size(); ++k) std::printf("%s%llu", k ? ", " : "", (unsigned long long)i.dims[k]);
+    std::printf("],\n  \"n_values\": %llu,\n  \"codec\": \"fast\",\n  \"bound_mode\": \"%s\",\n  \"bound\": %s,\n"
+                "  \"eb_abs\": %s,\n  \"range\": %s,\n  \"fill\": %s,\n  \"chunk_values\": %u,\n  \"block_values\": %u,\n"
+                "  \"archive_bytes\": %llu,\n  \"compression_ratio\": %s,\n  \"chunks\": [",
+                (unsigned long long)i.n_values, mode, json_num(i.bound).c_str(), json_num(i.eb_abs).c_str(),
+                i.range_valid ? ("[" + json_num(i.range_min) + ", " + json_num(i.range_max) + "]").c_str() : "null",
+                i.fill ? json_num(*i.fill).c_str() : "null", i.chunk_values, i.block_values,
+                (unsigned long long)i.archive_size, json_num(raw / double(i.archive_size)).c_str());
+    for (size_t c = 0; c < i.chunks.size(); ++c)
+      std::printf("%s\n    {\"offset\": %llu, \"size\": %u, \"checksum\": %u}", c ? "," : "",
+                  (unsigned long long)i.chunks[c].offset, i.chunks[c].size, i.chunks[c].checksum);
+    std::printf("%s]\n}\n", i.chunks.empty() ? "" : "\n  ");
+    return kOk;
+  }
+  std::printf("hpcz archive, format version %u\n", i.version);
+  std::printf("  array        %s %s (%llu values, %.0f bytes)\n", dt, dims_string(i.dims).c_str(),
+              (unsigned long long)i.n_values, raw);
+  std::printf("  codec        fast (block fixed-length, %u values per block)\n", i.block_values);
+  std::printf("  bound        %s %.6g -> absolute %.9g\n", mode, i.bound, i.eb_abs);
+  if (i.range_valid) std::printf("  value range  [%.9g, %.9g]\n", i.range_min, i.range_max);
+  else std::printf("  value range  none (no finite values)\n");
+  if (i.fill) std::printf("  fill value   %.9g (kept exactly)\n", *i.fill);
+  std::printf("  size         %llu bytes, ratio %.3f, %.3f bits/value\n", (unsigned long long)i.archive_size,
+              raw / double(i.archive_size), i.n_values ? 8.0 * double(i.archive_size) / double(i.n_values) : 0.0);
+  std::printf("  chunks       %llu of %u values, data at offset %llu\n", (unsigned long long)i.n_chunks, i.chunk_values,
+              (unsigned long long)i.data_offset);
+  const size_t show = std::min<size_t>(i.chunks.size(), 8);
+  std::printf("  %-8s %14s %10s %10s\n", "chunk", "offset", "size", "checksum");
+  for (size_t c = 0; c < show; ++c)
+    std::printf("  %-8zu %14llu %10u   %08x\n", c, (unsigned long long)i.chunks[c].offset, i.chunks[c].size,
+                i.chunks[c].checksum);
+  if (i.chunks.size() > show) std::printf("  ... %zu more (--json lists all)\n", i.chunks.size() - show);
+  return kOk;
+}
+
+int cmd_compare(const std::vector<std::string>& args) {
+  Args a = parse(args, {"-t", "-d", "--fill"}, {});
+  if (a.pos.size() != 2) throw UsageError("compare takes ORIGINAL and DECOMPRESSED");
+  const DType t = parse_dtype(a.get("-t"));
+  const auto dims = parse_dims(a.get("-d"));
+  std::optional<double> fill;
+  if (a.flag("--fill")) fill = parse_number(a.get("--fill"), "--fill");
+  uint64_t n = 1;
+  for (auto d : dims) n *= d;
+  auto x = read_file(a.pos[0]), y = read_file(a.pos[1]);
+  const uint64_t need = n * dtype_size(t);
+  if (x.size() != need || y.size() != need)
+    throw InputError("both files must hold " + std::to_string(need) + " bytes (" + dims_string(dims) + ")");
+  Metrics m = compare(x.data(), y.data(), t, n, fill);
+  std::printf("values            %llu\n", (unsigned long long)m.n);
+  std::printf("value range       %.9g\n", m.value_range);
+  std::printf("max abs error     %.9g\n", m.max_abs_error);
+  std::printf("max rel error     %.9g   (max abs error / value range)\n", m.max_rel_error);
+  std::printf("PSNR              %.4f dB\n", m.psnr);
+  std::printf("NRMSE             %.9g\n", m.nrmse);
+  std::printf("non-finite diffs  %llu\n", (unsigned long long)m.nonfinite_mismatch);
+  return kOk;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    std::fputs(kUsageText, args.empty() ? stderr : stdout);
+    return args.empty() ? kUsage : kOk;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::printf("%s\n", version_string());
+    return kOk;
+  }
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  try {
+    if (cmd == "compress") return cmd_compress(args);
+    if (cmd == "decompress") return cmd_decompress(args);
+    if (cmd == "info") return cmd_info(args);
+    if (cmd == "compare") return cmd_compare(args);
+    if (cmd == "bench") return bench_main(args);
+    throw UsageError("unknown command '" + cmd + "'");
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "hpcz: %s\n%s", e.what(), kUsageText);
+    return kUsage;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "hpcz: %s\n", e.what());
+    return kBadInput;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "hpcz: %s\n", e.what());
+    switch (e.code()) {
+      case ErrorCode::invalid_argument: return kUsage;
+      case ErrorCode::corrupt_archive:
+      case ErrorCode::unsupported: return kBadInput;
+      default: return kRuntime;
+    }
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "hpcz: out of memory\n");
+    return kRuntime;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hpcz: %s\n", e.what());
+    return kRuntime;
+  }
+}
+
+}  // namespace hpcz::cli
+
+int main(int argc, char** argv) { return hpcz::cli::run(argc, argv); }

@@ -1,0 +1,127 @@
+// hpcz: error-bounded lossy compression of float32/float64 arrays on GPUs and CPUs.
+//
+// Two levels:
+//  * convenience calls on host memory (compress / decompress / inspect): pick a backend, allocate,
+//    synchronize, throw hpcz::Error on failure;
+//  * device calls (compress_device / decompress_device): device pointers, a CUDA stream, a workspace
+//    the caller allocates (query its size first); asynchronous, no allocation, no synchronization.
+// Every reconstructed value is within the absolute bound recorded in the archive (checked exactly, in
+// double); NaN, Inf and the fill value are stored exactly. See docs/FORMAT.md for the archive layout.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hpcz {
+
+enum class DType : uint8_t { f32 = 1, f64 = 2 };
+enum class BoundMode : uint8_t { abs = 1, rel = 2 };  // rel: relative to max - min of finite, non-fill values
+enum class Codec : uint8_t { fast = 1 };
+enum class Backend { automatic, cpu, gpu };
+
+inline size_t dtype_size(DType t) { return t == DType::f64 ? 8 : 4; }
+
+enum class ErrorCode {
+  invalid_argument = 1,   // the caller's request is wrong (bad dims, bound, buffer too small)
+  corrupt_archive = 2,    // the archive is truncated, damaged or not an hpcz archive
+  unsupported = 3,        // a valid archive of a newer format version or unknown codec
+  backend_unavailable = 4,// GPU requested but none usable
+  cuda = 5,               // a CUDA runtime error
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode c, const std::string& msg) : std::runtime_error(msg), code_(c) {}
+  ErrorCode code() const noexcept { return code_; }
+ private:
+  ErrorCode code_;
+};
+
+struct Options {
+  BoundMode mode = BoundMode::rel;
+  double bound = 1e-3;
+  Codec codec = Codec::fast;
+  std::optional<double> fill;  // values equal to it are excluded from the range and kept exactly
+  Backend backend = Backend::automatic;
+};
+
+struct ChunkEntry {
+  uint64_t offset;   // from the start of the archive
+  uint32_t size;     // bytes
+  uint32_t checksum; // HPCZ-SUM of the chunk's bytes
+};
+
+// Everything the header says, validated.
+struct ArchiveInfo {
+  uint16_t version = 0;
+  DType dtype = DType::f32;
+  std::vector<uint64_t> dims;  // slowest to fastest
+  uint64_t n_values = 0;
+  BoundMode mode = BoundMode::abs;
+  double bound = 0;       // as requested
+  double eb_abs = 0;      // the absolute bound every value satisfies
+  bool range_valid = false;
+  double range_min = 0, range_max = 0;  // over finite, non-fill input values
+  std::optional<double> fill;
+  Codec codec = Codec::fast;
+  uint32_t chunk_values = 0;
+  uint32_t block_values = 0;
+  uint64_t n_chunks = 0;
+  uint64_t archive_size = 0;
+  uint64_t data_offset = 0;  // where chunk data starts
+  uint32_t table_checksum = 0;
+  std::vector<ChunkEntry> chunks;  // filled by inspect() when the table is available
+};
+
+// ---- sizes ------------------------------------------------------------------------------------------
+size_t max_compressed_size(uint64_t n_values, DType dtype);
+constexpr size_t kHeaderSize = 128;
+// Bytes of header + chunk table; the first read a streaming reader makes.
+size_t archive_prefix_size(const uint8_t* header, size_t available);
+
+// ---- convenience API (host memory) ------------------------------------------------------------------
+std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<uint64_t>& dims,
+                              const Options& opt);
+// Decodes into out (resized to n_values * dtype size).
+ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>& out,
+                       Backend backend = Backend::automatic);
+// Parses and validates header and chunk table (checksums of header and table included).
+ArchiveInfo inspect(const uint8_t* archive, size_t size);
+
+// ---- backends -------------------------------------------------------------------------------------
+bool gpu_available();       // a CUDA device is present and this build has CUDA
+std::string gpu_name();     // "" if none
+Backend resolve_backend(Backend b);  // automatic -> gpu or cpu; throws if gpu is requested but absent
+
+// ---- device API (requires a CUDA build; throws backend_unavailable otherwise) ---------------------
+// stream is a cudaStream_t. All pointers are device pointers. No allocation, no synchronization.
+size_t compress_device_workspace_size(uint64_t n_values, DType dtype);
+// Writes the archive to d_out (capacity >= max_compressed_size) and its size to *d_size (device u64).
+void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt,
+                     void* d_out, size_t out_capacity, uint64_t* d_size, void* d_workspace,
+                     size_t workspace_size, void* stream);
+size_t decompress_device_workspace_size(const ArchiveInfo& info);
+// info from inspect() on the archive's first archive_prefix_size() bytes (the chunk table may be empty:
+// the kernel reads it from d_archive and checks it). *d_status (device u32) receives 0 on success,
+// else a nonzero error mask (bit 0: checksum mismatch, bit 1: malformed chunk).
+void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status,
+                       void* d_workspace, size_t workspace_size, void* stream);
+
+// ---- metrics (qcat / Z-checker definitions) ---------------------------------------------------------
+struct Metrics {
+  uint64_t n = 0;
+  uint64_t nonfinite_mismatch = 0;  // positions where either value is NaN/Inf and the bits differ
+  double value_range = 0;           // of the original's finite values
+  double max_abs_error = 0;
+  double max_rel_error = 0;         // max_abs_error / value_range
+  double mse = 0, psnr = 0, nrmse = 0;
+};
+Metrics compare(const void* original, const void* reconstructed, DType dtype, uint64_t n,
+                std::optional<double> fill = std::nullopt);
+
+const char* version_string();
+
+}  // namespace hpcz

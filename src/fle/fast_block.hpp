@@ -1,0 +1,288 @@
+// Fast mode (cuSZp2 design): per-block quantization and fixed-length encoding, shared by the CPU
+// backend and the CUDA kernels. Every function here is deterministic IEEE arithmetic, so both backends
+// write the same bytes. Block layout and code table: docs/FORMAT.md, "Fast codec".
+#pragma once
+#include "common/hd.hpp"
+
+namespace hpcz::fle {
+
+using namespace hpcz::detail;
+
+constexpr int kB = 32;                       // values per block
+constexpr int32_t kQLimit = 1 << 30;         // |q| < 2^30, so in-block deltas fit in 31 bits + sign
+constexpr uint8_t kExcFlag = 0x80;           // block has exceptions (mask in payload, values at chunk end)
+constexpr uint8_t kCodeRaw = 0x7f;           // 32 raw values
+constexpr int kOutlierBase = 32;             // codes 32..123: outlier mode
+constexpr int kOutlierWidths = 23;           // delta widths 0..22 (wider blocks gain little over plain)
+constexpr int kOutlierLast = kOutlierBase + 4 * kOutlierWidths - 1;
+
+template <class T>
+struct QuantParams {
+  double eb;     // guaranteed absolute bound
+  T step;        // quantization step, <= 2*eb
+  T recip;       // ~1/step; only picks the candidate, the bound is checked on the reconstruction
+  int has_fill;
+  T fill;
+};
+
+// Largest T not above 2*eb (finite), and its reciprocal. Derived from eb alone, so the decoder can too.
+template <class T> HPCZ_HD T max_finite() {
+  return from_bits<T>(sizeof(T) == 4 ? typename Bits<T>::type(0x7f7fffffu)
+                                     : typename Bits<T>::type(0x7fefffffffffffffull));
+}
+
+// Largest T not above 2*eb (finite), and its reciprocal. Derived from eb alone, so the decoder can too.
+// eb is finite and >= 0 (checked by the caller).
+// zero_bound_step: the step to use when eb == 0 (a rel bound on a field whose finite values are all
+// equal): |that value|, so the field is stored exactly as q = +-1. 0 otherwise.
+template <class T>
+HPCZ_HD QuantParams<T> make_params(double eb, bool has_fill, double fill, double zero_bound_step = 0.0) {
+  QuantParams<T> p;
+  p.eb = eb;
+  const T big = max_finite<T>();
+  double two = 2.0 * eb;  // may be +inf for huge eb
+  T step = two >= double(big) ? big : T(two);
+  if (double(step) > two) step = from_bits<T>(to_bits(step) - 1);  // one ulp down: step <= 2*eb
+  if (eb == 0.0 && zero_bound_step > 0.0 && zero_bound_step <= double(big)) step = T(zero_bound_step);
+  p.step = step;
+  double r = step > T(0) ? 1.0 / double(step) : 0.0;
+  p.recip = r < double(big) ? T(r) : T(0);  // a subnormal step: everything rounds to q = 0 or is exact
+  p.has_fill = has_fill ? 1 : 0;
+  p.fill = has_fill ? T(fill) : T(0);
+  return p;
+}
+
+// True iff |xr - x| <= eb holds exactly. The subtraction rounds, and rounding is monotonic with eb
+// representable, so only |d| == eb is ambiguous; there the TwoSum error term says which side we are on.
+HPCZ_HD bool within_bound(double x, double xr, double eb) {
+  double d = xr - x;
+  double ad = d < 0 ? -d : d;
+  if (ad < eb) return true;
+  if (!(ad == eb)) return false;  // larger, or NaN
+  double bv = d - xr;
+  double err = (xr - (d - bv)) + (-x - bv);  // exact difference = d + err
+  return err == 0.0 || ((err > 0) != (d > 0));
+}
+
+template <class T> HPCZ_HD T round_half_even(T x);
+template <> HPCZ_HD float round_half_even<float>(float x) { return rintf(x); }
+template <> HPCZ_HD double round_half_even<double>(double x) { return rint(x); }
+
+// The decoder's reconstruction; the encoder checks exactly this value.
+template <class T> HPCZ_HD T dequantize(int32_t q, T step) { return T(q) * step; }
+
+// q such that dequantize(q) is within the bound, or false: the value must be stored exactly
+// (NaN, Inf, the fill value, |x/step| >= 2^30, or rounding that no neighbouring q repairs).
+template <class T>
+HPCZ_HD bool quantize(T x, const QuantParams<T>& p, int32_t& q) {
+  if (p.has_fill && x == p.fill) return false;
+  T s = x * p.recip;
+  if (!(s > -T(kQLimit) && s < T(kQLimit))) return false;
+  int32_t q0 = int32_t(round_half_even(s));
+  for (int k = 0; k < 3; ++k) {
+    int32_t c = q0 + (k == 0 ? 0 : (k == 1 ? -1 : 1));
+    if (c <= -kQLimit || c >= kQLimit) continue;
+    if (within_bound(double(x), double(dequantize(c, p.step)), p.eb)) { q = c; return true; }
+  }
+  return false;
+}
+
+HPCZ_HD uint32_t zigzag(int32_t v) { return (uint32_t(v) << 1) ^ uint32_t(v >> 31); }
+HPCZ_HD int32_t unzigzag(uint32_t z) { return int32_t((z >> 1) ^ (0u - (z & 1))); }
+
+// The outlier (the block's first q) takes k bytes: its magnitude when there is a sign word (w > 0,
+// whose bit 0 then holds its sign), else its zigzag code.
+HPCZ_HD uint32_t outlier_field(int32_t q0, int w) {
+  return w ? (q0 < 0 ? 0u - uint32_t(q0) : uint32_t(q0)) : zigzag(q0);
+}
+HPCZ_HD int outlier_bytes(int32_t q0, int w) {
+  int k = (bit_width32(outlier_field(q0, w)) + 7) / 8;
+  return k ? k : 1;
+}
+
+struct BlockPlan {
+  uint8_t code;
+  uint32_t mask;     // lanes stored as exceptions
+  uint32_t payload;  // bytes in the block stream (mask included)
+  uint32_t nexc;     // exception values in the chunk's exception section
+};
+
+// Payload bytes implied by a code, or -1 for a code no encoder writes.
+HPCZ_HD int payload_size(uint8_t code, int value_bytes) {
+  int c = code & 0x7f, e = code & kExcFlag ? 4 : 0;
+  if (c == kCodeRaw) return e ? -1 : kB * value_bytes;
+  if (c < kOutlierBase) return (c ? 4 + 4 * c : 0) + e;
+  if (c > kOutlierLast) return -1;
+  int k = (c - kOutlierBase) / kOutlierWidths + 1, w = (c - kOutlierBase) % kOutlierWidths;
+  return k + (w ? 4 + 4 * w : 0) + e;
+}
+
+// Quantizes a block (count <= 32 valid lanes; the rest repeat the last q) and chooses its encoding:
+// plain (all 32 deltas, first against 0), outlier (first q in k bytes, 31 deltas), or raw.
+template <class T>
+HPCZ_HD BlockPlan plan_block(const T* v, int count, const QuantParams<T>& p, int32_t* q) {
+  uint32_t mask = 0, max_all = 0, max_rest = 0;
+  int32_t prev = 0;
+HPCZ_UNROLL
+  for (int i = 0; i < kB; ++i) {
+    int32_t qi = prev;
+    if (i < count && !quantize(v[i], p, qi)) {
+      mask |= 1u << i;
+      qi = prev;
+    }
+    uint32_t d = uint32_t(qi) - uint32_t(prev);
+    uint32_t ad = int32_t(d) < 0 ? 0u - d : d;
+    max_all |= ad;
+    if (i) max_rest |= ad;
+    q[i] = qi;
+    prev = qi;
+  }
+  int w_all = bit_width32(max_all), w_rest = bit_width32(max_rest);
+  uint32_t plain = w_all ? 4 + 4 * w_all : 0;
+  int k = outlier_bytes(q[0], w_rest);
+  uint32_t outlier = k + (w_rest ? 4 + 4 * w_rest : 0);
+  BlockPlan bp;
+  uint32_t size;
+  if (w_rest < kOutlierWidths && outlier < plain) {
+    bp.code = uint8_t(kOutlierBase + (k - 1) * kOutlierWidths + w_rest);
+    size = outlier;
+  } else {
+    bp.code = uint8_t(w_all);
+    size = plain;
+  }
+  uint32_t nexc = popcount32(mask);
+  if (size + (mask ? 4 + nexc * uint32_t(sizeof(T)) : 0) >= kB * sizeof(T)) {
+    bp.code = kCodeRaw; bp.payload = kB * sizeof(T); bp.mask = 0; bp.nexc = 0;
+  } else {
+    bp.mask = mask; bp.nexc = nexc;
+    bp.payload = size + (mask ? 4 : 0);
+    if (mask) bp.code |= kExcFlag;
+  }
+  return bp;
+}
+
+// Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
+template <class T, class Sink>
+HPCZ_HD void write_block(const BlockPlan& bp, const T* v, int count, const int32_t* q, uint8_t* dst,
+                         Sink&& sink) {
+  int c = bp.code & 0x7f;
+  if (c == kCodeRaw) {
+HPCZ_UNROLL
+    for (int i = 0; i < kB; ++i) store_value_le<T>(dst + i * sizeof(T), i < count ? v[i] : T(0));
+    return;
+  }
+  if (bp.code & kExcFlag) {
+    store_u32_le(dst, bp.mask);
+    dst += 4;
+    int j = 0;
+HPCZ_UNROLL
+    for (int i = 0; i < kB; ++i)
+      if (bp.mask >> i & 1) sink(j++, v[i]);
+  }
+  int first = 0, w = c;
+  if (c >= kOutlierBase) {
+    int k = (c - kOutlierBase) / kOutlierWidths + 1;
+    w = (c - kOutlierBase) % kOutlierWidths;
+    uint32_t z = outlier_field(q[0], w);
+    for (int b = 0; b < k; ++b) dst[b] = uint8_t(z >> (8 * b));
+    dst += k;
+    first = 1;
+  }
+  if (!w) return;
+  uint32_t mag[kB];
+  uint32_t signs = 0;
+HPCZ_UNROLL
+  for (int i = 0; i < kB; ++i) {
+    uint32_t d = uint32_t(q[i]) - uint32_t(i ? q[i - 1] : 0);
+    bool neg = int32_t(d) < 0;
+    mag[i] = i < first ? 0u : (neg ? 0u - d : d);
+    if (neg) signs |= 1u << i;  // in outlier mode, bit 0 is the outlier's sign
+  }
+  store_u32_le(dst, signs);
+  for (int j = 0; j < w; ++j) {
+    uint32_t plane = 0;
+HPCZ_UNROLL
+    for (int i = 0; i < kB; ++i) plane |= (mag[i] >> j & 1u) << i;
+    store_u32_le(dst + 4 + 4 * j, plane);
+  }
+}
+
+// Decodes one block whose payload (of payload_size(code) bytes, already bounds-checked) is at src;
+// exception values come from source(j). Writes 32 values.
+template <class T, class Source>
+HPCZ_HD void decode_block(uint8_t code, const uint8_t* src, T step, Source&& source, T* out) {
+  int c = code & 0x7f;
+  if (c == kCodeRaw) {
+HPCZ_UNROLL
+    for (int i = 0; i < kB; ++i) out[i] = load_value_le<T>(src + i * sizeof(T));
+    return;
+  }
+  uint32_t mask = 0;
+  if (code & kExcFlag) {
+    mask = load_u32_le(src);
+    src += 4;
+  }
+  uint32_t acc = 0;
+  int w = c;
+  if (c >= kOutlierBase) {
+    int k = (c - kOutlierBase) / kOutlierWidths + 1;
+    w = (c - kOutlierBase) % kOutlierWidths;
+    uint32_t z = 0;
+    for (int b = 0; b < k; ++b) z |= uint32_t(src[b]) << (8 * b);
+    src += k;
+    if (w) acc = (load_u32_le(src) & 1) ? 0u - z : z;  // magnitude; sign in the sign word
+    else acc = uint32_t(unzigzag(z));
+  }
+  uint32_t mag[kB];
+HPCZ_UNROLL
+  for (int i = 0; i < kB; ++i) mag[i] = 0;
+  uint32_t signs = 0;
+  if (w) {
+    signs = load_u32_le(src);
+    if (c >= kOutlierBase) signs &= ~1u;  // bit 0 was the outlier's sign, already applied
+    for (int j = 0; j < w; ++j) {
+      uint32_t plane = load_u32_le(src + 4 + 4 * j);
+HPCZ_UNROLL
+      for (int i = 0; i < kB; ++i) mag[i] |= (plane >> i & 1u) << j;
+    }
+  }
+HPCZ_UNROLL
+  for (int i = 0; i < kB; ++i) {
+    acc += (signs >> i & 1) ? 0u - mag[i] : mag[i];  // wraps on corrupt input, never UB
+    out[i] = dequantize<T>(int32_t(acc), step);
+  }
+  if (mask) {
+    int j = 0;
+HPCZ_UNROLL
+    for (int i = 0; i < kB; ++i)
+      if (mask >> i & 1) out[i] = source(j++);
+  }
+}
+
+// ---- value range ---------------------------------------------------------------------------------
+// Total order on doubles as unsigned keys (-0 < +0), so min/max reduce the same in any order.
+HPCZ_HD uint64_t range_key(double v) {
+  uint64_t u = to_bits(v);
+  return (u >> 63) ? ~u : (u | 0x8000000000000000ull);
+}
+HPCZ_HD double range_value(uint64_t k) {
+  return from_bits<double>((k >> 63) ? (k & 0x7fffffffffffffffull) : ~k);
+}
+template <class T> HPCZ_HD bool in_range_set(T x, bool has_fill, T fill) {
+  return x - x == T(0) && !(has_fill && x == fill);  // finite and not the fill value
+}
+
+// eb actually used: abs as given; rel times (max - min) of the finite, non-fill values (0 if none).
+HPCZ_HD double absolute_bound(int mode, double bound, bool range_valid, double mn, double mx) {
+  if (mode == 1) return bound;
+  if (!range_valid || bound == 0) return 0.0;
+  double e = bound * (mx - mn);
+  return e <= 1.7976931348623157e308 ? e : 1.7976931348623157e308;  // keep it finite
+}
+
+HPCZ_HD double zero_bound_step(int mode, bool range_valid, double mn, double mx) {
+  if (mode != 2 || !range_valid || mn != mx) return 0.0;
+  return mn < 0 ? -mn : mn;
+}
+
+}  // namespace hpcz::fle

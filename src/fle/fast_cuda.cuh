@@ -1,0 +1,413 @@
+// Fast-mode CUDA kernels: one thread block per 64 KiB chunk.
+//
+// Compression: each thread quantizes and plans whole 32-value blocks (8 x 16-byte loads), a block-wide
+// scan places their payloads, and the chunk is assembled in shared memory (payload growing up from the
+// codes, exception values growing down from the top). The chunk's size is then published for a
+// decoupled look-back across chunks (chunk ids taken in launch order from an atomic counter, so every
+// chunk we wait on is running), which gives its offset in the archive; the chunk is written out with
+// coalesced word stores and its checksum summed on the way. One pass over the input, one write of
+// the output: no second kernel, no gather.
+//
+// Decompression: each thread block loads its chunk into shared memory with 16-byte loads, checks its
+// checksum, scans the codes and exception masks, and each thread decodes whole blocks.
+#pragma once
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include "fle/fast_chunk.hpp"
+#include "format/header.hpp"
+
+namespace hpcz::fle::cuda {
+
+constexpr int kThreads = 256;
+
+// Workspace layout for compression (all device memory, zeroed or set by init_kernel).
+struct CompressState {
+  unsigned long long key_min, key_max;  // value range as order-preserving keys
+  unsigned long long total_size;        // archive bytes, written by the last chunk
+  unsigned int chunk_counter;
+  unsigned int pad;
+  // followed by n_chunks look-back descriptors (unsigned long long)
+};
+
+template <class T> constexpr uint32_t stage_bytes() {
+  // codes + the worst-case payload/exception region + slack for funnel-shift reads past the end
+  return chunk_values<T>() / kB + chunk_values<T>() * sizeof(T) + 48;
+}
+
+__device__ __forceinline__ uint32_t funnel_word(const uint32_t* w, uint32_t byte_pos) {
+  uint32_t i = byte_pos >> 2, sh = (byte_pos & 3) * 8;
+  return __funnelshift_r(w[i], w[i + 1], sh);
+}
+
+// ---- look-back over chunk sizes -------------------------------------------------------------------
+constexpr unsigned long long kStatusShift = 62;
+constexpr unsigned long long kAggregate = 1ull << kStatusShift, kInclusive = 2ull << kStatusShift;
+constexpr unsigned long long kValueMask = kAggregate - 1;
+
+// Called by warp 0. Returns the exclusive prefix of chunk sizes before chunk c.
+__device__ inline unsigned long long lookback(unsigned long long* desc, unsigned long long c,
+                                              unsigned long long size) {
+  const int lane = threadIdx.x & 31;
+  if (c == 0) {
+    if (lane == 0) atomicExch(desc, kInclusive | size);
+    return 0;
+  }
+  if (lane == 0) atomicExch(desc + c, kAggregate | size);
+  unsigned long long excl = 0;
+  long long pred = (long long)c - 1;
+  while (true) {
+    long long idx = pred - lane;
+    unsigned long long d = 2ull << kStatusShift;  // before chunk 0: an inclusive prefix of 0
+    if (idx >= 0) d = *(volatile unsigned long long*)(desc + idx);
+    unsigned long long status = d >> kStatusShift;
+    unsigned inclusive = __ballot_sync(0xffffffffu, status == 2);
+    unsigned invalid = __ballot_sync(0xffffffffu, status == 0);
+    int stop = inclusive ? __ffs(inclusive) - 1 : 31;  // lanes 0..stop matter
+    unsigned need = stop == 31 ? 0xffffffffu : ((1u << (stop + 1)) - 1);
+    if (invalid & need) {
+      __nanosleep(20);
+      continue;
+    }
+    unsigned long long v = lane <= stop ? (d & kValueMask) : 0;
+    for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    excl += v;
+    if (inclusive) break;
+    pred -= 32;
+  }
+  if (lane == 0) atomicExch(desc + c, kInclusive | (excl + size));
+  return excl;
+}
+
+// ---- kernels ------------------------------------------------------------------------------------
+__global__ void init_kernel(CompressState* st, unsigned long long* desc, unsigned long long n_chunks) {
+  unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 0) {
+    st->key_min = ~0ull;
+    st->key_max = 0;
+    st->total_size = format::data_offset(0);
+    st->chunk_counter = 0;
+  }
+  for (; i < n_chunks; i += gridDim.x * blockDim.x) desc[i] = 0;
+}
+
+struct MinOp {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a < b ? a : b; }
+};
+struct MaxOp {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a < b ? b : a; }
+};
+
+template <class T>
+__device__ __forceinline__ void reduce_range(unsigned long long kmin, unsigned long long kmax, CompressState* st) {
+  using R = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename R::TempStorage tmp;
+  unsigned long long a = R(tmp).Reduce(kmin, MinOp());
+  __syncthreads();
+  unsigned long long b = R(tmp).Reduce(kmax, MaxOp());
+  if (threadIdx.x == 0 && a <= b) {
+    atomicMin(&st->key_min, a);
+    atomicMax(&st->key_max, b);
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) range_kernel(const T* in, unsigned long long n, int has_fill, T fill,
+                                                         CompressState* st) {
+  unsigned long long kmin = ~0ull, kmax = 0;
+  for (unsigned long long i = blockIdx.x * (unsigned long long)kThreads + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * kThreads) {
+    T x = in[i];
+    if (in_range_set(x, has_fill, fill)) {
+      unsigned long long k = range_key(double(x));
+      kmin = min(kmin, k);
+      kmax = max(kmax, k);
+    }
+  }
+  reduce_range<T>(kmin, kmax, st);
+}
+
+template <class T>
+__device__ __forceinline__ void load_block(const T* in, unsigned long long first, unsigned long long n, T* v, int& count) {
+  if (first + kB <= n) {
+    count = kB;
+    if constexpr (sizeof(T) == 4) {
+      const float4* p = reinterpret_cast<const float4*>(in + first);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        float4 f = __ldg(p + k);
+        v[4 * k] = f.x; v[4 * k + 1] = f.y; v[4 * k + 2] = f.z; v[4 * k + 3] = f.w;
+      }
+    } else {
+      const double2* p = reinterpret_cast<const double2*>(in + first);
+#pragma unroll
+      for (int k = 0; k < 16; ++k) {
+        double2 f = __ldg(p + k);
+        v[2 * k] = f.x; v[2 * k + 1] = f.y;
+      }
+    }
+  } else {
+    count = first < n ? int(n - first) : 0;
+#pragma unroll
+    for (int i = 0; i < kB; ++i) v[i] = i < count ? in[first + i] : T(0);
+  }
+}
+
+template <class T, bool kFuseRange>
+__global__ void __launch_bounds__(kThreads) encode_kernel(const T* __restrict__ in, unsigned long long n,
+                                                          format::HeaderFields h, CompressState* st,
+                                                          unsigned long long* desc, uint8_t* __restrict__ out) {
+  constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
+  constexpr uint32_t kTop = kNB + kCV * sizeof(T);
+  extern __shared__ __align__(16) uint8_t stage[];
+  using Scan = cub::BlockScan<unsigned long long, kThreads>;
+  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename Scan::TempStorage scan_tmp;
+  __shared__ typename Sum::TempStorage sum_tmp;
+  __shared__ unsigned long long s_chunk, s_base;
+
+  if (threadIdx.x == 0) s_chunk = atomicAdd(&st->chunk_counter, 1u);
+  __syncthreads();
+  const unsigned long long c = s_chunk;
+  const unsigned long long first_value = c * kCV;
+  const uint32_t count = uint32_t(min((unsigned long long)kCV, n - first_value));
+  const uint32_t nb = (count + kB - 1) / kB;
+
+  const bool has_fill = h.flags & format::kFlagFill;
+  double eb = h.bound, zero_step = 0.0;
+  if (!kFuseRange) {  // rel: the range pass ran before us
+    unsigned long long a = st->key_min, b = st->key_max;
+    eb = absolute_bound(h.mode, h.bound, a <= b, range_value(a), range_value(b));
+    zero_step = zero_bound_step(h.mode, a <= b, range_value(a), range_value(b));
+  }
+  const QuantParams<T> p = make_params<T>(eb, has_fill, h.fill, zero_step);
+
+  unsigned long long kmin = ~0ull, kmax = 0;
+  uint32_t pay = 0, nexc = 0;  // running totals over earlier rounds
+  for (uint32_t r = 0; r < kRounds; ++r) {
+    const uint32_t b = r * kThreads + threadIdx.x;
+    T v[kB];
+    int cnt = 0;
+    if (b < nb) load_block(in, first_value + b * kB, first_value + count, v, cnt);
+    if (kFuseRange) {
+#pragma unroll
+      for (int i = 0; i < kB; ++i)
+        if (i < cnt && in_range_set(v[i], has_fill, p.fill)) {
+          unsigned long long k = range_key(double(v[i]));
+          kmin = min(kmin, k);
+          kmax = max(kmax, k);
+        }
+    }
+    int32_t q[kB];
+    BlockPlan bp{0, 0, 0, 0};
+    if (b < nb) bp = plan_block(v, cnt, p, q);
+    unsigned long long mine = (unsigned long long)bp.payload << 32 | bp.nexc, before, total;
+    Scan(scan_tmp).ExclusiveSum(mine, before, total);
+    if (b < nb) {
+      stage[b] = bp.code;
+      uint32_t at = nb + pay + uint32_t(before >> 32);
+      uint32_t x0 = nexc + uint32_t(before);
+      write_block(bp, v, cnt, q, stage + at, [&](int j, T x) {
+        store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
+      });
+    }
+    pay += uint32_t(total >> 32);
+    nexc += uint32_t(total);
+    __syncthreads();  // scan_tmp reuse
+  }
+  if (kFuseRange) reduce_range<T>(kmin, kmax, st);
+  __syncthreads();
+
+  const uint32_t body = nb + pay, size = body + nexc * uint32_t(sizeof(T));
+  const uint32_t* stage32 = reinterpret_cast<const uint32_t*>(stage);
+  auto byte_at = [&](uint32_t pos) -> uint32_t {
+    if (pos < body) return stage[pos];
+    if (pos >= size) return 0;
+    uint32_t e = pos - body, j = e / sizeof(T), r = e % sizeof(T);
+    return stage[kTop - (j + 1) * sizeof(T) + r];
+  };
+  auto word_at = [&](uint32_t pos) -> uint32_t {  // 4 chunk bytes from pos, zero past the end
+    if (pos + 4 <= body) return funnel_word(stage32, pos);
+    return byte_at(pos) | byte_at(pos + 1) << 8 | byte_at(pos + 2) << 16 | byte_at(pos + 3) << 24;
+  };
+
+  // Publish the size, learn the offset: warp 0 does the look-back while the others checksum.
+  if (threadIdx.x < 32) {
+    unsigned long long excl = lookback(desc, c, size);
+    if (threadIdx.x == 0) s_base = format::data_offset(h.n_chunks) + excl;
+  }
+  unsigned long long sum = 0;
+  for (uint32_t i = threadIdx.x; i * 4 < size; i += kThreads) sum += format::checksum_term(i, word_at(4 * i));
+  sum = Sum(sum_tmp).Sum(sum);
+  __syncthreads();
+  const unsigned long long base = s_base;
+  if (threadIdx.x == 0) {
+    format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, base, size, format::checksum_fold(sum));
+    if (c + 1 == h.n_chunks) st->total_size = base + size;
+  }
+  // Chunk bytes to out[base, base + size): whole aligned words where we can, bytes at the two ends.
+  const unsigned long long end = base + size, w0 = (base + 3) / 4, w1 = end / 4;
+  uint32_t* out32 = reinterpret_cast<uint32_t*>(out);
+  if (w0 < w1) {
+    for (unsigned long long w = w0 + threadIdx.x; w < w1; w += kThreads) out32[w] = word_at(uint32_t(w * 4 - base));
+    if (threadIdx.x < w0 * 4 - base) out[base + threadIdx.x] = uint8_t(byte_at(threadIdx.x));
+    if (threadIdx.x < end - w1 * 4) out[w1 * 4 + threadIdx.x] = uint8_t(byte_at(uint32_t(w1 * 4 - base + threadIdx.x)));
+  } else {
+    for (uint32_t i = threadIdx.x; i < size; i += kThreads) out[base + i] = uint8_t(byte_at(i));
+  }
+}
+
+// Header and table checksum, once every chunk is written.
+__global__ void __launch_bounds__(kThreads) seal_kernel(format::HeaderFields h, const CompressState* st,
+                                                        uint8_t* out, unsigned long long* d_size) {
+  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename Sum::TempStorage tmp;
+  const uint8_t* table = out + format::kHeaderBytes;
+  const unsigned long long words = h.n_chunks * format::kChunkEntryBytes / 4;
+  unsigned long long s = 0;
+  for (unsigned long long i = threadIdx.x; i < words; i += kThreads)
+    s += format::checksum_term(i, reinterpret_cast<const uint32_t*>(table)[i]);
+  s = Sum(tmp).Sum(s);
+  if (threadIdx.x == 0) {
+    unsigned long long a = st->key_min, b = st->key_max;
+    const bool valid = a <= b;
+    if (valid) h.flags |= format::kFlagRangeValid;
+    h.range_min = valid ? range_value(a) : 0.0;
+    h.range_max = valid ? range_value(b) : 0.0;
+    h.eb_abs = absolute_bound(h.mode, h.bound, valid, h.range_min, h.range_max);
+    h.archive_size = st->total_size;
+    h.table_checksum = format::checksum_fold(s);
+    format::write_header(out, h);
+    *d_size = h.archive_size;
+  }
+}
+
+enum DecodeStatus : uint32_t { kBadChecksum = 1, kBadChunk = 2, kBadTable = 4 };
+
+// Verifies the chunk table against the header's table checksum.
+__global__ void __launch_bounds__(kThreads) table_check_kernel(const uint8_t* a, unsigned long long n_chunks,
+                                                               uint32_t expect, uint32_t* status) {
+  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename Sum::TempStorage tmp;
+  const unsigned long long words = n_chunks * format::kChunkEntryBytes / 4;
+  unsigned long long s = 0;
+  for (unsigned long long i = threadIdx.x; i < words; i += kThreads)
+    s += format::checksum_term(i, load_u32_le(a + format::kHeaderBytes + 4 * i));
+  s = Sum(tmp).Sum(s);
+  if (threadIdx.x == 0 && format::checksum_fold(s) != expect) atomicOr(status, kBadTable);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* __restrict__ a, unsigned long long archive_size,
+                                                          unsigned long long n, T step, T* __restrict__ out,
+                                                          uint32_t* status) {
+  constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
+  extern __shared__ __align__(16) uint8_t stage[];
+  using Scan = cub::BlockScan<uint32_t, kThreads>;
+  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename Scan::TempStorage scan_tmp;
+  __shared__ typename Sum::TempStorage sum_tmp;
+  __shared__ uint32_t s_pay_off[kNB], s_exc_off[kNB];
+  __shared__ int s_bad;
+
+  const unsigned long long c = blockIdx.x, n_chunks = gridDim.x;
+  const unsigned long long first_value = c * kCV;
+  const uint32_t count = uint32_t(min((unsigned long long)kCV, n - first_value));
+  const uint32_t nb = (count + kB - 1) / kB;
+  const uint8_t* entry = a + format::kHeaderBytes + 16 * c;
+  const unsigned long long off = load_u64_le(entry);
+  const uint32_t size = load_u32_le(entry + 8), expect = load_u32_le(entry + 12);
+  if (off < format::data_offset(n_chunks) || off > archive_size || size > archive_size - off ||
+      size > max_chunk_bytes(count, sizeof(T)) || size < nb) {
+    if (threadIdx.x == 0) atomicOr(status, kBadChunk);
+    return;
+  }
+  // Chunk byte p lands at stage[shift + p]; 16-byte loads for the aligned middle.
+  const uint32_t shift = uint32_t(off & 15);
+  {
+    const unsigned long long v0 = (off + 15) / 16, v1 = (off + size) / 16;
+    if (v0 < v1) {
+      const uint4* src = reinterpret_cast<const uint4*>(a);
+      uint4* dst = reinterpret_cast<uint4*>(stage);
+      for (unsigned long long v = v0 + threadIdx.x; v < v1; v += kThreads) dst[v - off / 16] = __ldg(src + v);
+      uint32_t head = uint32_t(v0 * 16 - off), tail = uint32_t(off + size - v1 * 16);
+      if (threadIdx.x < head) stage[shift + threadIdx.x] = a[off + threadIdx.x];
+      if (threadIdx.x < tail) stage[shift + (v1 * 16 - off) + threadIdx.x] = a[v1 * 16 + threadIdx.x];
+    } else {
+      for (uint32_t i = threadIdx.x; i < size; i += kThreads) stage[shift + i] = a[off + i];
+    }
+    if (threadIdx.x < 8) stage[shift + size + threadIdx.x] = 0;  // zero tail for the last checksum word
+  }
+  if (threadIdx.x == 0) s_bad = 0;
+  __syncthreads();
+  const uint8_t* chunk = stage + shift;
+  const uint32_t* stage32 = reinterpret_cast<const uint32_t*>(stage);
+  unsigned long long sum = 0;
+  for (uint32_t i = threadIdx.x; i * 4 < size; i += kThreads) {
+    uint32_t w = funnel_word(stage32, shift + 4 * i);
+    uint32_t valid = size - 4 * i;
+    if (valid < 4) w &= (1u << (8 * valid)) - 1;
+    sum += format::checksum_term(i, w);
+  }
+  sum = Sum(sum_tmp).Sum(sum);
+  if (threadIdx.x == 0 && format::checksum_fold(sum) != expect) s_bad = kBadChecksum;
+  __syncthreads();
+  if (s_bad) {
+    if (threadIdx.x == 0) atomicOr(status, s_bad);
+    return;
+  }
+  // Payload offsets from the codes, then exception offsets from the masks.
+  uint32_t pay = nb;
+  for (uint32_t r = 0; r < kRounds; ++r) {
+    const uint32_t b = r * kThreads + threadIdx.x;
+    int ps = b < nb ? payload_size(chunk[b], sizeof(T)) : 0;
+    if (ps < 0) { s_bad = kBadChunk; ps = 0; }
+    uint32_t before, total;
+    Scan(scan_tmp).ExclusiveSum(uint32_t(ps), before, total);
+    if (b < nb) s_pay_off[b] = pay + before;
+    pay += total;
+    __syncthreads();
+  }
+  if (s_bad || pay > size) {
+    if (threadIdx.x == 0) atomicOr(status, kBadChunk);
+    return;
+  }
+  uint32_t nexc = 0;
+  for (uint32_t r = 0; r < kRounds; ++r) {
+    const uint32_t b = r * kThreads + threadIdx.x;
+    uint32_t e = (b < nb && (chunk[b] & kExcFlag)) ? popcount32(load_u32_le(chunk + s_pay_off[b])) : 0;
+    uint32_t before, total;
+    Scan(scan_tmp).ExclusiveSum(e, before, total);
+    if (b < nb) s_exc_off[b] = nexc + before;
+    nexc += total;
+    __syncthreads();
+  }
+  if ((unsigned long long)pay + (unsigned long long)nexc * sizeof(T) != size) {
+    if (threadIdx.x == 0) atomicOr(status, kBadChunk);
+    return;
+  }
+  for (uint32_t r = 0; r < kRounds; ++r) {
+    const uint32_t b = r * kThreads + threadIdx.x;
+    if (b >= nb) break;
+    T v[kB];
+    const uint8_t* exc = chunk + pay + s_exc_off[b] * sizeof(T);
+    decode_block<T>(chunk[b], chunk + s_pay_off[b], step, [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); }, v);
+    const unsigned long long at = first_value + b * kB;
+    if (at + kB <= n) {
+      if constexpr (sizeof(T) == 4) {
+        float4* o = reinterpret_cast<float4*>(out + at);
+#pragma unroll
+        for (int k = 0; k < 8; ++k) o[k] = make_float4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
+      } else {
+        double2* o = reinterpret_cast<double2*>(out + at);
+#pragma unroll
+        for (int k = 0; k < 16; ++k) o[k] = make_double2(v[2 * k], v[2 * k + 1]);
+      }
+    } else {
+      for (int i = 0; i < kB; ++i)
+        if (at + i < n) out[at + i] = v[i];
+    }
+  }
+}
+
+}  // namespace hpcz::fle::cuda

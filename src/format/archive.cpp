@@ -1,0 +1,116 @@
+// Reading and validating archives: every field is checked before it is used.
+#include <string>
+
+#include "fle/fast_chunk.hpp"
+#include "pipeline/internal.hpp"
+
+namespace hpcz::pipeline {
+
+void fail(ErrorCode code, const std::string& msg) { throw Error(code, msg); }
+
+namespace {
+void corrupt(const std::string& msg) { fail(ErrorCode::corrupt_archive, "corrupt archive: " + msg); }
+}
+
+ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
+  using namespace format;
+  using detail::load_u32_le;
+  using detail::load_u64_le;
+  if (size < 4 || a[0] != 'H' || a[1] != 'P' || a[2] != 'C' || a[3] != 'Z')
+    fail(ErrorCode::corrupt_archive, "not an hpcz archive (bad magic)");
+  if (size < kHeaderBytes)
+    corrupt("truncated header (" + std::to_string(size) + " of " + std::to_string(kHeaderBytes) + " bytes)");
+  ArchiveInfo info;
+  info.version = uint16_t(a[4] | a[5] << 8);
+  if (info.version == 0) corrupt("format version 0");
+  if (info.version > kVersion)
+    fail(ErrorCode::unsupported, "archive format version " + std::to_string(info.version) +
+                                     " is newer than this hpcz reads (" + std::to_string(kVersion) + ")");
+  uint64_t s = 0;
+  for (uint32_t i = 0; i < 31; ++i) s += checksum_term(i, load_u32_le(a + 4 * i));
+  if (checksum_fold(s) != load_u32_le(a + 124)) corrupt("header checksum mismatch");
+  if ((a[6] | a[7] << 8) != kHeaderBytes) corrupt("header size field");
+  if (a[8] != 1 && a[8] != 2) corrupt("dtype " + std::to_string(a[8]));
+  info.dtype = DType(a[8]);
+  const int ndims = a[9];
+  if (ndims < 1 || ndims > 4) corrupt("rank " + std::to_string(ndims));
+  if (a[10] != 1 && a[10] != 2) corrupt("error-bound mode " + std::to_string(a[10]));
+  info.mode = BoundMode(a[10]);
+  if (a[11] != 1) fail(ErrorCode::unsupported, "unknown codec id " + std::to_string(a[11]));
+  info.codec = Codec::fast;
+  const uint8_t flags = a[12];
+  if (flags & ~(kFlagFill | kFlagRangeValid) || a[13] || a[14] || a[15]) corrupt("reserved header bits set");
+  uint64_t n = 1;
+  for (int i = 0; i < 4; ++i) {
+    uint64_t d = load_u64_le(a + 16 + 8 * i);
+    if (i >= ndims) {
+      if (d != 0) corrupt("dimension beyond the rank");
+      continue;
+    }
+    if (d != 0 && n > (uint64_t(1) << 60) / d) corrupt("dimensions overflow");
+    n *= d;
+    info.dims.push_back(d);
+  }
+  info.n_values = load_u64_le(a + 48);
+  if (info.n_values != n) corrupt("value count does not match the dimensions");
+  info.bound = load_f64_le(a + 56);
+  info.eb_abs = load_f64_le(a + 64);
+  if (!(info.bound >= 0 && info.bound <= 1.7976931348623157e308)) corrupt("bound");
+  if (!(info.eb_abs >= 0 && info.eb_abs <= 1.7976931348623157e308)) corrupt("absolute bound");
+  info.range_valid = flags & kFlagRangeValid;
+  info.range_min = load_f64_le(a + 72);
+  info.range_max = load_f64_le(a + 80);
+  if (flags & kFlagFill) info.fill = load_f64_le(a + 88);
+  info.chunk_values = load_u32_le(a + 96);
+  info.block_values = load_u32_le(a + 100);
+  info.n_chunks = load_u64_le(a + 104);
+  info.archive_size = load_u64_le(a + 112);
+  info.table_checksum = load_u32_le(a + 120);
+  const uint32_t vb = uint32_t(dtype_size(info.dtype));
+  if (info.chunk_values != kChunkInputBytes / vb) corrupt("chunk size");
+  if (info.block_values != kBlockValues) corrupt("block size");
+  if (info.n_chunks != detail::div_ceil(n, info.chunk_values)) corrupt("chunk count");
+  info.data_offset = data_offset(info.n_chunks);
+  if (info.archive_size < info.data_offset) corrupt("archive size smaller than its chunk table");
+  if (!full) return info;
+  if (size < info.archive_size)
+    corrupt("truncated (" + std::to_string(size) + " of " + std::to_string(info.archive_size) + " bytes)");
+  if (size > info.archive_size) corrupt("trailing bytes after the archive");
+  const uint8_t* t = a + kHeaderBytes;
+  if (checksum(t, info.n_chunks * kChunkEntryBytes) != load_u32_le(a + 120)) corrupt("chunk table checksum mismatch");
+  info.chunks.resize(info.n_chunks);
+  uint64_t expect = info.data_offset;
+  for (uint64_t c = 0; c < info.n_chunks; ++c) {
+    ChunkEntry& e = info.chunks[c];
+    e.offset = load_u64_le(t + 16 * c);
+    e.size = load_u32_le(t + 16 * c + 8);
+    e.checksum = load_u32_le(t + 16 * c + 12);
+    uint64_t count = std::min<uint64_t>(info.chunk_values, n - c * info.chunk_values);
+    if (e.offset != expect || e.size > fle::max_chunk_bytes(count, vb) || e.size > info.archive_size - e.offset)
+      corrupt("chunk " + std::to_string(c) + " lies outside its place");
+    expect += e.size;
+  }
+  if (expect != info.archive_size) corrupt("chunks do not fill the archive");
+  return info;
+}
+
+}  // namespace hpcz::pipeline
+
+namespace hpcz {
+
+ArchiveInfo inspect(const uint8_t* archive, size_t size) {
+  return pipeline::parse_archive(archive, size, true);
+}
+
+size_t archive_prefix_size(const uint8_t* header, size_t available) {
+  return pipeline::parse_archive(header, available, false).data_offset;
+}
+
+size_t max_compressed_size(uint64_t n, DType dtype) {
+  const uint32_t vb = uint32_t(dtype_size(dtype));
+  const uint64_t cv = format::kChunkInputBytes / vb, nc = detail::div_ceil(n, cv);
+  uint64_t full = n / cv, rest = n % cv;
+  return format::data_offset(nc) + full * fle::max_chunk_bytes(cv, vb) + fle::max_chunk_bytes(rest, vb);
+}
+
+}  // namespace hpcz

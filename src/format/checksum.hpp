@@ -1,0 +1,40 @@
+// HPCZ-SUM: the archive's checksum, shared by the CPU and GPU backends.
+//
+// The bytes are read as little-endian 32-bit words w_i (the last one zero-padded); the checksum is
+//     S = sum over i of mix64((i << 32) | w_i)   (mod 2^64),   stored as uint32(S ^ (S >> 32)).
+// mix64 is the splitmix64 finalizer, a bijection, so changing any one word always changes S; the word
+// index in the key makes reordering visible. Unlike CRC32C the terms are independent, so any split of
+// the range over threads, warps or blocks adds up to the same value: the GPU computes it in the same
+// pass that writes or reads the bytes, and CPU and GPU agree by construction.
+#pragma once
+#include "common/hd.hpp"
+
+namespace hpcz::format {
+
+HPCZ_HD uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+HPCZ_HD uint64_t checksum_term(uint64_t word_index, uint32_t word) {
+  return mix64((word_index << 32) | word);
+}
+
+HPCZ_HD uint32_t checksum_fold(uint64_t sum) { return uint32_t(sum ^ (sum >> 32)); }
+
+// Sum of terms over bytes [0, n) of p. Positions are relative to p.
+inline uint64_t checksum_sum(const uint8_t* p, uint64_t n) {
+  uint64_t s = 0, words = n / 4;
+  for (uint64_t i = 0; i < words; ++i) s += checksum_term(i, detail::load_u32_le(p + 4 * i));
+  if (n % 4) {
+    uint8_t tail[4] = {0, 0, 0, 0};
+    for (uint64_t k = 0; k < n % 4; ++k) tail[k] = p[4 * words + k];
+    s += checksum_term(words, detail::load_u32_le(tail));
+  }
+  return s;
+}
+
+inline uint32_t checksum(const uint8_t* p, uint64_t n) { return checksum_fold(checksum_sum(p, n)); }
+
+}  // namespace hpcz::format

@@ -1,0 +1,70 @@
+// Convenience API: validate, pick a backend, run it.
+#include <cmath>
+#include <string>
+
+#include "fle/fast_chunk.hpp"
+#include "pipeline/internal.hpp"
+
+namespace hpcz {
+
+namespace pipeline {
+
+format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
+  if (dtype != DType::f32 && dtype != DType::f64) fail(ErrorCode::invalid_argument, "dtype must be f32 or f64");
+  if (dims.empty() || dims.size() > 4) fail(ErrorCode::invalid_argument, "rank must be 1 to 4");
+  if (!(opt.bound >= 0) || !std::isfinite(opt.bound))
+    fail(ErrorCode::invalid_argument, "error bound must be a finite number >= 0");
+  if (opt.mode != BoundMode::abs && opt.mode != BoundMode::rel) fail(ErrorCode::invalid_argument, "bound mode");
+  if (opt.codec != Codec::fast) fail(ErrorCode::invalid_argument, "unknown codec");
+  if (opt.fill && !std::isfinite(*opt.fill)) fail(ErrorCode::invalid_argument, "fill value must be finite");
+  format::HeaderFields h{};
+  h.dtype = uint8_t(dtype);
+  h.ndims = uint8_t(dims.size());
+  h.mode = uint8_t(opt.mode);
+  h.codec = uint8_t(opt.codec);
+  h.flags = opt.fill ? format::kFlagFill : 0;
+  uint64_t n = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != 0 && n > (uint64_t(1) << 60) / dims[i]) fail(ErrorCode::invalid_argument, "array too large");
+    n *= dims[i];
+    h.dims[i] = dims[i];
+  }
+  h.n_values = n;
+  h.bound = opt.bound;
+  h.fill = opt.fill ? *opt.fill : 0.0;
+  h.chunk_values = format::kChunkInputBytes / uint32_t(dtype_size(dtype));
+  h.block_values = format::kBlockValues;
+  h.n_chunks = detail::div_ceil(n, h.chunk_values);
+  return h;
+}
+
+}  // namespace pipeline
+
+Backend resolve_backend(Backend b) {
+  if (b == Backend::cpu) return b;
+  if (b == Backend::gpu) {
+    if (!gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU (or a build without CUDA)");
+    return b;
+  }
+  return gpu_available() ? Backend::gpu : Backend::cpu;
+}
+
+std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
+  format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
+  if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
+  if (resolve_backend(opt.backend) == Backend::gpu) return pipeline::compress_gpu_host(data, h);
+  return pipeline::compress_cpu(data, h);
+}
+
+ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>& out, Backend backend) {
+  ArchiveInfo info = inspect(archive, size);
+  out.resize(info.n_values * dtype_size(info.dtype));
+  if (info.n_values == 0) return info;
+  if (resolve_backend(backend) == Backend::gpu) pipeline::decompress_gpu_host(archive, info, out.data());
+  else pipeline::decompress_cpu(archive, info, out.data());
+  return info;
+}
+
+const char* version_string() { return "hpcz 0.1.0 (format 1)"; }
+
+}  // namespace hpcz

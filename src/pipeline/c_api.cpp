@@ -1,0 +1,83 @@
+// C API over the C++ API: exceptions become status codes.
+#include "hpcz/hpcz.h"
+
+#include <cstring>
+#include <string>
+
+#include "hpcz/hpcz.hpp"
+
+namespace {
+thread_local std::string g_last_error;
+
+template <class F> int guard(F&& f) {
+  try {
+    g_last_error.clear();
+    return f();
+  } catch (const hpcz::Error& e) {
+    g_last_error = e.what();
+    return int(e.code());
+  } catch (const std::exception& e) {
+    g_last_error = e.what();
+    return HPCZ_INVALID_ARGUMENT;
+  }
+}
+hpcz::Backend backend_of(int b) {
+  return b == HPCZ_CPU ? hpcz::Backend::cpu : b == HPCZ_GPU ? hpcz::Backend::gpu : hpcz::Backend::automatic;
+}
+}  // namespace
+
+extern "C" {
+
+size_t hpcz_max_compressed_size(uint64_t n, int dtype) {
+  return hpcz::max_compressed_size(n, dtype == HPCZ_F64 ? hpcz::DType::f64 : hpcz::DType::f32);
+}
+
+int hpcz_compress(const void* data, int dtype, const uint64_t* dims, int ndims, const hpcz_options* opt, void* out,
+                  size_t out_capacity, size_t* out_size) {
+  return guard([&] {
+    if (!opt || !dims || !out_size || ndims < 1 || ndims > 4 || (dtype != HPCZ_F32 && dtype != HPCZ_F64))
+      throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+    hpcz::Options o;
+    o.mode = opt->mode == HPCZ_ABS ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
+    o.bound = opt->bound;
+    if (opt->has_fill) o.fill = opt->fill;
+    o.backend = backend_of(opt->backend);
+    auto a = hpcz::compress(data, hpcz::DType(dtype), std::vector<uint64_t>(dims, dims + ndims), o);
+    *out_size = a.size();
+    if (a.size() > out_capacity) {
+      g_last_error = "output buffer too small";
+      return int(HPCZ_OUT_OF_SPACE);
+    }
+    std::memcpy(out, a.data(), a.size());
+    return int(HPCZ_OK);
+  });
+}
+
+int hpcz_inspect(const void* archive, size_t size, int* dtype, int* ndims, uint64_t* dims, uint64_t* n_values) {
+  return guard([&] {
+    auto info = hpcz::inspect(static_cast<const uint8_t*>(archive), size);
+    if (dtype) *dtype = int(info.dtype);
+    if (ndims) *ndims = int(info.dims.size());
+    if (dims)
+      for (size_t i = 0; i < 4; ++i) dims[i] = i < info.dims.size() ? info.dims[i] : 0;
+    if (n_values) *n_values = info.n_values;
+    return int(HPCZ_OK);
+  });
+}
+
+int hpcz_decompress(const void* archive, size_t size, void* out, size_t out_capacity, int backend) {
+  return guard([&] {
+    std::vector<uint8_t> buf;
+    hpcz::decompress(static_cast<const uint8_t*>(archive), size, buf, backend_of(backend));
+    if (buf.size() > out_capacity) {
+      g_last_error = "output buffer too small";
+      return int(HPCZ_OUT_OF_SPACE);
+    }
+    std::memcpy(out, buf.data(), buf.size());
+    return int(HPCZ_OK);
+  });
+}
+
+const char* hpcz_last_error(void) { return g_last_error.c_str(); }
+const char* hpcz_version(void) { return hpcz::version_string(); }
+}

@@ -1,0 +1,105 @@
+// CPU backend (OpenMP over chunks). Writes the same bytes as the CUDA backend: both call the shared
+// per-block functions and the same header writer.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "fle/fast_chunk.hpp"
+#include "pipeline/internal.hpp"
+
+namespace hpcz::pipeline {
+namespace {
+
+template <class T>
+std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
+  const uint64_t n = h.n_values;
+  const bool has_fill = h.flags & format::kFlagFill;
+  const T fill = T(h.fill);
+  uint64_t kmin = ~uint64_t(0), kmax = 0;
+#pragma omp parallel for reduction(min : kmin) reduction(max : kmax) schedule(static)
+  for (int64_t i = 0; i < int64_t(n); ++i) {
+    if (fle::in_range_set(in[i], has_fill, fill)) {
+      uint64_t k = fle::range_key(double(in[i]));
+      kmin = std::min(kmin, k);
+      kmax = std::max(kmax, k);
+    }
+  }
+  const bool valid = kmin <= kmax;
+  if (valid) h.flags |= format::kFlagRangeValid;
+  h.range_min = valid ? fle::range_value(kmin) : 0.0;
+  h.range_max = valid ? fle::range_value(kmax) : 0.0;
+  h.eb_abs = fle::absolute_bound(h.mode, h.bound, valid, h.range_min, h.range_max);
+  const fle::QuantParams<T> p = fle::make_params<T>(
+      h.eb_abs, has_fill, h.fill, fle::zero_bound_step(h.mode, valid, h.range_min, h.range_max));
+
+  const uint64_t cv = fle::chunk_values<T>(), nc = h.n_chunks;
+  const uint64_t slot = fle::max_chunk_bytes(cv, sizeof(T));
+  std::vector<uint8_t> scratch(nc * slot);
+  std::vector<uint32_t> sizes(nc), sums(nc);
+#pragma omp parallel
+  {
+    std::vector<uint8_t> exc;
+#pragma omp for schedule(dynamic, 4)
+    for (int64_t c = 0; c < int64_t(nc); ++c) {
+      uint32_t count = uint32_t(std::min<uint64_t>(cv, n - c * cv));
+      uint8_t* dst = scratch.data() + c * slot;
+      sizes[c] = fle::encode_chunk(in + c * cv, count, p, dst, exc);
+      sums[c] = format::checksum(dst, sizes[c]);
+    }
+  }
+  std::vector<uint64_t> offsets(nc);
+  uint64_t total = format::data_offset(nc);
+  for (uint64_t c = 0; c < nc; ++c) {
+    offsets[c] = total;
+    total += sizes[c];
+  }
+  std::vector<uint8_t> out(total);
+  uint8_t* table = out.data() + format::kHeaderBytes;
+  for (uint64_t c = 0; c < nc; ++c) format::write_chunk_entry(table + 16 * c, offsets[c], sizes[c], sums[c]);
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t c = 0; c < int64_t(nc); ++c) std::memcpy(out.data() + offsets[c], scratch.data() + c * slot, sizes[c]);
+  h.archive_size = total;
+  h.table_checksum = format::checksum(table, nc * format::kChunkEntryBytes);
+  format::write_header(out.data(), h);
+  return out;
+}
+
+template <class T>
+void decompress_cpu_t(const uint8_t* a, const ArchiveInfo& info, T* out) {
+  const T step = fle::make_params<T>(info.eb_abs, false, 0.0,
+                                     fle::zero_bound_step(int(info.mode), info.range_valid, info.range_min,
+                                                          info.range_max)).step;
+  const uint64_t cv = info.chunk_values, nc = info.n_chunks;
+  std::atomic<int64_t> bad_chunk{-1};
+  std::atomic<int> bad_kind{0};
+#pragma omp parallel for schedule(dynamic, 4)
+  for (int64_t c = 0; c < int64_t(nc); ++c) {
+    const ChunkEntry& e = info.chunks[c];
+    uint32_t count = uint32_t(std::min<uint64_t>(cv, info.n_values - c * cv));
+    int kind = 0;
+    if (format::checksum(a + e.offset, e.size) != e.checksum) kind = 1;
+    else if (!fle::decode_chunk<T>(a + e.offset, e.size, count, step, out + c * cv)) kind = 2;
+    if (kind) {
+      int64_t expected = -1;
+      if (bad_chunk.compare_exchange_strong(expected, c)) bad_kind = kind;
+    }
+  }
+  if (bad_chunk >= 0)
+    fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(bad_chunk.load()) +
+                                         (bad_kind == 1 ? ": checksum mismatch" : ": malformed block data"));
+}
+
+}  // namespace
+
+std::vector<uint8_t> compress_cpu(const void* in, format::HeaderFields h) {
+  if (h.dtype == 2) return compress_cpu_t(static_cast<const double*>(in), h);
+  return compress_cpu_t(static_cast<const float*>(in), h);
+}
+
+void decompress_cpu(const uint8_t* archive, const ArchiveInfo& info, void* out) {
+  if (info.dtype == DType::f64) decompress_cpu_t(archive, info, static_cast<double*>(out));
+  else decompress_cpu_t(archive, info, static_cast<float*>(out));
+}
+
+}  // namespace hpcz::pipeline

@@ -1,0 +1,170 @@
+// CUDA backend: the device API (caller's stream and workspace, no allocation, no synchronization) and
+// the host convenience path built on it.
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "fle/fast_cuda.cuh"
+#include "pipeline/internal.hpp"
+
+namespace hpcz {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+using fle::cuda::CompressState;
+using fle::cuda::kThreads;
+
+size_t state_bytes(uint64_t n_chunks) { return (sizeof(CompressState) + 8 * n_chunks + 255) & ~size_t(255); }
+
+template <class T>
+void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size,
+                       void* d_ws, cudaStream_t s) {
+  auto* st = static_cast<CompressState*>(d_ws);
+  auto* desc = reinterpret_cast<unsigned long long*>(st + 1);
+  const uint64_t nc = h.n_chunks;
+  fle::cuda::init_kernel<<<nc ? (unsigned)std::min<uint64_t>((nc + 255) / 256, 1024) : 1, 256, 0, s>>>(st, desc, nc);
+  check(cudaGetLastError(), "init kernel");
+  const bool has_fill = h.flags & format::kFlagFill;
+  if (nc) {
+    constexpr uint32_t smem = fle::cuda::stage_bytes<T>();
+    if (h.mode == uint8_t(BoundMode::rel)) {
+      int sms = 132;
+      int dev;
+      cudaGetDevice(&dev);
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+      unsigned grid = (unsigned)std::min<uint64_t>((h.n_values + kThreads - 1) / kThreads, uint64_t(sms) * 8);
+      fle::cuda::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
+      check(cudaGetLastError(), "range kernel");
+      auto k = fle::cuda::encode_kernel<T, false>;
+      check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
+      k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
+    } else {
+      auto k = fle::cuda::encode_kernel<T, true>;
+      check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
+      k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
+    }
+    check(cudaGetLastError(), "encode kernel");
+  }
+  fle::cuda::seal_kernel<<<1, kThreads, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
+  check(cudaGetLastError(), "seal kernel");
+}
+
+template <class T>
+void decompress_device_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_t* d_status, cudaStream_t s) {
+  check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
+  if (info.n_chunks == 0) return;
+  fle::cuda::table_check_kernel<<<1, kThreads, 0, s>>>(d_a, info.n_chunks, info.table_checksum, d_status);
+  check(cudaGetLastError(), "table check kernel");
+  constexpr uint32_t smem = fle::cuda::stage_bytes<T>();
+  auto k = fle::cuda::decode_kernel<T>;
+  check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
+  const T step = fle::make_params<T>(info.eb_abs, false, 0.0,
+                                     fle::zero_bound_step(int(info.mode), info.range_valid, info.range_min,
+                                                          info.range_max)).step;
+  k<<<(unsigned)info.n_chunks, kThreads, smem, s>>>(d_a, info.archive_size, info.n_values, step, d_out, d_status);
+  check(cudaGetLastError(), "decode kernel");
+}
+
+template <class F> struct Defer { F f; ~Defer() { f(); } };
+template <class F> Defer<F> defer(F f) { return {f}; }
+
+}  // namespace
+
+bool gpu_available() {
+  static const bool ok = [] {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  }();
+  return ok;
+}
+
+std::string gpu_name() {
+  if (!gpu_available()) return "";
+  cudaDeviceProp p;
+  int dev = 0;
+  cudaGetDevice(&dev);
+  if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) return "";
+  return p.name;
+}
+
+size_t compress_device_workspace_size(uint64_t n_values, DType dtype) {
+  return state_bytes(detail::div_ceil(n_values, format::kChunkInputBytes / dtype_size(dtype)));
+}
+
+void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt,
+                     void* d_out, size_t out_capacity, uint64_t* d_size, void* d_ws, size_t ws_size, void* stream) {
+  if (!gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+  format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
+  if (out_capacity < max_compressed_size(h.n_values, dtype))
+    throw Error(ErrorCode::invalid_argument, "output capacity below max_compressed_size()");
+  if (ws_size < compress_device_workspace_size(h.n_values, dtype))
+    throw Error(ErrorCode::invalid_argument, "workspace below compress_device_workspace_size()");
+  auto s = static_cast<cudaStream_t>(stream);
+  if (dtype == DType::f64)
+    compress_device_t(static_cast<const double*>(d_in), h, static_cast<uint8_t*>(d_out), d_size, d_ws, s);
+  else
+    compress_device_t(static_cast<const float*>(d_in), h, static_cast<uint8_t*>(d_out), d_size, d_ws, s);
+}
+
+size_t decompress_device_workspace_size(const ArchiveInfo&) { return 0; }
+
+void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void*, size_t,
+                       void* stream) {
+  if (!gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+  auto s = static_cast<cudaStream_t>(stream);
+  auto a = static_cast<const uint8_t*>(d_archive);
+  if (info.dtype == DType::f64) decompress_device_t(info, a, static_cast<double*>(d_out), d_status, s);
+  else decompress_device_t(info, a, static_cast<float*>(d_out), d_status, s);
+}
+
+namespace pipeline {
+
+std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderFields& h) {
+  const DType dt = DType(h.dtype);
+  const size_t in_bytes = h.n_values * dtype_size(dt), cap = max_compressed_size(h.n_values, dt);
+  const size_t ws_bytes = compress_device_workspace_size(h.n_values, dt);
+  void *d_in = nullptr, *d_out = nullptr, *d_ws = nullptr;
+  uint64_t* d_size = nullptr;
+  auto cleanup = defer([&] { cudaFree(d_in); cudaFree(d_out); cudaFree(d_ws); cudaFree(d_size); });
+  check(cudaMalloc(&d_in, in_bytes ? in_bytes : 1), "cudaMalloc input");
+  check(cudaMalloc(&d_out, cap), "cudaMalloc output");
+  check(cudaMalloc(&d_ws, ws_bytes), "cudaMalloc workspace");
+  check(cudaMalloc(&d_size, sizeof(uint64_t)), "cudaMalloc size");
+  check(cudaMemcpy(d_in, in, in_bytes, cudaMemcpyHostToDevice), "copy input");
+  std::vector<uint64_t> dims(h.dims, h.dims + h.ndims);
+  Options opt;
+  opt.mode = BoundMode(h.mode);
+  opt.bound = h.bound;
+  if (h.flags & format::kFlagFill) opt.fill = h.fill;
+  compress_device(d_in, dt, dims, opt, d_out, cap, d_size, d_ws, ws_bytes, nullptr);
+  uint64_t size = 0;
+  check(cudaMemcpy(&size, d_size, sizeof size, cudaMemcpyDeviceToHost), "compress");
+  std::vector<uint8_t> out(size);
+  check(cudaMemcpy(out.data(), d_out, size, cudaMemcpyDeviceToHost), "copy archive");
+  return out;
+}
+
+void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* out) {
+  const size_t out_bytes = info.n_values * dtype_size(info.dtype);
+  void *d_a = nullptr, *d_out = nullptr;
+  uint32_t* d_status = nullptr;
+  auto cleanup = defer([&] { cudaFree(d_a); cudaFree(d_out); cudaFree(d_status); });
+  check(cudaMalloc(&d_a, info.archive_size), "cudaMalloc archive");
+  check(cudaMalloc(&d_out, out_bytes), "cudaMalloc output");
+  check(cudaMalloc(&d_status, sizeof(uint32_t)), "cudaMalloc status");
+  check(cudaMemcpy(d_a, archive, info.archive_size, cudaMemcpyHostToDevice), "copy archive");
+  decompress_device(info, d_a, d_out, d_status, nullptr, 0, nullptr);
+  uint32_t status = 0;
+  check(cudaMemcpy(&status, d_status, sizeof status, cudaMemcpyDeviceToHost), "decompress");
+  if (status)
+    throw Error(ErrorCode::corrupt_archive,
+                std::string("corrupt archive: ") + (status & 1 ? "chunk checksum mismatch" : "") +
+                    (status & 2 ? " malformed chunk" : "") + (status & 4 ? " chunk table checksum mismatch" : ""));
+  check(cudaMemcpy(out, d_out, out_bytes, cudaMemcpyDeviceToHost), "copy output");
+}
+
+}  // namespace pipeline
+}  // namespace hpcz

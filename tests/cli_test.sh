@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# CLI contract: verbs, flags, exit codes (0 ok, 1 usage, 2 bad input), on the bundled sample.
+set -u
+hpcz=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+pass=0
+expect() {  # expect CODE description command...
+  local want=$1 what=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then pass=$((pass + 1)); else
+    fails=$((fails + 1))
+    echo "FAIL: $what: exit $got, wanted $want"
+    sed 's/^/  | /' "$tmp/err" | head -5
+  fi
+}
+in=$src/data/climate-ncar_csm_b003_ts_100x64x128_f32.bin
+expect 0 "compress" "$hpcz" compress -i "$in" -o "$tmp/a.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu
+expect 0 "decompress" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/a.out" --device cpu
+expect 0 "compare" "$hpcz" compare -t f32 -d 100x64x128 "$in" "$tmp/a.out"
+grep -q "max rel error" "$tmp/out" || { echo "FAIL: compare prints no max rel error"; fails=$((fails + 1)); }
+maxrel=$(awk '/max rel error/ {print $4}' "$tmp/out")
+awk -v m="$maxrel" 'BEGIN { exit !(m <= 1e-3) }' || { echo "FAIL: max rel error $maxrel > 1e-3"; fails=$((fails + 1)); }
+expect 0 "info" "$hpcz" info "$tmp/a.hpcz"
+expect 0 "info --json" "$hpcz" info --json "$tmp/a.hpcz"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["dims"]==[100,64,128] and d["dtype"]=="f32", d' "$tmp/out" \
+  && pass=$((pass + 1)) || { echo "FAIL: info --json is not the expected JSON"; fails=$((fails + 1)); }
+expect 0 "compress --abs --fill --mode fast" "$hpcz" compress -i "$in" -o "$tmp/b.hpcz" -t f32 -d 100x64x128 --abs 0.01 --fill 0 --mode fast
+expect 0 "help" "$hpcz" --help
+# usage errors: 1
+expect 1 "no command" "$hpcz"
+expect 1 "unknown command" "$hpcz" frobnicate
+expect 1 "both bounds" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --abs 1
+expect 1 "no bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128
+expect 1 "bad dims" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64xx128 --rel 1e-3
+expect 1 "rank 5" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 1x1x100x64x128 --rel 1e-3
+expect 1 "bad type" "$hpcz" compress -i "$in" -o "$tmp/c" -t f16 -d 100x64x128 --rel 1e-3
+expect 1 "negative bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel -1
+expect 1 "unknown option" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/c" --frob
+expect 1 "bad mode" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --mode turbo
+# bad input: 2
+expect 2 "dims do not match the file" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x127 --rel 1e-3
+expect 2 "missing input" "$hpcz" decompress -i "$tmp/nope" -o "$tmp/c"
+head -c 1000 "$tmp/a.hpcz" >"$tmp/trunc.hpcz"
+expect 2 "truncated archive" "$hpcz" decompress -i "$tmp/trunc.hpcz" -o "$tmp/c"
+expect 2 "truncated archive info" "$hpcz" info "$tmp/trunc.hpcz"
+cp "$tmp/a.hpcz" "$tmp/flip.hpcz"
+printf '\x55' | dd of="$tmp/flip.hpcz" bs=1 seek=50000 conv=notrunc status=none
+expect 2 "flipped byte" "$hpcz" decompress -i "$tmp/flip.hpcz" -o "$tmp/c" --device cpu
+expect 2 "not an archive" "$hpcz" decompress -i "$in" -o "$tmp/c"
+echo "cli: $pass passed, $fails failed"
+[ "$fails" -eq 0 ]

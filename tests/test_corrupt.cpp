@@ -1,0 +1,143 @@
+// Damaged archives: every one must give hpcz::Error (corrupt or unsupported), never a crash, a hang or
+// silently wrong data. Run under ASan/UBSan in CI.
+#include <cstdio>
+#include <random>
+
+#include "common.hpp"
+#include "format/checksum.hpp"
+#include "format/header.hpp"
+
+using namespace testutil;
+
+namespace {
+
+std::vector<uint8_t> sample_archive(hpcz::DType t = hpcz::DType::f32) {
+  auto fields = real_fields();
+  const Field& f = fields.front();
+  hpcz::Options o;
+  o.bound = 1e-3;
+  o.backend = hpcz::Backend::cpu;
+  if (t == hpcz::DType::f32 && f.dtype == t) return hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+  std::vector<double> d(100000);
+  for (size_t i = 0; i < d.size(); ++i) d[i] = std::sin(i * 0.001) * 100;
+  return hpcz::compress(d.data(), hpcz::DType::f64, {d.size()}, o);
+}
+
+// Which error a damaged archive gives on each backend (0 if it decoded).
+int decode_error(const std::vector<uint8_t>& a, hpcz::Backend b) {
+  std::vector<uint8_t> out;
+  try {
+    hpcz::decompress(a.data(), a.size(), out, b);
+    return 0;
+  } catch (const hpcz::Error& e) {
+    return int(e.code());
+  }
+}
+
+void expect_rejected(const std::vector<uint8_t>& a, const std::string& what) {
+  int c = decode_error(a, hpcz::Backend::cpu);
+  CHECK_MSG(c == int(hpcz::ErrorCode::corrupt_archive) || c == int(hpcz::ErrorCode::unsupported), what << " cpu " << c);
+  if (hpcz::gpu_available()) {
+    int g = decode_error(a, hpcz::Backend::gpu);
+    CHECK_MSG(g == int(hpcz::ErrorCode::corrupt_archive) || g == int(hpcz::ErrorCode::unsupported), what << " gpu " << g);
+  }
+}
+
+void reseal_header(std::vector<uint8_t>& a) {
+  uint64_t s = 0;
+  for (uint32_t i = 0; i < 31; ++i) s += hpcz::format::checksum_term(i, hpcz::detail::load_u32_le(&a[4 * i]));
+  hpcz::detail::store_u32_le(&a[124], hpcz::format::checksum_fold(s));
+}
+
+}  // namespace
+
+TEST(corrupt_truncation_everywhere) {
+  for (auto t : {hpcz::DType::f32, hpcz::DType::f64}) {
+    auto a = sample_archive(t);
+    auto info = hpcz::inspect(a.data(), a.size());
+    std::vector<size_t> cuts;
+    for (size_t k = 0; k <= info.data_offset + 64 && k < a.size(); ++k) cuts.push_back(k);  // every header/table byte
+    for (size_t k = info.data_offset; k < a.size(); k += 997) cuts.push_back(k);
+    cuts.push_back(a.size() - 1);
+    for (size_t k : cuts) {
+      std::vector<uint8_t> b(a.begin(), a.begin() + k);
+      expect_rejected(b, "truncated");
+    }
+    auto longer = a;
+    longer.push_back(0);
+    expect_rejected(longer, "trailing byte");
+  }
+}
+
+TEST(corrupt_bit_flips_header_and_table) {
+  auto a = sample_archive();
+  auto info = hpcz::inspect(a.data(), a.size());
+  for (size_t bit = 0; bit < info.data_offset * 8; bit += (bit < 1024 ? 1 : 7)) {
+    auto b = a;
+    b[bit / 8] ^= uint8_t(1u << (bit % 8));
+    expect_rejected(b, "header/table bit " + std::to_string(bit));
+  }
+}
+
+TEST(corrupt_bit_flips_payload) {
+  auto a = sample_archive();
+  auto info = hpcz::inspect(a.data(), a.size());
+  std::mt19937_64 rng(42);
+  for (int k = 0; k < 1500; ++k) {
+    auto b = a;
+    size_t pos = info.data_offset + rng() % (a.size() - info.data_offset);
+    b[pos] ^= uint8_t(1u << (rng() % 8));
+    if (k % 3 == 0) b[info.data_offset + rng() % (a.size() - info.data_offset)] ^= 0xff;  // and a second byte
+    expect_rejected(b, "payload flip at " + std::to_string(pos));
+  }
+}
+
+TEST(corrupt_magic_and_version) {
+  auto a = sample_archive();
+  auto b = a;
+  b[0] = 'X';
+  expect_rejected(b, "magic");
+  b = a;
+  b[4] = 2;  // a newer version, correctly sealed: unsupported, not corrupt
+  reseal_header(b);
+  CHECK(decode_error(b, hpcz::Backend::cpu) == int(hpcz::ErrorCode::unsupported));
+  b[4] = 0;
+  reseal_header(b);
+  CHECK(decode_error(b, hpcz::Backend::cpu) == int(hpcz::ErrorCode::corrupt_archive));
+  std::vector<uint8_t> empty;
+  expect_rejected(empty, "empty");
+}
+
+TEST(corrupt_sealed_but_wrong_fields) {
+  // Header fields changed and the header checksum recomputed: the field checks must catch them.
+  auto a = sample_archive();
+  struct Edit { size_t at; uint8_t v; const char* what; };
+  for (Edit e : {Edit{8, 3, "dtype"}, Edit{8, 2, "dtype f64 (chunk size then wrong)"}, Edit{9, 0, "rank 0"},
+                 Edit{9, 5, "rank 5"}, Edit{10, 9, "mode"}, Edit{11, 7, "codec"}, Edit{12, 0x80, "flags"},
+                 Edit{16, 0xff, "dims"}, Edit{48, 1, "n_values"}, Edit{96, 1, "chunk values"},
+                 Edit{100, 31, "block values"}, Edit{104, 9, "chunk count"}, Edit{112, 1, "archive size"},
+                 Edit{71, 0xff, "eb NaN"}, Edit{120, 1, "table checksum"}}) {
+    auto b = a;
+    b[e.at] ^= e.v ? e.v : 0xff;
+    if (e.at == 9) b[9] = e.v;
+    reseal_header(b);
+    expect_rejected(b, e.what);
+  }
+}
+
+TEST(corrupt_sealed_but_malformed_chunk) {
+  // A chunk with a valid checksum but an impossible block code: the decoders' own checks must catch it.
+  auto a = sample_archive();
+  auto info = hpcz::inspect(a.data(), a.size());
+  const auto& e = info.chunks[0];
+  for (uint8_t bad : {uint8_t(0x7c), uint8_t(0xff), uint8_t(0x1f)}) {
+    auto b = a;
+    b[e.offset] = bad;  // first block's code
+    uint32_t sum = hpcz::format::checksum(&b[e.offset], e.size);
+    hpcz::detail::store_u32_le(&b[hpcz::format::kHeaderBytes + 12], sum);
+    uint32_t tsum = hpcz::format::checksum(&b[hpcz::format::kHeaderBytes], info.n_chunks * 16);
+    hpcz::detail::store_u32_le(&b[120], tsum);
+    reseal_header(b);
+    expect_rejected(b, "malformed code " + std::to_string(int(bad)));
+  }
+}

@@ -1,0 +1,61 @@
+// Golden archives: old archives keep decoding, and today's encoder still writes the same bytes
+// (a format change must be deliberate: bump the version, keep the old decoder, add a new golden).
+// Regenerate with HPCZ_WRITE_GOLDEN=1 only when the format is meant to change.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "common.hpp"
+
+using namespace testutil;
+
+namespace {
+struct Golden {
+  const char* file;
+  hpcz::DType dtype;
+  hpcz::BoundMode mode;
+  double bound;
+};
+const Golden kGolden[] = {{"ncar_ts_20x64x128_rel1e-3_v1.hpcz", hpcz::DType::f32, hpcz::BoundMode::rel, 1e-3},
+                          {"ncar_ts_20x64x128_f64_abs1e-2_v1.hpcz", hpcz::DType::f64, hpcz::BoundMode::abs, 1e-2}};
+
+// The first 20 time steps of the bundled sample (as f64 for the f64 golden: exact conversion).
+std::vector<uint8_t> golden_input(hpcz::DType t) {
+  auto raw = read_all(harness::data_dir_bundled() + "/climate-ncar_csm_b003_ts_100x64x128_f32.bin");
+  raw.resize(20 * 64 * 128 * 4);
+  if (t == hpcz::DType::f32) return raw;
+  std::vector<double> d(raw.size() / 4);
+  for (size_t i = 0; i < d.size(); ++i) d[i] = reinterpret_cast<const float*>(raw.data())[i];
+  return as_bytes(d);
+}
+}  // namespace
+
+TEST(golden_archives) {
+  for (const Golden& g : kGolden) {
+    auto input = golden_input(g.dtype);
+    REQUIRE(input.size() == 20 * 64 * 128 * hpcz::dtype_size(g.dtype));
+    hpcz::Options o;
+    o.mode = g.mode;
+    o.bound = g.bound;
+    o.backend = hpcz::Backend::cpu;
+    auto now = hpcz::compress(input.data(), g.dtype, {20, 64, 128}, o);
+    const std::string path = std::string(HPCZ_SOURCE_DIR) + "/tests/golden/" + g.file;
+    if (std::getenv("HPCZ_WRITE_GOLDEN")) {
+      std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(now.data()), now.size());
+      std::fprintf(stderr, "  wrote %s\n", path.c_str());
+    }
+    auto golden = read_all(path);
+    REQUIRE(!golden.empty());
+    std::vector<uint8_t> back;
+    auto info = hpcz::decompress(golden.data(), golden.size(), back, hpcz::Backend::cpu);
+    CHECK(info.version == 1);
+    CHECK((info.dims == std::vector<uint64_t>{20, 64, 128}));
+    CHECK(strict_check(input, back, g.dtype, info.eb_abs).violations == 0);
+    CHECK_MSG(now == golden, g.file << ": the encoder no longer writes the golden bytes");
+    if (hpcz::gpu_available()) {
+      std::vector<uint8_t> gb;
+      hpcz::decompress(golden.data(), golden.size(), gb, hpcz::Backend::gpu);
+      CHECK(gb == back);
+    }
+  }
+}
