@@ -23,38 +23,64 @@ TEST(unit_step_never_exceeds_twice_the_bound) {
   std::mt19937_64 rng(3);
   for (int k = 0; k < 100000; ++k) {
     double eb = std::ldexp(double(rng() % 1000000 + 1), int(rng() % 200) - 120);
-    auto pf = make_params<float>(eb, false, 0);
-    auto pd = make_params<double>(eb, false, 0);
-    CHECK(double(pf.step) <= 2 * eb);
-    CHECK(pd.step <= 2 * eb);
-    CHECK(pf.step >= 0 && pd.step > 0);
+    double mx = std::ldexp(double(rng() % 1000 + 1), int(rng() % 100) - 50);
+    double sf = choose_step<float>(eb, true, -mx, mx), sd = choose_step<double>(eb, true, -mx, mx);
+    CHECK(sf <= 2 * eb && sd <= 2 * eb);
+    CHECK(double(float(sf)) == sf);
+    CHECK(sf > 0 && sd > 0);
   }
-  CHECK(make_params<float>(1e300, false, 0).step == std::numeric_limits<float>::max());
+  CHECK(choose_step<float>(1e300, true, 0, 1) == double(std::numeric_limits<float>::max()));
+  CHECK(choose_step<float>(0, true, 3.25, 3.25) == 3.25);  // constant field under a rel bound
+}
+
+TEST(unit_margin_removes_midpoint_exceptions) {
+  // Values of a real-looking magnitude at a bound ~1e-5 of it: with the margin no value needs storing.
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(265.f, 292.f);
+  const double eb = 2.6e-3;
+  auto p = make_params<float>(eb, choose_step<float>(eb, true, 265, 292), false, 0);
+  int exceptions = 0;
+  for (int i = 0; i < 1000000; ++i) {
+    int32_t q;
+    if (!quantize(u(rng), p, q)) ++exceptions;
+  }
+  CHECK_MSG(exceptions == 0, exceptions << " exceptions");
 }
 
 TEST(unit_plan_and_payload_size_agree) {
-  // Every code the planner emits has the size payload_size() says, and decoding restores the values.
+  // Every code the planner emits has the size payload_size() says, decoding restores the values,
+  // and block_chain() predicts the q that ends the block.
   std::mt19937 rng(5);
-  auto p = make_params<float>(0.5, false, 0);  // step 1: q = value
+  auto p = make_params<float>(0.5, 1.0, false, 0);  // step 1: q = value
   for (int trial = 0; trial < 20000; ++trial) {
     float v[32];
     int shape = trial % 5;
     int32_t base = int32_t(rng() % 2000000) - 1000000;
+    int32_t prev = trial % 3 == 0 ? 0 : base + int32_t(rng() % 64) - 32;
     for (int i = 0; i < 32; ++i) {
       int32_t d = shape == 0 ? 0 : shape == 1 ? int32_t(rng() % 3) - 1 : shape == 2 ? int32_t(rng() % 1000) - 500
                 : shape == 3 ? int32_t(rng() % (1 << 22)) - (1 << 21) : i;
       v[i] = float(base + d);
     }
     if (trial % 7 == 0) v[rng() % 32] = std::numeric_limits<float>::quiet_NaN();
+    if (trial % 13 == 0) v[0] = std::numeric_limits<float>::infinity();
+    if (trial % 17 == 0)
+      for (int i = 0; i < 32; ++i) v[i] = std::numeric_limits<float>::quiet_NaN();
     int count = trial % 11 == 0 ? int(rng() % 32) + 1 : 32;
     int32_t q[32];
-    BlockPlan bp = plan_block(v, count, p, q);
+    uint32_t mask = quantize_block(v, count, p, prev, q);
+    BlockPlan bp = plan_block(q, mask, prev, 4, uniform_bits(v, count));
     CHECK(payload_size(bp.code, 4) == int(bp.payload));
     uint8_t buf[256];
     float exc[32];
-    write_block(bp, v, count, q, buf, [&](int j, float x) { exc[j] = x; });
+    write_block(bp, v, count, q, prev, buf, [&](int j, float x) { exc[j] = x; });
     float out[32];
-    decode_block<float>(bp.code, buf, p.step, [&](int j) { return exc[j]; }, out);
+    int32_t last = decode_block<float>(bp.code, buf, prev, p.step, [&](int j) { return exc[j]; }, out);
+    if (!holds_values(bp.code)) {
+      CHECK(last == q[31]);
+      Chain ch = block_chain(bp.code, buf);
+      CHECK(int32_t(ch.absolute ? ch.value : uint32_t(prev) + ch.value) == q[31]);
+    }
     for (int i = 0; i < count; ++i) {
       bool same = std::memcmp(&v[i], &out[i], 4) == 0 || std::fabs(double(v[i]) - out[i]) <= 0.5;
       CHECK_MSG(same, "trial " << trial << " lane " << i << " code " << int(bp.code));
@@ -64,30 +90,30 @@ TEST(unit_plan_and_payload_size_agree) {
 }
 
 TEST(unit_code_table_is_closed) {
-  // Codes 124..126 and raw-with-exceptions are never written; the decoder rejects them.
+  // Codes 125, 126 and raw/uniform with an exception mask are never written; the decoder rejects them.
   for (int c = 0; c < 256; ++c) {
     int s = payload_size(uint8_t(c), 4);
-    bool reserved = (c & 0x7f) >= 124 && (c & 0x7f) <= 126;
-    bool raw_exc = c == 0xff;
-    CHECK((s < 0) == (reserved || raw_exc));
+    bool reserved = (c & 0x7f) >= 125 && (c & 0x7f) <= 126;
+    bool values_exc = c == 0xff || c == 0xfc;  // raw or uniform with an exception mask
+    CHECK((s < 0) == (reserved || values_exc));
   }
 }
 
 TEST(unit_widest_deltas) {
   // Alternating +-(2^30 - 1): deltas of 2^31 - 2 need 31 bits.
-  auto p = make_params<double>(0.5, false, 0);
+  auto p = make_params<double>(0.5, 1.0, false, 0);
   double v[32];
   for (int i = 0; i < 32; ++i) v[i] = (i % 2 ? 1 : -1) * double((1 << 30) - 1);
   int32_t q[32];
-  BlockPlan bp = plan_block(v, 32, p, q);
+  uint32_t mask = quantize_block(v, 32, p, 0, q);
+  BlockPlan bp = plan_block(q, mask, 0, 8);
   CHECK(bp.mask == 0);
   CHECK(bp.code == 31);
   uint8_t buf[300];
-  write_block(bp, v, 32, q, buf, [](int, double) {});
+  write_block(bp, v, 32, q, 0, buf, [](int, double) {});
   double out[32];
-  decode_block<double>(bp.code, buf, p.step, [](int) { return 0.0; }, out);
+  decode_block<double>(bp.code, buf, 0, p.step, [](int) { return 0.0; }, out);
   for (int i = 0; i < 32; ++i) CHECK(out[i] == v[i]);
   v[3] = double(1 << 30);  // beyond the quantizer's range: an exception
-  bp = plan_block(v, 32, p, q);
-  CHECK(bp.mask == (1u << 3));
+  CHECK(quantize_block(v, 32, p, 0, q) == (1u << 3));
 }

@@ -45,8 +45,8 @@ void expect_rejected(const std::vector<uint8_t>& a, const std::string& what) {
 
 void reseal_header(std::vector<uint8_t>& a) {
   uint64_t s = 0;
-  for (uint32_t i = 0; i < 31; ++i) s += hpcz::format::checksum_term(i, hpcz::detail::load_u32_le(&a[4 * i]));
-  hpcz::detail::store_u32_le(&a[124], hpcz::format::checksum_fold(s));
+  for (uint32_t i = 0; i < 35; ++i) s += hpcz::format::checksum_term(i, hpcz::detail::load_u32_le(&a[4 * i]));
+  hpcz::detail::store_u32_le(&a[140], hpcz::format::checksum_fold(s));
 }
 
 }  // namespace
@@ -114,9 +114,10 @@ TEST(corrupt_sealed_but_wrong_fields) {
   struct Edit { size_t at; uint8_t v; const char* what; };
   for (Edit e : {Edit{8, 3, "dtype"}, Edit{8, 2, "dtype f64 (chunk size then wrong)"}, Edit{9, 0, "rank 0"},
                  Edit{9, 5, "rank 5"}, Edit{10, 9, "mode"}, Edit{11, 7, "codec"}, Edit{12, 0x80, "flags"},
-                 Edit{16, 0xff, "dims"}, Edit{48, 1, "n_values"}, Edit{96, 1, "chunk values"},
-                 Edit{100, 31, "block values"}, Edit{104, 9, "chunk count"}, Edit{112, 1, "archive size"},
-                 Edit{71, 0xff, "eb NaN"}, Edit{120, 1, "table checksum"}}) {
+                 Edit{16, 0xff, "dims"}, Edit{48, 1, "n_values"}, Edit{104, 1, "chunk values"},
+                 Edit{108, 31, "block values"}, Edit{112, 9, "chunk count"}, Edit{120, 1, "archive size"},
+                 Edit{71, 0xff, "eb NaN"}, Edit{103, 0x10, "step above 2 eb"}, Edit{96, 1, "step not an f32"},
+                 Edit{130, 1, "reserved"}, Edit{136, 1, "table checksum"}}) {
     auto b = a;
     b[e.at] ^= e.v ? e.v : 0xff;
     if (e.at == 9) b[9] = e.v;
@@ -130,13 +131,13 @@ TEST(corrupt_sealed_but_malformed_chunk) {
   auto a = sample_archive();
   auto info = hpcz::inspect(a.data(), a.size());
   const auto& e = info.chunks[0];
-  for (uint8_t bad : {uint8_t(0x7c), uint8_t(0xff), uint8_t(0x1f)}) {
+  for (uint8_t bad : {uint8_t(0x7d), uint8_t(0xff), uint8_t(0x1f), uint8_t(0xfc)}) {
     auto b = a;
     b[e.offset] = bad;  // first block's code
     uint32_t sum = hpcz::format::checksum(&b[e.offset], e.size);
     hpcz::detail::store_u32_le(&b[hpcz::format::kHeaderBytes + 12], sum);
     uint32_t tsum = hpcz::format::checksum(&b[hpcz::format::kHeaderBytes], info.n_chunks * 16);
-    hpcz::detail::store_u32_le(&b[120], tsum);
+    hpcz::detail::store_u32_le(&b[136], tsum);
     reseal_header(b);
     expect_rejected(b, "malformed code " + std::to_string(int(bad)));
   }

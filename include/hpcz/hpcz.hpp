@@ -66,6 +66,7 @@ struct ArchiveInfo {
   bool range_valid = false;
   double range_min = 0, range_max = 0;  // over finite, non-fill input values
   std::optional<double> fill;
+  double step = 0;        // quantization step
   Codec codec = Codec::fast;
   uint32_t chunk_values = 0;
   uint32_t block_values = 0;
@@ -78,7 +79,7 @@ struct ArchiveInfo {
 
 // ---- sizes ------------------------------------------------------------------------------------------
 size_t max_compressed_size(uint64_t n_values, DType dtype);
-constexpr size_t kHeaderSize = 128;
+constexpr size_t kHeaderSize = 144;
 // Bytes of header + chunk table; the first read a streaming reader makes.
 size_t archive_prefix_size(const uint8_t* header, size_t available);
 

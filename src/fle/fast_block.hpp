@@ -12,9 +12,10 @@ constexpr int kB = 32;                       // values per block
 constexpr int32_t kQLimit = 1 << 30;         // |q| < 2^30, so in-block deltas fit in 31 bits + sign
 constexpr uint8_t kExcFlag = 0x80;           // block has exceptions (mask in payload, values at chunk end)
 constexpr uint8_t kCodeRaw = 0x7f;           // 32 raw values
+constexpr uint8_t kCodeUniform = 0x7c;       // every lane has the same bits: one value (fill or NaN land)
 constexpr int kOutlierBase = 32;             // codes 32..123: outlier mode
 constexpr int kOutlierWidths = 23;           // delta widths 0..22 (wider blocks gain little over plain)
-constexpr int kOutlierLast = kOutlierBase + 4 * kOutlierWidths - 1;
+constexpr int kOutlierLast = kOutlierBase + 4 * kOutlierWidths - 1;  // 123; 125, 126 are reserved
 
 template <class T>
 struct QuantParams {
@@ -25,28 +26,44 @@ struct QuantParams {
   T fill;
 };
 
-// Largest T not above 2*eb (finite), and its reciprocal. Derived from eb alone, so the decoder can too.
 template <class T> HPCZ_HD T max_finite() {
   return from_bits<T>(sizeof(T) == 4 ? typename Bits<T>::type(0x7f7fffffu)
                                      : typename Bits<T>::type(0x7fefffffffffffffull));
 }
 
-// Largest T not above 2*eb (finite), and its reciprocal. Derived from eb alone, so the decoder can too.
-// eb is finite and >= 0 (checked by the caller).
-// zero_bound_step: the step to use when eb == 0 (a rel bound on a field whose finite values are all
-// equal): |that value|, so the field is stored exactly as q = +-1. 0 otherwise.
+template <class T> HPCZ_HD T ulp_of(T m) {  // distance to the next representable value above |m|
+  if (m < T(0)) m = -m;
+  return from_bits<T>(to_bits(m) + 1) - m;
+}
+
+// The quantization step, chosen by the encoder and stored in the header.
+// The reconstruction T(q) * step rounds (twice, to within about ulp(|x|)), so a step of exactly 2*eb
+// would leave values near the middle between two levels with no q inside the bound: they would become
+// exceptions. A margin of 4 ulp(max |x|) below 2*eb removes that case; it costs far under 0.01 bit
+// per value except where eb nears the values' ulp, where exceptions are unavoidable anyway and the
+// margin is dropped. eb == 0 (a rel bound on a field whose values are all equal): the step is that
+// value, so it is stored exactly as q = +-1.
 template <class T>
-HPCZ_HD QuantParams<T> make_params(double eb, bool has_fill, double fill, double zero_bound_step = 0.0) {
+HPCZ_HD double choose_step(double eb, bool range_valid, double mn, double mx) {
+  const T big = max_finite<T>();
+  double maxabs = range_valid ? (-mn > mx ? -mn : mx) : 0.0;
+  if (maxabs > double(big)) maxabs = double(big);
+  if (eb == 0.0) return range_valid && mn == mx && maxabs > 0 ? maxabs : 0.0;
+  double two = 2.0 * eb;  // may be +inf
+  double margin = 4.0 * double(ulp_of<T>(T(maxabs)));
+  double s = (margin < 0.5 * two) ? two - margin : two;
+  T step = s >= double(big) ? big : T(s);
+  if (double(step) > s) step = from_bits<T>(to_bits(step) - 1);  // round down
+  return double(step);
+}
+
+template <class T>
+HPCZ_HD QuantParams<T> make_params(double eb, double step, bool has_fill, double fill) {
   QuantParams<T> p;
   p.eb = eb;
-  const T big = max_finite<T>();
-  double two = 2.0 * eb;  // may be +inf for huge eb
-  T step = two >= double(big) ? big : T(two);
-  if (double(step) > two) step = from_bits<T>(to_bits(step) - 1);  // one ulp down: step <= 2*eb
-  if (eb == 0.0 && zero_bound_step > 0.0 && zero_bound_step <= double(big)) step = T(zero_bound_step);
-  p.step = step;
-  double r = step > T(0) ? 1.0 / double(step) : 0.0;
-  p.recip = r < double(big) ? T(r) : T(0);  // a subnormal step: everything rounds to q = 0 or is exact
+  p.step = T(step);
+  double r = step > 0.0 ? 1.0 / step : 0.0;
+  p.recip = r < double(max_finite<T>()) ? T(r) : T(0);  // tiny steps: everything exact or q = 0
   p.has_fill = has_fill ? 1 : 0;
   p.fill = has_fill ? T(fill) : T(0);
   return p;
@@ -111,18 +128,20 @@ struct BlockPlan {
 HPCZ_HD int payload_size(uint8_t code, int value_bytes) {
   int c = code & 0x7f, e = code & kExcFlag ? 4 : 0;
   if (c == kCodeRaw) return e ? -1 : kB * value_bytes;
+  if (c == kCodeUniform) return e ? -1 : value_bytes;
   if (c < kOutlierBase) return (c ? 4 + 4 * c : 0) + e;
   if (c > kOutlierLast) return -1;
   int k = (c - kOutlierBase) / kOutlierWidths + 1, w = (c - kOutlierBase) % kOutlierWidths;
   return k + (w ? 4 + 4 * w : 0) + e;
 }
 
-// Quantizes a block (count <= 32 valid lanes; the rest repeat the last q) and chooses its encoding:
-// plain (all 32 deltas, first against 0), outlier (first q in k bytes, 31 deltas), or raw.
+// Quantizes the block's lanes. Lanes that must be stored exactly set their bit in the returned mask;
+// they, and lanes past count, repeat the previous lane's q (lane 0: `prev`, the q that ended the
+// previous block), so they cost no bits. *last gets the block's last quantized q and *has_last whether
+// there is one: that is what the next block's `prev` is, and it does not depend on how blocks are coded.
 template <class T>
-HPCZ_HD BlockPlan plan_block(const T* v, int count, const QuantParams<T>& p, int32_t* q) {
-  uint32_t mask = 0, max_all = 0, max_rest = 0;
-  int32_t prev = 0;
+HPCZ_HD uint32_t quantize_block(const T* v, int count, const QuantParams<T>& p, int32_t prev, int32_t* q) {
+  uint32_t mask = 0;
 HPCZ_UNROLL
   for (int i = 0; i < kB; ++i) {
     int32_t qi = prev;
@@ -130,12 +149,42 @@ HPCZ_UNROLL
       mask |= 1u << i;
       qi = prev;
     }
-    uint32_t d = uint32_t(qi) - uint32_t(prev);
+    q[i] = qi;
+    prev = qi;
+  }
+  return mask;
+}
+
+// The q that ends the block, if any lane of it quantized: (true, q). The chain value for the next block.
+template <class T>
+HPCZ_HD bool block_tail(const T* v, int count, const QuantParams<T>& p, int32_t& tail) {
+  for (int i = count - 1; i >= 0; --i)
+    if (quantize(v[i], p, tail)) return true;
+  return false;
+}
+
+// True for the codes that store values rather than q (the decoder re-quantizes them for the chain).
+HPCZ_HD bool holds_values(uint8_t code) { return code == kCodeRaw || code == kCodeUniform; }
+
+// Whether the first count lanes all have the same bits.
+template <class T> HPCZ_HD bool uniform_bits(const T* v, int count) {
+  bool same = true;
+HPCZ_UNROLL
+  for (int i = 1; i < kB; ++i) same &= i >= count || to_bits(v[i]) == to_bits(v[0]);
+  return same;
+}
+
+// Chooses the block's encoding from its q (computed with the right prev): plain (32 deltas, the first
+// against prev), outlier (the first q itself in k bytes, 31 deltas), uniform (one value, when every
+// lane has the same bits) or raw, whichever is smallest.
+HPCZ_HD BlockPlan plan_block(const int32_t* q, uint32_t mask, int32_t prev, int value_bytes, bool uniform = false) {
+  uint32_t max_all = 0, max_rest = 0;
+HPCZ_UNROLL
+  for (int i = 0; i < kB; ++i) {
+    uint32_t d = uint32_t(q[i]) - uint32_t(i ? q[i - 1] : prev);
     uint32_t ad = int32_t(d) < 0 ? 0u - d : d;
     max_all |= ad;
     if (i) max_rest |= ad;
-    q[i] = qi;
-    prev = qi;
   }
   int w_all = bit_width32(max_all), w_rest = bit_width32(max_rest);
   uint32_t plain = w_all ? 4 + 4 * w_all : 0;
@@ -151,8 +200,11 @@ HPCZ_UNROLL
     size = plain;
   }
   uint32_t nexc = popcount32(mask);
-  if (size + (mask ? 4 + nexc * uint32_t(sizeof(T)) : 0) >= kB * sizeof(T)) {
-    bp.code = kCodeRaw; bp.payload = kB * sizeof(T); bp.mask = 0; bp.nexc = 0;
+  const uint32_t total = size + (mask ? 4 + nexc * uint32_t(value_bytes) : 0);
+  if (uniform && uint32_t(value_bytes) < total) {
+    bp.code = kCodeUniform; bp.payload = value_bytes; bp.mask = 0; bp.nexc = 0;
+  } else if (total >= uint32_t(kB * value_bytes)) {
+    bp.code = kCodeRaw; bp.payload = kB * value_bytes; bp.mask = 0; bp.nexc = 0;
   } else {
     bp.mask = mask; bp.nexc = nexc;
     bp.payload = size + (mask ? 4 : 0);
@@ -163,12 +215,16 @@ HPCZ_UNROLL
 
 // Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
 template <class T, class Sink>
-HPCZ_HD void write_block(const BlockPlan& bp, const T* v, int count, const int32_t* q, uint8_t* dst,
+HPCZ_HD void write_block(const BlockPlan& bp, const T* v, int count, const int32_t* q, int32_t prev, uint8_t* dst,
                          Sink&& sink) {
   int c = bp.code & 0x7f;
   if (c == kCodeRaw) {
 HPCZ_UNROLL
     for (int i = 0; i < kB; ++i) store_value_le<T>(dst + i * sizeof(T), i < count ? v[i] : T(0));
+    return;
+  }
+  if (c == kCodeUniform) {
+    store_value_le<T>(dst, v[0]);
     return;
   }
   if (bp.code & kExcFlag) {
@@ -193,7 +249,7 @@ HPCZ_UNROLL
   uint32_t signs = 0;
 HPCZ_UNROLL
   for (int i = 0; i < kB; ++i) {
-    uint32_t d = uint32_t(q[i]) - uint32_t(i ? q[i - 1] : 0);
+    uint32_t d = uint32_t(q[i]) - uint32_t(i ? q[i - 1] : (first ? 0 : prev));
     bool neg = int32_t(d) < 0;
     mag[i] = i < first ? 0u : (neg ? 0u - d : d);
     if (neg) signs |= 1u << i;  // in outlier mode, bit 0 is the outlier's sign
@@ -208,21 +264,28 @@ HPCZ_UNROLL
 }
 
 // Decodes one block whose payload (of payload_size(code) bytes, already bounds-checked) is at src;
-// exception values come from source(j). Writes 32 values.
+// `prev` is the q that ended the previous block (block_chain); exception values come from source(j).
+// Writes 32 values and returns the q that ends the block (not for raw or uniform blocks: see block_tail).
 template <class T, class Source>
-HPCZ_HD void decode_block(uint8_t code, const uint8_t* src, T step, Source&& source, T* out) {
+HPCZ_HD int32_t decode_block(uint8_t code, const uint8_t* src, int32_t prev, T step, Source&& source, T* out) {
   int c = code & 0x7f;
   if (c == kCodeRaw) {
 HPCZ_UNROLL
     for (int i = 0; i < kB; ++i) out[i] = load_value_le<T>(src + i * sizeof(T));
-    return;
+    return prev;
+  }
+  if (c == kCodeUniform) {
+    const T u = load_value_le<T>(src);
+HPCZ_UNROLL
+    for (int i = 0; i < kB; ++i) out[i] = u;
+    return prev;
   }
   uint32_t mask = 0;
   if (code & kExcFlag) {
     mask = load_u32_le(src);
     src += 4;
   }
-  uint32_t acc = 0;
+  uint32_t acc = uint32_t(prev);
   int w = c;
   if (c >= kOutlierBase) {
     int k = (c - kOutlierBase) / kOutlierWidths + 1;
@@ -257,6 +320,45 @@ HPCZ_UNROLL
     for (int i = 0; i < kB; ++i)
       if (mask >> i & 1) out[i] = source(j++);
   }
+  return int32_t(acc);
+}
+
+// What a coded block does to the chain of q values: (absolute, value) with absolute meaning the block
+// ends on `value` whatever came before (outlier mode), else it ends on prev + value (wrapping).
+// Raw blocks hold no q: the decoder re-quantizes their values as the encoder did (block_tail).
+struct Chain {
+  uint32_t absolute;
+  uint32_t value;
+};
+HPCZ_HD Chain combine(Chain a, Chain b) { return b.absolute ? b : Chain{a.absolute, a.value + b.value}; }
+
+// Chain effect of a non-raw block, from its payload: the sum of its deltas is
+// sum_j 2^j (popc(plane_j & ~signs) - popc(plane_j & signs)).
+HPCZ_HD Chain block_chain(uint8_t code, const uint8_t* src) {
+  int c = code & 0x7f;
+  if (code & kExcFlag) src += 4;
+  uint32_t base = 0;
+  int w = c;
+  bool outl = c >= kOutlierBase;
+  if (outl) {
+    int k = (c - kOutlierBase) / kOutlierWidths + 1;
+    w = (c - kOutlierBase) % kOutlierWidths;
+    uint32_t z = 0;
+    for (int b = 0; b < k; ++b) z |= uint32_t(src[b]) << (8 * b);
+    src += k;
+    if (w) base = (load_u32_le(src) & 1) ? 0u - z : z;
+    else base = uint32_t(unzigzag(z));
+  }
+  uint32_t sum = 0;
+  if (w) {
+    uint32_t signs = load_u32_le(src);
+    if (outl) signs &= ~1u;
+    for (int j = 0; j < w; ++j) {
+      uint32_t plane = load_u32_le(src + 4 + 4 * j);
+      sum += (uint32_t(popcount32(plane & ~signs)) - uint32_t(popcount32(plane & signs))) << j;
+    }
+  }
+  return Chain{outl ? 1u : 0u, base + sum};
 }
 
 // ---- value range ---------------------------------------------------------------------------------
@@ -280,9 +382,5 @@ HPCZ_HD double absolute_bound(int mode, double bound, bool range_valid, double m
   return e <= 1.7976931348623157e308 ? e : 1.7976931348623157e308;  // keep it finite
 }
 
-HPCZ_HD double zero_bound_step(int mode, bool range_valid, double mn, double mx) {
-  if (mode != 2 || !range_valid || mn != mx) return 0.0;
-  return mn < 0 ? -mn : mn;
-}
 
 }  // namespace hpcz::fle

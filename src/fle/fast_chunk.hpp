@@ -18,23 +18,27 @@ HPCZ_HD uint64_t max_chunk_bytes(uint64_t count, uint32_t value_bytes) {
 }
 
 // Encodes count (<= chunk_values) values; dst holds max_chunk_bytes. Returns the chunk's size.
+// Blocks are chained: a block's first delta is taken against the q that ended the previous block.
 template <class T>
 uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint8_t* dst,
                       std::vector<uint8_t>& exc_scratch) {
   const uint32_t nb = uint32_t(div_ceil(count, kB));
   exc_scratch.resize(size_t(count) * sizeof(T));
   uint32_t pos = nb, nexc = 0;
+  int32_t prev = 0;
   for (uint32_t b = 0; b < nb; ++b) {
     T v[kB];
     int32_t q[kB];
     int cnt = int(count - b * kB < uint32_t(kB) ? count - b * kB : kB);
     for (int i = 0; i < kB; ++i) v[i] = i < cnt ? in[size_t(b) * kB + i] : T(0);
-    BlockPlan bp = plan_block(v, cnt, p, q);
+    uint32_t mask = quantize_block(v, cnt, p, prev, q);
+    BlockPlan bp = plan_block(q, mask, prev, sizeof(T), uniform_bits(v, cnt));
     dst[b] = bp.code;
     uint8_t* exc = exc_scratch.data() + size_t(nexc) * sizeof(T);
-    write_block(bp, v, cnt, q, dst + pos, [&](int j, T x) { store_value_le<T>(exc + j * sizeof(T), x); });
+    write_block(bp, v, cnt, q, prev, dst + pos, [&](int j, T x) { store_value_le<T>(exc + j * sizeof(T), x); });
     pos += bp.payload;
     nexc += bp.nexc;
+    prev = q[kB - 1];
   }
   std::memcpy(dst + pos, exc_scratch.data(), size_t(nexc) * sizeof(T));
   return pos + nexc * uint32_t(sizeof(T));
@@ -43,7 +47,7 @@ uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint
 // Decodes a chunk of `size` bytes holding count values. Returns false if the bytes are not a
 // well-formed chunk (unknown code, sections that do not add up to size); never reads outside src.
 template <class T>
-bool decode_chunk(const uint8_t* src, uint32_t size, uint32_t count, T step, T* out) {
+bool decode_chunk(const uint8_t* src, uint32_t size, uint32_t count, const QuantParams<T>& p, T* out) {
   const uint32_t nb = uint32_t(div_ceil(count, kB));
   if (size < nb) return false;
   uint64_t pay = nb, nexc = 0;
@@ -55,11 +59,18 @@ bool decode_chunk(const uint8_t* src, uint32_t size, uint32_t count, T step, T* 
   }
   if (pay + nexc * sizeof(T) != size) return false;
   uint64_t pos = nb, x = 0;
+  int32_t prev = 0;
   for (uint32_t b = 0; b < nb; ++b) {
     T v[kB];
     const uint8_t* exc = src + pay + x * sizeof(T);
-    decode_block<T>(src[b], src + pos, step, [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); }, v);
-    uint32_t cnt = count - b * kB < uint32_t(kB) ? count - b * kB : kB;
+    int cnt = int(count - b * kB < uint32_t(kB) ? count - b * kB : kB);
+    int32_t last = decode_block<T>(src[b], src + pos, prev, p.step,
+                                   [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); }, v);
+    if (holds_values(src[b])) {
+      int32_t t;
+      if (block_tail(v, cnt, p, t)) last = t;
+    }
+    prev = last;
     std::memcpy(out + size_t(b) * kB, v, cnt * sizeof(T));
     if (src[b] & kExcFlag) x += popcount32(load_u32_le(src + pos));
     pos += payload_size(src[b], sizeof(T));

@@ -153,7 +153,30 @@ __device__ __forceinline__ void load_block(const T* in, unsigned long long first
   }
 }
 
-template <class T, bool kFuseRange>
+// Chain scan operators: (has, q) "last quantized q so far" for the encoder, Chain for the decoder.
+struct LastValid {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const {
+    return (b >> 32) ? b : a;
+  }
+};
+struct ChainOp {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const {
+    Chain c = combine(Chain{uint32_t(a >> 32), uint32_t(a)}, Chain{uint32_t(b >> 32), uint32_t(b)});
+    return (unsigned long long)c.absolute << 32 | c.value;
+  }
+};
+
+// Derives eb and the step from the range the range kernel left in st (every block computes the same).
+template <class T>
+__device__ __forceinline__ QuantParams<T> params_from_state(const format::HeaderFields& h, const CompressState* st) {
+  unsigned long long a = st->key_min, b = st->key_max;
+  const bool valid = a <= b;
+  const double mn = range_value(a), mx = range_value(b);
+  const double eb = absolute_bound(h.mode, h.bound, valid, mn, mx);
+  return make_params<T>(eb, choose_step<T>(eb, valid, mn, mx), h.flags & format::kFlagFill, h.fill);
+}
+
+template <class T>
 __global__ void __launch_bounds__(kThreads) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
                                                           unsigned long long* desc, uint8_t* __restrict__ out) {
@@ -172,42 +195,33 @@ __global__ void __launch_bounds__(kThreads) encode_kernel(const T* __restrict__ 
   const unsigned long long first_value = c * kCV;
   const uint32_t count = uint32_t(min((unsigned long long)kCV, n - first_value));
   const uint32_t nb = (count + kB - 1) / kB;
+  const QuantParams<T> p = params_from_state<T>(h, st);
 
-  const bool has_fill = h.flags & format::kFlagFill;
-  double eb = h.bound, zero_step = 0.0;
-  if (!kFuseRange) {  // rel: the range pass ran before us
-    unsigned long long a = st->key_min, b = st->key_max;
-    eb = absolute_bound(h.mode, h.bound, a <= b, range_value(a), range_value(b));
-    zero_step = zero_bound_step(h.mode, a <= b, range_value(a), range_value(b));
-  }
-  const QuantParams<T> p = make_params<T>(eb, has_fill, h.fill, zero_step);
-
-  unsigned long long kmin = ~0ull, kmax = 0;
   uint32_t pay = 0, nexc = 0;  // running totals over earlier rounds
+  int32_t carry = 0;           // q that ended the previous round
   for (uint32_t r = 0; r < kRounds; ++r) {
     const uint32_t b = r * kThreads + threadIdx.x;
     T v[kB];
     int cnt = 0;
     if (b < nb) load_block(in, first_value + b * kB, first_value + count, v, cnt);
-    if (kFuseRange) {
-#pragma unroll
-      for (int i = 0; i < kB; ++i)
-        if (i < cnt && in_range_set(v[i], has_fill, p.fill)) {
-          unsigned long long k = range_key(double(v[i]));
-          kmin = min(kmin, k);
-          kmax = max(kmax, k);
-        }
-    }
+    // The chain: each block's first delta is against the last q of the blocks before it.
+    int32_t tail = 0;
+    const bool has = b < nb && block_tail(v, cnt, p, tail);
+    unsigned long long mine = has ? (1ull << 32 | uint32_t(tail)) : 0, before, agg;
+    Scan(scan_tmp).ExclusiveScan(mine, before, 1ull << 32 | uint32_t(carry), LastValid(), agg);
+    const int32_t prev = int32_t(uint32_t(before));
+    if (agg >> 32) carry = int32_t(uint32_t(agg));
+    __syncthreads();
     int32_t q[kB];
     BlockPlan bp{0, 0, 0, 0};
-    if (b < nb) bp = plan_block(v, cnt, p, q);
-    unsigned long long mine = (unsigned long long)bp.payload << 32 | bp.nexc, before, total;
-    Scan(scan_tmp).ExclusiveSum(mine, before, total);
+    if (b < nb) bp = plan_block(q, quantize_block(v, cnt, p, prev, q), prev, sizeof(T), uniform_bits(v, cnt));
+    unsigned long long sizes = (unsigned long long)bp.payload << 32 | bp.nexc, total;
+    Scan(scan_tmp).ExclusiveSum(sizes, before, total);
     if (b < nb) {
       stage[b] = bp.code;
       uint32_t at = nb + pay + uint32_t(before >> 32);
       uint32_t x0 = nexc + uint32_t(before);
-      write_block(bp, v, cnt, q, stage + at, [&](int j, T x) {
+      write_block(bp, v, cnt, q, prev, stage + at, [&](int j, T x) {
         store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
       });
     }
@@ -215,8 +229,6 @@ __global__ void __launch_bounds__(kThreads) encode_kernel(const T* __restrict__ 
     nexc += uint32_t(total);
     __syncthreads();  // scan_tmp reuse
   }
-  if (kFuseRange) reduce_range<T>(kmin, kmax, st);
-  __syncthreads();
 
   const uint32_t body = nb + pay, size = body + nexc * uint32_t(sizeof(T));
   const uint32_t* stage32 = reinterpret_cast<const uint32_t*>(stage);
@@ -275,6 +287,8 @@ __global__ void __launch_bounds__(kThreads) seal_kernel(format::HeaderFields h, 
     h.range_min = valid ? range_value(a) : 0.0;
     h.range_max = valid ? range_value(b) : 0.0;
     h.eb_abs = absolute_bound(h.mode, h.bound, valid, h.range_min, h.range_max);
+    h.step = h.dtype == 1 ? choose_step<float>(h.eb_abs, valid, h.range_min, h.range_max)
+                          : choose_step<double>(h.eb_abs, valid, h.range_min, h.range_max);
     h.archive_size = st->total_size;
     h.table_checksum = format::checksum_fold(s);
     format::write_header(out, h);
@@ -299,12 +313,14 @@ __global__ void __launch_bounds__(kThreads) table_check_kernel(const uint8_t* a,
 
 template <class T>
 __global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* __restrict__ a, unsigned long long archive_size,
-                                                          unsigned long long n, T step, T* __restrict__ out,
+                                                          unsigned long long n, QuantParams<T> p, T* __restrict__ out,
                                                           uint32_t* status) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
   extern __shared__ __align__(16) uint8_t stage[];
-  using Scan = cub::BlockScan<uint32_t, kThreads>;
+  using Scan32 = cub::BlockScan<uint32_t, kThreads>;
+  using Scan = cub::BlockScan<unsigned long long, kThreads>;
   using Sum = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename Scan32::TempStorage scan_tmp32;
   __shared__ typename Scan::TempStorage scan_tmp;
   __shared__ typename Sum::TempStorage sum_tmp;
   __shared__ uint32_t s_pay_off[kNB], s_exc_off[kNB];
@@ -363,7 +379,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* __restr
     int ps = b < nb ? payload_size(chunk[b], sizeof(T)) : 0;
     if (ps < 0) { s_bad = kBadChunk; ps = 0; }
     uint32_t before, total;
-    Scan(scan_tmp).ExclusiveSum(uint32_t(ps), before, total);
+    Scan32(scan_tmp32).ExclusiveSum(uint32_t(ps), before, total);
     if (b < nb) s_pay_off[b] = pay + before;
     pay += total;
     __syncthreads();
@@ -377,7 +393,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* __restr
     const uint32_t b = r * kThreads + threadIdx.x;
     uint32_t e = (b < nb && (chunk[b] & kExcFlag)) ? popcount32(load_u32_le(chunk + s_pay_off[b])) : 0;
     uint32_t before, total;
-    Scan(scan_tmp).ExclusiveSum(e, before, total);
+    Scan32(scan_tmp32).ExclusiveSum(e, before, total);
     if (b < nb) s_exc_off[b] = nexc + before;
     nexc += total;
     __syncthreads();
@@ -386,12 +402,32 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* __restr
     if (threadIdx.x == 0) atomicOr(status, kBadChunk);
     return;
   }
+  // The chain: the q each block starts from is a scan over what the blocks before it end on.
+  int32_t carry = 0;
   for (uint32_t r = 0; r < kRounds; ++r) {
     const uint32_t b = r * kThreads + threadIdx.x;
-    if (b >= nb) break;
     T v[kB];
+    const int cnt = b < nb ? int(min(uint32_t(kB), count - b * kB)) : 0;
+    unsigned long long mine = 0, before, agg;
+    if (b < nb) {
+      const uint8_t code = chunk[b];
+      if (holds_values(code)) {
+        decode_block<T>(code, chunk + s_pay_off[b], 0, p.step, [](int) { return T(0); }, v);
+        int32_t t;
+        if (block_tail(v, cnt, p, t)) mine = 1ull << 32 | uint32_t(t);
+      } else {
+        Chain ch = block_chain(code, chunk + s_pay_off[b]);
+        mine = (unsigned long long)ch.absolute << 32 | ch.value;
+      }
+    }
+    Scan(scan_tmp).ExclusiveScan(mine, before, 1ull << 32 | uint32_t(carry), ChainOp(), agg);
+    carry = int32_t(uint32_t(ChainOp()(1ull << 32 | uint32_t(carry), agg)));
+    __syncthreads();
+    if (b >= nb) continue;
+    const int32_t prev = int32_t(uint32_t(before));
     const uint8_t* exc = chunk + pay + s_exc_off[b] * sizeof(T);
-    decode_block<T>(chunk[b], chunk + s_pay_off[b], step, [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); }, v);
+    decode_block<T>(chunk[b], chunk + s_pay_off[b], prev, p.step,
+                    [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); }, v);
     const unsigned long long at = first_value + b * kB;
     if (at + kB <= n) {
       if constexpr (sizeof(T) == 4) {

@@ -27,8 +27,8 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
     fail(ErrorCode::unsupported, "archive format version " + std::to_string(info.version) +
                                      " is newer than this hpcz reads (" + std::to_string(kVersion) + ")");
   uint64_t s = 0;
-  for (uint32_t i = 0; i < 31; ++i) s += checksum_term(i, load_u32_le(a + 4 * i));
-  if (checksum_fold(s) != load_u32_le(a + 124)) corrupt("header checksum mismatch");
+  for (uint32_t i = 0; i < 35; ++i) s += checksum_term(i, load_u32_le(a + 4 * i));
+  if (checksum_fold(s) != load_u32_le(a + 140)) corrupt("header checksum mismatch");
   if ((a[6] | a[7] << 8) != kHeaderBytes) corrupt("header size field");
   if (a[8] != 1 && a[8] != 2) corrupt("dtype " + std::to_string(a[8]));
   info.dtype = DType(a[8]);
@@ -61,11 +61,17 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   info.range_min = load_f64_le(a + 72);
   info.range_max = load_f64_le(a + 80);
   if (flags & kFlagFill) info.fill = load_f64_le(a + 88);
-  info.chunk_values = load_u32_le(a + 96);
-  info.block_values = load_u32_le(a + 100);
-  info.n_chunks = load_u64_le(a + 104);
-  info.archive_size = load_u64_le(a + 112);
-  info.table_checksum = load_u32_le(a + 120);
+  info.step = load_f64_le(a + 96);
+  info.chunk_values = load_u32_le(a + 104);
+  info.block_values = load_u32_le(a + 108);
+  info.n_chunks = load_u64_le(a + 112);
+  info.archive_size = load_u64_le(a + 120);
+  if (load_u64_le(a + 128) != 0) corrupt("reserved header bytes set");
+  info.table_checksum = load_u32_le(a + 136);
+  // The step is a value of the array's type, >= 0, and never above 2 eb (except eb == 0, see FORMAT.md).
+  const double step_t = info.dtype == DType::f32 ? double(float(info.step)) : info.step;
+  if (!(info.step >= 0) || step_t != info.step || (info.eb_abs > 0 && info.step > 2 * info.eb_abs))
+    corrupt("quantization step");
   const uint32_t vb = uint32_t(dtype_size(info.dtype));
   if (info.chunk_values != kChunkInputBytes / vb) corrupt("chunk size");
   if (info.block_values != kBlockValues) corrupt("block size");
@@ -77,7 +83,7 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
     corrupt("truncated (" + std::to_string(size) + " of " + std::to_string(info.archive_size) + " bytes)");
   if (size > info.archive_size) corrupt("trailing bytes after the archive");
   const uint8_t* t = a + kHeaderBytes;
-  if (checksum(t, info.n_chunks * kChunkEntryBytes) != load_u32_le(a + 120)) corrupt("chunk table checksum mismatch");
+  if (checksum(t, info.n_chunks * kChunkEntryBytes) != info.table_checksum) corrupt("chunk table checksum mismatch");
   info.chunks.resize(info.n_chunks);
   uint64_t expect = info.data_offset;
   for (uint64_t c = 0; c < info.n_chunks; ++c) {

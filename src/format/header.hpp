@@ -1,4 +1,4 @@
-// Archive header v1 (128 bytes, little-endian) and chunk table: layout in docs/FORMAT.md.
+// Archive header v1 (144 bytes, little-endian) and chunk table: layout in docs/FORMAT.md.
 // write_header is shared by the CPU backend and the GPU seal kernel so both emit the same bytes.
 #pragma once
 #include "common/hd.hpp"
@@ -7,7 +7,7 @@
 namespace hpcz::format {
 
 constexpr uint16_t kVersion = 1;
-constexpr uint32_t kHeaderBytes = 128;
+constexpr uint32_t kHeaderBytes = 144;
 constexpr uint32_t kChunkEntryBytes = 16;
 constexpr uint32_t kChunkInputBytes = 65536;  // every chunk covers 64 KiB of input (last one: less)
 constexpr uint32_t kBlockValues = 32;
@@ -27,6 +27,7 @@ struct HeaderFields {
   double eb_abs;
   double range_min, range_max;
   double fill;
+  double step;  // quantization step (a value of the array's type)
   uint32_t chunk_values;
   uint32_t block_values;
   uint64_t n_chunks;
@@ -37,7 +38,7 @@ struct HeaderFields {
 HPCZ_HD void store_f64_le(uint8_t* p, double v) { detail::store_u64_le(p, detail::to_bits(v)); }
 HPCZ_HD double load_f64_le(const uint8_t* p) { return detail::from_bits<double>(detail::load_u64_le(p)); }
 
-// Writes all 128 bytes, header checksum included (HPCZ-SUM over bytes 0..123).
+// Writes all 144 bytes, header checksum included (HPCZ-SUM over bytes 0..139).
 HPCZ_HD void write_header(uint8_t* d, const HeaderFields& h) {
   d[0] = 'H'; d[1] = 'P'; d[2] = 'C'; d[3] = 'Z';
   d[4] = uint8_t(kVersion); d[5] = uint8_t(kVersion >> 8);
@@ -51,14 +52,16 @@ HPCZ_HD void write_header(uint8_t* d, const HeaderFields& h) {
   store_f64_le(d + 72, h.range_min);
   store_f64_le(d + 80, h.range_max);
   store_f64_le(d + 88, h.fill);
-  detail::store_u32_le(d + 96, h.chunk_values);
-  detail::store_u32_le(d + 100, h.block_values);
-  detail::store_u64_le(d + 104, h.n_chunks);
-  detail::store_u64_le(d + 112, h.archive_size);
-  detail::store_u32_le(d + 120, h.table_checksum);
+  store_f64_le(d + 96, h.step);
+  detail::store_u32_le(d + 104, h.chunk_values);
+  detail::store_u32_le(d + 108, h.block_values);
+  detail::store_u64_le(d + 112, h.n_chunks);
+  detail::store_u64_le(d + 120, h.archive_size);
+  detail::store_u64_le(d + 128, 0);  // reserved
+  detail::store_u32_le(d + 136, h.table_checksum);
   uint64_t s = 0;
-  for (uint32_t i = 0; i < 31; ++i) s += checksum_term(i, detail::load_u32_le(d + 4 * i));
-  detail::store_u32_le(d + 124, checksum_fold(s));
+  for (uint32_t i = 0; i < 35; ++i) s += checksum_term(i, detail::load_u32_le(d + 4 * i));
+  detail::store_u32_le(d + 140, checksum_fold(s));
 }
 
 HPCZ_HD void write_chunk_entry(uint8_t* d, uint64_t offset, uint32_t size, uint32_t checksum) {

@@ -30,8 +30,8 @@ std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
   h.range_min = valid ? fle::range_value(kmin) : 0.0;
   h.range_max = valid ? fle::range_value(kmax) : 0.0;
   h.eb_abs = fle::absolute_bound(h.mode, h.bound, valid, h.range_min, h.range_max);
-  const fle::QuantParams<T> p = fle::make_params<T>(
-      h.eb_abs, has_fill, h.fill, fle::zero_bound_step(h.mode, valid, h.range_min, h.range_max));
+  h.step = fle::choose_step<T>(h.eb_abs, valid, h.range_min, h.range_max);
+  const fle::QuantParams<T> p = fle::make_params<T>(h.eb_abs, h.step, has_fill, h.fill);
 
   const uint64_t cv = fle::chunk_values<T>(), nc = h.n_chunks;
   const uint64_t slot = fle::max_chunk_bytes(cv, sizeof(T));
@@ -67,9 +67,8 @@ std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
 
 template <class T>
 void decompress_cpu_t(const uint8_t* a, const ArchiveInfo& info, T* out) {
-  const T step = fle::make_params<T>(info.eb_abs, false, 0.0,
-                                     fle::zero_bound_step(int(info.mode), info.range_valid, info.range_min,
-                                                          info.range_max)).step;
+  const fle::QuantParams<T> p = fle::make_params<T>(info.eb_abs, info.step, info.fill.has_value(),
+                                                     info.fill.value_or(0.0));
   const uint64_t cv = info.chunk_values, nc = info.n_chunks;
   std::atomic<int64_t> bad_chunk{-1};
   std::atomic<int> bad_kind{0};
@@ -79,7 +78,7 @@ void decompress_cpu_t(const uint8_t* a, const ArchiveInfo& info, T* out) {
     uint32_t count = uint32_t(std::min<uint64_t>(cv, info.n_values - c * cv));
     int kind = 0;
     if (format::checksum(a + e.offset, e.size) != e.checksum) kind = 1;
-    else if (!fle::decode_chunk<T>(a + e.offset, e.size, count, step, out + c * cv)) kind = 2;
+    else if (!fle::decode_chunk<T>(a + e.offset, e.size, count, p, out + c * cv)) kind = 2;
     if (kind) {
       int64_t expected = -1;
       if (bad_chunk.compare_exchange_strong(expected, c)) bad_kind = kind;

@@ -30,22 +30,16 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
   const bool has_fill = h.flags & format::kFlagFill;
   if (nc) {
     constexpr uint32_t smem = fle::cuda::stage_bytes<T>();
-    if (h.mode == uint8_t(BoundMode::rel)) {
-      int sms = 132;
-      int dev;
-      cudaGetDevice(&dev);
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-      unsigned grid = (unsigned)std::min<uint64_t>((h.n_values + kThreads - 1) / kThreads, uint64_t(sms) * 8);
-      fle::cuda::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
-      check(cudaGetLastError(), "range kernel");
-      auto k = fle::cuda::encode_kernel<T, false>;
-      check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-      k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
-    } else {
-      auto k = fle::cuda::encode_kernel<T, true>;
-      check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-      k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
-    }
+    int sms = 132, dev = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    // The range comes first in both modes: rel needs it for eb, and both need max |x| for the step.
+    unsigned grid = (unsigned)std::min<uint64_t>((h.n_values + kThreads - 1) / kThreads, uint64_t(sms) * 8);
+    fle::cuda::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
+    check(cudaGetLastError(), "range kernel");
+    auto k = fle::cuda::encode_kernel<T>;
+    check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
+    k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
     check(cudaGetLastError(), "encode kernel");
   }
   fle::cuda::seal_kernel<<<1, kThreads, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
@@ -61,10 +55,8 @@ void decompress_device_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, 
   constexpr uint32_t smem = fle::cuda::stage_bytes<T>();
   auto k = fle::cuda::decode_kernel<T>;
   check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-  const T step = fle::make_params<T>(info.eb_abs, false, 0.0,
-                                     fle::zero_bound_step(int(info.mode), info.range_valid, info.range_min,
-                                                          info.range_max)).step;
-  k<<<(unsigned)info.n_chunks, kThreads, smem, s>>>(d_a, info.archive_size, info.n_values, step, d_out, d_status);
+  const auto p = fle::make_params<T>(info.eb_abs, info.step, info.fill.has_value(), info.fill.value_or(0.0));
+  k<<<(unsigned)info.n_chunks, kThreads, smem, s>>>(d_a, info.archive_size, info.n_values, p, d_out, d_status);
   check(cudaGetLastError(), "decode kernel");
 }
 
