@@ -68,8 +68,12 @@ TEST(unit_plan_and_payload_size_agree) {
       for (int i = 0; i < 32; ++i) v[i] = std::numeric_limits<float>::quiet_NaN();
     int count = trial % 11 == 0 ? int(rng() % 32) + 1 : 32;
     int32_t q[32];
-    uint32_t mask = quantize_block(v, count, p, prev, q);
-    BlockPlan bp = plan_block(q, mask, prev, 4, uniform_bits(v, count));
+    int32_t tail;
+    bool has;
+    uint32_t invalid = quantize_lanes(v, count, p, q, tail, has);
+    chain_fill(q, invalid, prev);
+    const int32_t q31 = q[31];
+    BlockPlan bp = plan_block(q, invalid & lanes_below(count), prev, 4, uniform_bits(v, count));
     CHECK(payload_size(bp.code, 4) == int(bp.payload));
     uint8_t buf[256];
     float exc[32];
@@ -77,9 +81,9 @@ TEST(unit_plan_and_payload_size_agree) {
     float out[32];
     int32_t last = decode_block<float>(bp.code, buf, prev, p.step, [&](int j) { return exc[j]; }, out);
     if (!holds_values(bp.code)) {
-      CHECK(last == q[31]);
+      CHECK(last == q31);
       Chain ch = block_chain(bp.code, buf);
-      CHECK(int32_t(ch.absolute ? ch.value : uint32_t(prev) + ch.value) == q[31]);
+      CHECK(int32_t(ch.absolute ? ch.value : uint32_t(prev) + ch.value) == q31);
     }
     for (int i = 0; i < count; ++i) {
       bool same = std::memcmp(&v[i], &out[i], 4) == 0 || std::fabs(double(v[i]) - out[i]) <= 0.5;
@@ -105,7 +109,9 @@ TEST(unit_widest_deltas) {
   double v[32];
   for (int i = 0; i < 32; ++i) v[i] = (i % 2 ? 1 : -1) * double((1 << 30) - 1);
   int32_t q[32];
-  uint32_t mask = quantize_block(v, 32, p, 0, q);
+  int32_t tail;
+  bool has;
+  uint32_t mask = quantize_lanes(v, 32, p, q, tail, has);
   BlockPlan bp = plan_block(q, mask, 0, 8);
   CHECK(bp.mask == 0);
   CHECK(bp.code == 31);
@@ -115,5 +121,5 @@ TEST(unit_widest_deltas) {
   decode_block<double>(bp.code, buf, 0, p.step, [](int) { return 0.0; }, out);
   for (int i = 0; i < 32; ++i) CHECK(out[i] == v[i]);
   v[3] = double(1 << 30);  // beyond the quantizer's range: an exception
-  CHECK(quantize_block(v, 32, p, 0, q) == (1u << 3));
+  CHECK(quantize_lanes(v, 32, p, q, tail, has) == (1u << 3));
 }

@@ -135,32 +135,48 @@ HPCZ_HD int payload_size(uint8_t code, int value_bytes) {
   return k + (w ? 4 + 4 * w : 0) + e;
 }
 
-// Quantizes the block's lanes. Lanes that must be stored exactly set their bit in the returned mask;
-// they, and lanes past count, repeat the previous lane's q (lane 0: `prev`, the q that ended the
-// previous block), so they cost no bits. *last gets the block's last quantized q and *has_last whether
-// there is one: that is what the next block's `prev` is, and it does not depend on how blocks are coded.
+// Quantizes the block's lanes once. Returns the lanes with no q: those stored exactly (NaN, Inf, fill,
+// out of range; their bits, restricted to count, form the exception mask) and those past count.
+// *tail gets the q of the last quantized lane, if any (*has_tail): that is what the next block's chain
+// starts from, and it does not depend on how blocks are coded.
 template <class T>
-HPCZ_HD uint32_t quantize_block(const T* v, int count, const QuantParams<T>& p, int32_t prev, int32_t* q) {
-  uint32_t mask = 0;
+HPCZ_HD uint32_t quantize_lanes(const T* v, int count, const QuantParams<T>& p, int32_t* q, int32_t& tail,
+                                bool& has_tail) {
+  uint32_t invalid = 0;
+  has_tail = false;
 HPCZ_UNROLL
   for (int i = 0; i < kB; ++i) {
-    int32_t qi = prev;
-    if (i < count && !quantize(v[i], p, qi)) {
-      mask |= 1u << i;
-      qi = prev;
+    int32_t qi = 0;
+    if (i < count && quantize(v[i], p, qi)) {
+      tail = qi;
+      has_tail = true;
+    } else {
+      invalid |= 1u << i;
     }
     q[i] = qi;
-    prev = qi;
   }
-  return mask;
+  return invalid;
 }
 
-// The q that ends the block, if any lane of it quantized: (true, q). The chain value for the next block.
+// Lanes with no q repeat the previous lane's q (lane 0: prev, the q that ended the previous block), so
+// they cost no bits.
+HPCZ_HD void chain_fill(int32_t* q, uint32_t invalid, int32_t prev) {
+HPCZ_UNROLL
+  for (int i = 0; i < kB; ++i) {
+    if (invalid >> i & 1) q[i] = prev;
+    prev = q[i];
+  }
+}
+
+HPCZ_HD uint32_t lanes_below(int count) { return count >= kB ? ~0u : (1u << count) - 1; }
+
+// The chain value a block of stored values (raw, uniform) passes on: its last quantizable lane's q.
 template <class T>
 HPCZ_HD bool block_tail(const T* v, int count, const QuantParams<T>& p, int32_t& tail) {
-  for (int i = count - 1; i >= 0; --i)
-    if (quantize(v[i], p, tail)) return true;
-  return false;
+  int32_t q[kB];
+  bool has;
+  quantize_lanes(v, count, p, q, tail, has);
+  return has;
 }
 
 // True for the codes that store values rather than q (the decoder re-quantizes them for the chain).
@@ -214,8 +230,10 @@ HPCZ_UNROLL
 }
 
 // Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
+// Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
+// q is overwritten (it becomes the delta magnitudes: one array fewer in registers on the GPU).
 template <class T, class Sink>
-HPCZ_HD void write_block(const BlockPlan& bp, const T* v, int count, const int32_t* q, int32_t prev, uint8_t* dst,
+HPCZ_HD void write_block(const BlockPlan& bp, const T* v, int count, int32_t* q, int32_t prev, uint8_t* dst,
                          Sink&& sink) {
   int c = bp.code & 0x7f;
   if (c == kCodeRaw) {
@@ -245,14 +263,14 @@ HPCZ_UNROLL
     first = 1;
   }
   if (!w) return;
-  uint32_t mag[kB];
   uint32_t signs = 0;
+  uint32_t* mag = reinterpret_cast<uint32_t*>(q);
 HPCZ_UNROLL
-  for (int i = 0; i < kB; ++i) {
+  for (int i = kB - 1; i >= 0; --i) {  // descending: q[i - 1] is still a q when lane i needs it
     uint32_t d = uint32_t(q[i]) - uint32_t(i ? q[i - 1] : (first ? 0 : prev));
     bool neg = int32_t(d) < 0;
-    mag[i] = i < first ? 0u : (neg ? 0u - d : d);
     if (neg) signs |= 1u << i;  // in outlier mode, bit 0 is the outlier's sign
+    mag[i] = i < first ? 0u : (neg ? 0u - d : d);
   }
   store_u32_le(dst, signs);
   for (int j = 0; j < w; ++j) {

@@ -31,14 +31,18 @@ uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint
     int32_t q[kB];
     int cnt = int(count - b * kB < uint32_t(kB) ? count - b * kB : kB);
     for (int i = 0; i < kB; ++i) v[i] = i < cnt ? in[size_t(b) * kB + i] : T(0);
-    uint32_t mask = quantize_block(v, cnt, p, prev, q);
-    BlockPlan bp = plan_block(q, mask, prev, sizeof(T), uniform_bits(v, cnt));
+    int32_t tail;
+    bool has_tail;
+    uint32_t invalid = quantize_lanes(v, cnt, p, q, tail, has_tail);
+    chain_fill(q, invalid, prev);
+    const int32_t next = q[kB - 1];  // write_block consumes q
+    BlockPlan bp = plan_block(q, invalid & lanes_below(cnt), prev, sizeof(T), uniform_bits(v, cnt));
     dst[b] = bp.code;
     uint8_t* exc = exc_scratch.data() + size_t(nexc) * sizeof(T);
     write_block(bp, v, cnt, q, prev, dst + pos, [&](int j, T x) { store_value_le<T>(exc + j * sizeof(T), x); });
     pos += bp.payload;
     nexc += bp.nexc;
-    prev = q[kB - 1];
+    prev = next;
   }
   std::memcpy(dst + pos, exc_scratch.data(), size_t(nexc) * sizeof(T));
   return pos + nexc * uint32_t(sizeof(T));

@@ -177,7 +177,7 @@ __device__ __forceinline__ QuantParams<T> params_from_state(const format::Header
 }
 
 template <class T>
-__global__ void __launch_bounds__(kThreads) encode_kernel(const T* __restrict__ in, unsigned long long n,
+__global__ void __launch_bounds__(kThreads, 2) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
                                                           unsigned long long* desc, uint8_t* __restrict__ out) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
@@ -205,16 +205,17 @@ __global__ void __launch_bounds__(kThreads) encode_kernel(const T* __restrict__ 
     int cnt = 0;
     if (b < nb) load_block(in, first_value + b * kB, first_value + count, v, cnt);
     // The chain: each block's first delta is against the last q of the blocks before it.
-    int32_t tail = 0;
-    const bool has = b < nb && block_tail(v, cnt, p, tail);
+    int32_t q[kB], tail = 0;
+    bool has = false;
+    const uint32_t invalid = quantize_lanes(v, cnt, p, q, tail, has);
     unsigned long long mine = has ? (1ull << 32 | uint32_t(tail)) : 0, before, agg;
     Scan(scan_tmp).ExclusiveScan(mine, before, 1ull << 32 | uint32_t(carry), LastValid(), agg);
     const int32_t prev = int32_t(uint32_t(before));
     if (agg >> 32) carry = int32_t(uint32_t(agg));
     __syncthreads();
-    int32_t q[kB];
+    chain_fill(q, invalid, prev);
     BlockPlan bp{0, 0, 0, 0};
-    if (b < nb) bp = plan_block(q, quantize_block(v, cnt, p, prev, q), prev, sizeof(T), uniform_bits(v, cnt));
+    if (b < nb) bp = plan_block(q, invalid & lanes_below(cnt), prev, sizeof(T), uniform_bits(v, cnt));
     unsigned long long sizes = (unsigned long long)bp.payload << 32 | bp.nexc, total;
     Scan(scan_tmp).ExclusiveSum(sizes, before, total);
     if (b < nb) {

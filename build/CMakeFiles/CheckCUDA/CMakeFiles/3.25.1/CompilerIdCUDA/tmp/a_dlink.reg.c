@@ -1,1 +1,0 @@
-#define NUM_PRELINKED_OBJECTS 0
