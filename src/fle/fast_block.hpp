@@ -264,19 +264,20 @@ HPCZ_UNROLL
   }
   if (!w) return;
   uint32_t signs = 0;
-  uint32_t* mag = reinterpret_cast<uint32_t*>(q);
 HPCZ_UNROLL
-  for (int i = kB - 1; i >= 0; --i) {  // descending: q[i - 1] is still a q when lane i needs it
-    uint32_t d = uint32_t(q[i]) - uint32_t(i ? q[i - 1] : (first ? 0 : prev));
+  for (int i = 0, before = first ? 0 : prev; i < kB; ++i) {
+    const int32_t cur = q[i];
+    uint32_t d = uint32_t(cur) - uint32_t(before);
+    before = cur;
     bool neg = int32_t(d) < 0;
     if (neg) signs |= 1u << i;  // in outlier mode, bit 0 is the outlier's sign
-    mag[i] = i < first ? 0u : (neg ? 0u - d : d);
+    q[i] = int32_t(i < first ? 0u : (neg ? 0u - d : d));  // q[i] is now |delta_i|
   }
   store_u32_le(dst, signs);
   for (int j = 0; j < w; ++j) {
     uint32_t plane = 0;
 HPCZ_UNROLL
-    for (int i = 0; i < kB; ++i) plane |= (mag[i] >> j & 1u) << i;
+    for (int i = 0; i < kB; ++i) plane |= (uint32_t(q[i]) >> j & 1u) << i;
     store_u32_le(dst + 4 + 4 * j, plane);
   }
 }
