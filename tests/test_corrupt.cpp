@@ -142,3 +142,17 @@ TEST(corrupt_sealed_but_malformed_chunk) {
     expect_rejected(b, "malformed code " + std::to_string(int(bad)));
   }
 }
+
+TEST(corrupt_sealed_table_reordered) {
+  // Two chunk entries swapped, table and header checksums recomputed: the table rules must catch it
+  // on both backends (the GPU reads the table itself).
+  auto a = sample_archive();
+  auto info = hpcz::inspect(a.data(), a.size());
+  REQUIRE(info.n_chunks >= 2);
+  auto b = a;
+  for (int k = 0; k < 16; ++k) std::swap(b[hpcz::format::kHeaderBytes + k], b[hpcz::format::kHeaderBytes + 16 + k]);
+  uint32_t tsum = hpcz::format::checksum(&b[hpcz::format::kHeaderBytes], info.n_chunks * 16);
+  hpcz::detail::store_u32_le(&b[136], tsum);
+  reseal_header(b);
+  expect_rejected(b, "swapped chunk entries");
+}

@@ -91,6 +91,9 @@ ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>
                        Backend backend = Backend::automatic);
 // Parses and validates header and chunk table (checksums of header and table included).
 ArchiveInfo inspect(const uint8_t* archive, size_t size);
+// Parses and validates the header alone (the first kHeaderSize bytes are enough): what a reader needs
+// before it has the whole archive, e.g. to size buffers for decompress_device. chunks stays empty.
+ArchiveInfo inspect_header(const uint8_t* archive, size_t available);
 
 // ---- backends -------------------------------------------------------------------------------------
 bool gpu_available();       // a CUDA device is present and this build has CUDA
@@ -101,13 +104,15 @@ Backend resolve_backend(Backend b);  // automatic -> gpu or cpu; throws if gpu i
 // stream is a cudaStream_t. All pointers are device pointers. No allocation, no synchronization.
 size_t compress_device_workspace_size(uint64_t n_values, DType dtype);
 // Writes the archive to d_out (capacity >= max_compressed_size) and its size to *d_size (device u64).
+// d_in and d_out must be 16-byte aligned (cudaMalloc's are).
 void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt,
                      void* d_out, size_t out_capacity, uint64_t* d_size, void* d_workspace,
                      size_t workspace_size, void* stream);
 size_t decompress_device_workspace_size(const ArchiveInfo& info);
-// info from inspect() on the archive's first archive_prefix_size() bytes (the chunk table may be empty:
-// the kernel reads it from d_archive and checks it). *d_status (device u32) receives 0 on success,
-// else a nonzero error mask (bit 0: checksum mismatch, bit 1: malformed chunk).
+// info from inspect_header() (the kernels read the chunk table from d_archive and check it).
+// *d_status (device u32) receives 0 on success, else a nonzero error mask (bit 0: a chunk checksum
+// mismatch, bit 1: a malformed chunk or chunk table entry, bit 2: chunk table checksum mismatch).
+// Device pointers must be 16-byte aligned (cudaMalloc's are).
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status,
                        void* d_workspace, size_t workspace_size, void* stream);
 

@@ -41,7 +41,7 @@ template <class T> HPCZ_HD T ulp_of(T m) {  // distance to the next representabl
 // would leave values near the middle between two levels with no q inside the bound: they would become
 // exceptions. A margin of 4 ulp(max |x|) below 2*eb removes that case; it costs far under 0.01 bit
 // per value except where eb nears the values' ulp, where exceptions are unavoidable anyway and the
-// margin is dropped. eb == 0 (a rel bound on a field whose values are all equal): the step is that
+// margin is dropped. eb == 0 on a field whose finite values are all equal (a rel bound, or abs 0): the step is that
 // value, so it is stored exactly as q = +-1.
 template <class T>
 HPCZ_HD double choose_step(double eb, bool range_valid, double mn, double mx) {
@@ -229,7 +229,6 @@ HPCZ_UNROLL
   return bp;
 }
 
-// Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
 // Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
 // q is overwritten (it becomes the delta magnitudes: one array fewer in registers on the GPU).
 template <class T, class Sink>

@@ -108,6 +108,10 @@ ArchiveInfo inspect(const uint8_t* archive, size_t size) {
   return pipeline::parse_archive(archive, size, true);
 }
 
+ArchiveInfo inspect_header(const uint8_t* archive, size_t available) {
+  return pipeline::parse_archive(archive, available, false);
+}
+
 size_t archive_prefix_size(const uint8_t* header, size_t available) {
   return pipeline::parse_archive(header, available, false).data_offset;
 }

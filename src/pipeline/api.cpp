@@ -17,6 +17,8 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   if (opt.mode != BoundMode::abs && opt.mode != BoundMode::rel) fail(ErrorCode::invalid_argument, "bound mode");
   if (opt.codec != Codec::fast) fail(ErrorCode::invalid_argument, "unknown codec");
   if (opt.fill && !std::isfinite(*opt.fill)) fail(ErrorCode::invalid_argument, "fill value must be finite");
+  if (opt.fill && dtype == DType::f32 && double(float(*opt.fill)) != *opt.fill)
+    fail(ErrorCode::invalid_argument, "fill value is not representable as f32");
   format::HeaderFields h{};
   h.dtype = uint8_t(dtype);
   h.ndims = uint8_t(dims.size());

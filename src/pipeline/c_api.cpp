@@ -29,13 +29,15 @@ hpcz::Backend backend_of(int b) {
 extern "C" {
 
 size_t hpcz_max_compressed_size(uint64_t n, int dtype) {
+  if (dtype != HPCZ_F32 && dtype != HPCZ_F64) return 0;
   return hpcz::max_compressed_size(n, dtype == HPCZ_F64 ? hpcz::DType::f64 : hpcz::DType::f32);
 }
 
 int hpcz_compress(const void* data, int dtype, const uint64_t* dims, int ndims, const hpcz_options* opt, void* out,
                   size_t out_capacity, size_t* out_size) {
   return guard([&] {
-    if (!opt || !dims || !out_size || ndims < 1 || ndims > 4 || (dtype != HPCZ_F32 && dtype != HPCZ_F64))
+    if (!opt || !dims || !out_size || ndims < 1 || ndims > 4 || (dtype != HPCZ_F32 && dtype != HPCZ_F64) ||
+        (opt->mode != HPCZ_ABS && opt->mode != HPCZ_REL) || opt->backend < HPCZ_AUTO || opt->backend > HPCZ_GPU)
       throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
     hpcz::Options o;
     o.mode = opt->mode == HPCZ_ABS ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;

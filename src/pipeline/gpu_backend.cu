@@ -94,6 +94,8 @@ void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>&
     throw Error(ErrorCode::invalid_argument, "output capacity below max_compressed_size()");
   if (ws_size < compress_device_workspace_size(h.n_values, dtype))
     throw Error(ErrorCode::invalid_argument, "workspace below compress_device_workspace_size()");
+  if ((reinterpret_cast<uintptr_t>(d_in) | reinterpret_cast<uintptr_t>(d_out)) & 15)
+    throw Error(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned");
   auto s = static_cast<cudaStream_t>(stream);
   if (dtype == DType::f64)
     compress_device_t(static_cast<const double*>(d_in), h, static_cast<uint8_t*>(d_out), d_size, d_ws, s);
@@ -106,6 +108,8 @@ size_t decompress_device_workspace_size(const ArchiveInfo&) { return 0; }
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void*, size_t,
                        void* stream) {
   if (!gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+  if ((reinterpret_cast<uintptr_t>(d_archive) | reinterpret_cast<uintptr_t>(d_out)) & 15)
+    throw Error(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned");
   auto s = static_cast<cudaStream_t>(stream);
   auto a = static_cast<const uint8_t*>(d_archive);
   if (info.dtype == DType::f64) decompress_device_t(info, a, static_cast<double*>(d_out), d_status, s);
@@ -152,9 +156,10 @@ void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* 
   uint32_t status = 0;
   check(cudaMemcpy(&status, d_status, sizeof status, cudaMemcpyDeviceToHost), "decompress");
   if (status)
-    throw Error(ErrorCode::corrupt_archive,
-                std::string("corrupt archive: ") + (status & 1 ? "chunk checksum mismatch" : "") +
-                    (status & 2 ? " malformed chunk" : "") + (status & 4 ? " chunk table checksum mismatch" : ""));
+    throw Error(ErrorCode::corrupt_archive, std::string("corrupt archive:") +
+                                                (status & 1 ? " chunk checksum mismatch;" : "") +
+                                                (status & 2 ? " malformed chunk or chunk table entry;" : "") +
+                                                (status & 4 ? " chunk table checksum mismatch;" : ""));
   check(cudaMemcpy(out, d_out, out_bytes, cudaMemcpyDeviceToHost), "copy output");
 }
 
