@@ -335,9 +335,9 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* __restr
   const unsigned long long off = load_u64_le(entry);
   const uint32_t size = load_u32_le(entry + 8), expect = load_u32_le(entry + 12);
   // The same table rules as the host parser: chunks in order, back to back, filling the archive.
-  const unsigned long long expect = c ? load_u64_le(entry - 16) + load_u32_le(entry - 8) : format::data_offset(n_chunks);
+  const unsigned long long expect_off = c ? load_u64_le(entry - 16) + load_u32_le(entry - 8) : format::data_offset(n_chunks);
   const bool last_ok = c + 1 < n_chunks || off + size == archive_size;
-  if (off != expect || !last_ok || off > archive_size || size > archive_size - off ||
+  if (off != expect_off || !last_ok || off > archive_size || size > archive_size - off ||
       size > max_chunk_bytes(count, sizeof(T)) || size < nb) {
     if (threadIdx.x == 0) atomicOr(status, kBadChunk);
     return;
