@@ -20,6 +20,10 @@
 namespace hpcz::fle::cuda {
 
 constexpr int kThreads = 256;
+// Blocks per SM the encoder is compiled for: 2 fits its 128 registers without spilling (3 would spill).
+#ifndef HPCZ_ENCODE_MIN_BLOCKS
+#define HPCZ_ENCODE_MIN_BLOCKS 2
+#endif
 
 // Workspace layout for compression (all device memory, zeroed or set by init_kernel).
 struct CompressState {
@@ -111,20 +115,46 @@ __device__ __forceinline__ void reduce_range(unsigned long long kmin, unsigned l
   }
 }
 
+// Order-preserving key in the value's own width (cheaper than range_key per value); widened once per
+// thread. The map float -> double is exact and monotonic, so the result equals range_key's.
+template <class T> __device__ __forceinline__ typename Bits<T>::type narrow_key(T x) {
+  auto u = to_bits(x);
+  constexpr auto top = typename Bits<T>::type(1) << (8 * sizeof(T) - 1);
+  return (u & top) ? ~u : (u | top);
+}
+template <class T> __device__ __forceinline__ T narrow_value(typename Bits<T>::type k) {
+  constexpr auto top = typename Bits<T>::type(1) << (8 * sizeof(T) - 1);
+  return from_bits<T>((k & top) ? (k & ~top) : ~k);
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads) range_kernel(const T* in, unsigned long long n, int has_fill, T fill,
                                                          CompressState* st) {
-  unsigned long long kmin = ~0ull, kmax = 0;
-  for (unsigned long long i = blockIdx.x * (unsigned long long)kThreads + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * kThreads) {
-    T x = in[i];
+  using K = typename Bits<T>::type;
+  constexpr int kVec = 16 / sizeof(T);  // values per 16-byte load
+  K kmin = ~K(0), kmax = 0;
+  auto take = [&](T x) {
     if (in_range_set(x, has_fill, fill)) {
-      unsigned long long k = range_key(double(x));
-      kmin = min(kmin, k);
-      kmax = max(kmax, k);
+      K k = narrow_key(x);
+      kmin = k < kmin ? k : kmin;
+      kmax = k > kmax ? k : kmax;
+    }
+  };
+  const unsigned long long nvec = n / kVec, stride = (unsigned long long)gridDim.x * kThreads;
+  for (unsigned long long i = blockIdx.x * (unsigned long long)kThreads + threadIdx.x; i < nvec; i += stride) {
+    if constexpr (sizeof(T) == 4) {
+      float4 f = __ldg(reinterpret_cast<const float4*>(in) + i);
+      take(f.x); take(f.y); take(f.z); take(f.w);
+    } else {
+      double2 f = __ldg(reinterpret_cast<const double2*>(in) + i);
+      take(f.x); take(f.y);
     }
   }
-  reduce_range<T>(kmin, kmax, st);
+  for (unsigned long long i = nvec * kVec + blockIdx.x * (unsigned long long)kThreads + threadIdx.x; i < n; i += stride)
+    take(in[i]);
+  unsigned long long a = kmin <= kmax ? range_key(double(narrow_value<T>(kmin))) : ~0ull;
+  unsigned long long b = kmin <= kmax ? range_key(double(narrow_value<T>(kmax))) : 0ull;
+  reduce_range<T>(a, b, st);
 }
 
 template <class T>
@@ -177,7 +207,7 @@ __device__ __forceinline__ QuantParams<T> params_from_state(const format::Header
 }
 
 template <class T>
-__global__ void __launch_bounds__(kThreads, 2) encode_kernel(const T* __restrict__ in, unsigned long long n,
+__global__ void __launch_bounds__(kThreads, HPCZ_ENCODE_MIN_BLOCKS) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
                                                           unsigned long long* desc, uint8_t* __restrict__ out) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;

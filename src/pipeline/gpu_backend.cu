@@ -34,11 +34,12 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     // The range comes first in both modes: rel needs it for eb, and both need max |x| for the step.
-    unsigned grid = (unsigned)std::min<uint64_t>((h.n_values + kThreads - 1) / kThreads, uint64_t(sms) * 8);
+    unsigned grid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((h.n_values / 4 + kThreads - 1) / kThreads, uint64_t(sms) * 16));
     fle::cuda::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
     check(cudaGetLastError(), "range kernel");
     auto k = fle::cuda::encode_kernel<T>;
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
+    check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
     k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
     check(cudaGetLastError(), "encode kernel");
   }
@@ -55,6 +56,7 @@ void decompress_device_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, 
   constexpr uint32_t smem = fle::cuda::stage_bytes<T>();
   auto k = fle::cuda::decode_kernel<T>;
   check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
+  check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
   const auto p = fle::make_params<T>(info.eb_abs, info.step, info.fill.has_value(), info.fill.value_or(0.0));
   k<<<(unsigned)info.n_chunks, kThreads, smem, s>>>(d_a, info.archive_size, info.n_values, p, d_out, d_status);
   check(cudaGetLastError(), "decode kernel");
