@@ -39,8 +39,8 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
     check(cudaGetLastError(), "range kernel");
     auto k = fle::cuda::encode_kernel<T>;
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-    check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
-    k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
+    if (sizeof(T) == 4)  // three 66 KiB stages per SM need the largest shared-memory carveout
+        k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
     check(cudaGetLastError(), "encode kernel");
   }
   fle::cuda::seal_kernel<<<1, kThreads, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
@@ -56,7 +56,6 @@ void decompress_device_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, 
   constexpr uint32_t smem = fle::cuda::stage_bytes<T>();
   auto k = fle::cuda::decode_kernel<T>;
   check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-  check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
   const auto p = fle::make_params<T>(info.eb_abs, info.step, info.fill.has_value(), info.fill.value_or(0.0));
   k<<<(unsigned)info.n_chunks, kThreads, smem, s>>>(d_a, info.archive_size, info.n_values, p, d_out, d_status);
   check(cudaGetLastError(), "decode kernel");
