@@ -40,7 +40,8 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
     auto k = fle::cuda::encode_kernel<T>;
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
     if (sizeof(T) == 4)  // three 66 KiB stages per SM need the largest shared-memory carveout
-        k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
+      check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
+    k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
     check(cudaGetLastError(), "encode kernel");
   }
   fle::cuda::seal_kernel<<<1, kThreads, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
