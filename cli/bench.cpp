@@ -276,9 +276,6 @@ int bench_main(const std::vector<std::string>& args) {
       }
 #endif
       ArchiveInfo info = inspect(archive.data(), archive.size());
-      if (!gpu) {
-        o.backend = Backend::cpu;
-      }
       Metrics m = compare(data.data(), back.data(), f.dtype, n);
       uint64_t viol = 0;
       double worst = f.dtype == DType::f32
