@@ -15,6 +15,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include "fle/fast_chunk.hpp"
+#include "fle/fast_header.hpp"
 #include "format/header.hpp"
 
 namespace hpcz::fle::cuda {
@@ -195,16 +196,6 @@ struct ChainOp {
   }
 };
 
-// Derives eb and the step from the range the range kernel left in st (every block computes the same).
-template <class T>
-__device__ __forceinline__ QuantParams<T> params_from_state(const format::HeaderFields& h, const CompressState* st) {
-  unsigned long long a = st->key_min, b = st->key_max;
-  const bool valid = a <= b;
-  const double mn = range_value(a), mx = range_value(b);
-  const double eb = absolute_bound(h.mode, h.bound, valid, mn, mx);
-  return make_params<T>(eb, choose_step<T>(eb, valid, mn, mx), h.flags & format::kFlagFill, h.fill);
-}
-
 template <class T>
 __global__ void __launch_bounds__(kThreads, encode_min_blocks<T>()) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
@@ -224,7 +215,8 @@ __global__ void __launch_bounds__(kThreads, encode_min_blocks<T>()) encode_kerne
   const unsigned long long first_value = c * kCV;
   const uint32_t count = uint32_t(min((unsigned long long)kCV, n - first_value));
   const uint32_t nb = (count + kB - 1) / kB;
-  const QuantParams<T> p = params_from_state<T>(h, st);
+  settle_range(h, st->key_min, st->key_max);  // every block derives the same eb and step
+  const QuantParams<T> p = encoder_params<T>(h);
 
   uint32_t pay = 0, nexc = 0;  // running totals over earlier rounds
   int32_t carry = 0;           // q that ended the previous round
@@ -311,14 +303,7 @@ __global__ void __launch_bounds__(kThreads) seal_kernel(format::HeaderFields h, 
     s += format::checksum_term(i, reinterpret_cast<const uint32_t*>(table)[i]);
   s = Sum(tmp).Sum(s);
   if (threadIdx.x == 0) {
-    unsigned long long a = st->key_min, b = st->key_max;
-    const bool valid = a <= b;
-    if (valid) h.flags |= format::kFlagRangeValid;
-    h.range_min = valid ? range_value(a) : 0.0;
-    h.range_max = valid ? range_value(b) : 0.0;
-    h.eb_abs = absolute_bound(h.mode, h.bound, valid, h.range_min, h.range_max);
-    h.step = h.dtype == 1 ? choose_step<float>(h.eb_abs, valid, h.range_min, h.range_max)
-                          : choose_step<double>(h.eb_abs, valid, h.range_min, h.range_max);
+    settle_range(h, st->key_min, st->key_max);
     h.archive_size = st->total_size;
     h.table_checksum = format::checksum_fold(s);
     format::write_header(out, h);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "fle/fast_chunk.hpp"
+#include "fle/fast_header.hpp"
 #include "pipeline/internal.hpp"
 
 namespace hpcz::pipeline {
@@ -25,13 +26,8 @@ std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
       kmax = std::max(kmax, k);
     }
   }
-  const bool valid = kmin <= kmax;
-  if (valid) h.flags |= format::kFlagRangeValid;
-  h.range_min = valid ? fle::range_value(kmin) : 0.0;
-  h.range_max = valid ? fle::range_value(kmax) : 0.0;
-  h.eb_abs = fle::absolute_bound(h.mode, h.bound, valid, h.range_min, h.range_max);
-  h.step = fle::choose_step<T>(h.eb_abs, valid, h.range_min, h.range_max);
-  const fle::QuantParams<T> p = fle::make_params<T>(h.eb_abs, h.step, has_fill, h.fill);
+  fle::settle_range(h, kmin, kmax);
+  const fle::QuantParams<T> p = fle::encoder_params<T>(h);
 
   const uint64_t cv = fle::chunk_values<T>(), nc = h.n_chunks;
   const uint64_t slot = fle::max_chunk_bytes(cv, sizeof(T));
