@@ -193,18 +193,13 @@ HPCZ_UNROLL
 // Chooses the block's encoding from its q (computed with the right prev): plain (32 deltas, the first
 // against prev), outlier (the first q itself in k bytes, 31 deltas), uniform (one value, when every
 // lane has the same bits) or raw, whichever is smallest.
-HPCZ_HD BlockPlan plan_block(const int32_t* q, uint32_t mask, int32_t prev, int value_bytes, bool uniform = false) {
-  uint32_t max_all = 0, max_rest = 0;
-HPCZ_UNROLL
-  for (int i = 0; i < kB; ++i) {
-    uint32_t d = uint32_t(q[i]) - uint32_t(i ? q[i - 1] : prev);
-    uint32_t ad = int32_t(d) < 0 ? 0u - d : d;
-    max_all |= ad;
-    if (i) max_rest |= ad;
-  }
+// The choice itself, from the block's statistics: OR of all |delta| (the first against prev), OR of
+// |delta_1..31|, the first q, the exception mask. Shared by the per-thread and the per-warp planners.
+HPCZ_HD BlockPlan plan_from_stats(uint32_t max_all, uint32_t max_rest, int32_t q0, uint32_t mask, int value_bytes,
+                                  bool uniform) {
   int w_all = bit_width32(max_all), w_rest = bit_width32(max_rest);
   uint32_t plain = w_all ? 4 + 4 * w_all : 0;
-  int k = outlier_bytes(q[0], w_rest);
+  int k = outlier_bytes(q0, w_rest);
   uint32_t outlier = k + (w_rest ? 4 + 4 * w_rest : 0);
   BlockPlan bp;
   uint32_t size;
@@ -227,6 +222,18 @@ HPCZ_UNROLL
     if (mask) bp.code |= kExcFlag;
   }
   return bp;
+}
+
+HPCZ_HD BlockPlan plan_block(const int32_t* q, uint32_t mask, int32_t prev, int value_bytes, bool uniform = false) {
+  uint32_t max_all = 0, max_rest = 0;
+HPCZ_UNROLL
+  for (int i = 0; i < kB; ++i) {
+    uint32_t d = uint32_t(q[i]) - uint32_t(i ? q[i - 1] : prev);
+    uint32_t ad = int32_t(d) < 0 ? 0u - d : d;
+    max_all |= ad;
+    if (i) max_rest |= ad;
+  }
+  return plan_from_stats(max_all, max_rest, q[0], mask, value_bytes, uniform);
 }
 
 // Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
