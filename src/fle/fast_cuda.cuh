@@ -23,10 +23,7 @@ namespace hpcz::fle::cuda {
 constexpr int kThreads = 256;
 // Blocks per SM the encoder is compiled for. Measured on an H200 (bench/results, v3): f32 runs 5% faster
 // at 3 (80 registers, some spills) than at 2; f64 runs 8% slower at 3 (its spills double), so 2.
-#ifndef HPCZ_ENCODE_MIN_BLOCKS_F32
-#define HPCZ_ENCODE_MIN_BLOCKS_F32 3
-#endif
-template <class T> constexpr int encode_min_blocks() { return sizeof(T) == 4 ? HPCZ_ENCODE_MIN_BLOCKS_F32 : 2; }
+template <class T> constexpr int encode_min_blocks() { return sizeof(T) == 4 ? 3 : 2; }
 
 // Workspace layout for compression (all device memory, zeroed or set by init_kernel).
 struct CompressState {
@@ -206,7 +203,9 @@ __global__ void __launch_bounds__(kThreads, encode_min_blocks<T>()) encode_kerne
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
   constexpr uint32_t kTop = kNB + kCV * sizeof(T);
   extern __shared__ __align__(16) uint8_t stage[];
+  using Scan = cub::BlockScan<unsigned long long, kThreads>;
   using Sum = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename Scan::TempStorage scan_tmp;
   __shared__ typename Sum::TempStorage sum_tmp;
   __shared__ unsigned long long s_chunk, s_base;
 
@@ -219,151 +218,38 @@ __global__ void __launch_bounds__(kThreads, encode_min_blocks<T>()) encode_kerne
   settle_range(h, st->key_min, st->key_max);  // every block derives the same eb and step
   const QuantParams<T> p = encoder_params<T>(h);
 
-  // Warp-cooperative coding: each warp takes 32 consecutive blocks per round and lane l holds value l
-  // of every one of them, so loads are coalesced, deltas are shuffles, widths are warp OR-reductions
-  // and each bit plane is one __ballot_sync. Same bytes as write_block (tests compare with the CPU).
-  constexpr int kWarps = kThreads / 32;
-  constexpr uint32_t kFull = 0xffffffffu;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const uint32_t lanes_lt = (1u << lane) - 1;
-  __shared__ unsigned long long s_warp_tail[kWarps], s_warp_size[kWarps];
-  __shared__ int32_t s_prev[kWarps * 32];
-  __shared__ uint8_t s_code[kWarps * 32];
-
-  // The q lane l ends up with after chain filling: its own if quantized, else the nearest quantized
-  // lane below, else prev.
-  auto fill_lane = [&](int32_t q, uint32_t valid, int32_t prev) {
-    const uint32_t below = valid & lanes_lt;
-    const int32_t from = __shfl_sync(kFull, q, below ? 31 - __clz(below) : 0);
-    return (valid >> lane & 1) ? q : (below ? from : prev);
-  };
-
   uint32_t pay = 0, nexc = 0;  // running totals over earlier rounds
   int32_t carry = 0;           // q that ended the previous round
   for (uint32_t r = 0; r < kRounds; ++r) {
-    const uint32_t b0 = r * kThreads + warp * 32;  // this warp's first block
-    T v[32];
-    int32_t q[32];
-#pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      const uint32_t at = (b0 + j) * kB + lane;
-      v[j] = at < count ? __ldg(in + first_value + at) : T(0);
-    }
-    uint32_t invalid = 0;  // bit j: this lane has no q in block j
-#pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      int32_t qq = 0;
-      const bool ok = (b0 + j) * kB + lane < count && quantize(v[j], p, qq);
-      q[j] = qq;
-      if (!ok) invalid |= 1u << j;
-    }
-    // Chain across warps: each warp's last quantized q, combined in block order.
-    unsigned long long tail = 0;
-#pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      const uint32_t valid = __ballot_sync(kFull, !(invalid >> j & 1));
-      if (valid) tail = 1ull << 32 | uint32_t(__shfl_sync(kFull, q[j], 31 - __clz(valid)));
-    }
-    if (lane == 0) s_warp_tail[warp] = tail;
+    const uint32_t b = r * kThreads + threadIdx.x;
+    T v[kB];
+    int cnt = 0;
+    if (b < nb) load_block(in, first_value + b * kB, first_value + count, v, cnt);
+    // The chain: each block's first delta is against the last q of the blocks before it.
+    int32_t q[kB], tail = 0;
+    bool has = false;
+    const uint32_t invalid = quantize_lanes(v, cnt, p, q, tail, has);
+    unsigned long long mine = has ? (1ull << 32 | uint32_t(tail)) : 0, before, agg;
+    Scan(scan_tmp).ExclusiveScan(mine, before, 1ull << 32 | uint32_t(carry), LastValid(), agg);
+    const int32_t prev = int32_t(uint32_t(before));
+    if (agg >> 32) carry = int32_t(uint32_t(agg));
     __syncthreads();
-    int32_t prev = carry;
-    for (int k = 0; k < kWarps; ++k) {
-      const unsigned long long t = s_warp_tail[k];
-      if (k < warp && (t >> 32)) prev = int32_t(uint32_t(t));
-      if (t >> 32) carry = int32_t(uint32_t(t));
+    chain_fill(q, invalid, prev);
+    BlockPlan bp{0, 0, 0, 0};
+    if (b < nb) bp = plan_block(q, invalid & lanes_below(cnt), prev, sizeof(T), uniform_bits(v, cnt));
+    unsigned long long sizes = (unsigned long long)bp.payload << 32 | bp.nexc, total;
+    Scan(scan_tmp).ExclusiveSum(sizes, before, total);
+    if (b < nb) {
+      stage[b] = bp.code;
+      uint32_t at = nb + pay + uint32_t(before >> 32);
+      uint32_t x0 = nexc + uint32_t(before);
+      write_block(bp, v, cnt, q, prev, stage + at, [&](int j, T x) {
+        store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
+      });
     }
-    // Plan every block of the warp; remember each block's prev and code for the write pass.
-    uint32_t wpay = 0, wexc = 0;
-#pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      const uint32_t b = b0 + j;
-      const uint32_t valid = __ballot_sync(kFull, !(invalid >> j & 1));
-      if (b < nb) {
-        const int cnt = int(min(uint32_t(kB), count - b * kB));
-        const int32_t qf = fill_lane(q[j], valid, prev);
-        const int32_t up = __shfl_up_sync(kFull, qf, 1);
-        const uint32_t d = uint32_t(qf) - uint32_t(lane ? up : prev);
-        const uint32_t ad = int32_t(d) < 0 ? 0u - d : d;
-        const uint32_t max_all = __reduce_or_sync(kFull, ad), max_rest = __reduce_or_sync(kFull, lane ? ad : 0u);
-        const int32_t q0 = __shfl_sync(kFull, qf, 0);
-        const T v0 = __shfl_sync(kFull, v[j], 0);
-        const bool uniform = __all_sync(kFull, lane >= cnt || to_bits(v[j]) == to_bits(v0));
-        const BlockPlan bp = plan_from_stats(max_all, max_rest, q0, ~valid & lanes_below(cnt), sizeof(T), uniform);
-        if (lane == 0) {
-          s_prev[warp * 32 + j] = prev;
-          s_code[warp * 32 + j] = bp.code;
-        }
-        wpay += bp.payload;
-        wexc += bp.nexc;
-        prev = __shfl_sync(kFull, qf, 31);
-      }
-    }
-    if (lane == 0) s_warp_size[warp] = (unsigned long long)wpay << 32 | wexc;
-    __syncthreads();
-    uint32_t at = nb + pay, x0 = nexc;  // where this warp's first block goes
-    for (int k = 0; k < kWarps; ++k) {
-      const unsigned long long t = s_warp_size[k];
-      if (k < warp) {
-        at += uint32_t(t >> 32);
-        x0 += uint32_t(t);
-      }
-      pay += uint32_t(t >> 32);
-      nexc += uint32_t(t);
-    }
-    // Write pass.
-#pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      const uint32_t b = b0 + j;
-      if (b >= nb) continue;
-      const uint32_t valid = __ballot_sync(kFull, !(invalid >> j & 1));
-      const int cnt = int(min(uint32_t(kB), count - b * kB));
-      const uint8_t code = s_code[warp * 32 + j];
-      const int32_t bprev = s_prev[warp * 32 + j];
-      const int cc = code & 0x7f;
-      if (lane == 0) stage[b] = code;
-      uint8_t* dst = stage + at;
-      at += payload_size(code, sizeof(T));
-      if (cc == kCodeRaw) {
-        store_value_le<T>(dst + lane * sizeof(T), lane < cnt ? v[j] : T(0));
-        continue;
-      }
-      if (cc == kCodeUniform) {
-        if (lane == 0) store_value_le<T>(dst, v[j]);
-        continue;
-      }
-      const int32_t qf = fill_lane(q[j], valid, bprev);
-      const int32_t up = __shfl_up_sync(kFull, qf, 1);
-      if (code & kExcFlag) {
-        const uint32_t mask = ~valid & lanes_below(cnt);
-        if (lane == 0) store_u32_le(dst, mask);
-        dst += 4;
-        if (mask >> lane & 1)
-          store_value_le<T>(stage + kTop - (x0 + popcount32(mask & lanes_lt) + 1) * sizeof(T), v[j]);
-        x0 += popcount32(mask);
-      }
-      int w = cc;
-      const bool outl = cc >= kOutlierBase;
-      if (outl) {
-        const int k = (cc - kOutlierBase) / kOutlierWidths + 1;
-        w = (cc - kOutlierBase) % kOutlierWidths;
-        const uint32_t z = outlier_field(__shfl_sync(kFull, qf, 0), w);
-        if (lane < k) dst[lane] = uint8_t(z >> (8 * lane));
-        dst += k;
-      }
-      if (!w) continue;
-      const uint32_t d = uint32_t(qf) - uint32_t(lane ? up : (outl ? 0 : bprev));
-      const bool neg = int32_t(d) < 0;
-      const uint32_t mag = (outl && lane == 0) ? 0u : (neg ? 0u - d : d);
-      const uint32_t signs = __ballot_sync(kFull, neg);
-      uint32_t mine = 0;
-      for (int pl = 0; pl < w; ++pl) {
-        const uint32_t word = __ballot_sync(kFull, mag >> pl & 1u);
-        if (lane == pl) mine = word;
-      }
-      if (lane == 0) store_u32_le(dst, signs);
-      if (lane < w) store_u32_le(dst + 4 + 4 * lane, mine);
-    }
-    __syncthreads();  // s_warp_* and s_prev/s_code are reused next round
+    pay += uint32_t(total >> 32);
+    nexc += uint32_t(total);
+    __syncthreads();  // scan_tmp reuse
   }
 
   const uint32_t body = nb + pay, size = body + nexc * uint32_t(sizeof(T));
