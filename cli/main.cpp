@@ -17,8 +17,8 @@ namespace hpcz::cli {
 
 static const char* kUsageText =
     "usage:\n"
-    "  hpcz compress -i IN -o OUT -t f32|f64 -d DIMS (--abs E | --rel E) [--mode fast]\n"
-    "                [--device auto|gpu|cpu] [--fill V]\n"
+    "  hpcz compress -i IN -o OUT -t f32|f64 -d DIMS (--abs E | --rel E) [--mode fast|ratio]\n"
+    "                [--device auto|gpu|cpu] [--fill V] [--radius R]\n"
     "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu]\n"
     "  hpcz info IN [--json]\n"
     "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
@@ -153,14 +153,22 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 int cmd_compress(const std::vector<std::string>& args) {
-  Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--mode", "--device", "--fill"}, {});
+  Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--mode", "--device", "--fill", "--radius"}, {});
   if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
   if (a.flag("--abs") == a.flag("--rel")) throw UsageError("give exactly one of --abs E or --rel E");
   Options o;
   o.mode = a.flag("--abs") ? BoundMode::abs : BoundMode::rel;
   o.bound = parse_number(a.get(a.flag("--abs") ? "--abs" : "--rel"), "the error bound");
   if (!(o.bound >= 0) || !std::isfinite(o.bound)) throw UsageError("the error bound must be finite and >= 0");
-  if (a.flag("--mode") && a.get("--mode") != "fast") throw UsageError("--mode must be fast (ratio comes later)");
+  const std::string mode = a.flag("--mode") ? a.get("--mode") : "fast";
+  if (mode != "fast" && mode != "ratio") throw UsageError("--mode must be fast or ratio, not '" + mode + "'");
+  o.codec = mode == "ratio" ? Codec::ratio : Codec::fast;
+  if (a.flag("--radius")) {
+    if (o.codec != Codec::ratio) throw UsageError("--radius applies to --mode ratio");
+    const double r = parse_number(a.get("--radius"), "--radius");
+    if (!(r >= 1 && r <= 2048) || r != std::floor(r)) throw UsageError("--radius must be an integer 1 to 2048");
+    o.radius = uint32_t(r);
+  }
   if (a.flag("--fill")) o.fill = parse_number(a.get("--fill"), "--fill");
   o.backend = parse_backend(a);
   const DType t = parse_dtype(a.get("-t"));
@@ -220,13 +228,22 @@ int cmd_info(const std::vector<std::string>& args) {
   if (a.flag("--json")) {
     std::printf("{\n  \"format_version\": %u,\n  \"dtype\": \"%s\",\n  \"dims\": [", i.version, dt);
     for (size_t k = 0; k < i.dims.size(); ++k) std::printf("%s%llu", k ? ", " : "", (unsigned long long)i.dims[k]);
-    std::printf("],\n  \"n_values\": %llu,\n  \"codec\": \"fast\",\n  \"bound_mode\": \"%s\",\n  \"bound\": %s,\n"
+    std::printf("],\n  \"n_values\": %llu,\n  \"codec\": \"%s\",\n  \"bound_mode\": \"%s\",\n  \"bound\": %s,\n"
                 "  \"eb_abs\": %s,\n  \"range\": %s,\n  \"fill\": %s,\n  \"chunk_values\": %u,\n  \"block_values\": %u,\n"
-                "  \"archive_bytes\": %llu,\n  \"compression_ratio\": %s,\n  \"chunks\": [",
-                (unsigned long long)i.n_values, mode, json_num(i.bound).c_str(), json_num(i.eb_abs).c_str(),
+                "  \"archive_bytes\": %llu,\n  \"compression_ratio\": %s,\n",
+                (unsigned long long)i.n_values, i.codec == Codec::ratio ? "ratio" : "fast", mode, json_num(i.bound).c_str(), json_num(i.eb_abs).c_str(),
                 i.range_valid ? ("[" + json_num(i.range_min) + ", " + json_num(i.range_max) + "]").c_str() : "null",
                 i.fill ? json_num(*i.fill).c_str() : "null", i.chunk_values, i.block_values,
                 (unsigned long long)i.archive_size, json_num(raw / double(i.archive_size)).c_str());
+    if (i.codec == Codec::ratio) {
+      const StageSizes z = stage_sizes(archive.data(), archive.size());
+      std::printf("  \"stages\": {\"header_and_table\": %llu, \"codebook\": %llu, \"gap_metadata\": %llu, "
+                  "\"codes\": %llu, \"outliers\": %llu, \"exceptions\": %llu, \"raw_chunks\": %llu},\n",
+                  (unsigned long long)z.header_and_table, (unsigned long long)z.codebook,
+                  (unsigned long long)z.gap_metadata, (unsigned long long)z.codes, (unsigned long long)z.outliers,
+                  (unsigned long long)z.exceptions, (unsigned long long)z.raw_chunks);
+    }
+    std::printf("  \"chunks\": [");
     for (size_t c = 0; c < i.chunks.size(); ++c)
       std::printf("%s\n    {\"offset\": %llu, \"size\": %u, \"checksum\": %u}", c ? "," : "",
                   (unsigned long long)i.chunks[c].offset, i.chunks[c].size, i.chunks[c].checksum);
@@ -236,7 +253,11 @@ int cmd_info(const std::vector<std::string>& args) {
   std::printf("hpcz archive, format version %u\n", i.version);
   std::printf("  array        %s %s (%llu values, %.0f bytes)\n", dt, dims_string(i.dims).c_str(),
               (unsigned long long)i.n_values, raw);
-  std::printf("  codec        fast (block fixed-length, %u values per block)\n", i.block_values);
+  if (i.codec == Codec::ratio) {
+    std::printf("  codec        ratio (Lorenzo + Huffman, radius %u)\n", i.block_values);
+  } else {
+    std::printf("  codec        fast (block fixed-length, %u values per block)\n", i.block_values);
+  }
   std::printf("  bound        %s %.6g -> absolute %.9g\n", mode, i.bound, i.eb_abs);
   if (i.range_valid) std::printf("  value range  [%.9g, %.9g]\n", i.range_min, i.range_max);
   else std::printf("  value range  none (no finite values)\n");
@@ -245,6 +266,14 @@ int cmd_info(const std::vector<std::string>& args) {
               raw / double(i.archive_size), i.n_values ? 8.0 * double(i.archive_size) / double(i.n_values) : 0.0);
   std::printf("  chunks       %llu of %u values, data at offset %llu\n", (unsigned long long)i.n_chunks, i.chunk_values,
               (unsigned long long)i.data_offset);
+  if (i.codec == Codec::ratio) {
+    const StageSizes z = stage_sizes(archive.data(), archive.size());
+    std::printf("  stages       codes %llu, codebook %llu, gap metadata %llu, outliers %llu, exceptions %llu,\n"
+                "               raw chunks %llu, header+table %llu bytes\n",
+                (unsigned long long)z.codes, (unsigned long long)z.codebook, (unsigned long long)z.gap_metadata,
+                (unsigned long long)z.outliers, (unsigned long long)z.exceptions, (unsigned long long)z.raw_chunks,
+                (unsigned long long)z.header_and_table);
+  }
   const size_t show = std::min<size_t>(i.chunks.size(), 8);
   std::printf("  %-8s %14s %10s %10s\n", "chunk", "offset", "size", "checksum");
   for (size_t c = 0; c < show; ++c)

@@ -19,7 +19,9 @@ namespace hpcz {
 
 enum class DType : uint8_t { f32 = 1, f64 = 2 };
 enum class BoundMode : uint8_t { abs = 1, rel = 2 };  // rel: relative to max - min of finite, non-fill values
-enum class Codec : uint8_t { fast = 1 };
+// fast: cuSZp2-class block fixed-length coding (speed). ratio: cuSZ-class Lorenzo prediction and Huffman
+// coding (ratio).
+enum class Codec : uint8_t { fast = 1, ratio = 2 };
 enum class Backend { automatic, cpu, gpu };
 
 inline size_t dtype_size(DType t) { return t == DType::f64 ? 8 : 4; }
@@ -46,6 +48,7 @@ struct Options {
   Codec codec = Codec::fast;
   std::optional<double> fill;  // values equal to it are excluded from the range and kept exactly
   Backend backend = Backend::automatic;
+  uint32_t radius = 512;  // ratio mode: quant codes cover |delta| < radius (1..2048); others are outliers
 };
 
 struct ChunkEntry {
@@ -69,13 +72,26 @@ struct ArchiveInfo {
   double step = 0;        // quantization step
   Codec codec = Codec::fast;
   uint32_t chunk_values = 0;
-  uint32_t block_values = 0;
+  uint32_t block_values = 0;  // fast: values per block (32); ratio: the quant-code radius
   uint64_t n_chunks = 0;
   uint64_t archive_size = 0;
   uint64_t data_offset = 0;  // where chunk data starts
   uint32_t table_checksum = 0;
   std::vector<ChunkEntry> chunks;  // filled by inspect() when the table is available
 };
+
+// Where a ratio-mode archive's bytes go (all chunks summed); zeros for the fast mode.
+struct StageSizes {
+  uint64_t header_and_table = 0;
+  uint64_t codebook = 0;      // code lengths (and chunk headers)
+  uint64_t gap_metadata = 0;  // gap array and per-sequence symbol offsets
+  uint64_t codes = 0;         // the Huffman bit stream of the quant codes
+  uint64_t outliers = 0;      // indices and deltas of codes outside the radius
+  uint64_t exceptions = 0;    // indices and values stored exactly (NaN, Inf, fill, unquantizable)
+  uint64_t raw_chunks = 0;    // chunks stored verbatim because coding would not shrink them
+};
+// Validates the archive as inspect() does (chunk checksums included) and splits its size by stage.
+StageSizes stage_sizes(const uint8_t* archive, size_t size);
 
 // ---- sizes ------------------------------------------------------------------------------------------
 size_t max_compressed_size(uint64_t n_values, DType dtype);

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "fle/fast_chunk.hpp"
+#include "ratio/ratio_chunk.hpp"
 #include "pipeline/internal.hpp"
 
 namespace hpcz::pipeline {
@@ -36,8 +37,8 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   if (ndims < 1 || ndims > 4) corrupt("rank " + std::to_string(ndims));
   if (a[10] != 1 && a[10] != 2) corrupt("error-bound mode " + std::to_string(a[10]));
   info.mode = BoundMode(a[10]);
-  if (a[11] != 1) fail(ErrorCode::unsupported, "unknown codec id " + std::to_string(a[11]));
-  info.codec = Codec::fast;
+  if (a[11] != 1 && a[11] != 2) fail(ErrorCode::unsupported, "unknown codec id " + std::to_string(a[11]));
+  info.codec = Codec(a[11]);
   const uint8_t flags = a[12];
   if (flags & ~(kFlagFill | kFlagRangeValid) || a[13] || a[14] || a[15]) corrupt("reserved header bits set");
   uint64_t n = 1;
@@ -66,16 +67,24 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   info.block_values = load_u32_le(a + 108);
   info.n_chunks = load_u64_le(a + 112);
   info.archive_size = load_u64_le(a + 120);
-  if (load_u64_le(a + 128) != 0) corrupt("reserved header bytes set");
+  const uint64_t params = load_u64_le(a + 128);
+  if (params != (info.codec == Codec::ratio ? ratio::kCodecParams : 0)) corrupt("codec parameters");
   info.table_checksum = load_u32_le(a + 136);
   // The step is a value of the array's type, >= 0, and never above 2 eb (except eb == 0, see FORMAT.md).
   const double step_t = info.dtype == DType::f32 ? double(float(info.step)) : info.step;
   if (!(info.step >= 0) || step_t != info.step || (info.eb_abs > 0 && info.step > 2 * info.eb_abs))
     corrupt("quantization step");
   const uint32_t vb = uint32_t(dtype_size(info.dtype));
-  if (info.chunk_values != kChunkInputBytes / vb) corrupt("chunk size");
-  if (info.block_values != kBlockValues) corrupt("block size");
-  if (info.n_chunks != detail::div_ceil(n, info.chunk_values)) corrupt("chunk count");
+  if (info.codec == Codec::ratio) {
+    const predict::Shape shape = predict::working_shape(info.dims.data(), ndims);
+    if (info.chunk_values != shape.chunk_values()) corrupt("chunk size");
+    if (info.block_values < 1 || info.block_values > ratio::kMaxRadius) corrupt("radius");
+    if (info.n_chunks != detail::div_ceil(shape.slabs, shape.chunk_slabs)) corrupt("chunk count");
+  } else {
+    if (info.chunk_values != kChunkInputBytes / vb) corrupt("chunk size");
+    if (info.block_values != kBlockValues) corrupt("block size");
+    if (info.n_chunks != detail::div_ceil(n, info.chunk_values)) corrupt("chunk count");
+  }
   info.data_offset = data_offset(info.n_chunks);
   if (info.archive_size < info.data_offset) corrupt("archive size smaller than its chunk table");
   if (!full) return info;
@@ -91,8 +100,9 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
     e.offset = load_u64_le(t + 16 * c);
     e.size = load_u32_le(t + 16 * c + 8);
     e.checksum = load_u32_le(t + 16 * c + 12);
-    uint64_t count = std::min<uint64_t>(info.chunk_values, n - c * info.chunk_values);
-    if (e.offset != expect || e.size > fle::max_chunk_bytes(count, vb) || e.size > info.archive_size - e.offset)
+    const uint64_t count = std::min<uint64_t>(info.chunk_values, n - c * info.chunk_values);
+    const uint64_t most = info.codec == Codec::ratio ? ratio::max_chunk_bytes(count, vb) : fle::max_chunk_bytes(count, vb);
+    if (e.offset != expect || e.size > most || e.size > info.archive_size - e.offset)
       corrupt("chunk " + std::to_string(c) + " lies outside its place");
     expect += e.size;
   }
@@ -110,6 +120,35 @@ ArchiveInfo inspect(const uint8_t* archive, size_t size) {
 
 ArchiveInfo inspect_header(const uint8_t* archive, size_t available) {
   return pipeline::parse_archive(archive, available, false);
+}
+
+StageSizes stage_sizes(const uint8_t* archive, size_t size) {
+  const ArchiveInfo info = inspect(archive, size);
+  StageSizes z;
+  z.header_and_table = info.data_offset;
+  if (info.codec != Codec::ratio) return z;
+  const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));
+  const uint32_t vb = uint32_t(dtype_size(info.dtype)), nsym = 2 * info.block_values;
+  for (uint64_t c = 0; c < info.n_chunks; ++c) {
+    const ChunkEntry& e = info.chunks[c];
+    const uint8_t* src = archive + e.offset;
+    const uint32_t count = predict::chunk_shape(shape, c).count();
+    if (format::checksum(src, e.size) != e.checksum)
+      pipeline::fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": checksum mismatch");
+    ratio::ChunkLayout L;
+    if (ratio::is_raw_chunk(src, e.size, count, vb)) {
+      z.raw_chunks += e.size;
+    } else if (ratio::parse_chunk(src, e.size, count, nsym, vb, L)) {
+      z.codebook += L.seq_first;
+      z.gap_metadata += L.bits - L.seq_first;
+      z.codes += L.out_idx - L.bits;
+      z.outliers += L.exc_idx - L.out_idx;
+      z.exceptions += L.size - L.exc_idx;
+    } else {
+      pipeline::fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": malformed");
+    }
+  }
+  return z;
 }
 
 size_t archive_prefix_size(const uint8_t* header, size_t available) {

@@ -19,7 +19,7 @@ struct HeaderFields {
   uint8_t dtype;   // 1 f32, 2 f64
   uint8_t ndims;   // 1..4
   uint8_t mode;    // 1 abs, 2 rel
-  uint8_t codec;   // 1 fast
+  uint8_t codec;   // 1 fast, 2 ratio
   uint8_t flags;
   uint64_t dims[4];
   uint64_t n_values;
@@ -33,6 +33,7 @@ struct HeaderFields {
   uint64_t n_chunks;
   uint64_t archive_size;
   uint32_t table_checksum;
+  uint64_t codec_params;  // bytes 128..135: 0 for fast; ratio: max code length | predictor << 8
 };
 
 HPCZ_HD void store_f64_le(uint8_t* p, double v) { detail::store_u64_le(p, detail::to_bits(v)); }
@@ -57,7 +58,7 @@ HPCZ_HD void write_header(uint8_t* d, const HeaderFields& h) {
   detail::store_u32_le(d + 108, h.block_values);
   detail::store_u64_le(d + 112, h.n_chunks);
   detail::store_u64_le(d + 120, h.archive_size);
-  detail::store_u64_le(d + 128, 0);  // reserved
+  detail::store_u64_le(d + 128, h.codec_params);
   detail::store_u32_le(d + 136, h.table_checksum);
   uint64_t s = 0;
   for (uint32_t i = 0; i < 35; ++i) s += checksum_term(i, detail::load_u32_le(d + 4 * i));

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "fle/fast_chunk.hpp"
+#include "ratio/ratio_chunk.hpp"
 #include "pipeline/internal.hpp"
 
 namespace hpcz {
@@ -15,7 +16,9 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   if (!(opt.bound >= 0) || !std::isfinite(opt.bound))
     fail(ErrorCode::invalid_argument, "error bound must be a finite number >= 0");
   if (opt.mode != BoundMode::abs && opt.mode != BoundMode::rel) fail(ErrorCode::invalid_argument, "bound mode");
-  if (opt.codec != Codec::fast) fail(ErrorCode::invalid_argument, "unknown codec");
+  if (opt.codec != Codec::fast && opt.codec != Codec::ratio) fail(ErrorCode::invalid_argument, "unknown codec");
+  if (opt.codec == Codec::ratio && (opt.radius < 1 || opt.radius > ratio::kMaxRadius))
+    fail(ErrorCode::invalid_argument, "radius must be 1 to " + std::to_string(ratio::kMaxRadius));
   if (opt.fill && !std::isfinite(*opt.fill)) fail(ErrorCode::invalid_argument, "fill value must be finite");
   if (opt.fill && dtype == DType::f32 && double(float(*opt.fill)) != *opt.fill)
     fail(ErrorCode::invalid_argument, "fill value is not representable as f32");
@@ -34,9 +37,17 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   h.n_values = n;
   h.bound = opt.bound;
   h.fill = opt.fill ? *opt.fill : 0.0;
-  h.chunk_values = format::kChunkInputBytes / uint32_t(dtype_size(dtype));
-  h.block_values = format::kBlockValues;
-  h.n_chunks = detail::div_ceil(n, h.chunk_values);
+  if (opt.codec == Codec::ratio) {
+    const predict::Shape s = predict::working_shape(h.dims, h.ndims);
+    h.chunk_values = uint32_t(s.chunk_values());
+    h.block_values = opt.radius;
+    h.n_chunks = detail::div_ceil(s.slabs, s.chunk_slabs);
+    h.codec_params = ratio::kCodecParams;
+  } else {
+    h.chunk_values = format::kChunkInputBytes / uint32_t(dtype_size(dtype));
+    h.block_values = format::kBlockValues;
+    h.n_chunks = detail::div_ceil(n, h.chunk_values);
+  }
   return h;
 }
 

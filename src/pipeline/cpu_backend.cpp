@@ -7,10 +7,49 @@
 
 #include "fle/fast_chunk.hpp"
 #include "fle/fast_header.hpp"
+#include "ratio/ratio_chunk.hpp"
 #include "pipeline/internal.hpp"
 
 namespace hpcz::pipeline {
 namespace {
+
+// Lays out header, table and chunks, given each chunk's bytes.
+std::vector<uint8_t> assemble(format::HeaderFields& h, const std::vector<std::vector<uint8_t>>& chunks) {
+  const uint64_t nc = chunks.size();
+  std::vector<uint64_t> offsets(nc);
+  uint64_t total = format::data_offset(nc);
+  for (uint64_t c = 0; c < nc; ++c) {
+    offsets[c] = total;
+    total += chunks[c].size();
+  }
+  std::vector<uint8_t> out(total);
+  uint8_t* table = out.data() + format::kHeaderBytes;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t c = 0; c < int64_t(nc); ++c) {
+    std::memcpy(out.data() + offsets[c], chunks[c].data(), chunks[c].size());
+    format::write_chunk_entry(table + 16 * c, offsets[c], uint32_t(chunks[c].size()),
+                              format::checksum(chunks[c].data(), chunks[c].size()));
+  }
+  h.archive_size = total;
+  h.table_checksum = format::checksum(table, nc * format::kChunkEntryBytes);
+  format::write_header(out.data(), h);
+  return out;
+}
+
+template <class T>
+std::vector<uint8_t> compress_ratio_cpu(const T* in, format::HeaderFields& h, const fle::QuantParams<T>& p) {
+  const predict::Shape shape = predict::working_shape(h.dims, h.ndims);
+  std::vector<std::vector<uint8_t>> chunks(h.n_chunks);
+#pragma omp parallel
+  {
+    ratio::EncodeScratch<T> scratch;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t c = 0; c < int64_t(h.n_chunks); ++c)
+      ratio::encode_chunk(in + uint64_t(c) * h.chunk_values, predict::chunk_shape(shape, c), p, h.block_values,
+                          scratch, chunks[c]);
+  }
+  return assemble(h, chunks);
+}
 
 template <class T>
 std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
@@ -28,6 +67,7 @@ std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
   }
   fle::settle_range(h, kmin, kmax);
   const fle::QuantParams<T> p = fle::encoder_params<T>(h);
+  if (h.codec == uint8_t(Codec::ratio)) return compress_ratio_cpu(in, h, p);
 
   const uint64_t cv = fle::chunk_values<T>(), nc = h.n_chunks;
   const uint64_t slot = fle::max_chunk_bytes(cv, sizeof(T));
@@ -66,6 +106,7 @@ void decompress_cpu_t(const uint8_t* a, const ArchiveInfo& info, T* out) {
   const fle::QuantParams<T> p = fle::make_params<T>(info.eb_abs, info.step, info.fill.has_value(),
                                                      info.fill.value_or(0.0));
   const uint64_t cv = info.chunk_values, nc = info.n_chunks;
+  const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));
   std::atomic<int64_t> bad_chunk{-1};
   std::atomic<int> bad_kind{0};
 #pragma omp parallel for schedule(dynamic, 4)
@@ -74,7 +115,11 @@ void decompress_cpu_t(const uint8_t* a, const ArchiveInfo& info, T* out) {
     uint32_t count = uint32_t(std::min<uint64_t>(cv, info.n_values - c * cv));
     int kind = 0;
     if (format::checksum(a + e.offset, e.size) != e.checksum) kind = 1;
-    else if (!fle::decode_chunk<T>(a + e.offset, e.size, count, p, out + c * cv)) kind = 2;
+    else if (info.codec == Codec::ratio) {
+      if (!ratio::decode_chunk<T>(a + e.offset, e.size, predict::chunk_shape(shape, c), p, info.block_values,
+                                  out + c * cv))
+        kind = 2;
+    } else if (!fle::decode_chunk<T>(a + e.offset, e.size, count, p, out + c * cv)) kind = 2;
     if (kind) {
       int64_t expected = -1;
       if (bad_chunk.compare_exchange_strong(expected, c)) bad_kind = kind;

@@ -1,0 +1,68 @@
+// The Huffman bit stream and its gap array (Rivera et al.'s self-synchronization made explicit), shared
+// by the CPU and CUDA coders.
+//
+// Bits are numbered from 0; bit p is bit (31 - p % 32) of word p / 32 (most significant first), words
+// stored little-endian. Codewords are written back to back, most significant bit first.
+// The stream is cut into subsequences of kSubBits bits. gap[s] is the offset of the first codeword that
+// starts inside subsequence s (kNoStart if none does: only the last subsequence can be so), so a
+// decoder can start at any subsequence. Subsequences group into sequences of kSeqSubs; seq_first[j] is
+// the index of the first symbol that starts in sequence j, which places every thread block's output
+// without a scan across blocks.
+#pragma once
+#include "common/hd.hpp"
+#include "huffman/codebook.hpp"
+
+namespace hpcz::huffman {
+
+using hpcz::detail::div_ceil;
+
+constexpr uint32_t kSubBits = 1024;  // one decoder thread's share; its gap costs 4 bits per 1024
+constexpr uint32_t kSeqSubs = 128;   // one decoder thread block's share (128 Kibit)
+constexpr uint32_t kNoStart = 15;    // gap value of a subsequence in which no codeword starts
+static_assert(kMaxLen <= 15 && kMaxLen < int(kNoStart), "gaps are nibbles below kNoStart");
+
+HPCZ_HD uint32_t n_subsequences(uint32_t total_bits) { return uint32_t(div_ceil(total_bits, kSubBits)); }
+HPCZ_HD uint32_t n_sequences(uint32_t total_bits) { return uint32_t(div_ceil(n_subsequences(total_bits), kSeqSubs)); }
+HPCZ_HD uint32_t n_words(uint32_t total_bits) { return uint32_t(div_ceil(total_bits, 32)); }
+
+HPCZ_HD uint32_t get_nibble(const uint8_t* p, uint32_t i) { return (p[i >> 1] >> ((i & 1) * 4)) & 15; }
+
+// The codeword's two word contributions at bit position pos: (high into word pos/32, low into the next).
+HPCZ_HD void code_bits(uint32_t code, uint32_t len, uint32_t pos, uint32_t& hi, uint32_t& lo) {
+  const uint64_t v = uint64_t(code) << (64 - len - (pos & 31));
+  hi = uint32_t(v >> 32);
+  lo = uint32_t(v);
+}
+
+// The next kMaxLen bits at pos (zeros past the last word).
+HPCZ_HD uint32_t peek_bits(const uint32_t* w, uint32_t nw, uint32_t pos) {
+  const uint32_t i = pos >> 5;
+  const uint64_t a = i < nw ? w[i] : 0, b = i + 1 < nw ? w[i + 1] : 0;
+  return uint32_t(((a << 32 | b) << (pos & 31)) >> (64 - kMaxLen));
+}
+
+// Decodes the codewords that start in [from, limit) (limit <= total_bits), stopping at the first start
+// at or after limit. emit(sym) per symbol. Returns the position reached (the first start >= limit, or
+// total_bits), or ~0u if a codeword is invalid or runs past total_bits.
+template <class Emit>
+HPCZ_HD uint32_t decode_run(const uint32_t* w, uint32_t nw, uint32_t total_bits, const DecodeTables& table,
+                            uint32_t from, uint32_t limit, Emit&& emit) {
+  uint32_t pos = from;
+  while (pos < limit) {
+    const uint32_t e = decode_entry(table, peek_bits(w, nw, pos));
+    const uint32_t len = entry_length(e);
+    if (len == 0 || len > total_bits - pos) return ~0u;
+    emit(entry_symbol(e));
+    pos += len;
+  }
+  return pos;
+}
+
+// Where decoding of subsequence s starts, from its gap (total_bits if no codeword starts in it).
+HPCZ_HD uint32_t subsequence_start(const uint8_t* gaps, uint32_t s, uint32_t total_bits) {
+  const uint32_t g = get_nibble(gaps, s);
+  const uint64_t p = uint64_t(s) * kSubBits + g;
+  return g == kNoStart || p >= total_bits ? total_bits : uint32_t(p);
+}
+
+}  // namespace hpcz::huffman

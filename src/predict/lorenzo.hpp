@@ -1,0 +1,124 @@
+// Lorenzo prediction on prequantized integers (cuSZ's dual quantization), shared by the CPU backend
+// and the CUDA kernels.
+//
+// The array is seen in a working shape of rank <= 3 (nz, ny, nx): 4-D data folds its two slowest axes
+// into one, and an axis is merged into the next when a slab along it would be too large for a chunk
+// (see working_shape). Chunks are whole slabs along the slowest working axis (planes in 3-D, rows in
+// 2-D, spans in 1-D); prediction never looks outside the chunk (neighbours there are 0), so a chunk
+// decodes on its own and its first plane is simply predicted in 2-D.
+//
+// Integer prediction is exact: with q the prequantized field (0 where a value is stored exactly),
+//   delta = (1 - Sx)(1 - Sy)(1 - Sz) q      (S = shift by one along an axis, zero outside the chunk)
+// taken mod 2^32, and the decoder inverts it with one prefix sum per axis, also mod 2^32.
+#pragma once
+#include "common/hd.hpp"
+
+namespace hpcz::predict {
+
+using namespace hpcz::detail;
+
+// Chunks hold about this many values (whole slabs); slabs larger than kMaxChunkValues are split by
+// lowering the rank, so every chunk-local index and Huffman bit offset fits in 32 bits.
+constexpr uint64_t kTargetChunkValues = uint64_t(1) << 22;
+constexpr uint64_t kMaxChunkValues = uint64_t(1) << 26;
+
+struct Shape {
+  int rank;            // 1..3
+  uint64_t nz, ny, nx; // unused leading extents are 1
+  uint64_t slab;       // values per slab along the slowest working axis (ny*nx, nx or 1)
+  uint64_t slabs;      // slabs in the array
+  uint64_t chunk_slabs;// slabs per chunk
+  uint64_t chunk_values() const { return chunk_slabs * slab; }
+};
+
+// The working shape for dims (slowest to fastest) and the chunking; a pure function of the dims, so the
+// decoder re-derives it. Extents of 1 are dropped, 4-D folds dims[0]*dims[1], and a 3-D (2-D) shape
+// whose plane (row) exceeds kMaxChunkValues is read as 2-D (1-D).
+inline Shape working_shape(const uint64_t* dims, int ndims) {
+  uint64_t d[4];
+  int r = 0;
+  for (int i = 0; i < ndims; ++i)
+    if (dims[i] != 1) d[r++] = dims[i];
+  if (r == 4) {
+    d[0] *= d[1]; d[1] = d[2]; d[2] = d[3]; r = 3;
+  }
+  if (r == 3 && d[1] * d[2] > kMaxChunkValues) { d[0] *= d[1]; d[1] = d[2]; r = 2; }
+  if (r == 2 && d[1] > kMaxChunkValues) { d[0] *= d[1]; r = 1; }
+  Shape s{};
+  s.rank = r ? r : 1;
+  s.nz = r == 3 ? d[0] : 1;
+  s.ny = r == 3 ? d[1] : (r == 2 ? d[0] : 1);
+  s.nx = r == 3 ? d[2] : (r == 2 ? d[1] : (r == 1 ? d[0] : 1));
+  uint64_t n = s.nz * s.ny * s.nx;
+  if (r == 0) n = 1;  // every extent 1 (one value); an empty array has a 0 extent somewhere
+  for (int i = 0; i < ndims; ++i)
+    if (dims[i] == 0) n = 0;
+  s.slab = s.rank == 3 ? s.ny * s.nx : (s.rank == 2 ? s.nx : 1);
+  s.slabs = s.slab ? n / s.slab : 0;
+  uint64_t per = kTargetChunkValues / (s.slab ? s.slab : 1);
+  s.chunk_slabs = per ? per : 1;
+  return s;
+}
+
+// One chunk's local extents: cz slabs of the working shape.
+struct ChunkShape {
+  uint32_t cz, cy, cx;  // 3-D: planes, ny, nx; 2-D: 1, rows, nx; 1-D: 1, 1, count
+  HPCZ_HD uint32_t count() const { return cz * cy * cx; }
+};
+
+inline ChunkShape chunk_shape(const Shape& s, uint64_t chunk) {
+  uint64_t first = chunk * s.chunk_slabs;
+  uint64_t k = s.slabs - first < s.chunk_slabs ? s.slabs - first : s.chunk_slabs;
+  if (s.rank == 3) return {uint32_t(k), uint32_t(s.ny), uint32_t(s.nx)};
+  if (s.rank == 2) return {1, uint32_t(k), uint32_t(s.nx)};
+  return {1, 1, uint32_t(k)};
+}
+
+// The Lorenzo residual at chunk-local (z, y, x); q(z, y, x) returns the prequantized value (as uint32)
+// of an in-chunk position. Mod 2^32.
+template <class Q>
+HPCZ_HD uint32_t lorenzo_delta(const ChunkShape& c, uint32_t z, uint32_t y, uint32_t x, Q&& q) {
+  const bool hx = x > 0, hy = y > 0, hz = z > 0;
+  uint32_t d = q(z, y, x);
+  if (hx) d -= q(z, y, x - 1);
+  if (hy) d -= q(z, y - 1, x);
+  if (hz) d -= q(z - 1, y, x);
+  if (hx && hy) d += q(z, y - 1, x - 1);
+  if (hx && hz) d += q(z - 1, y, x - 1);
+  if (hy && hz) d += q(z - 1, y - 1, x);
+  if (hx && hy && hz) d -= q(z - 1, y - 1, x - 1);
+  (void)c;
+  return d;
+}
+
+// Quant codes: symbol delta + radius for |delta| < radius, else 0 (an outlier, stored on the side).
+HPCZ_HD uint32_t quant_symbol(uint32_t delta, uint32_t radius) {
+  uint32_t s = delta + radius;  // in [1, 2 radius) iff -radius < delta < radius
+  return (s - 1u < 2u * radius - 1u) ? s : 0u;
+}
+HPCZ_HD uint32_t symbol_delta(uint32_t sym, uint32_t radius) { return sym - radius; }
+
+// CPU inverse: in-place prefix sums along x, y, z of a chunk (mod 2^32).
+inline void inverse_lorenzo(const ChunkShape& c, uint32_t* v) {
+  const uint64_t cx = c.cx, cy = c.cy, plane = cx * cy;
+  for (uint64_t z = 0; z < c.cz; ++z)
+    for (uint64_t y = 0; y < cy; ++y) {
+      uint32_t* row = v + z * plane + y * cx;
+      uint32_t acc = 0;
+      for (uint64_t x = 0; x < cx; ++x) row[x] = acc += row[x];
+    }
+  if (cy > 1)
+    for (uint64_t z = 0; z < c.cz; ++z)
+      for (uint64_t y = 1; y < cy; ++y) {
+        uint32_t* row = v + z * plane + y * cx;
+        const uint32_t* up = row - cx;
+        for (uint64_t x = 0; x < cx; ++x) row[x] += up[x];
+      }
+  for (uint64_t z = 1; z < c.cz; ++z) {
+    uint32_t* p = v + z * plane;
+    const uint32_t* below = p - plane;
+    for (uint64_t i = 0; i < plane; ++i) p[i] += below[i];
+  }
+}
+
+}  // namespace hpcz::predict

@@ -1,0 +1,257 @@
+// Ratio mode (cuSZ design): prequantization, Lorenzo prediction, Huffman coding of the quant codes.
+// One chunk = whole slabs of the working shape (predict/lorenzo.hpp), coded on its own:
+//
+//   [16-byte chunk header: u32 total_bits, n_outliers, n_exceptions, kind (0 = coded)]
+//   [code lengths: nsym nibbles]            nsym = 2 * radius
+//   [seq_first: u32 per sequence]           huffman/stream.hpp
+//   [gaps: one nibble per subsequence]
+//   [bit stream: u32 words]
+//   [outlier indices: u32][outlier deltas: u32 (mod 2^32)]
+//   [exception indices: u32][exception values: T]
+// every section padded with zeros to a multiple of 4 bytes. Indices are chunk-local and increasing.
+// A chunk whose coded form would not be smaller than its values is stored raw instead:
+//   [16-byte chunk header: 0, 0, 0, kind = 1][count values T]
+// so no chunk grows beyond 16 bytes over its input (max_compressed_size covers both codecs).
+// The CUDA kernels write and read the same bytes (ratio_cuda.cuh); this is the CPU reference.
+#pragma once
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "fle/fast_block.hpp"
+#include "huffman/codebook.hpp"
+#include "huffman/stream.hpp"
+#include "predict/lorenzo.hpp"
+
+namespace hpcz::ratio {
+
+using namespace hpcz::detail;
+using predict::ChunkShape;
+
+constexpr uint32_t kDefaultRadius = 512;
+constexpr uint32_t kMaxRadius = huffman::kMaxSymbols / 2;
+constexpr uint32_t kChunkHeaderBytes = 16;
+// Header bytes 128..135 for this codec: the longest codeword and the predictor (1 = Lorenzo).
+constexpr uint64_t kCodecParams = uint64_t(huffman::kMaxLen) | uint64_t(1) << 8;
+constexpr uint32_t kKindCoded = 0, kKindRaw = 1;
+
+HPCZ_HD uint64_t raw_chunk_bytes(uint64_t count, uint32_t vb) { return kChunkHeaderBytes + count * vb; }
+
+HPCZ_HD uint32_t align4(uint32_t b) { return (b + 3) & ~3u; }
+
+// Byte offsets of a chunk's sections, from its header's counts.
+struct ChunkLayout {
+  uint32_t total_bits, n_out, n_exc;
+  uint32_t lengths, seq_first, gaps, bits, out_idx, out_delta, exc_idx, exc_val, size;
+  uint64_t size64;  // the same, before the 32-bit check
+};
+
+HPCZ_HD ChunkLayout chunk_layout(uint32_t nsym, uint32_t total_bits, uint32_t n_out, uint32_t n_exc, uint32_t vb) {
+  ChunkLayout L;
+  L.total_bits = total_bits; L.n_out = n_out; L.n_exc = n_exc;
+  uint64_t at = kChunkHeaderBytes;
+  L.lengths = uint32_t(at); at += align4(nsym / 2);
+  L.seq_first = uint32_t(at); at += 4ull * huffman::n_sequences(total_bits);
+  L.gaps = uint32_t(at); at += align4((huffman::n_subsequences(total_bits) + 1) / 2);
+  L.bits = uint32_t(at); at += 4ull * huffman::n_words(total_bits);
+  L.out_idx = uint32_t(at); at += 4ull * n_out;
+  L.out_delta = uint32_t(at); at += 4ull * n_out;
+  L.exc_idx = uint32_t(at); at += 4ull * n_exc;
+  L.exc_val = uint32_t(at); at += align4(uint32_t(uint64_t(vb) * n_exc));
+  L.size64 = at;
+  L.size = uint32_t(at);
+  return L;
+}
+
+// Largest chunk a writer produces for count values: the raw form (coded chunks are smaller).
+HPCZ_HD uint64_t max_chunk_bytes(uint64_t count, uint32_t vb) { return raw_chunk_bytes(count, vb); }
+
+struct Book {
+  std::vector<uint8_t> len;
+  std::vector<uint32_t> code;
+};
+
+// The codebook of a histogram (nsym entries), exactly as the GPU builds it.
+inline Book build_book(const uint32_t* hist, uint32_t nsym) {
+  std::vector<uint64_t> keys;
+  for (uint32_t s = 0; s < nsym; ++s)
+    if (hist[s]) keys.push_back(huffman::order_key(hist[s], s));
+  std::sort(keys.begin(), keys.end());
+  Book b;
+  b.len.assign(nsym, 0);
+  b.code.assign(nsym, 0);
+  if (keys.empty()) return b;
+  std::vector<uint64_t> work(keys.size());
+  huffman::lengths_from_sorted(keys.data(), uint32_t(keys.size()), work.data(), b.len.data());
+  uint32_t first[huffman::kMaxLen + 2];
+  huffman::canonical_first_codes(b.len.data(), nsym, first);
+  huffman::assign_codes(b.len.data(), nsym, first, b.code.data());
+  return b;
+}
+
+template <class T>
+struct EncodeScratch {
+  std::vector<uint32_t> q, sym, out_idx, out_delta, exc_idx, hist;
+  std::vector<T> exc_val;
+};
+
+// Encodes one chunk (values in memory order) into dst, which is resized. Returns nothing: dst.size()
+// is the chunk's size.
+template <class T>
+void encode_chunk(const T* in, const ChunkShape& c, const fle::QuantParams<T>& p, uint32_t radius,
+                  EncodeScratch<T>& s, std::vector<uint8_t>& dst) {
+  const uint32_t n = c.count(), nsym = 2 * radius;
+  s.q.resize(n);
+  s.sym.resize(n);
+  s.out_idx.clear(); s.out_delta.clear(); s.exc_idx.clear(); s.exc_val.clear();
+  s.hist.assign(nsym, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    int32_t q;
+    if (fle::quantize(in[i], p, q)) {
+      s.q[i] = uint32_t(q);
+    } else {
+      s.q[i] = 0;
+      s.exc_idx.push_back(i);
+      s.exc_val.push_back(in[i]);
+    }
+  }
+  const uint32_t cx = c.cx, plane = c.cx * c.cy;
+  auto q_at = [&](uint32_t z, uint32_t y, uint32_t x) { return s.q[z * plane + y * cx + x]; };
+  uint32_t i = 0;
+  for (uint32_t z = 0; z < c.cz; ++z)
+    for (uint32_t y = 0; y < c.cy; ++y)
+      for (uint32_t x = 0; x < c.cx; ++x, ++i) {
+        const uint32_t d = predict::lorenzo_delta(c, z, y, x, q_at);
+        const uint32_t sym = predict::quant_symbol(d, radius);
+        if (!sym) { s.out_idx.push_back(i); s.out_delta.push_back(d); }
+        s.sym[i] = sym;
+        ++s.hist[sym];
+      }
+  const Book book = build_book(s.hist.data(), nsym);
+  uint64_t bits64 = 0;
+  for (uint32_t k = 0; k < nsym; ++k) bits64 += uint64_t(s.hist[k]) * book.len[k];
+  const uint32_t total_bits = uint32_t(bits64);  // n <= 2^26 values of <= 12 bits
+  const ChunkLayout L = chunk_layout(nsym, total_bits, uint32_t(s.out_idx.size()), uint32_t(s.exc_idx.size()),
+                                     sizeof(T));
+  if (L.size64 >= raw_chunk_bytes(n, sizeof(T))) {
+    dst.assign(raw_chunk_bytes(n, sizeof(T)), 0);
+    store_u32_le(dst.data() + 12, kKindRaw);
+    for (uint32_t k = 0; k < n; ++k) store_value_le<T>(dst.data() + kChunkHeaderBytes + sizeof(T) * k, in[k]);
+    return;
+  }
+  dst.assign(L.size, 0);
+  uint8_t* d = dst.data();
+  store_u32_le(d, total_bits);
+  store_u32_le(d + 4, L.n_out);
+  store_u32_le(d + 8, L.n_exc);
+  for (uint32_t k = 0; k < nsym; ++k) d[L.lengths + k / 2] |= uint8_t(book.len[k] << ((k & 1) * 4));
+  // Bit stream, gaps and sequence starts in one pass over the symbols.
+  const uint32_t nw = huffman::n_words(total_bits), nsub = huffman::n_subsequences(total_bits);
+  std::vector<uint32_t> words(nw + 1, 0);
+  std::vector<uint8_t> gap(nsub, uint8_t(huffman::kNoStart));
+  uint32_t pos = 0;
+  int64_t last_sub = -1;
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t sub = pos / huffman::kSubBits;
+    if (int64_t(sub) != last_sub) {
+      gap[sub] = uint8_t(pos - sub * huffman::kSubBits);
+      if (sub % huffman::kSeqSubs == 0) store_u32_le(d + L.seq_first + 4 * (sub / huffman::kSeqSubs), k);
+      last_sub = sub;
+    }
+    uint32_t hi, lo;
+    const uint32_t len = book.len[s.sym[k]];
+    huffman::code_bits(book.code[s.sym[k]], len, pos, hi, lo);
+    words[pos >> 5] |= hi;
+    words[(pos >> 5) + 1] |= lo;
+    pos += len;
+  }
+  for (uint32_t k = 0; k < nsub; ++k) d[L.gaps + k / 2] |= uint8_t(gap[k] << ((k & 1) * 4));
+  for (uint32_t k = 0; k < nw; ++k) store_u32_le(d + L.bits + 4 * k, words[k]);
+  for (uint32_t k = 0; k < L.n_out; ++k) {
+    store_u32_le(d + L.out_idx + 4 * k, s.out_idx[k]);
+    store_u32_le(d + L.out_delta + 4 * k, s.out_delta[k]);
+  }
+  for (uint32_t k = 0; k < L.n_exc; ++k) {
+    store_u32_le(d + L.exc_idx + 4 * k, s.exc_idx[k]);
+    store_value_le<T>(d + L.exc_val + sizeof(T) * k, s.exc_val[k]);
+  }
+}
+
+// Parses and checks a coded chunk's header against its size. False if malformed.
+HPCZ_HD bool parse_chunk(const uint8_t* src, uint32_t size, uint32_t count, uint32_t nsym, uint32_t vb, ChunkLayout& L) {
+  if (size < kChunkHeaderBytes) return false;
+  const uint32_t bits = load_u32_le(src), n_out = load_u32_le(src + 4), n_exc = load_u32_le(src + 8);
+  if (load_u32_le(src + 12) != kKindCoded) return false;
+  if (uint64_t(bits) > uint64_t(count) * huffman::kMaxLen || bits < count || n_out > count || n_exc > count)
+    return false;
+  L = chunk_layout(nsym, bits, n_out, n_exc, vb);
+  return L.size64 == size;
+}
+
+// A raw chunk: header words 0, 0, 0, kKindRaw and exactly count values.
+HPCZ_HD bool is_raw_chunk(const uint8_t* src, uint32_t size, uint32_t count, uint32_t vb) {
+  return size >= kChunkHeaderBytes && load_u32_le(src + 12) == kKindRaw && load_u32_le(src) == 0 &&
+         load_u32_le(src + 4) == 0 && load_u32_le(src + 8) == 0 && uint64_t(size) == raw_chunk_bytes(count, vb);
+}
+
+// The decode tables of a chunk's code lengths. False for a corrupt codebook.
+HPCZ_HD bool chunk_tables(const uint8_t* src, const ChunkLayout& L, uint32_t nsym, uint8_t* len,
+                          huffman::DecodeTables& t) {
+  for (uint32_t k = 0; k < nsym; ++k) len[k] = uint8_t(huffman::get_nibble(src + L.lengths, k));
+  return huffman::build_decode_tables(len, nsym, t);
+}
+
+// Decodes one chunk; false if its bytes are not a well-formed chunk. Never reads outside src.
+template <class T>
+bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const fle::QuantParams<T>& p,
+                  uint32_t radius, T* out) {
+  const uint32_t n = c.count(), nsym = 2 * radius;
+  if (is_raw_chunk(src, size, n, sizeof(T))) {
+    for (uint32_t i = 0; i < n; ++i) out[i] = load_value_le<T>(src + kChunkHeaderBytes + sizeof(T) * i);
+    return true;
+  }
+  ChunkLayout L;
+  if (!parse_chunk(src, size, n, nsym, sizeof(T), L)) return false;
+  std::vector<uint8_t> len(nsym);
+  auto tables = std::make_unique<huffman::DecodeTables>();
+  if (!chunk_tables(src, L, nsym, len.data(), *tables)) return false;
+  const uint32_t nw = huffman::n_words(L.total_bits), nsub = huffman::n_subsequences(L.total_bits);
+  std::vector<uint32_t> words(nw), v(n);
+  for (uint32_t k = 0; k < nw; ++k) words[k] = load_u32_le(src + L.bits + 4 * k);
+  // Subsequence by subsequence, as the GPU does, checking that each run ends where the next begins.
+  uint32_t produced = 0, zeros = 0;
+  bool ok = true;
+  if (huffman::subsequence_start(src + L.gaps, 0, L.total_bits) != 0) return false;
+  for (uint32_t sub = 0; sub < nsub && ok; ++sub) {
+    if (sub % huffman::kSeqSubs == 0 && load_u32_le(src + L.seq_first + 4 * (sub / huffman::kSeqSubs)) != produced)
+      return false;
+    const uint32_t from = huffman::subsequence_start(src + L.gaps, sub, L.total_bits);
+    const uint64_t lim64 = uint64_t(sub + 1) * huffman::kSubBits;
+    const uint32_t limit = lim64 < L.total_bits ? uint32_t(lim64) : L.total_bits;
+    const uint32_t end = huffman::decode_run(words.data(), nw, L.total_bits, *tables, from, limit, [&](uint32_t sym) {
+      if (produced < n) v[produced] = predict::symbol_delta(sym, radius);
+      zeros += sym == 0;
+      ++produced;
+    });
+    const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(src + L.gaps, sub + 1, L.total_bits) : L.total_bits;
+    ok = end == next;
+  }
+  if (!ok || produced != n || zeros != L.n_out) return false;
+  for (uint32_t k = 0; k < L.n_out; ++k) {
+    const uint32_t i = load_u32_le(src + L.out_idx + 4 * k);
+    if (i >= n || (k && i <= load_u32_le(src + L.out_idx + 4 * k - 4))) return false;
+    if (v[i] != predict::symbol_delta(0, radius)) return false;  // not a position coded as an outlier
+    v[i] = load_u32_le(src + L.out_delta + 4 * k);
+  }
+  predict::inverse_lorenzo(c, v.data());
+  for (uint32_t i = 0; i < n; ++i) out[i] = fle::dequantize<T>(int32_t(v[i]), p.step);
+  for (uint32_t k = 0; k < L.n_exc; ++k) {
+    const uint32_t i = load_u32_le(src + L.exc_idx + 4 * k);
+    if (i >= n || (k && i <= load_u32_le(src + L.exc_idx + 4 * k - 4))) return false;
+    out[i] = load_value_le<T>(src + L.exc_val + sizeof(T) * k);
+  }
+  return true;
+}
+
+}  // namespace hpcz::ratio
