@@ -105,7 +105,7 @@ void ck(cudaError_t e, const char* w) {
 
 int bench_main(const std::vector<std::string>& args) {
   std::string data_dir = "../shared/data", filter, out_path, device = gpu_available() ? "gpu" : "cpu";
-  std::string bounds_s = "rel:1e-2,rel:1e-3,rel:1e-4";
+  std::string bounds_s = "rel:1e-2,rel:1e-3,rel:1e-4", mode = "fast";
   double size_mib = -1;
   int reps = 10;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -120,10 +120,13 @@ int bench_main(const std::vector<std::string>& args) {
     else if (args[i] == "--fields") filter = val();
     else if (args[i] == "--out") out_path = val();
     else if (args[i] == "--device") device = val();
+    else if (args[i] == "--mode") mode = val();
     else throw UsageError("unknown bench option " + args[i]);
   }
   if (device != "gpu" && device != "cpu") throw UsageError("--device must be gpu or cpu");
   if (reps < 1) throw UsageError("--reps must be >= 1");
+  if (mode != "fast" && mode != "ratio") throw UsageError("--mode must be fast or ratio");
+  const Codec codec = mode == "ratio" ? Codec::ratio : Codec::fast;
   const bool gpu = device == "gpu";
   if (gpu && !gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU for bench");
   if (size_mib < 0) size_mib = gpu ? 512 : 64;
@@ -136,7 +139,7 @@ int bench_main(const std::vector<std::string>& args) {
     report += s;
   };
   emit("# hpcz bench\n\n");
-  emit(std::string("device: ") + (gpu ? gpu_name() : "CPU") + ", threads: " + std::to_string(omp_get_max_threads()) +
+  emit(std::string("mode: ") + mode + ", device: " + (gpu ? gpu_name() : "CPU") + ", threads: " + std::to_string(omp_get_max_threads()) +
        ", reps: " + std::to_string(reps) + ", fields tiled along the slowest axis to >= " + fmt("%.0f", size_mib) +
        " MiB\n\n");
   double copy_bw = 0;  // bytes read + written per second
@@ -192,6 +195,7 @@ int bench_main(const std::vector<std::string>& args) {
       Options o;
       o.mode = b.mode;
       o.bound = b.value;
+      o.codec = codec;
       o.backend = gpu ? Backend::gpu : Backend::cpu;
       double tc = 0, td = 0;
       std::vector<uint8_t> archive, back(data.size());
@@ -215,7 +219,7 @@ int bench_main(const std::vector<std::string>& args) {
         void *d_in, *d_out, *d_ws, *d_back;
         uint64_t* d_size;
         uint32_t* d_status;
-        const size_t cap = max_compressed_size(n, f.dtype), ws = compress_device_workspace_size(n, f.dtype);
+        const size_t cap = max_compressed_size(n, f.dtype), ws = compress_device_workspace_size(f.dtype, dims, o);
         ck(cudaMalloc(&d_in, data.size()), "malloc");
         ck(cudaMalloc(&d_back, data.size()), "malloc");
         ck(cudaMalloc(&d_out, cap), "malloc");
@@ -239,9 +243,12 @@ int bench_main(const std::vector<std::string>& args) {
         archive.resize(size);
         ck(cudaMemcpy(archive.data(), d_out, size, cudaMemcpyDeviceToHost), "d2h");
         ArchiveInfo info = inspect(archive.data(), archive.size());
+        const size_t dws = decompress_device_workspace_size(info);
+        void* d_dws = nullptr;
+        if (dws) ck(cudaMalloc(&d_dws, dws), "malloc");
         for (int r = 0; r < reps + 2; ++r) {
           cudaEventRecord(e0, s);
-          decompress_device(info, d_out, d_back, d_status, nullptr, 0, s);
+          decompress_device(info, d_out, d_back, d_status, d_dws, dws, s);
           cudaMemcpyAsync(&status, d_status, 4, cudaMemcpyDeviceToHost, s);
           cudaEventRecord(e1, s);
           ck(cudaEventSynchronize(e1), "decompress");
@@ -252,6 +259,7 @@ int bench_main(const std::vector<std::string>& args) {
         }
         ck(cudaMemcpy(back.data(), d_back, data.size(), cudaMemcpyDeviceToHost), "d2h");
         cudaFree(d_in); cudaFree(d_back); cudaFree(d_out); cudaFree(d_ws); cudaFree(d_size); cudaFree(d_status);
+        cudaFree(d_dws);
         tc = median(tcs);
         td = median(tds);
         // Byte identity with the CPU backend on the untiled field.

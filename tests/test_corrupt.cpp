@@ -12,12 +12,13 @@ using namespace testutil;
 
 namespace {
 
-std::vector<uint8_t> sample_archive(hpcz::DType t = hpcz::DType::f32) {
+std::vector<uint8_t> sample_archive(hpcz::DType t = hpcz::DType::f32, hpcz::Codec codec = hpcz::Codec::fast) {
   auto fields = real_fields();
   const Field& f = fields.front();
   hpcz::Options o;
   o.bound = 1e-3;
   o.backend = hpcz::Backend::cpu;
+  o.codec = codec;
   if (t == hpcz::DType::f32 && f.dtype == t) return hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
   std::vector<double> d(100000);
   for (size_t i = 0; i < d.size(); ++i) d[i] = std::sin(i * 0.001) * 100;
@@ -53,8 +54,9 @@ void reseal_header(std::vector<uint8_t>& a) {
 }  // namespace
 
 TEST(corrupt_truncation_everywhere) {
+  for (auto codec : {hpcz::Codec::fast, hpcz::Codec::ratio})
   for (auto t : {hpcz::DType::f32, hpcz::DType::f64}) {
-    auto a = sample_archive(t);
+    auto a = sample_archive(t, codec);
     auto info = hpcz::inspect(a.data(), a.size());
     std::vector<size_t> cuts;
     for (size_t k = 0; k <= info.data_offset + 64 && k < a.size(); ++k) cuts.push_back(k);  // every header/table byte
@@ -81,7 +83,8 @@ TEST(corrupt_bit_flips_header_and_table) {
 }
 
 TEST(corrupt_bit_flips_payload) {
-  auto a = sample_archive();
+  for (auto codec : {hpcz::Codec::fast, hpcz::Codec::ratio}) {
+  auto a = sample_archive(hpcz::DType::f32, codec);
   auto info = hpcz::inspect(a.data(), a.size());
   std::mt19937_64 rng(42);
   const char* env = std::getenv("HPCZ_FLIP_TRIALS");  // fewer under the sanitizers in CI
@@ -92,6 +95,7 @@ TEST(corrupt_bit_flips_payload) {
     b[pos] ^= uint8_t(1u << (rng() % 8));
     if (k % 3 == 0) b[info.data_offset + rng() % (a.size() - info.data_offset)] ^= 0xff;  // and a second byte
     expect_rejected(b, "payload flip at " + std::to_string(pos));
+  }
   }
 }
 
@@ -158,4 +162,32 @@ TEST(corrupt_sealed_table_reordered) {
   hpcz::detail::store_u32_le(&b[136], tsum);
   reseal_header(b);
   expect_rejected(b, "swapped chunk entries");
+}
+
+TEST(corrupt_ratio_sealed_but_malformed_chunk) {
+  // Ratio-mode chunks with valid checksums but broken structure: the decoders' own checks must catch
+  // each on both backends (a change that still decodes to valid symbols is only caught by checksums).
+  for (auto t : {hpcz::DType::f32, hpcz::DType::f64}) {
+    auto a = sample_archive(t, hpcz::Codec::ratio);
+    auto info = hpcz::inspect(a.data(), a.size());
+    const auto& e = info.chunks[0];
+    const uint32_t nsym = 2 * info.block_values;
+    const uint32_t bits = hpcz::detail::load_u32_le(&a[e.offset]);
+    const uint32_t nseq = (((bits + 1023) / 1024) + 127) / 128;
+    const size_t lengths = e.offset + 16, seq_first = lengths + ((nsym / 2 + 3) & ~3u), gaps = seq_first + 4 * nseq;
+    struct Edit { size_t at; uint8_t x; const char* what; };
+    for (Edit ed : {Edit{e.offset, 1, "total bits"}, Edit{e.offset + 4, 1, "outlier count"},
+                    Edit{e.offset + 8, 1, "exception count"}, Edit{e.offset + 12, 2, "chunk kind"},
+                    Edit{lengths + nsym / 4, 0xff, "code lengths"}, Edit{seq_first, 5, "sequence start"},
+                    Edit{gaps, 3, "gap of subsequence 0"}, Edit{gaps + 1, 0x77, "gaps of subsequences 2, 3"}}) {
+      auto b = a;
+      b[ed.at] ^= ed.x;
+      uint32_t sum = hpcz::format::checksum(&b[e.offset], e.size);
+      hpcz::detail::store_u32_le(&b[hpcz::format::kHeaderBytes + 12], sum);
+      uint32_t tsum = hpcz::format::checksum(&b[hpcz::format::kHeaderBytes], info.n_chunks * 16);
+      hpcz::detail::store_u32_le(&b[136], tsum);
+      reseal_header(b);
+      expect_rejected(b, std::string("ratio ") + ed.what);
+    }
+  }
 }

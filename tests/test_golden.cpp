@@ -15,9 +15,13 @@ struct Golden {
   hpcz::DType dtype;
   hpcz::BoundMode mode;
   double bound;
+  hpcz::Codec codec;
 };
-const Golden kGolden[] = {{"ncar_ts_20x64x128_rel1e-3_v1.hpcz", hpcz::DType::f32, hpcz::BoundMode::rel, 1e-3},
-                          {"ncar_ts_20x64x128_f64_abs1e-2_v1.hpcz", hpcz::DType::f64, hpcz::BoundMode::abs, 1e-2}};
+const Golden kGolden[] = {
+    {"ncar_ts_20x64x128_rel1e-3_v1.hpcz", hpcz::DType::f32, hpcz::BoundMode::rel, 1e-3, hpcz::Codec::fast},
+    {"ncar_ts_20x64x128_f64_abs1e-2_v1.hpcz", hpcz::DType::f64, hpcz::BoundMode::abs, 1e-2, hpcz::Codec::fast},
+    {"ncar_ts_20x64x128_ratio_rel1e-3_v1.hpcz", hpcz::DType::f32, hpcz::BoundMode::rel, 1e-3, hpcz::Codec::ratio},
+    {"ncar_ts_20x64x128_ratio_f64_abs1e-2_v1.hpcz", hpcz::DType::f64, hpcz::BoundMode::abs, 1e-2, hpcz::Codec::ratio}};
 
 // The first 20 time steps of the bundled sample (as f64 for the f64 golden: exact conversion).
 std::vector<uint8_t> golden_input(hpcz::DType t) {
@@ -37,6 +41,7 @@ TEST(golden_archives) {
     hpcz::Options o;
     o.mode = g.mode;
     o.bound = g.bound;
+    o.codec = g.codec;
     o.backend = hpcz::Backend::cpu;
     auto now = hpcz::compress(input.data(), g.dtype, {20, 64, 128}, o);
     const std::string path = std::string(HPCZ_SOURCE_DIR) + "/tests/golden/" + g.file;

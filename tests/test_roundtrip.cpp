@@ -15,7 +15,7 @@ const B kBounds[] = {{hpcz::BoundMode::rel, 1e-2, "rel 1e-2"}, {hpcz::BoundMode:
                      {hpcz::BoundMode::rel, 1e-4, "rel 1e-4"}, {hpcz::BoundMode::rel, 1e-5, "rel 1e-5"},
                      {hpcz::BoundMode::abs, 1e-1, "abs 1e-1"}, {hpcz::BoundMode::abs, 1e-4, "abs 1e-4"}};
 
-void roundtrip_fields(hpcz::Backend backend) {
+void roundtrip_fields(hpcz::Backend backend, hpcz::Codec codec) {
   auto fields = real_fields();
   REQUIRE(!fields.empty());
   std::fprintf(stderr, "  %zu fields (shared data: %s)\n", fields.size(),
@@ -27,6 +27,7 @@ void roundtrip_fields(hpcz::Backend backend) {
       o.mode = b.mode;
       o.bound = b.v;
       o.backend = backend;
+      o.codec = codec;
       auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
       std::vector<uint8_t> back;
       auto info = hpcz::decompress(a.data(), a.size(), back, backend);
@@ -46,19 +47,18 @@ void roundtrip_fields(hpcz::Backend backend) {
 }
 }  // namespace
 
-TEST(roundtrip_real_fields_cpu) { roundtrip_fields(hpcz::Backend::cpu); }
-
-TEST(roundtrip_real_fields_gpu_matches_cpu) {
+static void gpu_matches_cpu(hpcz::Codec codec) {
   if (!hpcz::gpu_available()) {
     std::fprintf(stderr, "  no GPU: skipped\n");
     return;
   }
-  roundtrip_fields(hpcz::Backend::gpu);
+  roundtrip_fields(hpcz::Backend::gpu, codec);
   for (const Field& f : real_fields()) {
     for (const B& b : kBounds) {
       hpcz::Options o;
       o.mode = b.mode;
       o.bound = b.v;
+      o.codec = codec;
       o.backend = hpcz::Backend::cpu;
       auto ac = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
       o.backend = hpcz::Backend::gpu;
@@ -73,15 +73,48 @@ TEST(roundtrip_real_fields_gpu_matches_cpu) {
   }
 }
 
+TEST(roundtrip_real_fields_cpu) { roundtrip_fields(hpcz::Backend::cpu, hpcz::Codec::fast); }
+TEST(roundtrip_real_fields_gpu_matches_cpu) { gpu_matches_cpu(hpcz::Codec::fast); }
+TEST(roundtrip_ratio_real_fields_cpu) { roundtrip_fields(hpcz::Backend::cpu, hpcz::Codec::ratio); }
+TEST(roundtrip_ratio_real_fields_gpu_matches_cpu) { gpu_matches_cpu(hpcz::Codec::ratio); }
+
+// The ratio mode's target: at least public cuSZ's ratio (Lorenzo + Huffman, measured by the issue's
+// author on these fields) at rel 1e-2, 1e-3, 1e-4. Runs when the shared fields are there.
+TEST(roundtrip_ratio_at_least_cusz) {
+  struct Target { const char* field; double cr[3]; };
+  const Target targets[] = {{"fnoc_navy_winds_uwnd", {14.97, 6.93, 3.97}}, {"ncar_csm_b003_ts", {18.49, 8.69, 4.73}},
+                            {"era5_t2m", {16.78, 9.10, 4.89}}, {"vorticity_magnitude", {14.63, 6.78, 3.88}},
+                            {"pressure_slice", {39.56, 19.26, 9.74}}};
+  int checked = 0;
+  for (const Field& f : real_fields())
+    for (const Target& t : targets) {
+      if (f.name.find(t.field) == std::string::npos) continue;
+      for (int k = 0; k < 3; ++k) {
+        hpcz::Options o;
+        o.bound = k == 0 ? 1e-2 : (k == 1 ? 1e-3 : 1e-4);
+        o.codec = hpcz::Codec::ratio;
+        o.backend = hpcz::Backend::cpu;
+        auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+        const double cr = double(f.bytes.size()) / a.size();
+        std::fprintf(stderr, "  %-45s rel %g: CR %.3f (cuSZ %.2f)\n", t.field, o.bound, cr, t.cr[k]);
+        CHECK_MSG(cr >= t.cr[k], f.name << " rel " << o.bound << ": CR " << cr << " below cuSZ's " << t.cr[k]);
+        ++checked;
+      }
+    }
+  std::fprintf(stderr, "  %d field/bound pairs checked\n", checked);
+}
+
 TEST(roundtrip_fill_levitus) {
   for (const Field& f : real_fields()) {
     if (f.name.find("levitus") == std::string::npos) continue;
-    for (auto backend : {hpcz::Backend::cpu, hpcz::Backend::gpu}) {
+    for (auto backend : {hpcz::Backend::cpu, hpcz::Backend::gpu})
+    for (auto codec : {hpcz::Codec::fast, hpcz::Codec::ratio}) {
       if (backend == hpcz::Backend::gpu && !hpcz::gpu_available()) continue;
       hpcz::Options o;
       o.bound = 1e-3;
       o.fill = -1e10;
       o.backend = backend;
+      o.codec = codec;
       auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
       std::vector<uint8_t> back;
       auto info = hpcz::decompress(a.data(), a.size(), back, backend);
@@ -89,9 +122,12 @@ TEST(roundtrip_fill_levitus) {
       CHECK(info.eb_abs < 0.04);
       Check c = strict_check(f.bytes, back, f.dtype, info.eb_abs, o.fill);
       CHECK(c.violations == 0);
-      std::fprintf(stderr, "  levitus --fill -1e10 rel 1e-3: eb %.4g CR %.3f\n", info.eb_abs,
+      std::fprintf(stderr, "  levitus --fill -1e10 rel 1e-3 %s: eb %.4g CR %.3f\n",
+                   codec == hpcz::Codec::ratio ? "ratio" : "fast", info.eb_abs,
                    double(f.bytes.size()) / a.size());
-      CHECK(double(f.bytes.size()) / a.size() > 3);
+      // Known gap: the ratio mode stores each fill value as an exception (index + value, 8 bytes), so a
+      // land mask costs it most of its ratio; the fast mode codes masked lanes for free.
+      CHECK(double(f.bytes.size()) / a.size() > (codec == hpcz::Codec::fast ? 3 : 1));
     }
   }
 }

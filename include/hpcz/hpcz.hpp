@@ -118,6 +118,9 @@ Backend resolve_backend(Backend b);  // automatic -> gpu or cpu; throws if gpu i
 
 // ---- device API (requires a CUDA build; throws backend_unavailable otherwise) ---------------------
 // stream is a cudaStream_t. All pointers are device pointers. No allocation, no synchronization.
+// Workspace for compress_device with these dims and options (the ratio mode needs dims and radius).
+size_t compress_device_workspace_size(DType dtype, const std::vector<uint64_t>& dims, const Options& opt);
+// The fast mode's workspace, which depends only on the value count.
 size_t compress_device_workspace_size(uint64_t n_values, DType dtype);
 // Writes the archive to d_out (capacity >= max_compressed_size) and its size to *d_size (device u64).
 // d_in and d_out must be 16-byte aligned (cudaMalloc's are).

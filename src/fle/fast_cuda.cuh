@@ -1,4 +1,5 @@
-// Fast-mode CUDA kernels: one thread block per 64 KiB chunk.
+// Fast-mode CUDA kernels: one thread block per 64 KiB chunk. (Kernels that are not templates are static:
+// this header is included by more than one translation unit.)
 //
 // Compression: each thread quantizes and plans whole 32-value blocks (8 x 16-byte loads), a block-wide
 // scan places their payloads, and the chunk is assembled in shared memory (payload growing up from the
@@ -84,7 +85,7 @@ __device__ inline unsigned long long lookback(unsigned long long* desc, unsigned
 }
 
 // ---- kernels ------------------------------------------------------------------------------------
-__global__ void init_kernel(CompressState* st, unsigned long long* desc, unsigned long long n_chunks) {
+static __global__ void init_kernel(CompressState* st, unsigned long long* desc, unsigned long long n_chunks) {
   unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i == 0) {
     st->key_min = ~0ull;
@@ -128,7 +129,7 @@ template <class T> __device__ __forceinline__ T narrow_value(typename Bits<T>::t
 }
 
 template <class T>
-__global__ void __launch_bounds__(kThreads) range_kernel(const T* in, unsigned long long n, int has_fill, T fill,
+static __global__ void __launch_bounds__(kThreads) range_kernel(const T* in, unsigned long long n, int has_fill, T fill,
                                                          CompressState* st) {
   using K = typename Bits<T>::type;
   constexpr int kVec = 16 / sizeof(T);  // values per 16-byte load
@@ -197,7 +198,7 @@ struct ChainOp {
 };
 
 template <class T>
-__global__ void __launch_bounds__(kThreads, encode_min_blocks<T>()) encode_kernel(const T* __restrict__ in, unsigned long long n,
+static __global__ void __launch_bounds__(kThreads, encode_min_blocks<T>()) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
                                                           unsigned long long* desc, uint8_t* __restrict__ out) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
@@ -292,7 +293,7 @@ __global__ void __launch_bounds__(kThreads, encode_min_blocks<T>()) encode_kerne
 }
 
 // Header and table checksum, once every chunk is written.
-__global__ void __launch_bounds__(kThreads) seal_kernel(format::HeaderFields h, const CompressState* st,
+static __global__ void __launch_bounds__(kThreads) seal_kernel(format::HeaderFields h, const CompressState* st,
                                                         uint8_t* out, unsigned long long* d_size) {
   using Sum = cub::BlockReduce<unsigned long long, kThreads>;
   __shared__ typename Sum::TempStorage tmp;
@@ -314,7 +315,7 @@ __global__ void __launch_bounds__(kThreads) seal_kernel(format::HeaderFields h, 
 enum DecodeStatus : uint32_t { kBadChecksum = 1, kBadChunk = 2, kBadTable = 4 };
 
 // Verifies the chunk table against the header's table checksum.
-__global__ void __launch_bounds__(kThreads) table_check_kernel(const uint8_t* a, unsigned long long n_chunks,
+static __global__ void __launch_bounds__(kThreads) table_check_kernel(const uint8_t* a, unsigned long long n_chunks,
                                                                uint32_t expect, uint32_t* status) {
   using Sum = cub::BlockReduce<unsigned long long, kThreads>;
   __shared__ typename Sum::TempStorage tmp;
@@ -327,7 +328,7 @@ __global__ void __launch_bounds__(kThreads) table_check_kernel(const uint8_t* a,
 }
 
 template <class T>
-__global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* __restrict__ a, unsigned long long archive_size,
+static __global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* __restrict__ a, unsigned long long archive_size,
                                                           unsigned long long n, QuantParams<T> p, T* __restrict__ out,
                                                           uint32_t* status) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;

@@ -159,7 +159,12 @@ size_t max_compressed_size(uint64_t n, DType dtype) {
   const uint32_t vb = uint32_t(dtype_size(dtype));
   const uint64_t cv = format::kChunkInputBytes / vb, nc = detail::div_ceil(n, cv);
   uint64_t full = n / cv, rest = n % cv;
-  return format::data_offset(nc) + full * fle::max_chunk_bytes(cv, vb) + fle::max_chunk_bytes(rest, vb);
+  const uint64_t fast = format::data_offset(nc) + full * fle::max_chunk_bytes(cv, vb) + fle::max_chunk_bytes(rest, vb);
+  // Ratio mode: every chunk but the last holds more than kTargetChunkValues / 2 values (whole slabs of
+  // at most kTargetChunkValues, or one larger slab), and no chunk exceeds its raw form.
+  const uint64_t nc_ratio = n / (predict::kTargetChunkValues / 2) + 1;
+  const uint64_t ratio = format::data_offset(nc_ratio) + nc_ratio * ratio::kChunkHeaderBytes + n * vb;
+  return fast > ratio ? fast : ratio;
 }
 
 }  // namespace hpcz

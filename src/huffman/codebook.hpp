@@ -28,23 +28,23 @@ HPCZ_HD uint64_t order_key(uint32_t count, uint32_t sym) { return uint64_t(count
 HPCZ_HD uint32_t key_symbol(uint64_t k) { return uint32_t(k & 0xfff); }
 HPCZ_HD uint32_t key_count(uint64_t k) { return uint32_t(k >> 12); }
 
-// Step 2. keys[0..m) sorted ascending (m >= 1); work has m entries. Writes len[sym] for the used
+// Step 2. keys[0..m) sorted ascending (1 <= m <= kMaxSymbols); work has m entries. Writes len[sym] for the used
 // symbols (the caller zeroes the others).
-HPCZ_HD void lengths_from_sorted(const uint64_t* keys, uint32_t m, uint64_t* work, uint8_t* len) {
+HPCZ_HD void lengths_from_sorted(const uint64_t* keys, uint32_t m, uint32_t* work, uint8_t* len) {
   if (m == 1) {  // one symbol still needs one bit, so every position has a codeword
     len[key_symbol(keys[0])] = 1;
     return;
   }
   // Moffat-Katajainen: A holds counts, then parent indices, then depths, in place.
-  uint64_t* A = work;
+  uint32_t* A = work;  // counts sum to < 2^32 (a chunk has at most 2^26 values)
   for (uint32_t i = 0; i < m; ++i) A[i] = key_count(keys[i]);
   const int64_t n = m;
   int64_t root = 0, leaf = 2, next;
   A[0] += A[1];
   for (next = 1; next < n - 1; ++next) {
-    if (leaf >= n || A[root] < A[leaf]) { A[next] = A[root]; A[root++] = uint64_t(next); }
+    if (leaf >= n || A[root] < A[leaf]) { A[next] = A[root]; A[root++] = uint32_t(next); }
     else A[next] = A[leaf++];
-    if (leaf >= n || (root < next && A[root] < A[leaf])) { A[next] += A[root]; A[root++] = uint64_t(next); }
+    if (leaf >= n || (root < next && A[root] < A[leaf])) { A[next] += A[root]; A[root++] = uint32_t(next); }
     else A[next] += A[leaf++];
   }
   A[n - 2] = 0;
@@ -54,7 +54,7 @@ HPCZ_HD void lengths_from_sorted(const uint64_t* keys, uint32_t m, uint64_t* wor
   next = n - 1;
   while (avbl > 0) {
     while (root >= 0 && int64_t(A[root]) == dpth) { ++used; --root; }
-    while (avbl > used) { A[next--] = uint64_t(dpth); --avbl; }
+    while (avbl > used) { A[next--] = uint32_t(dpth); --avbl; }
     avbl = 2 * used; ++dpth; used = 0;
   }
   // A[i] is now the depth of the i-th sorted symbol (non-increasing in i). Count per length, limit.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "fle/fast_cuda.cuh"
+#include "pipeline/gpu_ratio.hpp"
 #include "pipeline/internal.hpp"
 
 namespace hpcz {
@@ -88,32 +89,49 @@ size_t compress_device_workspace_size(uint64_t n_values, DType dtype) {
   return state_bytes(detail::div_ceil(n_values, format::kChunkInputBytes / dtype_size(dtype)));
 }
 
+size_t compress_device_workspace_size(DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
+  const format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
+  if (opt.codec == Codec::ratio) return pipeline::ratio_compress_workspace(h);
+  return compress_device_workspace_size(h.n_values, dtype);
+}
+
 void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt,
                      void* d_out, size_t out_capacity, uint64_t* d_size, void* d_ws, size_t ws_size, void* stream) {
   if (!gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU");
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (out_capacity < max_compressed_size(h.n_values, dtype))
     throw Error(ErrorCode::invalid_argument, "output capacity below max_compressed_size()");
-  if (ws_size < compress_device_workspace_size(h.n_values, dtype))
+  if (ws_size < compress_device_workspace_size(dtype, dims, opt))
     throw Error(ErrorCode::invalid_argument, "workspace below compress_device_workspace_size()");
   if ((reinterpret_cast<uintptr_t>(d_in) | reinterpret_cast<uintptr_t>(d_out)) & 15)
     throw Error(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned");
   auto s = static_cast<cudaStream_t>(stream);
-  if (dtype == DType::f64)
+  if (opt.codec == Codec::ratio)
+    pipeline::ratio_compress_device(d_in, h, static_cast<uint8_t*>(d_out), d_size, d_ws, s);
+  else if (dtype == DType::f64)
     compress_device_t(static_cast<const double*>(d_in), h, static_cast<uint8_t*>(d_out), d_size, d_ws, s);
   else
     compress_device_t(static_cast<const float*>(d_in), h, static_cast<uint8_t*>(d_out), d_size, d_ws, s);
 }
 
-size_t decompress_device_workspace_size(const ArchiveInfo&) { return 0; }
+size_t decompress_device_workspace_size(const ArchiveInfo& info) {
+  return info.codec == Codec::ratio ? pipeline::ratio_decompress_workspace(info) : 0;
+}
 
-void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void*, size_t,
-                       void* stream) {
+void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void* d_ws,
+                       size_t ws_size, void* stream) {
   if (!gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU");
   if ((reinterpret_cast<uintptr_t>(d_archive) | reinterpret_cast<uintptr_t>(d_out)) & 15)
     throw Error(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned");
   auto s = static_cast<cudaStream_t>(stream);
   auto a = static_cast<const uint8_t*>(d_archive);
+  if (info.codec == Codec::ratio) {
+    if (ws_size < decompress_device_workspace_size(info))
+      throw Error(ErrorCode::invalid_argument, "workspace below decompress_device_workspace_size()");
+    check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
+    if (info.n_chunks) pipeline::ratio_decompress_device(info, a, d_out, d_status, d_ws, s);
+    return;
+  }
   if (info.dtype == DType::f64) decompress_device_t(info, a, static_cast<double*>(d_out), d_status, s);
   else decompress_device_t(info, a, static_cast<float*>(d_out), d_status, s);
 }
@@ -123,7 +141,14 @@ namespace pipeline {
 std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderFields& h) {
   const DType dt = DType(h.dtype);
   const size_t in_bytes = h.n_values * dtype_size(dt), cap = max_compressed_size(h.n_values, dt);
-  const size_t ws_bytes = compress_device_workspace_size(h.n_values, dt);
+  std::vector<uint64_t> dims(h.dims, h.dims + h.ndims);
+  Options opt;
+  opt.mode = BoundMode(h.mode);
+  opt.bound = h.bound;
+  opt.codec = Codec(h.codec);
+  if (h.codec == uint8_t(Codec::ratio)) opt.radius = h.block_values;
+  if (h.flags & format::kFlagFill) opt.fill = h.fill;
+  const size_t ws_bytes = compress_device_workspace_size(dt, dims, opt);
   void *d_in = nullptr, *d_out = nullptr, *d_ws = nullptr;
   uint64_t* d_size = nullptr;
   auto cleanup = defer([&] { cudaFree(d_in); cudaFree(d_out); cudaFree(d_ws); cudaFree(d_size); });
@@ -132,11 +157,6 @@ std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderField
   check(cudaMalloc(&d_ws, ws_bytes), "cudaMalloc workspace");
   check(cudaMalloc(&d_size, sizeof(uint64_t)), "cudaMalloc size");
   check(cudaMemcpy(d_in, in, in_bytes, cudaMemcpyHostToDevice), "copy input");
-  std::vector<uint64_t> dims(h.dims, h.dims + h.ndims);
-  Options opt;
-  opt.mode = BoundMode(h.mode);
-  opt.bound = h.bound;
-  if (h.flags & format::kFlagFill) opt.fill = h.fill;
   compress_device(d_in, dt, dims, opt, d_out, cap, d_size, d_ws, ws_bytes, nullptr);
   uint64_t size = 0;
   check(cudaMemcpy(&size, d_size, sizeof size, cudaMemcpyDeviceToHost), "compress");
@@ -147,14 +167,16 @@ std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderField
 
 void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* out) {
   const size_t out_bytes = info.n_values * dtype_size(info.dtype);
-  void *d_a = nullptr, *d_out = nullptr;
+  void *d_a = nullptr, *d_out = nullptr, *d_ws = nullptr;
   uint32_t* d_status = nullptr;
-  auto cleanup = defer([&] { cudaFree(d_a); cudaFree(d_out); cudaFree(d_status); });
+  auto cleanup = defer([&] { cudaFree(d_a); cudaFree(d_out); cudaFree(d_status); cudaFree(d_ws); });
+  const size_t ws_bytes = decompress_device_workspace_size(info);
+  if (ws_bytes) check(cudaMalloc(&d_ws, ws_bytes), "cudaMalloc workspace");
   check(cudaMalloc(&d_a, info.archive_size), "cudaMalloc archive");
   check(cudaMalloc(&d_out, out_bytes), "cudaMalloc output");
   check(cudaMalloc(&d_status, sizeof(uint32_t)), "cudaMalloc status");
   check(cudaMemcpy(d_a, archive, info.archive_size, cudaMemcpyHostToDevice), "copy archive");
-  decompress_device(info, d_a, d_out, d_status, nullptr, 0, nullptr);
+  decompress_device(info, d_a, d_out, d_status, d_ws, ws_bytes, nullptr);
   uint32_t status = 0;
   check(cudaMemcpy(&status, d_status, sizeof status, cudaMemcpyDeviceToHost), "decompress");
   if (status)

@@ -8,6 +8,7 @@ namespace {
 bool gpu_available() { return false; }
 std::string gpu_name() { return ""; }
 size_t compress_device_workspace_size(uint64_t, DType) { none(); }
+size_t compress_device_workspace_size(DType, const std::vector<uint64_t>&, const Options&) { none(); }
 void compress_device(const void*, DType, const std::vector<uint64_t>&, const Options&, void*, size_t, uint64_t*,
                      void*, size_t, void*) { none(); }
 size_t decompress_device_workspace_size(const ArchiveInfo&) { none(); }

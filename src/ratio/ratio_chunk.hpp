@@ -82,7 +82,7 @@ inline Book build_book(const uint32_t* hist, uint32_t nsym) {
   b.len.assign(nsym, 0);
   b.code.assign(nsym, 0);
   if (keys.empty()) return b;
-  std::vector<uint64_t> work(keys.size());
+  std::vector<uint32_t> work(keys.size());
   huffman::lengths_from_sorted(keys.data(), uint32_t(keys.size()), work.data(), b.len.data());
   uint32_t first[huffman::kMaxLen + 2];
   huffman::canonical_first_codes(b.len.data(), nsym, first);

@@ -1,0 +1,210 @@
+// Ratio mode on the GPU: workspace layout and kernel sequence (kernels in ratio/ratio_cuda.cuh).
+// Everything runs on the caller's stream in the caller's workspace; every grid size follows from the
+// dims, so nothing is read back.
+#include <cuda_runtime.h>
+#include <cub/device/device_scan.cuh>
+
+#include <string>
+
+#include "pipeline/gpu_ratio.hpp"
+#include "ratio/ratio_cuda.cuh"
+
+namespace hpcz::pipeline {
+namespace {
+
+using namespace hpcz::ratio::cuda;
+using detail::div_ceil;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+size_t align256(size_t b) { return (b + 255) & ~size_t(255); }
+
+// Carves a workspace into aligned arrays; with base == nullptr it only adds up the size.
+struct Carver {
+  uint8_t* base;
+  size_t used = 0;
+  template <class P> P* take(size_t bytes) {
+    P* p = base ? reinterpret_cast<P*>(base + used) : nullptr;
+    used += align256(bytes ? bytes : 1);
+    return p;
+  }
+};
+
+Grid grid_of(const uint64_t* dims, int ndims, uint64_t n_chunks) {
+  return make_grid(predict::working_shape(dims, ndims), n_chunks);
+}
+
+size_t scan_temp_bytes(uint64_t items) {
+  size_t a = 0, b = 0;
+  check(cub::DeviceScan::ExclusiveSum(nullptr, a, (uint32_t*)nullptr, (uint32_t*)nullptr, int(items)), "scan size");
+  check(cub::DeviceScan::ExclusiveSum(nullptr, b, (unsigned long long*)nullptr, (unsigned long long*)nullptr, int(items)),
+        "scan size");
+  return a > b ? a : b;
+}
+
+struct CompressLayout {
+  CompressBuffers b;
+  void* scan_temp;
+  size_t scan_bytes;
+  size_t total;
+};
+
+CompressLayout carve_compress(void* ws, const format::HeaderFields& h, const Grid& g) {
+  Carver cv{static_cast<uint8_t*>(ws)};
+  CompressLayout L;
+  const uint64_t n = h.n_values, nsym = 2ull * h.block_values, nc = g.n_chunks, nt = g.n_tiles;
+  L.b.st = cv.take<fle::cuda::CompressState>(sizeof(fle::cuda::CompressState));
+  L.b.q = cv.take<uint32_t>(4 * n);
+  L.b.sym = cv.take<uint16_t>(2 * n);
+  L.b.hist = cv.take<uint32_t>(4 * nc * nsym);
+  L.b.tile_out = cv.take<uint32_t>(4 * (nt + 1));
+  L.b.tile_exc = cv.take<uint32_t>(4 * (nt + 1));
+  L.b.tile_bits = cv.take<unsigned long long>(8 * (nt + 1));
+  L.b.len = cv.take<uint8_t>(nc * nsym);
+  L.b.code = cv.take<uint32_t>(4 * nc * nsym);
+  L.b.info = cv.take<ChunkInfo>(sizeof(ChunkInfo) * nc);
+  L.scan_bytes = scan_temp_bytes(nt + 1);
+  L.scan_temp = cv.take<uint8_t>(L.scan_bytes);
+  L.total = cv.used;
+  return L;
+}
+
+__global__ void ratio_init_kernel(fle::cuda::CompressState* st, uint32_t* hist, unsigned long long n_hist,
+                                  uint32_t* tile_out, uint32_t* tile_exc, unsigned long long* tile_bits,
+                                  unsigned long long nt) {
+  const unsigned long long i0 = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x,
+                           stride = (unsigned long long)gridDim.x * blockDim.x;
+  if (i0 == 0) {
+    st->key_min = ~0ull;
+    st->key_max = 0;
+    st->total_size = format::data_offset(0);
+    st->chunk_counter = 0;
+    tile_out[nt] = 0;
+    tile_exc[nt] = 0;
+    tile_bits[nt] = 0;
+  }
+  for (unsigned long long i = i0; i < n_hist; i += stride) hist[i] = 0;
+}
+
+unsigned blocks_for(uint64_t items, uint64_t cap = 4096) {
+  uint64_t b = (items + 255) / 256;
+  return unsigned(b < 1 ? 1 : (b > cap ? cap : b));
+}
+
+template <class T>
+void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* ws,
+                cudaStream_t s) {
+  const Grid g = grid_of(h.dims, h.ndims, h.n_chunks);
+  const CompressLayout L = carve_compress(ws, h, g);
+  const CompressBuffers& b = L.b;
+  const uint32_t nsym = 2 * h.block_values;
+  const uint64_t n = h.n_values, nc = g.n_chunks, nt = g.n_tiles;
+  ratio_init_kernel<<<blocks_for(nc * nsym, 1024), 256, 0, s>>>(b.st, b.hist, nc * nsym, b.tile_out, b.tile_exc,
+                                                               b.tile_bits, nt);
+  check(cudaGetLastError(), "ratio init");
+  if (nc) {
+    const bool has_fill = h.flags & format::kFlagFill;
+    int sms = 132, dev = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    const unsigned rgrid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((n / 4 + 255) / 256, uint64_t(sms) * 16));
+    fle::cuda::range_kernel<T><<<rgrid, fle::cuda::kThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
+    prequant_kernel<T><<<blocks_for(n, uint64_t(sms) * 32), kThreads, 0, s>>>(d_in, n, h, b.st, b.q);
+    lorenzo_kernel<<<(unsigned)nt, kThreads, nsym * 4, s>>>(g, h.block_values, b.q, b.sym, b.hist, b.tile_out,
+                                                            b.tile_exc);
+    check(cudaGetLastError(), "lorenzo");
+    size_t tb = L.scan_bytes;
+    check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, b.tile_out, b.tile_out, int(nt + 1), s), "scan");
+    check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, b.tile_exc, b.tile_exc, int(nt + 1), s), "scan");
+    const size_t book_smem = huffman::kMaxSymbols * 5;
+    check(cudaFuncSetAttribute(book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(book_smem)), "book smem");
+    book_kernel<<<(unsigned)nc, kThreads, book_smem, s>>>(nsym, b.hist, b.len, b.code, b.info);
+    check(cudaGetLastError(), "book");
+    bitcount_kernel<<<(unsigned)nt, kThreads, 0, s>>>(g, nsym, b.sym, b.len, b.tile_bits);
+    check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, b.tile_bits, b.tile_bits, int(nt + 1), s), "scan");
+    layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, b.tile_out, b.tile_exc, b.tile_bits, b.info, b.st);
+    const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(g.full.count(), 16 * 256));
+    zero_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
+    encode_kernel<<<(unsigned)nt, kThreads, 0, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.tile_bits, d_out);
+    emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_values, d_in, b.q, b.sym, b.tile_out, b.tile_exc,
+                                                     b.info, d_out);
+    chunk_head_kernel<T><<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(g, nsym, d_in, b.len, b.info, d_out);
+    checksum_kernel<<<(unsigned)nc, kThreads, 0, s>>>(b.info, d_out);
+    check(cudaGetLastError(), "ratio encode");
+  }
+  fle::cuda::seal_kernel<<<1, fle::cuda::kThreads, 0, s>>>(h, b.st, d_out, reinterpret_cast<unsigned long long*>(d_size));
+  check(cudaGetLastError(), "seal");
+}
+
+struct DecompressLayout {
+  uint32_t* v;
+  DecodeChunk* dc;
+  huffman::DecodeTables* tables;
+  Seg* tile_agg;
+  size_t total;
+};
+
+DecompressLayout carve_decompress(void* ws, const ArchiveInfo& info, const Grid& g) {
+  Carver cv{static_cast<uint8_t*>(ws)};
+  DecompressLayout L;
+  L.v = cv.take<uint32_t>(4 * info.n_values);
+  L.dc = cv.take<DecodeChunk>(sizeof(DecodeChunk) * g.n_chunks);
+  L.tables = cv.take<huffman::DecodeTables>(sizeof(huffman::DecodeTables) * g.n_chunks);
+  L.tile_agg = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
+  L.total = cv.used;
+  return L;
+}
+
+template <class T>
+void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_t* d_status, void* ws, cudaStream_t s) {
+  const Grid g = grid_of(info.dims.data(), int(info.dims.size()), info.n_chunks);
+  const DecompressLayout L = carve_decompress(ws, info, g);
+  const uint32_t nsym = 2 * info.block_values, nc = uint32_t(g.n_chunks);
+  const uint64_t nt = g.n_tiles;
+  fle::cuda::table_check_kernel<<<1, fle::cuda::kThreads, 0, s>>>(d_a, info.n_chunks, info.table_checksum, d_status);
+  parse_kernel<T><<<nc, kThreads, 0, s>>>(g, nsym, d_a, info.archive_size, L.dc, L.tables, d_status);
+  // Sequences a chunk can have at most (every code kMaxLen bits).
+  const uint64_t max_bits = uint64_t(g.full.count()) * huffman::kMaxLen;
+  const unsigned max_seq = unsigned(div_ceil(div_ceil(max_bits, huffman::kSubBits), huffman::kSeqSubs));
+  decode_kernel<<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.v, d_status);
+  outlier_kernel<<<dim3(16, nc), kThreads, 0, s>>>(g, info.block_values, d_a, L.dc, L.v, d_status);
+  check(cudaGetLastError(), "ratio decode");
+  const ChunkShape& f = g.full;
+  if (f.cz > 1 || g.last.cz > 1)
+    prefix_z_kernel<<<dim3((unsigned)div_ceil(f.cy * f.cx, kThreads), nc), kThreads, 0, s>>>(g, L.dc, L.v);
+  if (f.cy > 1)
+    prefix_y_kernel<<<dim3((unsigned)div_ceil(uint64_t(f.cz) * f.cx, kThreads), nc), kThreads, 0, s>>>(g, L.dc, L.v);
+  row_aggregate_kernel<<<(unsigned)nt, kThreads, 0, s>>>(g, L.dc, L.v, L.tile_agg);
+  tile_carry_kernel<<<1, kThreads, 0, s>>>(nt, L.tile_agg);
+  row_scan_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, L.dc, L.v, L.tile_agg, T(info.step), d_out);
+  const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(f.count(), 16 * 256));
+  exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
+  check(cudaGetLastError(), "ratio reconstruct");
+}
+
+}  // namespace
+
+size_t ratio_compress_workspace(const format::HeaderFields& h) {
+  return carve_compress(nullptr, h, grid_of(h.dims, h.ndims, h.n_chunks)).total;
+}
+
+void ratio_compress_device(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* ws,
+                           cudaStream_t s) {
+  if (h.dtype == 2) compress_t(static_cast<const double*>(d_in), h, d_out, d_size, ws, s);
+  else compress_t(static_cast<const float*>(d_in), h, d_out, d_size, ws, s);
+}
+
+size_t ratio_decompress_workspace(const ArchiveInfo& info) {
+  return carve_decompress(nullptr, info, grid_of(info.dims.data(), int(info.dims.size()), info.n_chunks)).total;
+}
+
+void ratio_decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void* ws,
+                             cudaStream_t s) {
+  auto a = static_cast<const uint8_t*>(d_archive);
+  if (info.dtype == DType::f64) decompress_t(info, a, static_cast<double*>(d_out), d_status, ws, s);
+  else decompress_t(info, a, static_cast<float*>(d_out), d_status, ws, s);
+}
+
+}  // namespace hpcz::pipeline

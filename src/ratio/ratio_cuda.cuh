@@ -1,0 +1,675 @@
+// Ratio-mode CUDA kernels. They write and read exactly the bytes of the CPU reference
+// (ratio_chunk.hpp), using the same per-value functions (quantize, lorenzo_delta, quant_symbol), the
+// same codebook steps and the same stream helpers.
+//
+// Compression, all on the caller's stream, sizes known to the host from the dims alone:
+//   range -> prequant (q per value) -> lorenzo (symbols, per-chunk histograms, per-tile outlier and
+//   exception counts) -> scans of the tile counts -> book (per chunk: sort, lengths, codes) -> bit counts
+//   per tile -> scan -> layout (chunk sizes and offsets, raw fallback) -> zero -> encode (codewords,
+//   gaps, sequence starts) + emit (outliers, exceptions) + chunk headers + raw chunks -> checksums -> seal.
+// Decompression:
+//   table check -> parse (per chunk: checksum, layout, decode tables) -> decode (one thread per
+//   1024-bit subsequence, count, block scan, decode) -> outliers -> prefix sums along z, y, then x fused
+//   with dequantization -> exceptions, raw chunks.
+// Tiles of kTile values never straddle a chunk, so every per-tile result belongs to one chunk.
+#pragma once
+#include <cub/block/block_radix_sort.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include "fle/fast_cuda.cuh"
+#include "fle/fast_header.hpp"
+#include "format/header.hpp"
+#include "ratio/ratio_chunk.hpp"
+
+namespace hpcz::ratio::cuda {
+
+using predict::ChunkShape;
+
+constexpr int kThreads = 256;
+constexpr int kPerThread = 16;
+constexpr uint32_t kTile = kThreads * kPerThread;  // 4096 values
+constexpr uint32_t kExcMark = 0x80000000u;        // q of a value stored exactly (never a valid q)
+
+// Where chunk c and tile t sit; identical for every chunk but the last (host computes the same).
+struct Grid {
+  ChunkShape full, last;        // shapes of a full chunk and of the last chunk
+  uint64_t n_chunks, chunk_values;
+  uint32_t tiles_per_chunk;     // tiles of a full chunk
+  uint64_t n_tiles;
+  __host__ __device__ ChunkShape shape(uint64_t c) const { return c + 1 == n_chunks ? last : full; }
+  __host__ __device__ uint64_t chunk_of_tile(uint64_t t) const { return t / tiles_per_chunk; }
+  __host__ __device__ uint64_t first_tile(uint64_t c) const { return c * tiles_per_chunk; }
+};
+
+inline Grid make_grid(const predict::Shape& s, uint64_t n_chunks) {
+  Grid g{};
+  g.n_chunks = n_chunks;
+  g.chunk_values = s.chunk_values();
+  if (!n_chunks) return g;
+  g.full = predict::chunk_shape(s, 0);
+  g.last = predict::chunk_shape(s, n_chunks - 1);
+  g.tiles_per_chunk = uint32_t(div_ceil(g.full.count(), kTile));
+  g.n_tiles = (n_chunks - 1) * g.tiles_per_chunk + div_ceil(g.last.count(), kTile);
+  return g;
+}
+
+// Per-chunk results of compression.
+struct ChunkInfo {
+  unsigned long long offset;  // in the archive
+  uint32_t size, raw;
+  uint32_t total_bits, n_out, n_exc, out_base, exc_base;  // bases: exclusive tile-scan values at the chunk
+  unsigned long long bit_base;                             // exclusive bit scan at the chunk's first tile
+};
+
+struct CompressBuffers {
+  fle::cuda::CompressState* st;
+  uint32_t* q;             // n
+  uint16_t* sym;           // n
+  uint32_t* hist;          // n_chunks * nsym
+  uint32_t* tile_out;      // n_tiles (counts, then exclusive prefixes)
+  uint32_t* tile_exc;      // n_tiles
+  unsigned long long* tile_bits;  // n_tiles
+  uint8_t* len;            // n_chunks * nsym
+  uint32_t* code;          // n_chunks * nsym
+  ChunkInfo* info;         // n_chunks
+};
+
+__device__ __forceinline__ void local_xyz(const ChunkShape& c, uint32_t i, uint32_t& z, uint32_t& y, uint32_t& x) {
+  const uint32_t plane = c.cy * c.cx;
+  z = i / plane;
+  const uint32_t r = i - z * plane;
+  y = r / c.cx;
+  x = r - y * c.cx;
+}
+
+template <class T>
+static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __restrict__ in, unsigned long long n,
+                                                            format::HeaderFields h, const fle::cuda::CompressState* st,
+                                                            uint32_t* __restrict__ q) {
+  fle::settle_range(h, st->key_min, st->key_max);
+  const fle::QuantParams<T> p = fle::encoder_params<T>(h);
+  for (unsigned long long i = blockIdx.x * (unsigned long long)kThreads + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * kThreads) {
+    int32_t v;
+    q[i] = fle::quantize(in[i], p, v) ? uint32_t(v) : kExcMark;
+  }
+}
+
+__device__ __forceinline__ uint32_t lorenzo_at(const uint32_t* __restrict__ qc, const ChunkShape& c, uint32_t i) {
+  uint32_t z, y, x;
+  local_xyz(c, i, z, y, x);
+  const uint32_t cx = c.cx, plane = c.cy * c.cx;
+  auto qv = [&](uint32_t zz, uint32_t yy, uint32_t xx) {
+    const uint32_t v = qc[zz * plane + yy * cx + xx];
+    return v == kExcMark ? 0u : v;
+  };
+  return predict::lorenzo_delta(c, z, y, x, qv);
+}
+
+// Symbols, the chunk's histogram, and the tile's outlier and exception counts.
+static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32_t radius, const uint32_t* __restrict__ q,
+                                                           uint16_t* __restrict__ sym, uint32_t* hist,
+                                                           uint32_t* tile_out, uint32_t* tile_exc) {
+  extern __shared__ uint32_t s_hist[];
+  using Reduce = cub::BlockReduce<uint32_t, kThreads>;
+  __shared__ typename Reduce::TempStorage red;
+  const uint32_t nsym = 2 * radius;
+  const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
+  const ChunkShape cs = g.shape(c);
+  const uint32_t count = cs.count(), tile0 = uint32_t(t - g.first_tile(c)) * kTile;
+  const uint32_t* qc = q + c * g.chunk_values;
+  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
+  __syncthreads();
+  uint32_t n_out = 0, n_exc = 0;
+  const uint32_t i0 = tile0 + threadIdx.x * kPerThread;
+  for (int k = 0; k < kPerThread; ++k) {
+    const uint32_t i = i0 + k;
+    if (i >= count) break;
+    const uint32_t d = lorenzo_at(qc, cs, i);
+    const uint32_t s = predict::quant_symbol(d, radius);
+    sym[c * g.chunk_values + i] = uint16_t(s);
+    // Most lanes share the central symbol: one shared-memory atomic per distinct symbol per warp.
+    const unsigned peers = __match_any_sync(__activemask(), s);
+    if ((threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&s_hist[s], uint32_t(__popc(peers)));
+    n_out += s == 0;
+    n_exc += qc[i] == kExcMark;
+  }
+  const uint32_t a = Reduce(red).Sum(n_out);
+  __syncthreads();
+  const uint32_t b = Reduce(red).Sum(n_exc);
+  if (threadIdx.x == 0) { tile_out[t] = a; tile_exc[t] = b; }
+  __syncthreads();
+  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
+    if (s_hist[k]) atomicAdd(&hist[c * nsym + k], s_hist[k]);
+}
+
+// One block per chunk: the codebook (same steps as build_book on the CPU) and the chunk's total bits.
+constexpr int kSortPerThread = kMaxRadius * 2 / kThreads;  // 16 keys per thread: 4096 symbols
+static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, const uint32_t* __restrict__ hist, uint8_t* len,
+                                                        uint32_t* code, ChunkInfo* info) {
+  using Sort = cub::BlockRadixSort<unsigned long long, kThreads, kSortPerThread>;
+  using Scan = cub::BlockScan<uint32_t, kThreads>;
+  using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ union {
+    typename Sort::TempStorage sort;
+    typename Scan::TempStorage scan;
+    typename Reduce::TempStorage reduce;
+    uint64_t keys[huffman::kMaxSymbols];  // the sorted keys, once the sort is done
+  } tmp;
+  extern __shared__ uint32_t s_work[];  // kMaxSymbols words, then kMaxSymbols length bytes
+  uint8_t* s_len = reinterpret_cast<uint8_t*>(s_work + huffman::kMaxSymbols);
+  uint64_t* s_keys = tmp.keys;
+  __shared__ uint32_t s_m;
+  const uint64_t c = blockIdx.x;
+  const uint32_t* h = hist + c * nsym;
+  // Blocked arrangement: thread j holds symbols j*16 .. j*16+15; unused symbols sort last.
+  unsigned long long keys[kSortPerThread];
+  uint32_t used = 0;
+  for (int k = 0; k < kSortPerThread; ++k) {
+    const uint32_t s = threadIdx.x * kSortPerThread + k;
+    const uint32_t cnt = s < nsym ? h[s] : 0;
+    keys[k] = cnt ? huffman::order_key(cnt, s) : ~0ull;
+    used += cnt != 0;
+  }
+  for (uint32_t s = threadIdx.x; s < huffman::kMaxSymbols; s += kThreads) s_len[s] = 0;
+  uint32_t total_used;
+  Scan(tmp.scan).ExclusiveSum(used, used, total_used);
+  __syncthreads();
+  Sort(tmp.sort).Sort(keys);
+  __syncthreads();
+  for (int k = 0; k < kSortPerThread; ++k) s_keys[threadIdx.x * kSortPerThread + k] = keys[k];
+  if (threadIdx.x == 0) s_m = total_used;
+  __syncthreads();
+  if (threadIdx.x == 0 && s_m) huffman::lengths_from_sorted(s_keys, s_m, s_work, s_len);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    uint32_t first[huffman::kMaxLen + 2];
+    huffman::canonical_first_codes(s_len, nsym, first);
+    huffman::assign_codes(s_len, nsym, first, s_work);  // s_work now holds the codes
+  }
+  __syncthreads();  // s_keys (tmp) is free again
+  unsigned long long bits = 0;
+  for (uint32_t s = threadIdx.x; s < nsym; s += kThreads) {
+    len[c * nsym + s] = s_len[s];
+    code[c * nsym + s] = s_work[s];
+    bits += (unsigned long long)h[s] * s_len[s];
+  }
+  bits = Reduce(tmp.reduce).Sum(bits);
+  if (threadIdx.x == 0) info[c].total_bits = uint32_t(bits);
+}
+
+// Bits of each tile's codewords.
+static __global__ void __launch_bounds__(kThreads) bitcount_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
+                                                            const uint8_t* __restrict__ len,
+                                                            unsigned long long* tile_bits) {
+  using Reduce = cub::BlockReduce<uint32_t, kThreads>;
+  __shared__ typename Reduce::TempStorage red;
+  const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
+  const uint32_t count = g.shape(c).count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;
+  const uint8_t* L = len + c * nsym;
+  const uint16_t* sc = sym + c * g.chunk_values;
+  uint32_t bits = 0;
+  for (int k = 0; k < kPerThread; ++k)
+    if (i0 + k < count) bits += __ldg(L + sc[i0 + k]);
+  bits = Reduce(red).Sum(bits);
+  if (threadIdx.x == 0) tile_bits[t] = bits;
+}
+
+// Chunk sizes and offsets (one block, rounds of kThreads chunks); the raw fallback decided here.
+template <class T>
+static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_t nsym, const uint32_t* tile_out,
+                                                          const uint32_t* tile_exc, const unsigned long long* tile_bits,
+                                                          ChunkInfo* info, fle::cuda::CompressState* st) {
+  using Scan = cub::BlockScan<unsigned long long, kThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  unsigned long long base = format::data_offset(g.n_chunks);
+  for (uint64_t r = 0; r < g.n_chunks; r += kThreads) {
+    const uint64_t c = r + threadIdx.x;
+    unsigned long long size = 0;
+    if (c < g.n_chunks) {
+      ChunkInfo& ci = info[c];
+      const uint64_t t0 = g.first_tile(c), t1 = c + 1 < g.n_chunks ? g.first_tile(c + 1) : g.n_tiles;
+      // tile_out / tile_exc hold exclusive prefixes over all tiles, plus the last tile's count kept
+      // in the scan's extra slot (index n_tiles).
+      ci.out_base = tile_out[t0];
+      ci.exc_base = tile_exc[t0];
+      ci.n_out = tile_out[t1] - tile_out[t0];
+      ci.n_exc = tile_exc[t1] - tile_exc[t0];
+      ci.bit_base = tile_bits[t0];
+      const uint32_t count = g.shape(c).count();
+      const ChunkLayout L = chunk_layout(nsym, ci.total_bits, ci.n_out, ci.n_exc, sizeof(T));
+      ci.raw = L.size64 >= raw_chunk_bytes(count, sizeof(T));
+      size = ci.raw ? raw_chunk_bytes(count, sizeof(T)) : L.size64;
+      ci.size = uint32_t(size);
+    }
+    unsigned long long excl, total;
+    Scan(scan).ExclusiveSum(size, excl, total);
+    if (c < g.n_chunks) info[c].offset = base + excl;
+    base += total;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) st->total_size = base;
+}
+
+// Zeroes each coded chunk's bytes (codewords and nibbles are OR-ed in).
+static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* info, uint8_t* out) {
+  const ChunkInfo ci = info[blockIdx.y];
+  if (ci.raw) return;
+  uint32_t* w = reinterpret_cast<uint32_t*>(out + ci.offset);
+  for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < ci.size / 4; k += gridDim.x * kThreads) w[k] = 0;
+}
+
+// Codewords of one tile, staged in shared memory; gaps and sequence starts of the subsequences whose
+// first codeword is in this tile.
+static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
+                                                          const uint8_t* __restrict__ len,
+                                                          const uint32_t* __restrict__ code, const ChunkInfo* info,
+                                                          const unsigned long long* tile_bits, uint8_t* out) {
+  constexpr uint32_t kStageWords = kTile * huffman::kMaxLen / 32 + 2;
+  __shared__ uint32_t stage[kStageWords];
+  using Scan = cub::BlockScan<uint32_t, kThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
+  const ChunkInfo ci = info[c];
+  if (ci.raw) return;
+  const uint32_t count = g.shape(c).count(), tile0 = uint32_t(t - g.first_tile(c)) * kTile;
+  const uint8_t* Lc = len + c * nsym;
+  const uint32_t* Cc = code + c * nsym;
+  const uint16_t* sc = sym + c * g.chunk_values;
+  const ChunkLayout L = chunk_layout(nsym, ci.total_bits, ci.n_out, ci.n_exc, 0);
+  uint8_t* chunk = out + ci.offset;
+  uint32_t* words = reinterpret_cast<uint32_t*>(chunk + L.bits);
+  uint32_t* gapw = reinterpret_cast<uint32_t*>(chunk + L.gaps);
+  const uint32_t tile_bit0 = uint32_t(tile_bits[t] - ci.bit_base);  // chunk-relative
+  const uint32_t word0 = tile_bit0 >> 5;
+  for (uint32_t k = threadIdx.x; k < kStageWords; k += kThreads) stage[k] = 0;
+  const uint32_t i0 = tile0 + threadIdx.x * kPerThread;
+  uint32_t mine = 0;
+  for (int k = 0; k < kPerThread; ++k)
+    if (i0 + k < count) mine += __ldg(Lc + sc[i0 + k]);
+  uint32_t excl, tile_total;
+  Scan(scan).ExclusiveSum(mine, excl, tile_total);
+  __syncthreads();
+  const uint32_t nsub = huffman::n_subsequences(ci.total_bits);
+  uint32_t pos = tile_bit0 + excl;
+  // Start of the symbol before this thread's first one (the first symbol of a chunk has none).
+  uint32_t prev_start = ~0u;
+  if (i0 > 0 && i0 < count) prev_start = pos - __ldg(Lc + sc[i0 - 1]);
+  for (int k = 0; k < kPerThread; ++k) {
+    const uint32_t i = i0 + k;
+    if (i >= count) break;
+    const uint32_t s = sc[i], l = __ldg(Lc + s);
+    const uint32_t sub = pos / huffman::kSubBits;
+    if (prev_start == ~0u || prev_start / huffman::kSubBits != sub) {
+      atomicOr(gapw + sub / 8, (pos - sub * huffman::kSubBits) << (4 * (sub % 8)));
+      if (sub % huffman::kSeqSubs == 0) reinterpret_cast<uint32_t*>(chunk + L.seq_first)[sub / huffman::kSeqSubs] = i;
+    }
+    if (i + 1 == count && sub + 1 < nsub)  // the last subsequence has no start of its own
+      atomicOr(gapw + (nsub - 1) / 8, huffman::kNoStart << (4 * ((nsub - 1) % 8)));
+    uint32_t hi, lo;
+    huffman::code_bits(__ldg(Cc + s), l, pos, hi, lo);
+    const uint32_t w = (pos >> 5) - word0;
+    if (hi) atomicOr(&stage[w], hi);
+    if (lo) atomicOr(&stage[w + 1], lo);
+    prev_start = pos;
+    pos += l;
+  }
+  __syncthreads();
+  // Out: words wholly inside this tile's bit range are stored; the two partial ends are OR-ed.
+  const uint32_t end_bit = tile_bit0 + tile_total, last_word = (end_bit + 31) / 32;  // exclusive
+  for (uint32_t w = word0 + threadIdx.x; w < last_word; w += kThreads) {
+    const uint32_t v = stage[w - word0];
+    const bool partial = (w == word0 && (tile_bit0 & 31)) || (w + 1 == last_word && (end_bit & 31));
+    if (partial) { if (v) atomicOr(words + w, v); }
+    else words[w] = v;
+  }
+}
+
+// Outliers and exceptions of one tile, in index order, at their places in the chunk.
+template <class T>
+static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t radius, const T* __restrict__ in,
+                                                        const uint32_t* __restrict__ q, const uint16_t* __restrict__ sym,
+                                                        const uint32_t* tile_out, const uint32_t* tile_exc,
+                                                        const ChunkInfo* info, uint8_t* out) {
+  using Scan = cub::BlockScan<uint32_t, kThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
+  const ChunkInfo ci = info[c];
+  if (ci.raw || (tile_out[t + 1] == tile_out[t] && tile_exc[t + 1] == tile_exc[t])) return;
+  const ChunkShape cs = g.shape(c);
+  const uint32_t count = cs.count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;
+  const uint32_t* qc = q + c * g.chunk_values;
+  const uint16_t* sc = sym + c * g.chunk_values;
+  const T* xc = in + c * g.chunk_values;
+  uint32_t no = 0, ne = 0;
+  for (int k = 0; k < kPerThread; ++k)
+    if (i0 + k < count) { no += sc[i0 + k] == 0; ne += qc[i0 + k] == kExcMark; }
+  uint32_t eo, ee;
+  Scan(scan).ExclusiveSum(no, eo);
+  __syncthreads();
+  Scan(scan).ExclusiveSum(ne, ee);
+  const ChunkLayout L = chunk_layout(2 * radius, ci.total_bits, ci.n_out, ci.n_exc, sizeof(T));
+  uint8_t* chunk = out + ci.offset;
+  uint32_t jo = tile_out[t] - ci.out_base + eo, je = tile_exc[t] - ci.exc_base + ee;
+  for (int k = 0; k < kPerThread; ++k) {
+    const uint32_t i = i0 + k;
+    if (i >= count) break;
+    if (sc[i] == 0) {
+      store_u32_le(chunk + L.out_idx + 4 * jo, i);
+      store_u32_le(chunk + L.out_delta + 4 * jo, lorenzo_at(qc, cs, i));
+      ++jo;
+    }
+    if (qc[i] == kExcMark) {
+      store_u32_le(chunk + L.exc_idx + 4 * je, i);
+      store_value_le<T>(chunk + L.exc_val + sizeof(T) * je, xc[i]);
+      ++je;
+    }
+  }
+}
+
+// Chunk headers and code lengths (coded chunks); headers and values (raw chunks).
+template <class T>
+static __global__ void __launch_bounds__(kThreads) chunk_head_kernel(Grid g, uint32_t nsym, const T* __restrict__ in,
+                                                              const uint8_t* __restrict__ len, const ChunkInfo* info,
+                                                              uint8_t* out) {
+  const uint64_t c = blockIdx.y;
+  const ChunkInfo ci = info[c];
+  uint8_t* chunk = out + ci.offset;
+  const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
+  if (ci.raw) {
+    if (lead) {
+      store_u32_le(chunk, 0); store_u32_le(chunk + 4, 0); store_u32_le(chunk + 8, 0);
+      store_u32_le(chunk + 12, kKindRaw);
+    }
+    const uint32_t count = g.shape(c).count();
+    const T* xc = in + c * g.chunk_values;
+    for (uint32_t i = blockIdx.x * kThreads + threadIdx.x; i < count; i += gridDim.x * kThreads)
+      store_value_le<T>(chunk + kChunkHeaderBytes + sizeof(T) * i, xc[i]);
+    return;
+  }
+  if (blockIdx.x) return;
+  if (lead) {
+    store_u32_le(chunk, ci.total_bits); store_u32_le(chunk + 4, ci.n_out); store_u32_le(chunk + 8, ci.n_exc);
+    store_u32_le(chunk + 12, kKindCoded);
+  }
+  const uint8_t* Lc = len + c * nsym;
+  for (uint32_t k = threadIdx.x; k < nsym / 2; k += kThreads)
+    chunk[kChunkHeaderBytes + k] = uint8_t(Lc[2 * k] | Lc[2 * k + 1] << 4);
+}
+
+// Checksums and the chunk table.
+static __global__ void __launch_bounds__(kThreads) checksum_kernel(const ChunkInfo* info, uint8_t* out) {
+  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename Sum::TempStorage tmp;
+  const uint64_t c = blockIdx.x;
+  const ChunkInfo ci = info[c];
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(out + ci.offset);
+  unsigned long long s = 0;
+  for (uint32_t k = threadIdx.x; k < ci.size / 4; k += kThreads) s += format::checksum_term(k, w[k]);
+  s = Sum(tmp).Sum(s);
+  if (threadIdx.x == 0)
+    format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, ci.offset, ci.size, format::checksum_fold(s));
+}
+
+// ---- decompression --------------------------------------------------------------------------------
+struct DecodeChunk {
+  uint32_t bad, raw;
+  uint32_t zeros;  // outlier symbols seen by the decoder
+  ChunkLayout L;
+  unsigned long long offset;
+};
+
+enum DecodeStatus : uint32_t { kBadChecksum = 1, kBadChunk = 2, kBadTable = 4 };
+
+template <class T>
+static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t nsym, const uint8_t* __restrict__ a,
+                                                         unsigned long long archive_size, DecodeChunk* dc,
+                                                         huffman::DecodeTables* tables, uint32_t* status) {
+  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename Sum::TempStorage tmp;
+  __shared__ uint8_t s_len[huffman::kMaxSymbols];
+  __shared__ uint32_t s_bad;
+  const uint64_t c = blockIdx.x;
+  const uint32_t count = g.shape(c).count();
+  const uint8_t* entry = a + format::kHeaderBytes + 16 * c;
+  const unsigned long long off = load_u64_le(entry);
+  const uint32_t size = load_u32_le(entry + 8), expect = load_u32_le(entry + 12);
+  const unsigned long long expect_off = c ? load_u64_le(entry - 16) + load_u32_le(entry - 8) : format::data_offset(g.n_chunks);
+  const bool last_ok = c + 1 < g.n_chunks || off + size == archive_size;
+  DecodeChunk& d = dc[c];
+  if (off != expect_off || !last_ok || off > archive_size || size > archive_size - off ||
+      size > max_chunk_bytes(count, sizeof(T)) || (size & 3) || (off & 3)) {
+    if (threadIdx.x == 0) { d.bad = 1; atomicOr(status, kBadChunk); }
+    return;
+  }
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(a + off);
+  unsigned long long s = 0;
+  for (uint32_t k = threadIdx.x; k < size / 4; k += kThreads) s += format::checksum_term(k, w[k]);
+  s = Sum(tmp).Sum(s);
+  if (threadIdx.x == 0) {
+    uint32_t bad = 0;
+    d.offset = off;
+    d.zeros = 0;
+    d.raw = is_raw_chunk(a + off, size, count, sizeof(T));
+    if (format::checksum_fold(s) != expect) bad = kBadChecksum;
+    else if (!d.raw && !parse_chunk(a + off, size, count, nsym, sizeof(T), d.L)) bad = kBadChunk;
+    s_bad = bad;
+  }
+  __syncthreads();
+  if (!s_bad && !d.raw) {
+    for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_len[k] = uint8_t(huffman::get_nibble(a + off + d.L.lengths, k));
+    __syncthreads();
+    if (threadIdx.x == 0 && !huffman::build_decode_tables(s_len, nsym, tables[c])) s_bad = kBadChunk;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    d.bad = s_bad;
+    if (s_bad) atomicOr(status, s_bad);
+  }
+}
+
+// One block per sequence (kSeqSubs subsequences, one per thread): count, scan, decode into v.
+static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g, uint32_t radius, const uint8_t* __restrict__ a,
+                                                                   DecodeChunk* dc, const huffman::DecodeTables* tables,
+                                                                   uint32_t* __restrict__ v, uint32_t* status) {
+  using Scan = cub::BlockScan<uint32_t, huffman::kSeqSubs>;
+  using Reduce = cub::BlockReduce<uint32_t, huffman::kSeqSubs>;
+  __shared__ union { typename Scan::TempStorage scan; typename Reduce::TempStorage reduce; } tmp;
+  __shared__ uint32_t s_bad;
+  const uint64_t c = blockIdx.y;
+  const uint32_t j = blockIdx.x;
+  const DecodeChunk& d = dc[c];
+  if (d.bad || d.raw) return;
+  const ChunkLayout L = d.L;
+  const uint32_t nsub = huffman::n_subsequences(L.total_bits), nseq = huffman::n_sequences(L.total_bits);
+  if (j >= nseq) return;
+  const uint32_t count = g.shape(c).count();
+  const uint8_t* chunk = a + d.offset;
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(chunk + L.bits);
+  const uint32_t nw = huffman::n_words(L.total_bits);
+  const uint8_t* gaps = chunk + L.gaps;
+  const huffman::DecodeTables& tab = tables[c];
+  const uint32_t sub = j * huffman::kSeqSubs + threadIdx.x;
+  if (threadIdx.x == 0) s_bad = 0;
+  __syncthreads();
+  uint32_t from = L.total_bits, limit = L.total_bits, n_here = 0;
+  if (sub < nsub) {
+    from = huffman::subsequence_start(gaps, sub, L.total_bits);
+    const uint64_t lim = uint64_t(sub + 1) * huffman::kSubBits;
+    limit = lim < L.total_bits ? uint32_t(lim) : L.total_bits;
+    const uint32_t end = huffman::decode_run(w, nw, L.total_bits, tab, from, limit, [&](uint32_t) { ++n_here; });
+    const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(gaps, sub + 1, L.total_bits) : L.total_bits;
+    if (end != next || (sub == 0 && from != 0)) s_bad = 1;
+  }
+  uint32_t excl, total;
+  Scan(tmp.scan).ExclusiveSum(n_here, excl, total);
+  __syncthreads();
+  const uint32_t* seq_first = reinterpret_cast<const uint32_t*>(chunk + L.seq_first);
+  const uint32_t base = seq_first[j], next_base = j + 1 < nseq ? seq_first[j + 1] : count;
+  if (s_bad || base > count || next_base > count || uint64_t(base) + total != next_base) {
+    if (threadIdx.x == 0) { atomicOr(status, kBadChunk); }
+    return;
+  }
+  uint32_t* vc = v + c * g.chunk_values;
+  uint32_t at = base + excl, zeros = 0;
+  if (sub < nsub)
+    huffman::decode_run(w, nw, L.total_bits, tab, from, limit, [&](uint32_t s) {
+      vc[at++] = predict::symbol_delta(s, radius);
+      zeros += s == 0;
+    });
+  zeros = Reduce(tmp.reduce).Sum(zeros);
+  if (threadIdx.x == 0 && zeros) atomicAdd(&dc[c].zeros, zeros);
+}
+
+// Outlier deltas into place; checks that they are exactly the outlier positions.
+static __global__ void __launch_bounds__(kThreads) outlier_kernel(Grid g, uint32_t radius, const uint8_t* __restrict__ a,
+                                                           const DecodeChunk* dc, uint32_t* v, uint32_t* status) {
+  const uint64_t c = blockIdx.y;
+  const DecodeChunk& d = dc[c];
+  if (d.bad || d.raw) return;
+  const uint32_t count = g.shape(c).count();
+  const uint8_t* chunk = a + d.offset;
+  const uint32_t* idx = reinterpret_cast<const uint32_t*>(chunk + d.L.out_idx);
+  const uint32_t* del = reinterpret_cast<const uint32_t*>(chunk + d.L.out_delta);
+  uint32_t* vc = v + c * g.chunk_values;
+  if (blockIdx.x == 0 && threadIdx.x == 0 && d.zeros != d.L.n_out) atomicOr(status, kBadChunk);
+  for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < d.L.n_out; k += gridDim.x * kThreads) {
+    const uint32_t i = idx[k];
+    if (i >= count || (k && i <= idx[k - 1]) || vc[i] != predict::symbol_delta(0, radius)) {
+      atomicOr(status, kBadChunk);
+      continue;
+    }
+    vc[i] = del[k];
+  }
+}
+
+// Prefix sums along z (one thread per (y, x) column of a chunk) and along y (one per (z, x)).
+static __global__ void __launch_bounds__(kThreads) prefix_z_kernel(Grid g, const DecodeChunk* dc, uint32_t* v) {
+  const uint64_t c = blockIdx.y;
+  if (dc[c].bad || dc[c].raw) return;
+  const ChunkShape cs = g.shape(c);
+  const uint32_t plane = cs.cy * cs.cx, p = blockIdx.x * kThreads + threadIdx.x;
+  if (p >= plane) return;
+  uint32_t* col = v + c * g.chunk_values + p;
+  uint32_t acc = 0;
+  for (uint32_t z = 0; z < cs.cz; ++z) { acc += col[uint64_t(z) * plane]; col[uint64_t(z) * plane] = acc; }
+}
+
+static __global__ void __launch_bounds__(kThreads) prefix_y_kernel(Grid g, const DecodeChunk* dc, uint32_t* v) {
+  const uint64_t c = blockIdx.y;
+  if (dc[c].bad || dc[c].raw) return;
+  const ChunkShape cs = g.shape(c);
+  const uint32_t k = blockIdx.x * kThreads + threadIdx.x;
+  if (k >= cs.cz * cs.cx) return;
+  const uint32_t z = k / cs.cx, x = k - z * cs.cx;
+  uint32_t* col = v + c * g.chunk_values + uint64_t(z) * cs.cy * cs.cx + x;
+  uint32_t acc = 0;
+  for (uint32_t y = 0; y < cs.cy; ++y) { acc += col[uint64_t(y) * cs.cx]; col[uint64_t(y) * cs.cx] = acc; }
+}
+
+// Rows along x: a segmented scan (segments = rows, which start at multiples of cx inside a chunk) in
+// three steps: per-tile aggregates, a scan over tiles, then each tile's scan with its carry-in, fused
+// with dequantization.
+struct Seg {  // (has a row start, sum since the last row start)
+  uint32_t head, sum;
+};
+struct SegOp {
+  __device__ Seg operator()(Seg a, Seg b) const { return b.head ? b : Seg{a.head, a.sum + b.sum}; }
+};
+
+__device__ __forceinline__ void load_tile(const Grid& g, const DecodeChunk* dc, const uint32_t* v, uint64_t t,
+                                          Seg (&items)[kPerThread], uint64_t& c, uint32_t& i0, uint32_t& count) {
+  c = g.chunk_of_tile(t);
+  const ChunkShape cs = g.shape(c);
+  count = cs.count();
+  i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;
+  const uint32_t* vc = v + c * g.chunk_values;
+  for (int k = 0; k < kPerThread; ++k) {
+    const uint32_t i = i0 + k;
+    items[k] = i < count ? Seg{i % cs.cx == 0, vc[i]} : Seg{0, 0};
+  }
+}
+
+static __global__ void __launch_bounds__(kThreads) row_aggregate_kernel(Grid g, const DecodeChunk* dc, const uint32_t* v,
+                                                                 Seg* tile_agg) {
+  using Scan = cub::BlockScan<Seg, kThreads>;  // a scan's aggregate: order-preserving for a non-commutative op
+  __shared__ typename Scan::TempStorage scan;
+  Seg items[kPerThread];
+  uint64_t c;
+  uint32_t i0, count;
+  load_tile(g, dc, v, blockIdx.x, items, c, i0, count);
+  Seg acc = items[0];
+  for (int k = 1; k < kPerThread; ++k) acc = SegOp()(acc, items[k]);
+  Seg excl, agg;
+  Scan(scan).ExclusiveScan(acc, excl, SegOp(), agg);
+  if (threadIdx.x == 0) tile_agg[blockIdx.x] = agg;
+}
+
+// One block: exclusive scan of the tile aggregates (the carry into each tile).
+static __global__ void __launch_bounds__(kThreads) tile_carry_kernel(uint64_t n_tiles, Seg* tile_agg) {
+  using Scan = cub::BlockScan<Seg, kThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  Seg carry{1, 0};
+  for (uint64_t r = 0; r < n_tiles; r += kThreads) {
+    const uint64_t t = r + threadIdx.x;
+    Seg x = t < n_tiles ? tile_agg[t] : Seg{0, 0}, excl, agg;
+    Scan(scan).ExclusiveScan(x, excl, SegOp(), agg);
+    excl = threadIdx.x ? SegOp()(carry, excl) : carry;
+    if (t < n_tiles) tile_agg[t] = excl;
+    carry = SegOp()(carry, agg);
+    __syncthreads();
+  }
+}
+
+template <class T>
+static __global__ void __launch_bounds__(kThreads) row_scan_kernel(Grid g, const DecodeChunk* dc, const uint32_t* v,
+                                                            const Seg* tile_carry, T step, T* __restrict__ out) {
+  using Scan = cub::BlockScan<Seg, kThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  Seg items[kPerThread];
+  uint64_t c;
+  uint32_t i0, count;
+  load_tile(g, dc, v, blockIdx.x, items, c, i0, count);
+  if (dc[c].bad || dc[c].raw) return;
+  Seg acc = items[0];
+  for (int k = 1; k < kPerThread; ++k) acc = SegOp()(acc, items[k]);
+  Seg excl;
+  Scan(scan).ExclusiveScan(acc, excl, SegOp());
+  const Seg carry = tile_carry[blockIdx.x];
+  Seg run = threadIdx.x ? SegOp()(carry, excl) : carry;
+  T* oc = out + c * g.chunk_values;
+  for (int k = 0; k < kPerThread; ++k) {
+    const uint32_t i = i0 + k;
+    if (i >= count) break;
+    run = SegOp()(run, items[k]);
+    oc[i] = fle::dequantize<T>(int32_t(run.sum), step);
+  }
+}
+
+template <class T>
+static __global__ void __launch_bounds__(kThreads) exception_kernel(Grid g, const uint8_t* __restrict__ a, const DecodeChunk* dc,
+                                                             T* out, uint32_t* status) {
+  const uint64_t c = blockIdx.y;
+  const DecodeChunk& d = dc[c];
+  if (d.bad) return;
+  const uint32_t count = g.shape(c).count();
+  const uint8_t* chunk = a + d.offset;
+  T* oc = out + c * g.chunk_values;
+  if (d.raw) {
+    for (uint32_t i = blockIdx.x * kThreads + threadIdx.x; i < count; i += gridDim.x * kThreads)
+      oc[i] = load_value_le<T>(chunk + kChunkHeaderBytes + sizeof(T) * i);
+    return;
+  }
+  const uint32_t* idx = reinterpret_cast<const uint32_t*>(chunk + d.L.exc_idx);
+  for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < d.L.n_exc; k += gridDim.x * kThreads) {
+    const uint32_t i = idx[k];
+    if (i >= count || (k && i <= idx[k - 1])) {
+      atomicOr(status, kBadChunk);
+      continue;
+    }
+    oc[i] = load_value_le<T>(chunk + d.L.exc_val + sizeof(T) * k);
+  }
+}
+
+}  // namespace hpcz::ratio::cuda
