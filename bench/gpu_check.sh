@@ -1,22 +1,43 @@
 #!/usr/bin/env bash
 # One device call: build, GPU tests, compute-sanitizer, CPU/GPU byte identity, benchmark.
-# usage (on the GPU machine, repo root, shared fields staged in .data/): bench/gpu_check.sh [OUTDIR]
+# usage (on the GPU machine, repo root, shared fields staged in .data/):
+#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,bench-fast,bench-ratio,nsys
 set -u
 out=${1:-${OUT:-/tmp/hpcz_out}}
+stages=${2:-build,tests,sanitize,bench-fast,bench-ratio}
+has() { [[ ",$stages," == *",$1,"* ]]; }
 mkdir -p "$out"
 export HPCZ_SHARED_DATA=$PWD/.data
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
-cmake --build build-gpu -j 16 >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
-cuobjdump --list-elf build-gpu/hpcz >/dev/null 2>&1; cuobjdump --dump-resource-usage build-gpu/tests/hpcz_tests 2>/dev/null | grep -E "Function|REG|STACK" | head -20 >"$out/resources.txt"
-echo "== tests (GPU present) =="
-build-gpu/tests/hpcz_tests >"$out/tests.log" 2>&1; echo "tests rc=$?"; tail -1 "$out/tests.log"; grep -E "FAIL|CHECK" "$out/tests.log" | head -20
-(cd build-gpu && ctest -R cli --output-on-failure >"$out/ctest_cli.log" 2>&1; echo "cli rc=$?")
-echo "== compute-sanitizer (memcheck) on the GPU round trips and corrupt archives =="
-timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests roundtrip_real_fields_gpu adv_special adv_lengths corrupt_magic corrupt_sealed golden_ >"$out/sanitizer.log" 2>&1
-echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/sanitizer.log" | tail -3
-timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/hpcz_tests adv_lengths >"$out/racecheck.log" 2>&1
-echo "racecheck rc=$?"; grep -E "ERROR SUMMARY|RACE" "$out/racecheck.log" | tail -3
-echo "== bench =="
-build-gpu/hpcz bench --data .data --size-mib 512 --reps 10 --out "$out/bench.md" >"$out/bench.log" 2>&1; echo "bench rc=$?"
-cat "$out/bench.md" 2>/dev/null || tail -20 "$out/bench.log"
+if has build; then
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/cmake.log" 2>&1 || { tail -30 "$out/cmake.log"; exit 1; }
+  cmake --build build-gpu -j 16 >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
+  cuobjdump --dump-resource-usage build-gpu/tests/hpcz_tests 2>/dev/null | grep -E "Function|REG|STACK" >"$out/resources.txt"
+fi
+if has tests; then
+  echo "== tests (GPU present) =="
+  timeout 300 build-gpu/tests/hpcz_tests >"$out/tests.log" 2>&1; echo "tests rc=$?"; tail -1 "$out/tests.log"
+  grep -E "FAIL|CHECK" "$out/tests.log" | head -20
+  (cd build-gpu && ctest -R cli --output-on-failure >"$out/ctest_cli.log" 2>&1; echo "cli rc=$?")
+fi
+if has sanitize; then
+  echo "== compute-sanitizer (memcheck) on GPU round trips, adversarial arrays, corrupt archives, goldens =="
+  timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests adv_special adv_lengths \
+    corrupt_magic corrupt_sealed corrupt_ratio golden_ >"$out/sanitizer.log" 2>&1
+  echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/sanitizer.log" | tail -3
+  timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/hpcz_tests adv_lengths golden_ >"$out/racecheck.log" 2>&1
+  echo "racecheck rc=$?"; grep -E "ERROR SUMMARY|RACE" "$out/racecheck.log" | tail -3
+fi
+for mode in fast ratio; do
+  has bench-$mode || continue
+  echo "== bench $mode =="
+  build-gpu/hpcz bench --mode $mode --data .data --size-mib 512 --reps 10 --out "$out/bench-$mode.md" >"$out/bench-$mode.log" 2>&1
+  echo "bench $mode rc=$?"; cat "$out/bench-$mode.md" 2>/dev/null || tail -20 "$out/bench-$mode.log"
+done
+if has nsys && command -v nsys >/dev/null; then
+  echo "== nsys: per-kernel time, ratio mode, era5 rel 1e-3 =="
+  nsys profile -o "$out/ratio" --force-overwrite true build-gpu/hpcz bench --mode ratio --data .data --fields era5 \
+    --bounds rel:1e-3 --reps 3 >/dev/null 2>&1
+  nsys stats -r cuda_gpu_kern_sum "$out/ratio.nsys-rep" 2>/dev/null | head -40 | tee "$out/nsys-ratio.txt"
+  rm -f "$out/ratio.nsys-rep" "$out/ratio.sqlite"
+fi

@@ -63,8 +63,10 @@ static void gpu_matches_cpu(hpcz::Codec codec) {
       auto ac = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
       o.backend = hpcz::Backend::gpu;
       auto ag = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+      size_t first_diff = 0;
+      while (first_diff < ac.size() && first_diff < ag.size() && ac[first_diff] == ag[first_diff]) ++first_diff;
       CHECK_MSG(ac == ag, f.name << " " << b.label << ": GPU and CPU archives differ (" << ac.size() << " vs "
-                                 << ag.size() << " bytes)");
+                                 << ag.size() << " bytes, first difference at byte " << first_diff << ")");
       std::vector<uint8_t> bc, bg;
       hpcz::decompress(ac.data(), ac.size(), bc, hpcz::Backend::cpu);
       hpcz::decompress(ac.data(), ac.size(), bg, hpcz::Backend::gpu);
