@@ -34,6 +34,13 @@ for mode in fast ratio; do
   build-gpu/hpcz bench --mode $mode --data .data --size-mib 512 --reps 10 --out "$out/bench-$mode.md" >"$out/bench-$mode.log" 2>&1
   echo "bench $mode rc=$?"; cat "$out/bench-$mode.md" 2>/dev/null || tail -20 "$out/bench-$mode.log"
 done
+if has ncu; then
+  echo "== ncu: per-kernel time, ratio mode, era5 rel 1e-3 (first compress + first decompress) =="
+  ncu --metrics gpu__time_duration.sum build-gpu/hpcz bench --mode ratio --data .data --fields era5 --bounds rel:1e-3 \
+    --reps 1 --size-mib 512 >"$out/ncu-raw.txt" 2>&1
+  awk '/^  [^ ].*\(.*Context/ {n=$0; sub(/^  (void )?/, "", n); sub(/\(.*/, "", n)} /gpu__time_duration.sum/ {printf "%-45s %s %s\n", n, $(NF-1), $NF}' \
+    "$out/ncu-raw.txt" | head -34 | tee "$out/ncu-stages.txt"
+fi
 if has nsys && command -v nsys >/dev/null; then
   echo "== nsys: per-kernel time, ratio mode, era5 rel 1e-3 =="
   nsys profile -o "$out/ratio" --force-overwrite true build-gpu/hpcz bench --mode ratio --data .data --fields era5 \

@@ -146,8 +146,9 @@ HPCZ_HD bool build_decode_tables(const uint8_t* len, uint32_t nsym, DecodeTables
 }
 
 // The codeword at the front of window (the next kMaxLen bits): its entry, or 0 if none matches.
-HPCZ_HD uint32_t decode_entry(const DecodeTables& t, uint32_t window) {
-  const uint32_t e = t.fast[window >> (kMaxLen - kFastBits)];
+// fast is t.fast or a copy of it (the GPU keeps one in shared memory).
+HPCZ_HD uint32_t decode_entry(const uint32_t* fast, const DecodeTables& t, uint32_t window) {
+  const uint32_t e = fast[window >> (kMaxLen - kFastBits)];
   if (e) return e;
   for (int l = kFastBits + 1; l <= kMaxLen; ++l) {
     const uint32_t c = window >> (kMaxLen - l);

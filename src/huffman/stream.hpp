@@ -34,22 +34,22 @@ HPCZ_HD void code_bits(uint32_t code, uint32_t len, uint32_t pos, uint32_t& hi, 
   lo = uint32_t(v);
 }
 
-// The next kMaxLen bits at pos (zeros past the last word).
-HPCZ_HD uint32_t peek_bits(const uint32_t* w, uint32_t nw, uint32_t pos) {
+// The next kMaxLen bits at pos; word(i) gives stream word i (0 past the last).
+template <class Words> HPCZ_HD uint32_t peek_bits(Words&& word, uint32_t pos) {
   const uint32_t i = pos >> 5;
-  const uint64_t a = i < nw ? w[i] : 0, b = i + 1 < nw ? w[i + 1] : 0;
+  const uint64_t a = word(i), b = word(i + 1);
   return uint32_t(((a << 32 | b) << (pos & 31)) >> (64 - kMaxLen));
 }
 
 // Decodes the codewords that start in [from, limit) (limit <= total_bits), stopping at the first start
 // at or after limit. emit(sym) per symbol. Returns the position reached (the first start >= limit, or
 // total_bits), or ~0u if a codeword is invalid or runs past total_bits.
-template <class Emit>
-HPCZ_HD uint32_t decode_run(const uint32_t* w, uint32_t nw, uint32_t total_bits, const DecodeTables& table,
+template <class Words, class Emit>
+HPCZ_HD uint32_t decode_run(Words&& word, uint32_t total_bits, const uint32_t* fast, const DecodeTables& table,
                             uint32_t from, uint32_t limit, Emit&& emit) {
   uint32_t pos = from;
   while (pos < limit) {
-    const uint32_t e = decode_entry(table, peek_bits(w, nw, pos));
+    const uint32_t e = decode_entry(fast, table, peek_bits(word, pos));
     const uint32_t len = entry_length(e);
     if (len == 0 || len > total_bits - pos) return ~0u;
     emit(entry_symbol(e));

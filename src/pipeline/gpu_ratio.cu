@@ -127,11 +127,12 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, b.tile_out, b.tile_exc, b.tile_bits, b.info, b.st);
     const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(g.full.count(), 16 * 256));
     zero_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
-    encode_kernel<<<(unsigned)nt, kThreads, 0, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.tile_bits, d_out);
+    encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.tile_bits, d_out);
     emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_values, d_in, b.q, b.sym, b.tile_out, b.tile_exc,
                                                      b.info, d_out);
     chunk_head_kernel<T><<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(g, nsym, d_in, b.len, b.info, d_out);
-    checksum_kernel<<<(unsigned)nc, kThreads, 0, s>>>(b.info, d_out);
+    checksum_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
+    table_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(b.info, nc, d_out);
     check(cudaGetLastError(), "ratio encode");
   }
   fle::cuda::seal_kernel<<<1, fle::cuda::kThreads, 0, s>>>(h, b.st, d_out, reinterpret_cast<unsigned long long*>(d_size));
@@ -143,8 +144,18 @@ struct DecompressLayout {
   DecodeChunk* dc;
   huffman::DecodeTables* tables;
   Seg* tile_agg;
+  Seg* tile_carry;
+  void* scan_temp;
+  size_t scan_bytes;
   size_t total;
 };
+
+size_t carry_scan_bytes(uint64_t n_tiles) {
+  size_t b = 0;
+  check(cub::DeviceScan::ExclusiveScan(nullptr, b, (Seg*)nullptr, (Seg*)nullptr, SegOp(), Seg{1, 0}, int(n_tiles)),
+        "scan size");
+  return b;
+}
 
 DecompressLayout carve_decompress(void* ws, const ArchiveInfo& info, const Grid& g) {
   Carver cv{static_cast<uint8_t*>(ws)};
@@ -153,6 +164,9 @@ DecompressLayout carve_decompress(void* ws, const ArchiveInfo& info, const Grid&
   L.dc = cv.take<DecodeChunk>(sizeof(DecodeChunk) * g.n_chunks);
   L.tables = cv.take<huffman::DecodeTables>(sizeof(huffman::DecodeTables) * g.n_chunks);
   L.tile_agg = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
+  L.tile_carry = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
+  L.scan_bytes = carry_scan_bytes(g.n_tiles);
+  L.scan_temp = cv.take<uint8_t>(L.scan_bytes);
   L.total = cv.used;
   return L;
 }
@@ -165,21 +179,25 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
   const uint64_t nt = g.n_tiles;
   fle::cuda::table_check_kernel<<<1, fle::cuda::kThreads, 0, s>>>(d_a, info.n_chunks, info.table_checksum, d_status);
   parse_kernel<T><<<nc, kThreads, 0, s>>>(g, nsym, d_a, info.archive_size, L.dc, L.tables, d_status);
+  const ChunkShape& f = g.full;
+  const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(f.count(), 16 * 256));
+  verify_kernel<<<dim3(per_chunk, nc), kThreads, 0, s>>>(d_a, L.dc);
+  verify_done_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(L.dc, nc, d_status);
   // Sequences a chunk can have at most (every code kMaxLen bits).
   const uint64_t max_bits = uint64_t(g.full.count()) * huffman::kMaxLen;
   const unsigned max_seq = unsigned(div_ceil(div_ceil(max_bits, huffman::kSubBits), huffman::kSeqSubs));
   decode_kernel<<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.v, d_status);
   outlier_kernel<<<dim3(16, nc), kThreads, 0, s>>>(g, info.block_values, d_a, L.dc, L.v, d_status);
   check(cudaGetLastError(), "ratio decode");
-  const ChunkShape& f = g.full;
   if (f.cz > 1 || g.last.cz > 1)
     prefix_z_kernel<<<dim3((unsigned)div_ceil(f.cy * f.cx, kThreads), nc), kThreads, 0, s>>>(g, L.dc, L.v);
   if (f.cy > 1)
     prefix_y_kernel<<<dim3((unsigned)div_ceil(uint64_t(f.cz) * f.cx, kThreads), nc), kThreads, 0, s>>>(g, L.dc, L.v);
-  row_aggregate_kernel<<<(unsigned)nt, kThreads, 0, s>>>(g, L.dc, L.v, L.tile_agg);
-  tile_carry_kernel<<<1, kThreads, 0, s>>>(nt, L.tile_agg);
-  row_scan_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, L.dc, L.v, L.tile_agg, T(info.step), d_out);
-  const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(f.count(), 16 * 256));
+  row_aggregate_kernel<<<(unsigned)nt, kThreads, 0, s>>>(g, L.v, L.tile_agg);
+  size_t sb = L.scan_bytes;
+  check(cub::DeviceScan::ExclusiveScan(L.scan_temp, sb, L.tile_agg, L.tile_carry, SegOp(), Seg{1, 0}, int(nt), s),
+        "carry scan");
+  row_scan_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, L.dc, L.v, L.tile_carry, T(info.step), d_out);
   exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
   check(cudaGetLastError(), "ratio reconstruct");
 }

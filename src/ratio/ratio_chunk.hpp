@@ -229,7 +229,8 @@ bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const 
     const uint32_t from = huffman::subsequence_start(src + L.gaps, sub, L.total_bits);
     const uint64_t lim64 = uint64_t(sub + 1) * huffman::kSubBits;
     const uint32_t limit = lim64 < L.total_bits ? uint32_t(lim64) : L.total_bits;
-    const uint32_t end = huffman::decode_run(words.data(), nw, L.total_bits, *tables, from, limit, [&](uint32_t sym) {
+    auto word = [&](uint32_t k) { return k < nw ? words[k] : 0u; };
+    const uint32_t end = huffman::decode_run(word, L.total_bits, tables->fast, *tables, from, limit, [&](uint32_t sym) {
       if (produced < n) v[produced] = predict::symbol_delta(sym, radius);
       zeros += sym == 0;
       ++produced;

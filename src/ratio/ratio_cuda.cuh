@@ -13,7 +13,9 @@
 //   with dequantization -> exceptions, raw chunks.
 // Tiles of kTile values never straddle a chunk, so every per-tile result belongs to one chunk.
 #pragma once
+#include <cub/block/block_load.cuh>
 #include <cub/block/block_radix_sort.cuh>
+#include <cub/block/block_store.cuh>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
@@ -60,6 +62,7 @@ struct ChunkInfo {
   uint32_t size, raw;
   uint32_t total_bits, n_out, n_exc, out_base, exc_base;  // bases: exclusive tile-scan values at the chunk
   unsigned long long bit_base;                             // exclusive bit scan at the chunk's first tile
+  unsigned long long sum;                                  // checksum terms, summed by checksum_kernel
 };
 
 struct CompressBuffers {
@@ -122,9 +125,10 @@ static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
   __syncthreads();
   uint32_t n_out = 0, n_exc = 0;
-  const uint32_t i0 = tile0 + threadIdx.x * kPerThread;
+  // Striped: consecutive threads take consecutive values, so every load and store is coalesced (the
+  // counts and the histogram do not depend on the order).
   for (int k = 0; k < kPerThread; ++k) {
-    const uint32_t i = i0 + k;
+    const uint32_t i = tile0 + k * kThreads + threadIdx.x;
     if (i >= count) break;
     const uint32_t d = lorenzo_at(qc, cs, i);
     const uint32_t s = predict::quant_symbol(d, radius);
@@ -206,12 +210,12 @@ static __global__ void __launch_bounds__(kThreads) bitcount_kernel(Grid g, uint3
   using Reduce = cub::BlockReduce<uint32_t, kThreads>;
   __shared__ typename Reduce::TempStorage red;
   const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
-  const uint32_t count = g.shape(c).count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;
+  const uint32_t count = g.shape(c).count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x;
   const uint8_t* L = len + c * nsym;
   const uint16_t* sc = sym + c * g.chunk_values;
   uint32_t bits = 0;
-  for (int k = 0; k < kPerThread; ++k)
-    if (i0 + k < count) bits += __ldg(L + sc[i0 + k]);
+  for (int k = 0; k < kPerThread; ++k)  // striped, coalesced
+    if (i0 + k * kThreads < count) bits += __ldg(L + sc[i0 + k * kThreads]);
   bits = Reduce(red).Sum(bits);
   if (threadIdx.x == 0) tile_bits[t] = bits;
 }
@@ -242,6 +246,7 @@ static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_
       ci.raw = L.size64 >= raw_chunk_bytes(count, sizeof(T));
       size = ci.raw ? raw_chunk_bytes(count, sizeof(T)) : L.size64;
       ci.size = uint32_t(size);
+      ci.sum = 0;
     }
     unsigned long long excl, total;
     Scan(scan).ExclusiveSum(size, excl, total);
@@ -261,45 +266,54 @@ static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* 
 }
 
 // Codewords of one tile, staged in shared memory; gaps and sequence starts of the subsequences whose
-// first codeword is in this tile.
+// first codeword is in this tile. Symbols are loaded coalesced and transposed so each thread codes 16
+// consecutive ones; the codebook sits in shared memory.
 static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
                                                           const uint8_t* __restrict__ len,
                                                           const uint32_t* __restrict__ code, const ChunkInfo* info,
                                                           const unsigned long long* tile_bits, uint8_t* out) {
   constexpr uint32_t kStageWords = kTile * huffman::kMaxLen / 32 + 2;
-  __shared__ uint32_t stage[kStageWords];
+  using Load = cub::BlockLoad<uint16_t, kThreads, kPerThread, cub::BLOCK_LOAD_TRANSPOSE>;
   using Scan = cub::BlockScan<uint32_t, kThreads>;
-  __shared__ typename Scan::TempStorage scan;
+  __shared__ uint32_t stage[kStageWords];
+  __shared__ union { typename Load::TempStorage load; typename Scan::TempStorage scan; } tmp;
+  extern __shared__ uint32_t s_code[];  // nsym codes, then nsym lengths (bytes)
+  uint8_t* s_len = reinterpret_cast<uint8_t*>(s_code + nsym);
   const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
   const ChunkInfo ci = info[c];
   if (ci.raw) return;
   const uint32_t count = g.shape(c).count(), tile0 = uint32_t(t - g.first_tile(c)) * kTile;
-  const uint8_t* Lc = len + c * nsym;
-  const uint32_t* Cc = code + c * nsym;
   const uint16_t* sc = sym + c * g.chunk_values;
+  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) {
+    s_code[k] = code[c * nsym + k];
+    s_len[k] = len[c * nsym + k];
+  }
+  for (uint32_t k = threadIdx.x; k < kStageWords; k += kThreads) stage[k] = 0;
+  uint16_t items[kPerThread];
+  const uint32_t valid = count - tile0 < kTile ? count - tile0 : kTile;
+  Load(tmp.load).Load(sc + tile0, items, int(valid), uint16_t(0));
+  __syncthreads();  // tmp is reused by the scan; s_len is ready
   const ChunkLayout L = chunk_layout(nsym, ci.total_bits, ci.n_out, ci.n_exc, 0);
   uint8_t* chunk = out + ci.offset;
   uint32_t* words = reinterpret_cast<uint32_t*>(chunk + L.bits);
   uint32_t* gapw = reinterpret_cast<uint32_t*>(chunk + L.gaps);
   const uint32_t tile_bit0 = uint32_t(tile_bits[t] - ci.bit_base);  // chunk-relative
   const uint32_t word0 = tile_bit0 >> 5;
-  for (uint32_t k = threadIdx.x; k < kStageWords; k += kThreads) stage[k] = 0;
   const uint32_t i0 = tile0 + threadIdx.x * kPerThread;
   uint32_t mine = 0;
   for (int k = 0; k < kPerThread; ++k)
-    if (i0 + k < count) mine += __ldg(Lc + sc[i0 + k]);
+    if (i0 + k < count) mine += s_len[items[k]];
   uint32_t excl, tile_total;
-  Scan(scan).ExclusiveSum(mine, excl, tile_total);
-  __syncthreads();
+  Scan(tmp.scan).ExclusiveSum(mine, excl, tile_total);
   const uint32_t nsub = huffman::n_subsequences(ci.total_bits);
   uint32_t pos = tile_bit0 + excl;
   // Start of the symbol before this thread's first one (the first symbol of a chunk has none).
   uint32_t prev_start = ~0u;
-  if (i0 > 0 && i0 < count) prev_start = pos - __ldg(Lc + sc[i0 - 1]);
+  if (i0 > 0 && i0 < count) prev_start = pos - s_len[sc[i0 - 1]];
   for (int k = 0; k < kPerThread; ++k) {
     const uint32_t i = i0 + k;
     if (i >= count) break;
-    const uint32_t s = sc[i], l = __ldg(Lc + s);
+    const uint32_t s = items[k], l = s_len[s];
     const uint32_t sub = pos / huffman::kSubBits;
     if (prev_start == ~0u || prev_start / huffman::kSubBits != sub) {
       atomicOr(gapw + sub / 8, (pos - sub * huffman::kSubBits) << (4 * (sub % 8)));
@@ -308,7 +322,7 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
     if (i + 1 == count && sub + 1 < nsub)  // the last subsequence has no start of its own
       atomicOr(gapw + (nsub - 1) / 8, huffman::kNoStart << (4 * ((nsub - 1) % 8)));
     uint32_t hi, lo;
-    huffman::code_bits(__ldg(Cc + s), l, pos, hi, lo);
+    huffman::code_bits(s_code[s], l, pos, hi, lo);
     const uint32_t w = (pos >> 5) - word0;
     if (hi) atomicOr(&stage[w], hi);
     if (lo) atomicOr(&stage[w + 1], lo);
@@ -398,62 +412,70 @@ static __global__ void __launch_bounds__(kThreads) chunk_head_kernel(Grid g, uin
     chunk[kChunkHeaderBytes + k] = uint8_t(Lc[2 * k] | Lc[2 * k + 1] << 4);
 }
 
-// Checksums and the chunk table.
-static __global__ void __launch_bounds__(kThreads) checksum_kernel(const ChunkInfo* info, uint8_t* out) {
+// Checksums (HPCZ-SUM is a sum of position-keyed terms: partial sums from many blocks add up), then
+// the chunk table.
+static __global__ void __launch_bounds__(kThreads) checksum_kernel(ChunkInfo* info, const uint8_t* out) {
   using Sum = cub::BlockReduce<unsigned long long, kThreads>;
   __shared__ typename Sum::TempStorage tmp;
-  const uint64_t c = blockIdx.x;
+  const uint64_t c = blockIdx.y;
   const ChunkInfo ci = info[c];
   const uint32_t* w = reinterpret_cast<const uint32_t*>(out + ci.offset);
   unsigned long long s = 0;
-  for (uint32_t k = threadIdx.x; k < ci.size / 4; k += kThreads) s += format::checksum_term(k, w[k]);
+  for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < ci.size / 4; k += gridDim.x * kThreads)
+    s += format::checksum_term(k, w[k]);
   s = Sum(tmp).Sum(s);
-  if (threadIdx.x == 0)
-    format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, ci.offset, ci.size, format::checksum_fold(s));
+  if (threadIdx.x == 0 && s) atomicAdd(&info[c].sum, s);
+}
+
+static __global__ void __launch_bounds__(kThreads) table_kernel(const ChunkInfo* info, uint64_t n_chunks, uint8_t* out) {
+  for (uint64_t c = blockIdx.x * kThreads + threadIdx.x; c < n_chunks; c += gridDim.x * kThreads)
+    format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, info[c].offset, info[c].size,
+                              format::checksum_fold(info[c].sum));
 }
 
 // ---- decompression --------------------------------------------------------------------------------
 struct DecodeChunk {
   uint32_t bad, raw;
   uint32_t zeros;  // outlier symbols seen by the decoder
+  uint32_t expect; // checksum from the table
   ChunkLayout L;
   unsigned long long offset;
+  unsigned long long sum;  // checksum terms, summed by verify_kernel
 };
 
 enum DecodeStatus : uint32_t { kBadChecksum = 1, kBadChunk = 2, kBadTable = 4 };
 
+// One block per chunk: the table entry, the chunk's structure and its decode tables. The checksum is
+// verified apart (verify_kernel, many blocks per chunk); the decoders never read or write outside
+// their buffers whatever the bytes, so they need not wait for it.
 template <class T>
 static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t nsym, const uint8_t* __restrict__ a,
-                                                         unsigned long long archive_size, DecodeChunk* dc,
-                                                         huffman::DecodeTables* tables, uint32_t* status) {
-  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
-  __shared__ typename Sum::TempStorage tmp;
+                                                                unsigned long long archive_size, DecodeChunk* dc,
+                                                                huffman::DecodeTables* tables, uint32_t* status) {
   __shared__ uint8_t s_len[huffman::kMaxSymbols];
   __shared__ uint32_t s_bad;
   const uint64_t c = blockIdx.x;
   const uint32_t count = g.shape(c).count();
   const uint8_t* entry = a + format::kHeaderBytes + 16 * c;
   const unsigned long long off = load_u64_le(entry);
-  const uint32_t size = load_u32_le(entry + 8), expect = load_u32_le(entry + 12);
+  const uint32_t size = load_u32_le(entry + 8);
   const unsigned long long expect_off = c ? load_u64_le(entry - 16) + load_u32_le(entry - 8) : format::data_offset(g.n_chunks);
   const bool last_ok = c + 1 < g.n_chunks || off + size == archive_size;
   DecodeChunk& d = dc[c];
   if (off != expect_off || !last_ok || off > archive_size || size > archive_size - off ||
       size > max_chunk_bytes(count, sizeof(T)) || (size & 3) || (off & 3)) {
-    if (threadIdx.x == 0) { d.bad = 1; atomicOr(status, kBadChunk); }
+    if (threadIdx.x == 0) { d.bad = 1; d.L.size = 0; d.sum = 0; d.offset = 0; atomicOr(status, kBadChunk); }
     return;
   }
-  const uint32_t* w = reinterpret_cast<const uint32_t*>(a + off);
-  unsigned long long s = 0;
-  for (uint32_t k = threadIdx.x; k < size / 4; k += kThreads) s += format::checksum_term(k, w[k]);
-  s = Sum(tmp).Sum(s);
   if (threadIdx.x == 0) {
     uint32_t bad = 0;
     d.offset = off;
     d.zeros = 0;
+    d.sum = 0;
+    d.expect = load_u32_le(entry + 12);
     d.raw = is_raw_chunk(a + off, size, count, sizeof(T));
-    if (format::checksum_fold(s) != expect) bad = kBadChecksum;
-    else if (!d.raw && !parse_chunk(a + off, size, count, nsym, sizeof(T), d.L)) bad = kBadChunk;
+    if (!d.raw && !parse_chunk(a + off, size, count, nsym, sizeof(T), d.L)) bad = kBadChunk;
+    d.L.size = size;
     s_bad = bad;
   }
   __syncthreads();
@@ -469,13 +491,37 @@ static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t
   }
 }
 
-// One block per sequence (kSeqSubs subsequences, one per thread): count, scan, decode into v.
+static __global__ void __launch_bounds__(kThreads) verify_kernel(const uint8_t* __restrict__ a, DecodeChunk* dc) {
+  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
+  __shared__ typename Sum::TempStorage tmp;
+  const uint64_t c = blockIdx.y;
+  const uint32_t size = dc[c].L.size;  // 0 for a chunk whose table entry was rejected
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(a + dc[c].offset);
+  unsigned long long s = 0;
+  for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < size / 4; k += gridDim.x * kThreads)
+    s += format::checksum_term(k, w[k]);
+  s = Sum(tmp).Sum(s);
+  if (threadIdx.x == 0 && s) atomicAdd(&dc[c].sum, s);
+}
+
+static __global__ void __launch_bounds__(kThreads) verify_done_kernel(const DecodeChunk* dc, uint64_t n_chunks,
+                                                                      uint32_t* status) {
+  for (uint64_t c = blockIdx.x * kThreads + threadIdx.x; c < n_chunks; c += gridDim.x * kThreads)
+    if (dc[c].L.size && format::checksum_fold(dc[c].sum) != dc[c].expect) atomicOr(status, kBadChecksum);
+}
+
+// One block per sequence (kSeqSubs subsequences, one per thread): count, scan, decode into v. The
+// sequence's words (plus the two after it, where its last codeword may end) and the first-level table
+// are staged in shared memory: each symbol is then two shared-memory loads.
+constexpr uint32_t kSeqWords = huffman::kSeqSubs * huffman::kSubBits / 32;
 static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g, uint32_t radius, const uint8_t* __restrict__ a,
-                                                                   DecodeChunk* dc, const huffman::DecodeTables* tables,
-                                                                   uint32_t* __restrict__ v, uint32_t* status) {
+                                                                          DecodeChunk* dc, const huffman::DecodeTables* tables,
+                                                                          uint32_t* __restrict__ v, uint32_t* status) {
   using Scan = cub::BlockScan<uint32_t, huffman::kSeqSubs>;
   using Reduce = cub::BlockReduce<uint32_t, huffman::kSeqSubs>;
   __shared__ union { typename Scan::TempStorage scan; typename Reduce::TempStorage reduce; } tmp;
+  __shared__ uint32_t s_words[kSeqWords + 2];
+  __shared__ uint32_t s_fast[1u << huffman::kFastBits];
   __shared__ uint32_t s_bad;
   const uint64_t c = blockIdx.y;
   const uint32_t j = blockIdx.x;
@@ -487,18 +533,22 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   const uint32_t count = g.shape(c).count();
   const uint8_t* chunk = a + d.offset;
   const uint32_t* w = reinterpret_cast<const uint32_t*>(chunk + L.bits);
-  const uint32_t nw = huffman::n_words(L.total_bits);
+  const uint32_t nw = huffman::n_words(L.total_bits), w0 = j * kSeqWords;
   const uint8_t* gaps = chunk + L.gaps;
   const huffman::DecodeTables& tab = tables[c];
-  const uint32_t sub = j * huffman::kSeqSubs + threadIdx.x;
+  for (uint32_t k = threadIdx.x; k < kSeqWords + 2; k += huffman::kSeqSubs) s_words[k] = w0 + k < nw ? w[w0 + k] : 0;
+  for (uint32_t k = threadIdx.x; k < (1u << huffman::kFastBits); k += huffman::kSeqSubs) s_fast[k] = tab.fast[k];
   if (threadIdx.x == 0) s_bad = 0;
   __syncthreads();
+  // A run starts inside this sequence and stops within kMaxLen bits of its end, so k - w0 <= kSeqWords.
+  auto word = [&](uint32_t k) { return s_words[k - w0]; };
+  const uint32_t sub = j * huffman::kSeqSubs + threadIdx.x;
   uint32_t from = L.total_bits, limit = L.total_bits, n_here = 0;
   if (sub < nsub) {
     from = huffman::subsequence_start(gaps, sub, L.total_bits);
     const uint64_t lim = uint64_t(sub + 1) * huffman::kSubBits;
     limit = lim < L.total_bits ? uint32_t(lim) : L.total_bits;
-    const uint32_t end = huffman::decode_run(w, nw, L.total_bits, tab, from, limit, [&](uint32_t) { ++n_here; });
+    const uint32_t end = huffman::decode_run(word, L.total_bits, s_fast, tab, from, limit, [&](uint32_t) { ++n_here; });
     const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(gaps, sub + 1, L.total_bits) : L.total_bits;
     if (end != next || (sub == 0 && from != 0)) s_bad = 1;
   }
@@ -514,7 +564,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   uint32_t* vc = v + c * g.chunk_values;
   uint32_t at = base + excl, zeros = 0;
   if (sub < nsub)
-    huffman::decode_run(w, nw, L.total_bits, tab, from, limit, [&](uint32_t s) {
+    huffman::decode_run(word, L.total_bits, s_fast, tab, from, limit, [&](uint32_t s) {
       vc[at++] = predict::symbol_delta(s, radius);
       zeros += s == 0;
     });
@@ -544,16 +594,30 @@ static __global__ void __launch_bounds__(kThreads) outlier_kernel(Grid g, uint32
   }
 }
 
-// Prefix sums along z (one thread per (y, x) column of a chunk) and along y (one per (z, x)).
+// Prefix sums along z (one thread per (y, x) column of a chunk) and along y (one per (z, x)). Loads
+// go out 8 at a time, ahead of the dependent adds and stores.
+__device__ __forceinline__ void column_prefix(uint32_t* __restrict__ col, uint32_t n, uint64_t stride) {
+  constexpr uint32_t kBatch = 8;
+  uint32_t acc = 0;
+  for (uint32_t z = 0; z < n; z += kBatch) {
+    uint32_t b[kBatch];
+#pragma unroll
+    for (uint32_t k = 0; k < kBatch; ++k) b[k] = z + k < n ? col[(z + k) * stride] : 0;
+#pragma unroll
+    for (uint32_t k = 0; k < kBatch; ++k) {
+      acc += b[k];
+      if (z + k < n) col[(z + k) * stride] = acc;
+    }
+  }
+}
+
 static __global__ void __launch_bounds__(kThreads) prefix_z_kernel(Grid g, const DecodeChunk* dc, uint32_t* v) {
   const uint64_t c = blockIdx.y;
   if (dc[c].bad || dc[c].raw) return;
   const ChunkShape cs = g.shape(c);
   const uint32_t plane = cs.cy * cs.cx, p = blockIdx.x * kThreads + threadIdx.x;
   if (p >= plane) return;
-  uint32_t* col = v + c * g.chunk_values + p;
-  uint32_t acc = 0;
-  for (uint32_t z = 0; z < cs.cz; ++z) { acc += col[uint64_t(z) * plane]; col[uint64_t(z) * plane] = acc; }
+  column_prefix(v + c * g.chunk_values + p, cs.cz, plane);
 }
 
 static __global__ void __launch_bounds__(kThreads) prefix_y_kernel(Grid g, const DecodeChunk* dc, uint32_t* v) {
@@ -563,9 +627,7 @@ static __global__ void __launch_bounds__(kThreads) prefix_y_kernel(Grid g, const
   const uint32_t k = blockIdx.x * kThreads + threadIdx.x;
   if (k >= cs.cz * cs.cx) return;
   const uint32_t z = k / cs.cx, x = k - z * cs.cx;
-  uint32_t* col = v + c * g.chunk_values + uint64_t(z) * cs.cy * cs.cx + x;
-  uint32_t acc = 0;
-  for (uint32_t y = 0; y < cs.cy; ++y) { acc += col[uint64_t(y) * cs.cx]; col[uint64_t(y) * cs.cx] = acc; }
+  column_prefix(v + c * g.chunk_values + uint64_t(z) * cs.cy * cs.cx + x, cs.cy, cs.cx);
 }
 
 // Rows along x: a segmented scan (segments = rows, which start at multiples of cx inside a chunk) in
@@ -578,73 +640,71 @@ struct SegOp {
   __device__ Seg operator()(Seg a, Seg b) const { return b.head ? b : Seg{a.head, a.sum + b.sum}; }
 };
 
-__device__ __forceinline__ void load_tile(const Grid& g, const DecodeChunk* dc, const uint32_t* v, uint64_t t,
-                                          Seg (&items)[kPerThread], uint64_t& c, uint32_t& i0, uint32_t& count) {
+// A tile's values, loaded coalesced and transposed: thread t gets values i0 .. i0+15.
+using TileLoad = cub::BlockLoad<uint32_t, kThreads, kPerThread, cub::BLOCK_LOAD_TRANSPOSE>;
+__device__ __forceinline__ void load_tile(const Grid& g, const uint32_t* v, uint64_t t, typename TileLoad::TempStorage& ts,
+                                          Seg (&items)[kPerThread], uint64_t& c, uint32_t& i0, uint32_t& count,
+                                          uint32_t& valid) {
   c = g.chunk_of_tile(t);
   const ChunkShape cs = g.shape(c);
   count = cs.count();
-  i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;
-  const uint32_t* vc = v + c * g.chunk_values;
+  const uint32_t tile0 = uint32_t(t - g.first_tile(c)) * kTile;
+  i0 = tile0 + threadIdx.x * kPerThread;
+  valid = count - tile0 < kTile ? count - tile0 : kTile;
+  uint32_t raw[kPerThread];
+  TileLoad(ts).Load(v + c * g.chunk_values + tile0, raw, int(valid), 0u);
+  uint32_t x = i0 % cs.cx;
   for (int k = 0; k < kPerThread; ++k) {
-    const uint32_t i = i0 + k;
-    items[k] = i < count ? Seg{i % cs.cx == 0, vc[i]} : Seg{0, 0};
+    items[k] = i0 + k < count ? Seg{x == 0, raw[k]} : Seg{0, 0};
+    if (++x == cs.cx) x = 0;
   }
 }
 
-static __global__ void __launch_bounds__(kThreads) row_aggregate_kernel(Grid g, const DecodeChunk* dc, const uint32_t* v,
-                                                                 Seg* tile_agg) {
+static __global__ void __launch_bounds__(kThreads) row_aggregate_kernel(Grid g, const uint32_t* v, Seg* tile_agg) {
   using Scan = cub::BlockScan<Seg, kThreads>;  // a scan's aggregate: order-preserving for a non-commutative op
-  __shared__ typename Scan::TempStorage scan;
+  __shared__ union { typename Scan::TempStorage scan; typename TileLoad::TempStorage load; } tmp;
   Seg items[kPerThread];
   uint64_t c;
-  uint32_t i0, count;
-  load_tile(g, dc, v, blockIdx.x, items, c, i0, count);
+  uint32_t i0, count, valid;
+  load_tile(g, v, blockIdx.x, tmp.load, items, c, i0, count, valid);
+  __syncthreads();
   Seg acc = items[0];
   for (int k = 1; k < kPerThread; ++k) acc = SegOp()(acc, items[k]);
   Seg excl, agg;
-  Scan(scan).ExclusiveScan(acc, excl, SegOp(), agg);
+  Scan(tmp.scan).ExclusiveScan(acc, excl, SegOp(), agg);
   if (threadIdx.x == 0) tile_agg[blockIdx.x] = agg;
-}
-
-// One block: exclusive scan of the tile aggregates (the carry into each tile).
-static __global__ void __launch_bounds__(kThreads) tile_carry_kernel(uint64_t n_tiles, Seg* tile_agg) {
-  using Scan = cub::BlockScan<Seg, kThreads>;
-  __shared__ typename Scan::TempStorage scan;
-  Seg carry{1, 0};
-  for (uint64_t r = 0; r < n_tiles; r += kThreads) {
-    const uint64_t t = r + threadIdx.x;
-    Seg x = t < n_tiles ? tile_agg[t] : Seg{0, 0}, excl, agg;
-    Scan(scan).ExclusiveScan(x, excl, SegOp(), agg);
-    excl = threadIdx.x ? SegOp()(carry, excl) : carry;
-    if (t < n_tiles) tile_agg[t] = excl;
-    carry = SegOp()(carry, agg);
-    __syncthreads();
-  }
 }
 
 template <class T>
 static __global__ void __launch_bounds__(kThreads) row_scan_kernel(Grid g, const DecodeChunk* dc, const uint32_t* v,
-                                                            const Seg* tile_carry, T step, T* __restrict__ out) {
+                                                                   const Seg* tile_carry, T step, T* __restrict__ out) {
   using Scan = cub::BlockScan<Seg, kThreads>;
-  __shared__ typename Scan::TempStorage scan;
+  using Store = cub::BlockStore<T, kThreads, kPerThread, cub::BLOCK_STORE_TRANSPOSE>;
+  __shared__ union {
+    typename Scan::TempStorage scan;
+    typename TileLoad::TempStorage load;
+    typename Store::TempStorage store;
+  } tmp;
+  const uint64_t t = blockIdx.x;
+  if (dc[g.chunk_of_tile(t)].bad || dc[g.chunk_of_tile(t)].raw) return;
   Seg items[kPerThread];
   uint64_t c;
-  uint32_t i0, count;
-  load_tile(g, dc, v, blockIdx.x, items, c, i0, count);
-  if (dc[c].bad || dc[c].raw) return;
+  uint32_t i0, count, valid;
+  load_tile(g, v, t, tmp.load, items, c, i0, count, valid);
+  __syncthreads();
   Seg acc = items[0];
   for (int k = 1; k < kPerThread; ++k) acc = SegOp()(acc, items[k]);
   Seg excl;
-  Scan(scan).ExclusiveScan(acc, excl, SegOp());
-  const Seg carry = tile_carry[blockIdx.x];
+  Scan(tmp.scan).ExclusiveScan(acc, excl, SegOp());
+  const Seg carry = tile_carry[t];
   Seg run = threadIdx.x ? SegOp()(carry, excl) : carry;
-  T* oc = out + c * g.chunk_values;
+  T vals[kPerThread];
   for (int k = 0; k < kPerThread; ++k) {
-    const uint32_t i = i0 + k;
-    if (i >= count) break;
     run = SegOp()(run, items[k]);
-    oc[i] = fle::dequantize<T>(int32_t(run.sum), step);
+    vals[k] = fle::dequantize<T>(int32_t(run.sum), step);
   }
+  __syncthreads();
+  Store(tmp.store).Store(out + c * g.chunk_values + (i0 - threadIdx.x * kPerThread), vals, int(valid));
 }
 
 template <class T>
