@@ -39,7 +39,7 @@ if has ncu; then
   ncu --metrics gpu__time_duration.sum build-gpu/hpcz bench --mode ratio --data .data --fields era5 --bounds rel:1e-3 \
     --reps 1 --size-mib 512 >"$out/ncu-raw.txt" 2>&1
   awk '/^  [^ ].*\(.*Context/ {n=$0; sub(/^  (void )?/, "", n); sub(/\(.*/, "", n)} /gpu__time_duration.sum/ {printf "%-45s %s %s\n", n, $(NF-1), $NF}' \
-    "$out/ncu-raw.txt" | head -34 | tee "$out/ncu-stages.txt"
+    "$out/ncu-raw.txt" | sed -E 's/^cub::DeviceScan(Init)?Kernel<[^ ]*/cub::scan/' | awk '!seen[$1]++' | tee "$out/ncu-stages.txt"
 fi
 if has nsys && command -v nsys >/dev/null; then
   echo "== nsys: per-kernel time, ratio mode, era5 rel 1e-3 =="

@@ -86,6 +86,7 @@ __global__ void ratio_init_kernel(fle::cuda::CompressState* st, uint32_t* hist, 
     tile_bits[nt] = 0;
   }
   for (unsigned long long i = i0; i < n_hist; i += stride) hist[i] = 0;
+  for (unsigned long long i = i0; i < nt; i += stride) tile_exc[i] = 0;  // counted with atomics
 }
 
 unsigned blocks_for(uint64_t items, uint64_t cap = 4096) {
@@ -101,7 +102,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
   const CompressBuffers& b = L.b;
   const uint32_t nsym = 2 * h.block_values;
   const uint64_t n = h.n_values, nc = g.n_chunks, nt = g.n_tiles;
-  ratio_init_kernel<<<blocks_for(nc * nsym, 1024), 256, 0, s>>>(b.st, b.hist, nc * nsym, b.tile_out, b.tile_exc,
+  ratio_init_kernel<<<blocks_for(std::max<uint64_t>(nc * nsym, nt), 1024), 256, 0, s>>>(b.st, b.hist, nc * nsym, b.tile_out, b.tile_exc,
                                                                b.tile_bits, nt);
   check(cudaGetLastError(), "ratio init");
   if (nc) {
@@ -111,9 +112,8 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     const unsigned rgrid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((n / 4 + 255) / 256, uint64_t(sms) * 16));
     fle::cuda::range_kernel<T><<<rgrid, fle::cuda::kThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
-    prequant_kernel<T><<<blocks_for(n, uint64_t(sms) * 32), kThreads, 0, s>>>(d_in, n, h, b.st, b.q);
-    lorenzo_kernel<<<(unsigned)nt, kThreads, nsym * 4, s>>>(g, h.block_values, b.q, b.sym, b.hist, b.tile_out,
-                                                            b.tile_exc);
+    prequant_kernel<T><<<blocks_for(n / 4, uint64_t(sms) * 16), kThreads, 0, s>>>(d_in, n, g, h, b.st, b.q, b.tile_exc);
+    lorenzo_kernel<<<(unsigned)nt, kThreads, nsym * 4, s>>>(g, h.block_values, b.q, b.sym, b.hist, b.tile_out);
     check(cudaGetLastError(), "lorenzo");
     size_t tb = L.scan_bytes;
     check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, b.tile_out, b.tile_out, int(nt + 1), s), "scan");
@@ -128,8 +128,8 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(g.full.count(), 16 * 256));
     zero_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
     encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.tile_bits, d_out);
-    emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_values, d_in, b.q, b.sym, b.tile_out, b.tile_exc,
-                                                     b.info, d_out);
+    emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_values, h, b.st, d_in, b.q, b.sym, b.tile_out,
+                                                     b.tile_exc, b.info, d_out);
     chunk_head_kernel<T><<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(g, nsym, d_in, b.len, b.info, d_out);
     checksum_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
     table_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(b.info, nc, d_out);
@@ -145,6 +145,8 @@ struct DecompressLayout {
   huffman::DecodeTables* tables;
   Seg* tile_agg;
   Seg* tile_carry;
+  uint32_t* seg;  // segment sums of the column prefix sums
+  uint64_t seg_per_chunk;
   void* scan_temp;
   size_t scan_bytes;
   size_t total;
@@ -165,6 +167,9 @@ DecompressLayout carve_decompress(void* ws, const ArchiveInfo& info, const Grid&
   L.tables = cv.take<huffman::DecodeTables>(sizeof(huffman::DecodeTables) * g.n_chunks);
   L.tile_agg = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
   L.tile_carry = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
+  // Segments of a chunk: at most chunk_values / kSegLen + lanes (z: plane, y: cz * cx; both <= count).
+  L.seg_per_chunk = g.n_chunks ? g.full.count() / kSegLen + g.full.count() : 0;
+  L.seg = cv.take<uint32_t>(4 * L.seg_per_chunk * g.n_chunks);
   L.scan_bytes = carry_scan_bytes(g.n_tiles);
   L.scan_temp = cv.take<uint8_t>(L.scan_bytes);
   L.total = cv.used;
@@ -189,10 +194,24 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
   decode_kernel<<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.v, d_status);
   outlier_kernel<<<dim3(16, nc), kThreads, 0, s>>>(g, info.block_values, d_a, L.dc, L.v, d_status);
   check(cudaGetLastError(), "ratio decode");
-  if (f.cz > 1 || g.last.cz > 1)
-    prefix_z_kernel<<<dim3((unsigned)div_ceil(f.cy * f.cx, kThreads), nc), kThreads, 0, s>>>(g, L.dc, L.v);
-  if (f.cy > 1)
-    prefix_y_kernel<<<dim3((unsigned)div_ceil(uint64_t(f.cz) * f.cx, kThreads), nc), kThreads, 0, s>>>(g, L.dc, L.v);
+  // Along z, then along y: segment sums, carries, scans (see column_kernel).
+  for (int axis = 0; axis < 2; ++axis) {
+    const bool z = axis == 0;
+    if (z ? (f.cz <= 1 && g.last.cz <= 1) : f.cy <= 1) continue;
+    const uint64_t lanes = z ? uint64_t(f.cy) * f.cx : uint64_t(f.cz) * f.cx;
+    const uint64_t n_along = z ? f.cz : f.cy;
+    const unsigned gx = (unsigned)div_ceil(lanes * div_ceil(n_along, kSegLen), kThreads);
+    const unsigned gl = (unsigned)div_ceil(lanes, kThreads);
+    if (z) {
+      column_kernel<true, false><<<dim3(gx, nc), kThreads, 0, s>>>(g, L.dc, L.v, L.seg, L.seg_per_chunk);
+      column_carry_kernel<true><<<dim3(gl, nc), kThreads, 0, s>>>(g, L.dc, L.seg, L.seg_per_chunk);
+      column_kernel<true, true><<<dim3(gx, nc), kThreads, 0, s>>>(g, L.dc, L.v, L.seg, L.seg_per_chunk);
+    } else {
+      column_kernel<false, false><<<dim3(gx, nc), kThreads, 0, s>>>(g, L.dc, L.v, L.seg, L.seg_per_chunk);
+      column_carry_kernel<false><<<dim3(gl, nc), kThreads, 0, s>>>(g, L.dc, L.seg, L.seg_per_chunk);
+      column_kernel<false, true><<<dim3(gx, nc), kThreads, 0, s>>>(g, L.dc, L.v, L.seg, L.seg_per_chunk);
+    }
+  }
   row_aggregate_kernel<<<(unsigned)nt, kThreads, 0, s>>>(g, L.v, L.tile_agg);
   size_t sb = L.scan_bytes;
   check(cub::DeviceScan::ExclusiveScan(L.scan_temp, sb, L.tile_agg, L.tile_carry, SegOp(), Seg{1, 0}, int(nt), s),

@@ -74,20 +74,19 @@ inline ChunkShape chunk_shape(const Shape& s, uint64_t chunk) {
   return {1, 1, uint32_t(k)};
 }
 
-// The Lorenzo residual at chunk-local (z, y, x); q(z, y, x) returns the prequantized value (as uint32)
-// of an in-chunk position. Mod 2^32.
+// The Lorenzo residual at a chunk-local position; hz, hy, hx say whether it has a predecessor along each
+// axis, and q(dz, dy, dx) returns the prequantized value (as uint32) dz planes, dy rows and dx columns
+// back. Mod 2^32.
 template <class Q>
-HPCZ_HD uint32_t lorenzo_delta(const ChunkShape& c, uint32_t z, uint32_t y, uint32_t x, Q&& q) {
-  const bool hx = x > 0, hy = y > 0, hz = z > 0;
-  uint32_t d = q(z, y, x);
-  if (hx) d -= q(z, y, x - 1);
-  if (hy) d -= q(z, y - 1, x);
-  if (hz) d -= q(z - 1, y, x);
-  if (hx && hy) d += q(z, y - 1, x - 1);
-  if (hx && hz) d += q(z - 1, y, x - 1);
-  if (hy && hz) d += q(z - 1, y - 1, x);
-  if (hx && hy && hz) d -= q(z - 1, y - 1, x - 1);
-  (void)c;
+HPCZ_HD uint32_t lorenzo_delta(bool hz, bool hy, bool hx, Q&& q) {
+  uint32_t d = q(0, 0, 0);
+  if (hx) d -= q(0, 0, 1);
+  if (hy) d -= q(0, 1, 0);
+  if (hz) d -= q(1, 0, 0);
+  if (hx && hy) d += q(0, 1, 1);
+  if (hx && hz) d += q(1, 0, 1);
+  if (hy && hz) d += q(1, 1, 0);
+  if (hx && hy && hz) d -= q(1, 1, 1);
   return d;
 }
 

@@ -117,12 +117,12 @@ void encode_chunk(const T* in, const ChunkShape& c, const fle::QuantParams<T>& p
     }
   }
   const uint32_t cx = c.cx, plane = c.cx * c.cy;
-  auto q_at = [&](uint32_t z, uint32_t y, uint32_t x) { return s.q[z * plane + y * cx + x]; };
   uint32_t i = 0;
+  auto q_back = [&](uint32_t dz, uint32_t dy, uint32_t dx) { return s.q[i - dz * plane - dy * cx - dx]; };
   for (uint32_t z = 0; z < c.cz; ++z)
     for (uint32_t y = 0; y < c.cy; ++y)
       for (uint32_t x = 0; x < c.cx; ++x, ++i) {
-        const uint32_t d = predict::lorenzo_delta(c, z, y, x, q_at);
+        const uint32_t d = predict::lorenzo_delta(z > 0, y > 0, x > 0, q_back);
         const uint32_t sym = predict::quant_symbol(d, radius);
         if (!sym) { s.out_idx.push_back(i); s.out_delta.push_back(d); }
         s.sym[i] = sym;

@@ -31,7 +31,6 @@ using predict::ChunkShape;
 constexpr int kThreads = 256;
 constexpr int kPerThread = 16;
 constexpr uint32_t kTile = kThreads * kPerThread;  // 4096 values
-constexpr uint32_t kExcMark = 0x80000000u;        // q of a value stored exactly (never a valid q)
 
 // Where chunk c and tile t sit; identical for every chunk but the last (host computes the same).
 struct Grid {
@@ -86,34 +85,56 @@ __device__ __forceinline__ void local_xyz(const ChunkShape& c, uint32_t i, uint3
   x = r - y * c.cx;
 }
 
+// The tile holding global value index gi (only for the rare exceptions: it divides).
+__device__ __forceinline__ uint64_t tile_of(const Grid& g, uint64_t gi) {
+  const uint64_t c = gi / g.chunk_values;
+  return g.first_tile(c) + (gi - c * g.chunk_values) / kTile;
+}
+
+// q for every value (0 where the value is stored exactly: that is the q the predictor sees), 16-byte
+// loads and stores; exceptions are counted per tile.
 template <class T>
-static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __restrict__ in, unsigned long long n,
-                                                            format::HeaderFields h, const fle::cuda::CompressState* st,
-                                                            uint32_t* __restrict__ q) {
+static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __restrict__ in, unsigned long long n, Grid g,
+                                                                   format::HeaderFields h,
+                                                                   const fle::cuda::CompressState* st,
+                                                                   uint32_t* __restrict__ q, uint32_t* tile_exc) {
   fle::settle_range(h, st->key_min, st->key_max);
   const fle::QuantParams<T> p = fle::encoder_params<T>(h);
-  for (unsigned long long i = blockIdx.x * (unsigned long long)kThreads + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * kThreads) {
+  auto one = [&](uint64_t i, T x) -> uint32_t {
     int32_t v;
-    q[i] = fle::quantize(in[i], p, v) ? uint32_t(v) : kExcMark;
-  }
-}
-
-__device__ __forceinline__ uint32_t lorenzo_at(const uint32_t* __restrict__ qc, const ChunkShape& c, uint32_t i) {
-  uint32_t z, y, x;
-  local_xyz(c, i, z, y, x);
-  const uint32_t cx = c.cx, plane = c.cy * c.cx;
-  auto qv = [&](uint32_t zz, uint32_t yy, uint32_t xx) {
-    const uint32_t v = qc[zz * plane + yy * cx + xx];
-    return v == kExcMark ? 0u : v;
+    if (fle::quantize(x, p, v)) return uint32_t(v);
+    atomicAdd(&tile_exc[tile_of(g, i)], 1u);
+    return 0u;
   };
-  return predict::lorenzo_delta(c, z, y, x, qv);
+  const uint64_t n4 = n / 4, stride = (uint64_t)gridDim.x * kThreads;
+  for (uint64_t k = blockIdx.x * (uint64_t)kThreads + threadIdx.x; k < n4; k += stride) {
+    T x[4];
+    if constexpr (sizeof(T) == 4) {
+      const float4 f = __ldg(reinterpret_cast<const float4*>(in) + k);
+      x[0] = f.x; x[1] = f.y; x[2] = f.z; x[3] = f.w;
+    } else {
+      const double2 a = __ldg(reinterpret_cast<const double2*>(in) + 2 * k);
+      const double2 b = __ldg(reinterpret_cast<const double2*>(in) + 2 * k + 1);
+      x[0] = a.x; x[1] = a.y; x[2] = b.x; x[3] = b.y;
+    }
+    uint4 r;
+    r.x = one(4 * k, x[0]); r.y = one(4 * k + 1, x[1]); r.z = one(4 * k + 2, x[2]); r.w = one(4 * k + 3, x[3]);
+    reinterpret_cast<uint4*>(q)[k] = r;
+  }
+  for (uint64_t i = 4 * n4 + blockIdx.x * (uint64_t)kThreads + threadIdx.x; i < n; i += stride) q[i] = one(i, in[i]);
 }
 
-// Symbols, the chunk's histogram, and the tile's outlier and exception counts.
+__device__ __forceinline__ uint32_t lorenzo_at(const uint32_t* __restrict__ qc, const ChunkShape& c, uint32_t i,
+                                               uint32_t z, uint32_t y, uint32_t x) {
+  const uint32_t cx = c.cx, plane = c.cy * c.cx;
+  return predict::lorenzo_delta(z > 0, y > 0, x > 0,
+                                [&](uint32_t dz, uint32_t dy, uint32_t dx) { return qc[i - dz * plane - dy * cx - dx]; });
+}
+
+// Symbols, the chunk's histogram, and the tile's outlier count.
 static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32_t radius, const uint32_t* __restrict__ q,
-                                                           uint16_t* __restrict__ sym, uint32_t* hist,
-                                                           uint32_t* tile_out, uint32_t* tile_exc) {
+                                                                  uint16_t* __restrict__ sym, uint32_t* hist,
+                                                                  uint32_t* tile_out) {
   extern __shared__ uint32_t s_hist[];
   using Reduce = cub::BlockReduce<uint32_t, kThreads>;
   __shared__ typename Reduce::TempStorage red;
@@ -122,27 +143,31 @@ static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32
   const ChunkShape cs = g.shape(c);
   const uint32_t count = cs.count(), tile0 = uint32_t(t - g.first_tile(c)) * kTile;
   const uint32_t* qc = q + c * g.chunk_values;
+  uint16_t* sc = sym + c * g.chunk_values;
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
   __syncthreads();
-  uint32_t n_out = 0, n_exc = 0;
+  uint32_t n_out = 0;
   // Striped: consecutive threads take consecutive values, so every load and store is coalesced (the
-  // counts and the histogram do not depend on the order).
-  for (int k = 0; k < kPerThread; ++k) {
-    const uint32_t i = tile0 + k * kThreads + threadIdx.x;
+  // counts and the histogram do not depend on the order). Coordinates advance by kThreads values
+  // per step = sz planes + sy rows + sx columns, with one carry at most per axis.
+  uint32_t i = tile0 + threadIdx.x, z, y, x;
+  local_xyz(cs, i, z, y, x);
+  uint32_t sz, sy, sx;
+  local_xyz(cs, kThreads, sz, sy, sx);
+  for (int k = 0; k < kPerThread; ++k, i += kThreads) {
     if (i >= count) break;
-    const uint32_t d = lorenzo_at(qc, cs, i);
-    const uint32_t s = predict::quant_symbol(d, radius);
-    sym[c * g.chunk_values + i] = uint16_t(s);
+    const uint32_t s = predict::quant_symbol(lorenzo_at(qc, cs, i, z, y, x), radius);
+    sc[i] = uint16_t(s);
     // Most lanes share the central symbol: one shared-memory atomic per distinct symbol per warp.
     const unsigned peers = __match_any_sync(__activemask(), s);
     if ((threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&s_hist[s], uint32_t(__popc(peers)));
     n_out += s == 0;
-    n_exc += qc[i] == kExcMark;
+    x += sx; y += sy; z += sz;
+    if (x >= cs.cx) { x -= cs.cx; ++y; }
+    if (y >= cs.cy) { y -= cs.cy; ++z; }
   }
   const uint32_t a = Reduce(red).Sum(n_out);
-  __syncthreads();
-  const uint32_t b = Reduce(red).Sum(n_exc);
-  if (threadIdx.x == 0) { tile_out[t] = a; tile_exc[t] = b; }
+  if (threadIdx.x == 0) tile_out[t] = a;
   __syncthreads();
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
     if (s_hist[k]) atomicAdd(&hist[c * nsym + k], s_hist[k]);
@@ -180,7 +205,7 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
   uint32_t total_used;
   Scan(tmp.scan).ExclusiveSum(used, used, total_used);
   __syncthreads();
-  Sort(tmp.sort).Sort(keys);
+  Sort(tmp.sort).Sort(keys, 0, 38);  // counts < 2^26 and 12 symbol bits; unused (~0) keys stay last
   __syncthreads();
   for (int k = 0; k < kSortPerThread; ++k) s_keys[threadIdx.x * kSortPerThread + k] = keys[k];
   if (threadIdx.x == 0) s_m = total_used;
@@ -209,13 +234,15 @@ static __global__ void __launch_bounds__(kThreads) bitcount_kernel(Grid g, uint3
                                                             unsigned long long* tile_bits) {
   using Reduce = cub::BlockReduce<uint32_t, kThreads>;
   __shared__ typename Reduce::TempStorage red;
+  __shared__ uint8_t L[huffman::kMaxSymbols];
   const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
   const uint32_t count = g.shape(c).count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x;
-  const uint8_t* L = len + c * nsym;
+  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) L[k] = len[c * nsym + k];
+  __syncthreads();
   const uint16_t* sc = sym + c * g.chunk_values;
   uint32_t bits = 0;
   for (int k = 0; k < kPerThread; ++k)  // striped, coalesced
-    if (i0 + k * kThreads < count) bits += __ldg(L + sc[i0 + k * kThreads]);
+    if (i0 + k * kThreads < count) bits += L[sc[i0 + k * kThreads]];
   bits = Reduce(red).Sum(bits);
   if (threadIdx.x == 0) tile_bits[t] = bits;
 }
@@ -342,39 +369,48 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
 
 // Outliers and exceptions of one tile, in index order, at their places in the chunk.
 template <class T>
-static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t radius, const T* __restrict__ in,
-                                                        const uint32_t* __restrict__ q, const uint16_t* __restrict__ sym,
-                                                        const uint32_t* tile_out, const uint32_t* tile_exc,
-                                                        const ChunkInfo* info, uint8_t* out) {
+static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t radius, format::HeaderFields h,
+                                                               const fle::cuda::CompressState* st, const T* __restrict__ in,
+                                                               const uint32_t* __restrict__ q, const uint16_t* __restrict__ sym,
+                                                               const uint32_t* tile_out, const uint32_t* tile_exc,
+                                                               const ChunkInfo* info, uint8_t* out) {
   using Scan = cub::BlockScan<uint32_t, kThreads>;
   __shared__ typename Scan::TempStorage scan;
   const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
   const ChunkInfo ci = info[c];
   if (ci.raw || (tile_out[t + 1] == tile_out[t] && tile_exc[t + 1] == tile_exc[t])) return;
+  fle::settle_range(h, st->key_min, st->key_max);
+  const fle::QuantParams<T> p = fle::encoder_params<T>(h);
   const ChunkShape cs = g.shape(c);
   const uint32_t count = cs.count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;
   const uint32_t* qc = q + c * g.chunk_values;
   const uint16_t* sc = sym + c * g.chunk_values;
   const T* xc = in + c * g.chunk_values;
-  uint32_t no = 0, ne = 0;
-  for (int k = 0; k < kPerThread; ++k)
-    if (i0 + k < count) { no += sc[i0 + k] == 0; ne += qc[i0 + k] == kExcMark; }
+  // Exceptions are the values quantize() rejects, as in prequant_kernel (rare: no need to keep a mark).
+  uint32_t out_mask = 0, exc_mask = 0;
+  for (int k = 0; k < kPerThread; ++k) {
+    if (i0 + k >= count) break;
+    int32_t v;
+    if (sc[i0 + k] == 0) out_mask |= 1u << k;
+    if (!fle::quantize(xc[i0 + k], p, v)) exc_mask |= 1u << k;
+  }
   uint32_t eo, ee;
-  Scan(scan).ExclusiveSum(no, eo);
+  Scan(scan).ExclusiveSum(uint32_t(__popc(out_mask)), eo);
   __syncthreads();
-  Scan(scan).ExclusiveSum(ne, ee);
+  Scan(scan).ExclusiveSum(uint32_t(__popc(exc_mask)), ee);
   const ChunkLayout L = chunk_layout(2 * radius, ci.total_bits, ci.n_out, ci.n_exc, sizeof(T));
   uint8_t* chunk = out + ci.offset;
   uint32_t jo = tile_out[t] - ci.out_base + eo, je = tile_exc[t] - ci.exc_base + ee;
   for (int k = 0; k < kPerThread; ++k) {
     const uint32_t i = i0 + k;
-    if (i >= count) break;
-    if (sc[i] == 0) {
+    if (out_mask >> k & 1) {
+      uint32_t z, y, x;
+      local_xyz(cs, i, z, y, x);
       store_u32_le(chunk + L.out_idx + 4 * jo, i);
-      store_u32_le(chunk + L.out_delta + 4 * jo, lorenzo_at(qc, cs, i));
+      store_u32_le(chunk + L.out_delta + 4 * jo, lorenzo_at(qc, cs, i, z, y, x));
       ++jo;
     }
-    if (qc[i] == kExcMark) {
+    if (exc_mask >> k & 1) {
       store_u32_le(chunk + L.exc_idx + 4 * je, i);
       store_value_le<T>(chunk + L.exc_val + sizeof(T) * je, xc[i]);
       ++je;
@@ -512,15 +548,17 @@ static __global__ void __launch_bounds__(kThreads) verify_done_kernel(const Deco
 
 // One block per sequence (kSeqSubs subsequences, one per thread): count, scan, decode into v. The
 // sequence's words (plus the two after it, where its last codeword may end) and the first-level table
-// are staged in shared memory: each symbol is then two shared-memory loads.
+// are staged in shared memory: each symbol is then three shared-memory loads. Each subsequence's 32
+// words are followed by one pad word, so the threads of a warp (1024 bits apart) read different banks.
 constexpr uint32_t kSeqWords = huffman::kSeqSubs * huffman::kSubBits / 32;
+__device__ __forceinline__ uint32_t padded(uint32_t r) { return r + (r >> 5); }
 static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g, uint32_t radius, const uint8_t* __restrict__ a,
                                                                           DecodeChunk* dc, const huffman::DecodeTables* tables,
                                                                           uint32_t* __restrict__ v, uint32_t* status) {
   using Scan = cub::BlockScan<uint32_t, huffman::kSeqSubs>;
   using Reduce = cub::BlockReduce<uint32_t, huffman::kSeqSubs>;
   __shared__ union { typename Scan::TempStorage scan; typename Reduce::TempStorage reduce; } tmp;
-  __shared__ uint32_t s_words[kSeqWords + 2];
+  __shared__ uint32_t s_words[kSeqWords + kSeqWords / 32 + 3];
   __shared__ uint32_t s_fast[1u << huffman::kFastBits];
   __shared__ uint32_t s_bad;
   const uint64_t c = blockIdx.y;
@@ -536,12 +574,12 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   const uint32_t nw = huffman::n_words(L.total_bits), w0 = j * kSeqWords;
   const uint8_t* gaps = chunk + L.gaps;
   const huffman::DecodeTables& tab = tables[c];
-  for (uint32_t k = threadIdx.x; k < kSeqWords + 2; k += huffman::kSeqSubs) s_words[k] = w0 + k < nw ? w[w0 + k] : 0;
+  for (uint32_t k = threadIdx.x; k < kSeqWords + 2; k += huffman::kSeqSubs) s_words[padded(k)] = w0 + k < nw ? w[w0 + k] : 0;
   for (uint32_t k = threadIdx.x; k < (1u << huffman::kFastBits); k += huffman::kSeqSubs) s_fast[k] = tab.fast[k];
   if (threadIdx.x == 0) s_bad = 0;
   __syncthreads();
   // A run starts inside this sequence and stops within kMaxLen bits of its end, so k - w0 <= kSeqWords.
-  auto word = [&](uint32_t k) { return s_words[k - w0]; };
+  auto word = [&](uint32_t k) { return s_words[padded(k - w0)]; };
   const uint32_t sub = j * huffman::kSeqSubs + threadIdx.x;
   uint32_t from = L.total_bits, limit = L.total_bits, n_here = 0;
   if (sub < nsub) {
@@ -594,40 +632,66 @@ static __global__ void __launch_bounds__(kThreads) outlier_kernel(Grid g, uint32
   }
 }
 
-// Prefix sums along z (one thread per (y, x) column of a chunk) and along y (one per (z, x)). Loads
-// go out 8 at a time, ahead of the dependent adds and stores.
-__device__ __forceinline__ void column_prefix(uint32_t* __restrict__ col, uint32_t n, uint64_t stride) {
-  constexpr uint32_t kBatch = 8;
-  uint32_t acc = 0;
-  for (uint32_t z = 0; z < n; z += kBatch) {
-    uint32_t b[kBatch];
+// Prefix sums along z and along y: columns of n values, stride apart, one column per (chunk, p) with
+// p < lanes (z: lanes = plane, stride = plane, n = cz; y: lanes = cz * cx, n = cy, stride = cx, and
+// lane p starts at (p / cx) * plane + p % cx). Columns can be long and few (small planes), so each
+// is cut into segments of kSegLen: segment sums, a carry scan per column, then each segment's scan.
+constexpr uint32_t kSegLen = 32;
+struct Columns {
+  uint32_t lanes, n, stride, cx, plane;  // cx, plane: for the start of lane p
+  __device__ uint64_t start(uint32_t p) const { return uint64_t(p / cx) * plane + p % cx; }
+  __device__ uint32_t segs() const { return (n + kSegLen - 1) / kSegLen; }
+};
+__device__ __forceinline__ Columns z_columns(const ChunkShape& c) {
+  const uint32_t plane = c.cy * c.cx;
+  return {plane, c.cz, plane, plane, plane};
+}
+__device__ __forceinline__ Columns y_columns(const ChunkShape& c) { return {c.cz * c.cx, c.cy, c.cx, c.cx, c.cy * c.cx}; }
+
+// Pass 1 (sums) and pass 3 (scan with carry); blockIdx.y = chunk, x-threads over (segment, lane) with
+// lanes fastest, so neighbouring threads touch neighbouring values.
+template <bool kAxisZ, bool kScan>
+static __global__ void __launch_bounds__(kThreads) column_kernel(Grid g, const DecodeChunk* dc, uint32_t* v,
+                                                                 uint32_t* seg, uint64_t seg_per_chunk) {
+  const uint64_t c = blockIdx.y;
+  if (dc[c].bad || dc[c].raw) return;
+  const ChunkShape cs = g.shape(c);
+  const Columns col = kAxisZ ? z_columns(cs) : y_columns(cs);
+  const uint64_t k = blockIdx.x * (uint64_t)kThreads + threadIdx.x;
+  const uint32_t p = uint32_t(k % col.lanes), sg = uint32_t(k / col.lanes);
+  if (sg >= col.segs()) return;
+  uint32_t* base = v + c * g.chunk_values + col.start(p);
+  const uint32_t z0 = sg * kSegLen, z1 = min(col.n, z0 + kSegLen);
+  uint32_t* sgc = seg + c * seg_per_chunk + uint64_t(sg) * col.lanes + p;
+  uint32_t acc = kScan ? *sgc : 0;  // pass 3: the carry into this segment
+  uint32_t b[kSegLen];
 #pragma unroll
-    for (uint32_t k = 0; k < kBatch; ++k) b[k] = z + k < n ? col[(z + k) * stride] : 0;
+  for (uint32_t z = 0; z < kSegLen; ++z) b[z] = z0 + z < z1 ? base[uint64_t(z0 + z) * col.stride] : 0;
 #pragma unroll
-    for (uint32_t k = 0; k < kBatch; ++k) {
-      acc += b[k];
-      if (z + k < n) col[(z + k) * stride] = acc;
-    }
+  for (uint32_t z = 0; z < kSegLen; ++z) {
+    acc += b[z];
+    if (kScan && z0 + z < z1) base[uint64_t(z0 + z) * col.stride] = acc;
   }
+  if (!kScan) *sgc = acc;
 }
 
-static __global__ void __launch_bounds__(kThreads) prefix_z_kernel(Grid g, const DecodeChunk* dc, uint32_t* v) {
+// Pass 2: per column, the exclusive scan of its segment sums (in place).
+template <bool kAxisZ>
+static __global__ void __launch_bounds__(kThreads) column_carry_kernel(Grid g, const DecodeChunk* dc, uint32_t* seg,
+                                                                       uint64_t seg_per_chunk) {
   const uint64_t c = blockIdx.y;
   if (dc[c].bad || dc[c].raw) return;
   const ChunkShape cs = g.shape(c);
-  const uint32_t plane = cs.cy * cs.cx, p = blockIdx.x * kThreads + threadIdx.x;
-  if (p >= plane) return;
-  column_prefix(v + c * g.chunk_values + p, cs.cz, plane);
-}
-
-static __global__ void __launch_bounds__(kThreads) prefix_y_kernel(Grid g, const DecodeChunk* dc, uint32_t* v) {
-  const uint64_t c = blockIdx.y;
-  if (dc[c].bad || dc[c].raw) return;
-  const ChunkShape cs = g.shape(c);
-  const uint32_t k = blockIdx.x * kThreads + threadIdx.x;
-  if (k >= cs.cz * cs.cx) return;
-  const uint32_t z = k / cs.cx, x = k - z * cs.cx;
-  column_prefix(v + c * g.chunk_values + uint64_t(z) * cs.cy * cs.cx + x, cs.cy, cs.cx);
+  const Columns col = kAxisZ ? z_columns(cs) : y_columns(cs);
+  const uint32_t p = blockIdx.x * kThreads + threadIdx.x;
+  if (p >= col.lanes) return;
+  uint32_t* s = seg + c * seg_per_chunk + p;
+  uint32_t acc = 0;
+  for (uint32_t k = 0; k < col.segs(); ++k) {
+    const uint32_t x = s[uint64_t(k) * col.lanes];
+    s[uint64_t(k) * col.lanes] = acc;
+    acc += x;
+  }
 }
 
 // Rows along x: a segmented scan (segments = rows, which start at multiples of cx inside a chunk) in
