@@ -19,7 +19,7 @@ namespace hpcz::huffman {
 // Longest codeword. Measured on the shared fields: a limit of 12 cost up to 5% of the ratio at rel 1e-4
 // (vorticity 3.80 vs 3.95 at 14); 14 bits keep the decoder's windows and gap nibbles small.
 constexpr int kMaxLen = 14;
-constexpr int kFastBits = 10;                  // first-level decode table: codes up to 10 bits, 4 KiB
+constexpr int kFastBits = 11;                  // first-level decode table: codes up to 11 bits, 8 KiB
 constexpr uint32_t kMaxSymbols = 4096;          // alphabet limit (radius <= 2048); 2^kMaxLen >= it
 constexpr int kDepthCap = 64;                  // Huffman depths before limiting (counts < 2^32 keep them < 48)
 
@@ -114,31 +114,37 @@ HPCZ_HD uint32_t table_entry(uint32_t sym, uint32_t len) { return sym | len << 1
 HPCZ_HD uint32_t entry_symbol(uint32_t e) { return e & 0xffff; }
 HPCZ_HD uint32_t entry_length(uint32_t e) { return (e >> 16) & 0xff; }
 
-struct DecodeTables {
-  uint32_t fast[1u << kFastBits];  // by the next kFastBits bits: codes of <= kFastBits bits (else 0)
+// Second level: the canonical ranges per length, for codes longer than kFastBits.
+struct CanonicalRanges {
   uint32_t first[kMaxLen + 2];     // first canonical code of each length
   uint32_t count[kMaxLen + 1];     // codes of each length
-  uint32_t offset[kMaxLen + 1];    // where each length starts in `sorted`
+  uint32_t offset[kMaxLen + 1];    // where each length starts in the sorted symbol list
+};
+
+struct DecodeTables {
+  uint32_t fast[1u << kFastBits];  // by the next kFastBits bits: codes of <= kFastBits bits (else 0)
+  CanonicalRanges ranges;
   uint16_t sorted[kMaxSymbols];    // used symbols in (length, symbol) order
 };
 
 // Builds the tables from code lengths. False for a corrupt book (oversubscribed, empty, too long).
 HPCZ_HD bool build_decode_tables(const uint8_t* len, uint32_t nsym, DecodeTables& t) {
-  if (!canonical_first_codes(len, nsym, t.first)) return false;
-  for (int l = 0; l <= kMaxLen; ++l) t.count[l] = 0;
-  for (uint32_t s = 0; s < nsym; ++s) ++t.count[len[s]];
-  t.count[0] = 0;
+  CanonicalRanges& r = t.ranges;
+  if (!canonical_first_codes(len, nsym, r.first)) return false;
+  for (int l = 0; l <= kMaxLen; ++l) r.count[l] = 0;
+  for (uint32_t s = 0; s < nsym; ++s) ++r.count[len[s]];
+  r.count[0] = 0;
   uint32_t at = 0;
-  for (int l = 1; l <= kMaxLen; ++l) { t.offset[l] = at; at += t.count[l]; }
-  t.offset[0] = 0;
+  for (int l = 1; l <= kMaxLen; ++l) { r.offset[l] = at; at += r.count[l]; }
+  r.offset[0] = 0;
   uint32_t next[kMaxLen + 1];
-  for (int l = 1; l <= kMaxLen; ++l) next[l] = t.offset[l];
+  for (int l = 1; l <= kMaxLen; ++l) next[l] = r.offset[l];
   for (uint32_t s = 0; s < nsym; ++s)
     if (len[s]) t.sorted[next[len[s]]++] = uint16_t(s);
   for (uint32_t i = 0; i < (1u << kFastBits); ++i) t.fast[i] = 0;
   for (int l = 1; l <= kFastBits; ++l)
-    for (uint32_t k = 0; k < t.count[l]; ++k) {
-      const uint32_t c = t.first[l] + k, sym = t.sorted[t.offset[l] + k];
+    for (uint32_t k = 0; k < r.count[l]; ++k) {
+      const uint32_t c = r.first[l] + k, sym = t.sorted[r.offset[l] + k];
       const uint32_t lo = c << (kFastBits - l), hi = (c + 1) << (kFastBits - l);
       for (uint32_t i = lo; i < hi; ++i) t.fast[i] = table_entry(sym, l);
     }
@@ -146,13 +152,14 @@ HPCZ_HD bool build_decode_tables(const uint8_t* len, uint32_t nsym, DecodeTables
 }
 
 // The codeword at the front of window (the next kMaxLen bits): its entry, or 0 if none matches.
-// fast is t.fast or a copy of it (the GPU keeps one in shared memory).
-HPCZ_HD uint32_t decode_entry(const uint32_t* fast, const DecodeTables& t, uint32_t window) {
+// The tables may be copies (the GPU keeps fast and ranges in shared memory).
+HPCZ_HD uint32_t decode_entry(const uint32_t* fast, const CanonicalRanges& r, const uint16_t* sorted,
+                              uint32_t window) {
   const uint32_t e = fast[window >> (kMaxLen - kFastBits)];
   if (e) return e;
   for (int l = kFastBits + 1; l <= kMaxLen; ++l) {
     const uint32_t c = window >> (kMaxLen - l);
-    if (c - t.first[l] < t.count[l]) return table_entry(t.sorted[t.offset[l] + c - t.first[l]], l);
+    if (c - r.first[l] < r.count[l]) return table_entry(sorted[r.offset[l] + c - r.first[l]], l);
   }
   return 0;
 }

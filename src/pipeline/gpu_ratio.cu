@@ -202,7 +202,10 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
     const uint64_t n_along = z ? f.cz : f.cy;
     const unsigned gx = (unsigned)div_ceil(lanes * div_ceil(n_along, kSegLen), kThreads);
     const unsigned gl = (unsigned)div_ceil(lanes, kThreads);
-    if (z) {
+    if (lanes * nc >= 131072) {  // enough columns to fill the GPU: one pass
+      if (z) column_single_kernel<true><<<dim3(gl, nc), kThreads, 0, s>>>(g, L.dc, L.v);
+      else column_single_kernel<false><<<dim3(gl, nc), kThreads, 0, s>>>(g, L.dc, L.v);
+    } else if (z) {
       column_kernel<true, false><<<dim3(gx, nc), kThreads, 0, s>>>(g, L.dc, L.v, L.seg, L.seg_per_chunk);
       column_carry_kernel<true><<<dim3(gl, nc), kThreads, 0, s>>>(g, L.dc, L.seg, L.seg_per_chunk);
       column_kernel<true, true><<<dim3(gx, nc), kThreads, 0, s>>>(g, L.dc, L.v, L.seg, L.seg_per_chunk);

@@ -230,7 +230,7 @@ bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const 
     const uint64_t lim64 = uint64_t(sub + 1) * huffman::kSubBits;
     const uint32_t limit = lim64 < L.total_bits ? uint32_t(lim64) : L.total_bits;
     auto word = [&](uint32_t k) { return k < nw ? words[k] : 0u; };
-    const uint32_t end = huffman::decode_run(word, L.total_bits, tables->fast, *tables, from, limit, [&](uint32_t sym) {
+    const uint32_t end = huffman::decode_run(word, L.total_bits, tables->fast, tables->ranges, tables->sorted, from, limit, [&](uint32_t sym) {
       if (produced < n) v[produced] = predict::symbol_delta(sym, radius);
       zeros += sym == 0;
       ++produced;

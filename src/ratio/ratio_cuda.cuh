@@ -91,44 +91,79 @@ __device__ __forceinline__ uint64_t tile_of(const Grid& g, uint64_t gi) {
   return g.first_tile(c) + (gi - c * g.chunk_values) / kTile;
 }
 
-// q for every value (0 where the value is stored exactly: that is the q the predictor sees), 16-byte
-// loads and stores; exceptions are counted per tile.
+// The predictor works on q, the prequantized values (0 where a value is stored exactly). The kernels
+// split it: prequant_kernel writes dq = (1 - Sx) q (the difference along rows, taken while q is in
+// registers), and lorenzo_kernel applies (1 - Sy)(1 - Sz) to dq: four loads per value instead of eight.
+// Integer arithmetic mod 2^32, so the result is exactly predict::lorenzo_delta's.
 template <class T>
 static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __restrict__ in, unsigned long long n, Grid g,
                                                                    format::HeaderFields h,
                                                                    const fle::cuda::CompressState* st,
-                                                                   uint32_t* __restrict__ q, uint32_t* tile_exc) {
+                                                                   uint32_t* __restrict__ dq, uint32_t* tile_exc) {
   fle::settle_range(h, st->key_min, st->key_max);
   const fle::QuantParams<T> p = fle::encoder_params<T>(h);
-  auto one = [&](uint64_t i, T x) -> uint32_t {
+  auto qv = [&](T x) -> uint32_t {
+    int32_t v;
+    return fle::quantize(x, p, v) ? uint32_t(v) : 0u;
+  };
+  auto counted = [&](uint64_t i, T x) -> uint32_t {
     int32_t v;
     if (fle::quantize(x, p, v)) return uint32_t(v);
     atomicAdd(&tile_exc[tile_of(g, i)], 1u);
     return 0u;
   };
+  // Rows restart at multiples of cxe (chunks are whole rows; a 1-D chunk is one row).
+  const uint64_t cxe = g.full.cy == 1 && g.full.cz == 1 ? g.chunk_values : g.full.cx;
   const uint64_t n4 = n / 4, stride = (uint64_t)gridDim.x * kThreads;
-  for (uint64_t k = blockIdx.x * (uint64_t)kThreads + threadIdx.x; k < n4; k += stride) {
-    T x[4];
+  uint64_t k = blockIdx.x * (uint64_t)kThreads + threadIdx.x;
+  uint32_t x = uint32_t((4 * k) % cxe);
+  const uint32_t step = uint32_t((4 * stride) % cxe);
+  for (; k < n4; k += stride) {
+    T v[4];
     if constexpr (sizeof(T) == 4) {
       const float4 f = __ldg(reinterpret_cast<const float4*>(in) + k);
-      x[0] = f.x; x[1] = f.y; x[2] = f.z; x[3] = f.w;
+      v[0] = f.x; v[1] = f.y; v[2] = f.z; v[3] = f.w;
     } else {
       const double2 a = __ldg(reinterpret_cast<const double2*>(in) + 2 * k);
       const double2 b = __ldg(reinterpret_cast<const double2*>(in) + 2 * k + 1);
-      x[0] = a.x; x[1] = a.y; x[2] = b.x; x[3] = b.y;
+      v[0] = a.x; v[1] = a.y; v[2] = b.x; v[3] = b.y;
     }
+    uint32_t q[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) q[e] = counted(4 * k + e, v[e]);
+    // q of the value before this vector: the previous lane's last, or computed (lane 0).
+    const unsigned active = __activemask();
+    uint32_t before = __shfl_up_sync(active, q[3], 1);
+    if ((threadIdx.x & 31) == 0) before = k ? qv(in[4 * k - 1]) : 0;
     uint4 r;
-    r.x = one(4 * k, x[0]); r.y = one(4 * k + 1, x[1]); r.z = one(4 * k + 2, x[2]); r.w = one(4 * k + 3, x[3]);
-    reinterpret_cast<uint4*>(q)[k] = r;
+    uint32_t xe = x;
+    uint32_t d[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      d[e] = xe ? q[e] - (e ? q[e - 1] : before) : q[e];
+      if (++xe == cxe) xe = 0;
+    }
+    r.x = d[0]; r.y = d[1]; r.z = d[2]; r.w = d[3];
+    reinterpret_cast<uint4*>(dq)[k] = r;
+    x += step;
+    if (x >= cxe) x -= uint32_t(cxe);
   }
-  for (uint64_t i = 4 * n4 + blockIdx.x * (uint64_t)kThreads + threadIdx.x; i < n; i += stride) q[i] = one(i, in[i]);
+  // The last n % 4 values, by the first threads.
+  const uint64_t i = 4 * n4 + blockIdx.x * (uint64_t)kThreads + threadIdx.x;
+  if (i < n) {
+    const uint32_t qi = counted(i, in[i]);
+    dq[i] = i % cxe ? qi - qv(in[i - 1]) : qi;
+  }
 }
 
-__device__ __forceinline__ uint32_t lorenzo_at(const uint32_t* __restrict__ qc, const ChunkShape& c, uint32_t i,
-                                               uint32_t z, uint32_t y, uint32_t x) {
+__device__ __forceinline__ uint32_t lorenzo_yz(const uint32_t* __restrict__ dqc, const ChunkShape& c, uint32_t i,
+                                               uint32_t z, uint32_t y) {
   const uint32_t cx = c.cx, plane = c.cy * c.cx;
-  return predict::lorenzo_delta(z > 0, y > 0, x > 0,
-                                [&](uint32_t dz, uint32_t dy, uint32_t dx) { return qc[i - dz * plane - dy * cx - dx]; });
+  uint32_t d = dqc[i];
+  if (y) d -= dqc[i - cx];
+  if (z) d -= dqc[i - plane];
+  if (y && z) d += dqc[i - plane - cx];
+  return d;
 }
 
 // Symbols, the chunk's histogram, and the tile's outlier count.
@@ -156,7 +191,7 @@ static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32
   local_xyz(cs, kThreads, sz, sy, sx);
   for (int k = 0; k < kPerThread; ++k, i += kThreads) {
     if (i >= count) break;
-    const uint32_t s = predict::quant_symbol(lorenzo_at(qc, cs, i, z, y, x), radius);
+    const uint32_t s = predict::quant_symbol(lorenzo_yz(qc, cs, i, z, y), radius);
     sc[i] = uint16_t(s);
     // Most lanes share the central symbol: one shared-memory atomic per distinct symbol per warp.
     const unsigned peers = __match_any_sync(__activemask(), s);
@@ -407,7 +442,7 @@ static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t 
       uint32_t z, y, x;
       local_xyz(cs, i, z, y, x);
       store_u32_le(chunk + L.out_idx + 4 * jo, i);
-      store_u32_le(chunk + L.out_delta + 4 * jo, lorenzo_at(qc, cs, i, z, y, x));
+      store_u32_le(chunk + L.out_delta + 4 * jo, lorenzo_yz(qc, cs, i, z, y));
       ++jo;
     }
     if (exc_mask >> k & 1) {
@@ -560,6 +595,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   __shared__ union { typename Scan::TempStorage scan; typename Reduce::TempStorage reduce; } tmp;
   __shared__ uint32_t s_words[kSeqWords + kSeqWords / 32 + 3];
   __shared__ uint32_t s_fast[1u << huffman::kFastBits];
+  __shared__ huffman::CanonicalRanges s_ranges;
   __shared__ uint32_t s_bad;
   const uint64_t c = blockIdx.y;
   const uint32_t j = blockIdx.x;
@@ -576,6 +612,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   const huffman::DecodeTables& tab = tables[c];
   for (uint32_t k = threadIdx.x; k < kSeqWords + 2; k += huffman::kSeqSubs) s_words[padded(k)] = w0 + k < nw ? w[w0 + k] : 0;
   for (uint32_t k = threadIdx.x; k < (1u << huffman::kFastBits); k += huffman::kSeqSubs) s_fast[k] = tab.fast[k];
+  if (threadIdx.x == 0) s_ranges = tab.ranges;
   if (threadIdx.x == 0) s_bad = 0;
   __syncthreads();
   // A run starts inside this sequence and stops within kMaxLen bits of its end, so k - w0 <= kSeqWords.
@@ -586,7 +623,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
     from = huffman::subsequence_start(gaps, sub, L.total_bits);
     const uint64_t lim = uint64_t(sub + 1) * huffman::kSubBits;
     limit = lim < L.total_bits ? uint32_t(lim) : L.total_bits;
-    const uint32_t end = huffman::decode_run(word, L.total_bits, s_fast, tab, from, limit, [&](uint32_t) { ++n_here; });
+    const uint32_t end = huffman::decode_run(word, L.total_bits, s_fast, s_ranges, tab.sorted, from, limit, [&](uint32_t) { ++n_here; });
     const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(gaps, sub + 1, L.total_bits) : L.total_bits;
     if (end != next || (sub == 0 && from != 0)) s_bad = 1;
   }
@@ -602,7 +639,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   uint32_t* vc = v + c * g.chunk_values;
   uint32_t at = base + excl, zeros = 0;
   if (sub < nsub)
-    huffman::decode_run(word, L.total_bits, s_fast, tab, from, limit, [&](uint32_t s) {
+    huffman::decode_run(word, L.total_bits, s_fast, s_ranges, tab.sorted, from, limit, [&](uint32_t s) {
       vc[at++] = predict::symbol_delta(s, radius);
       zeros += s == 0;
     });
@@ -673,6 +710,30 @@ static __global__ void __launch_bounds__(kThreads) column_kernel(Grid g, const D
     if (kScan && z0 + z < z1) base[uint64_t(z0 + z) * col.stride] = acc;
   }
   if (!kScan) *sgc = acc;
+}
+
+// One pass, one thread per column (enough when there are many columns).
+template <bool kAxisZ>
+static __global__ void __launch_bounds__(kThreads) column_single_kernel(Grid g, const DecodeChunk* dc, uint32_t* v) {
+  const uint64_t c = blockIdx.y;
+  if (dc[c].bad || dc[c].raw) return;
+  const ChunkShape cs = g.shape(c);
+  const Columns col = kAxisZ ? z_columns(cs) : y_columns(cs);
+  const uint32_t p = blockIdx.x * kThreads + threadIdx.x;
+  if (p >= col.lanes) return;
+  uint32_t* __restrict__ base = v + c * g.chunk_values + col.start(p);
+  constexpr uint32_t kBatch = 8;  // loads go out ahead of the dependent adds and stores
+  uint32_t acc = 0;
+  for (uint32_t z = 0; z < col.n; z += kBatch) {
+    uint32_t b[kBatch];
+#pragma unroll
+    for (uint32_t k = 0; k < kBatch; ++k) b[k] = z + k < col.n ? base[uint64_t(z + k) * col.stride] : 0;
+#pragma unroll
+    for (uint32_t k = 0; k < kBatch; ++k) {
+      acc += b[k];
+      if (z + k < col.n) base[uint64_t(z + k) * col.stride] = acc;
+    }
+  }
 }
 
 // Pass 2: per column, the exclusive scan of its segment sums (in place).
