@@ -127,8 +127,9 @@ struct DecodeTables {
   uint16_t sorted[kMaxSymbols];    // used symbols in (length, symbol) order
 };
 
-// Builds the tables from code lengths. False for a corrupt book (oversubscribed, empty, too long).
-HPCZ_HD bool build_decode_tables(const uint8_t* len, uint32_t nsym, DecodeTables& t) {
+// Builds the second level and the sorted symbols from code lengths. False for a corrupt book
+// (oversubscribed, empty, too long).
+HPCZ_HD bool build_ranges(const uint8_t* len, uint32_t nsym, DecodeTables& t) {
   CanonicalRanges& r = t.ranges;
   if (!canonical_first_codes(len, nsym, r.first)) return false;
   for (int l = 0; l <= kMaxLen; ++l) r.count[l] = 0;
@@ -141,13 +142,22 @@ HPCZ_HD bool build_decode_tables(const uint8_t* len, uint32_t nsym, DecodeTables
   for (int l = 1; l <= kMaxLen; ++l) next[l] = r.offset[l];
   for (uint32_t s = 0; s < nsym; ++s)
     if (len[s]) t.sorted[next[len[s]]++] = uint16_t(s);
-  for (uint32_t i = 0; i < (1u << kFastBits); ++i) t.fast[i] = 0;
-  for (int l = 1; l <= kFastBits; ++l)
-    for (uint32_t k = 0; k < r.count[l]; ++k) {
-      const uint32_t c = r.first[l] + k, sym = t.sorted[r.offset[l] + k];
-      const uint32_t lo = c << (kFastBits - l), hi = (c + 1) << (kFastBits - l);
-      for (uint32_t i = lo; i < hi; ++i) t.fast[i] = table_entry(sym, l);
-    }
+  return true;
+}
+
+// First-level entry i (independent per i: the GPU fills the table with all threads).
+HPCZ_HD uint32_t fast_entry(const DecodeTables& t, uint32_t i) {
+  const CanonicalRanges& r = t.ranges;
+  for (int l = 1; l <= kFastBits; ++l) {
+    const uint32_t c = i >> (kFastBits - l);
+    if (c - r.first[l] < r.count[l]) return table_entry(t.sorted[r.offset[l] + c - r.first[l]], l);
+  }
+  return 0;
+}
+
+HPCZ_HD bool build_decode_tables(const uint8_t* len, uint32_t nsym, DecodeTables& t) {
+  if (!build_ranges(len, nsym, t)) return false;
+  for (uint32_t i = 0; i < (1u << kFastBits); ++i) t.fast[i] = fast_entry(t, i);
   return true;
 }
 

@@ -44,12 +44,19 @@ template <class Words> HPCZ_HD uint32_t peek_bits(Words&& word, uint32_t pos) {
 // Decodes the codewords that start in [from, limit) (limit <= total_bits), stopping at the first start
 // at or after limit. emit(sym) per symbol. Returns the position reached (the first start >= limit, or
 // total_bits), or ~0u if a codeword is invalid or runs past total_bits.
+// The entry of the codeword at pos (0 if none: corrupt data).
+template <class Words>
+HPCZ_HD uint32_t decode_one(Words&& word, const uint32_t* fast, const CanonicalRanges& ranges, const uint16_t* sorted,
+                            uint32_t pos) {
+  return decode_entry(fast, ranges, sorted, peek_bits(word, pos));
+}
+
 template <class Words, class Emit>
 HPCZ_HD uint32_t decode_run(Words&& word, uint32_t total_bits, const uint32_t* fast, const CanonicalRanges& ranges,
                             const uint16_t* sorted, uint32_t from, uint32_t limit, Emit&& emit) {
   uint32_t pos = from;
   while (pos < limit) {
-    const uint32_t e = decode_entry(fast, ranges, sorted, peek_bits(word, pos));
+    const uint32_t e = decode_one(word, fast, ranges, sorted, pos);
     const uint32_t len = entry_length(e);
     if (len == 0 || len > total_bits - pos) return ~0u;
     emit(entry_symbol(e));

@@ -61,7 +61,7 @@ CompressLayout carve_compress(void* ws, const format::HeaderFields& h, const Gri
   L.b.hist = cv.take<uint32_t>(4 * nc * nsym);
   L.b.tile_out = cv.take<uint32_t>(4 * (nt + 1));
   L.b.tile_exc = cv.take<uint32_t>(4 * (nt + 1));
-  L.b.tile_bits = cv.take<unsigned long long>(8 * (nt + 1));
+  L.b.tile_desc = cv.take<unsigned long long>(8 * (nt + 1));
   L.b.len = cv.take<uint8_t>(nc * nsym);
   L.b.code = cv.take<uint32_t>(4 * nc * nsym);
   L.b.info = cv.take<ChunkInfo>(sizeof(ChunkInfo) * nc);
@@ -72,7 +72,7 @@ CompressLayout carve_compress(void* ws, const format::HeaderFields& h, const Gri
 }
 
 __global__ void ratio_init_kernel(fle::cuda::CompressState* st, uint32_t* hist, unsigned long long n_hist,
-                                  uint32_t* tile_out, uint32_t* tile_exc, unsigned long long* tile_bits,
+                                  uint32_t* tile_out, uint32_t* tile_exc, unsigned long long* tile_desc,
                                   unsigned long long nt) {
   const unsigned long long i0 = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x,
                            stride = (unsigned long long)gridDim.x * blockDim.x;
@@ -83,10 +83,12 @@ __global__ void ratio_init_kernel(fle::cuda::CompressState* st, uint32_t* hist, 
     st->chunk_counter = 0;
     tile_out[nt] = 0;
     tile_exc[nt] = 0;
-    tile_bits[nt] = 0;
   }
   for (unsigned long long i = i0; i < n_hist; i += stride) hist[i] = 0;
-  for (unsigned long long i = i0; i < nt; i += stride) tile_exc[i] = 0;  // counted with atomics
+  for (unsigned long long i = i0; i < nt; i += stride) {
+    tile_exc[i] = 0;   // counted with atomics
+    tile_desc[i] = 0;  // look-back: nothing published yet
+  }
 }
 
 unsigned blocks_for(uint64_t items, uint64_t cap = 4096) {
@@ -103,7 +105,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
   const uint32_t nsym = 2 * h.block_values;
   const uint64_t n = h.n_values, nc = g.n_chunks, nt = g.n_tiles;
   ratio_init_kernel<<<blocks_for(std::max<uint64_t>(nc * nsym, nt), 1024), 256, 0, s>>>(b.st, b.hist, nc * nsym, b.tile_out, b.tile_exc,
-                                                               b.tile_bits, nt);
+                                                               b.tile_desc, nt);
   check(cudaGetLastError(), "ratio init");
   if (nc) {
     const bool has_fill = h.flags & format::kFlagFill;
@@ -122,12 +124,11 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     check(cudaFuncSetAttribute(book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(book_smem)), "book smem");
     book_kernel<<<(unsigned)nc, kThreads, book_smem, s>>>(nsym, b.hist, b.len, b.code, b.info);
     check(cudaGetLastError(), "book");
-    bitcount_kernel<<<(unsigned)nt, kThreads, 0, s>>>(g, nsym, b.sym, b.len, b.tile_bits);
-    check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, b.tile_bits, b.tile_bits, int(nt + 1), s), "scan");
-    layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, b.tile_out, b.tile_exc, b.tile_bits, b.info, b.st);
+    layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, b.tile_out, b.tile_exc, b.info, b.st);
     const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(g.full.count(), 16 * 256));
     zero_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
-    encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.tile_bits, d_out);
+    encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.st, b.tile_desc,
+                                                          d_out);
     emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_values, h, b.st, d_in, b.q, b.sym, b.tile_out,
                                                      b.tile_exc, b.info, d_out);
     chunk_head_kernel<T><<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(g, nsym, d_in, b.len, b.info, d_out);

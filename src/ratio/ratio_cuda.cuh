@@ -60,7 +60,6 @@ struct ChunkInfo {
   unsigned long long offset;  // in the archive
   uint32_t size, raw;
   uint32_t total_bits, n_out, n_exc, out_base, exc_base;  // bases: exclusive tile-scan values at the chunk
-  unsigned long long bit_base;                             // exclusive bit scan at the chunk's first tile
   unsigned long long sum;                                  // checksum terms, summed by checksum_kernel
 };
 
@@ -71,7 +70,7 @@ struct CompressBuffers {
   uint32_t* hist;          // n_chunks * nsym
   uint32_t* tile_out;      // n_tiles (counts, then exclusive prefixes)
   uint32_t* tile_exc;      // n_tiles
-  unsigned long long* tile_bits;  // n_tiles
+  unsigned long long* tile_desc;  // n_tiles: look-back descriptors of the encoder (bits per tile)
   uint8_t* len;            // n_chunks * nsym
   uint32_t* code;          // n_chunks * nsym
   ChunkInfo* info;         // n_chunks
@@ -263,30 +262,11 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
   if (threadIdx.x == 0) info[c].total_bits = uint32_t(bits);
 }
 
-// Bits of each tile's codewords.
-static __global__ void __launch_bounds__(kThreads) bitcount_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
-                                                            const uint8_t* __restrict__ len,
-                                                            unsigned long long* tile_bits) {
-  using Reduce = cub::BlockReduce<uint32_t, kThreads>;
-  __shared__ typename Reduce::TempStorage red;
-  __shared__ uint8_t L[huffman::kMaxSymbols];
-  const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
-  const uint32_t count = g.shape(c).count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x;
-  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) L[k] = len[c * nsym + k];
-  __syncthreads();
-  const uint16_t* sc = sym + c * g.chunk_values;
-  uint32_t bits = 0;
-  for (int k = 0; k < kPerThread; ++k)  // striped, coalesced
-    if (i0 + k * kThreads < count) bits += L[sc[i0 + k * kThreads]];
-  bits = Reduce(red).Sum(bits);
-  if (threadIdx.x == 0) tile_bits[t] = bits;
-}
-
 // Chunk sizes and offsets (one block, rounds of kThreads chunks); the raw fallback decided here.
 template <class T>
 static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_t nsym, const uint32_t* tile_out,
-                                                          const uint32_t* tile_exc, const unsigned long long* tile_bits,
-                                                          ChunkInfo* info, fle::cuda::CompressState* st) {
+                                                          const uint32_t* tile_exc, ChunkInfo* info,
+                                                          fle::cuda::CompressState* st) {
   using Scan = cub::BlockScan<unsigned long long, kThreads>;
   __shared__ typename Scan::TempStorage scan;
   unsigned long long base = format::data_offset(g.n_chunks);
@@ -302,7 +282,6 @@ static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_
       ci.exc_base = tile_exc[t0];
       ci.n_out = tile_out[t1] - tile_out[t0];
       ci.n_exc = tile_exc[t1] - tile_exc[t0];
-      ci.bit_base = tile_bits[t0];
       const uint32_t count = g.shape(c).count();
       const ChunkLayout L = chunk_layout(nsym, ci.total_bits, ci.n_out, ci.n_exc, sizeof(T));
       ci.raw = L.size64 >= raw_chunk_bytes(count, sizeof(T));
@@ -333,7 +312,8 @@ static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* 
 static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
                                                           const uint8_t* __restrict__ len,
                                                           const uint32_t* __restrict__ code, const ChunkInfo* info,
-                                                          const unsigned long long* tile_bits, uint8_t* out) {
+                                                          fle::cuda::CompressState* st, unsigned long long* tile_desc,
+                                                          uint8_t* out) {
   constexpr uint32_t kStageWords = kTile * huffman::kMaxLen / 32 + 2;
   using Load = cub::BlockLoad<uint16_t, kThreads, kPerThread, cub::BLOCK_LOAD_TRANSPOSE>;
   using Scan = cub::BlockScan<uint32_t, kThreads>;
@@ -341,7 +321,11 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
   __shared__ union { typename Load::TempStorage load; typename Scan::TempStorage scan; } tmp;
   extern __shared__ uint32_t s_code[];  // nsym codes, then nsym lengths (bytes)
   uint8_t* s_len = reinterpret_cast<uint8_t*>(s_code + nsym);
-  const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
+  __shared__ unsigned long long s_ticket, s_base;
+  // Tiles are taken in ticket order, so every tile a look-back waits on is already running.
+  if (threadIdx.x == 0) s_ticket = atomicAdd(&st->chunk_counter, 1u);
+  __syncthreads();
+  const uint64_t t = s_ticket, c = g.chunk_of_tile(t);
   const ChunkInfo ci = info[c];
   if (ci.raw) return;
   const uint32_t count = g.shape(c).count(), tile0 = uint32_t(t - g.first_tile(c)) * kTile;
@@ -359,14 +343,21 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
   uint8_t* chunk = out + ci.offset;
   uint32_t* words = reinterpret_cast<uint32_t*>(chunk + L.bits);
   uint32_t* gapw = reinterpret_cast<uint32_t*>(chunk + L.gaps);
-  const uint32_t tile_bit0 = uint32_t(tile_bits[t] - ci.bit_base);  // chunk-relative
-  const uint32_t word0 = tile_bit0 >> 5;
   const uint32_t i0 = tile0 + threadIdx.x * kPerThread;
   uint32_t mine = 0;
   for (int k = 0; k < kPerThread; ++k)
     if (i0 + k < count) mine += s_len[items[k]];
   uint32_t excl, tile_total;
   Scan(tmp.scan).ExclusiveSum(mine, excl, tile_total);
+  // The tile's first bit: a decoupled look-back over the tiles of this chunk.
+  if (threadIdx.x < 32) {
+    const uint64_t t0 = g.first_tile(c);
+    const unsigned long long b = fle::cuda::lookback(tile_desc + t0, t - t0, tile_total);
+    if (threadIdx.x == 0) s_base = b;
+  }
+  __syncthreads();
+  const uint32_t tile_bit0 = uint32_t(s_base);  // chunk-relative
+  const uint32_t word0 = tile_bit0 >> 5;
   const uint32_t nsub = huffman::n_subsequences(ci.total_bits);
   uint32_t pos = tile_bit0 + excl;
   // Start of the symbol before this thread's first one (the first symbol of a chunk has none).
@@ -553,7 +544,11 @@ static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t
   if (!s_bad && !d.raw) {
     for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_len[k] = uint8_t(huffman::get_nibble(a + off + d.L.lengths, k));
     __syncthreads();
-    if (threadIdx.x == 0 && !huffman::build_decode_tables(s_len, nsym, tables[c])) s_bad = kBadChunk;
+    if (threadIdx.x == 0 && !huffman::build_ranges(s_len, nsym, tables[c])) s_bad = kBadChunk;
+    __syncthreads();
+    if (!s_bad)
+      for (uint32_t i = threadIdx.x; i < (1u << huffman::kFastBits); i += kThreads)
+        tables[c].fast[i] = huffman::fast_entry(tables[c], i);
   }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -596,6 +591,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   __shared__ uint32_t s_words[kSeqWords + kSeqWords / 32 + 3];
   __shared__ uint32_t s_fast[1u << huffman::kFastBits];
   __shared__ huffman::CanonicalRanges s_ranges;
+  __shared__ uint32_t s_rows[huffman::kSeqSubs * 33];
   __shared__ uint32_t s_bad;
   const uint64_t c = blockIdx.y;
   const uint32_t j = blockIdx.x;
@@ -636,13 +632,32 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
     if (threadIdx.x == 0) { atomicOr(status, kBadChunk); }
     return;
   }
+  // Pass 2: each thread's run is contiguous in the output but the runs of a warp are far apart, so
+  // symbols go to a per-thread row of 32 in shared memory first, and the warp writes each row out
+  // with 32 lanes (a whole 128-byte line) instead of 32 scattered 4-byte stores per instruction.
   uint32_t* vc = v + c * g.chunk_values;
-  uint32_t at = base + excl, zeros = 0;
-  if (sub < nsub)
-    huffman::decode_run(word, L.total_bits, s_fast, s_ranges, tab.sorted, from, limit, [&](uint32_t s) {
-      vc[at++] = predict::symbol_delta(s, radius);
-      zeros += s == 0;
-    });
+  const uint32_t lane = threadIdx.x & 31;
+  uint32_t* rows = s_rows + (threadIdx.x - lane) * 33;  // this warp's 32 rows, padded
+  uint32_t at = base + excl, zeros = 0, pos = from;
+  bool more = sub < nsub && pos < limit;
+  while (__any_sync(0xffffffffu, more)) {
+    uint32_t cnt = 0;
+    while (more && cnt < 32) {  // pass 1 checked this path: every codeword here is valid
+      const uint32_t e = huffman::decode_one(word, s_fast, s_ranges, tab.sorted, pos);
+      const uint32_t sy = huffman::entry_symbol(e);
+      rows[lane * 33 + cnt++] = predict::symbol_delta(sy, radius);
+      zeros += sy == 0;
+      pos += huffman::entry_length(e);
+      more = pos < limit;
+    }
+    __syncwarp();
+    for (uint32_t r = 0; r < 32; ++r) {
+      const uint32_t n_r = __shfl_sync(0xffffffffu, cnt, r), at_r = __shfl_sync(0xffffffffu, at, r);
+      if (lane < n_r) vc[at_r + lane] = rows[r * 33 + lane];
+    }
+    at += cnt;
+    __syncwarp();
+  }
   zeros = Reduce(tmp.reduce).Sum(zeros);
   if (threadIdx.x == 0 && zeros) atomicAdd(&dc[c].zeros, zeros);
 }
