@@ -30,6 +30,18 @@ expect 0 "info --json" "$hpcz" info --json "$tmp/a.hpcz"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["dims"]==[100,64,128] and d["dtype"]=="f32", d' "$tmp/out" \
   && pass=$((pass + 1)) || { echo "FAIL: info --json is not the expected JSON"; fails=$((fails + 1)); }
 expect 0 "compress --abs --fill --mode fast" "$hpcz" compress -i "$in" -o "$tmp/b.hpcz" -t f32 -d 100x64x128 --abs 0.01 --fill 0 --mode fast
+# ratio mode: round trip within the bound, a higher ratio than the fast mode here, stage sizes in info
+expect 0 "compress --mode ratio" "$hpcz" compress -i "$in" -o "$tmp/r.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --mode ratio --device cpu
+expect 0 "decompress ratio" "$hpcz" decompress -i "$tmp/r.hpcz" -o "$tmp/r.out" --device cpu
+expect 0 "compare ratio" "$hpcz" compare -t f32 -d 100x64x128 "$in" "$tmp/r.out"
+maxrel=$(awk '/max rel error/ {print $4}' "$tmp/out")
+awk -v m="$maxrel" 'BEGIN { exit !(m <= 1e-3) }' || { echo "FAIL: ratio max rel error $maxrel > 1e-3"; fails=$((fails + 1)); }
+[ "$(stat -c %s "$tmp/r.hpcz")" -lt "$(stat -c %s "$tmp/a.hpcz")" ] && pass=$((pass + 1)) \
+  || { echo "FAIL: ratio mode archive not smaller than fast mode's"; fails=$((fails + 1)); }
+expect 0 "info --json ratio" "$hpcz" info --json "$tmp/r.hpcz"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["codec"]=="ratio" and d["stages"]["codes"] > 0, d' "$tmp/out" \
+  && pass=$((pass + 1)) || { echo "FAIL: info --json of a ratio archive lacks codec or stages"; fails=$((fails + 1)); }
+expect 0 "compress --mode ratio --radius" "$hpcz" compress -i "$in" -o "$tmp/r2.hpcz" -t f32 -d 100x64x128 --abs 0.01 --mode ratio --radius 2048 --device cpu
 expect 0 "help" "$hpcz" --help
 # usage errors: 1
 expect 1 "no command" "$hpcz"
@@ -42,6 +54,8 @@ expect 1 "bad type" "$hpcz" compress -i "$in" -o "$tmp/c" -t f16 -d 100x64x128 -
 expect 1 "negative bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel -1
 expect 1 "unknown option" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/c" --frob
 expect 1 "bad mode" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --mode turbo
+expect 1 "radius out of range" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --mode ratio --radius 5000
+expect 1 "radius without ratio" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --radius 64
 # bad input: 2
 expect 2 "dims do not match the file" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x127 --rel 1e-3
 expect 2 "missing input" "$hpcz" decompress -i "$tmp/nope" -o "$tmp/c"
@@ -52,5 +66,10 @@ cp "$tmp/a.hpcz" "$tmp/flip.hpcz"
 printf '\x55' | dd of="$tmp/flip.hpcz" bs=1 seek=50000 conv=notrunc status=none
 expect 2 "flipped byte" "$hpcz" decompress -i "$tmp/flip.hpcz" -o "$tmp/c" --device cpu
 expect 2 "not an archive" "$hpcz" decompress -i "$in" -o "$tmp/c"
+head -c 5000 "$tmp/r.hpcz" >"$tmp/rtrunc.hpcz"
+expect 2 "truncated ratio archive" "$hpcz" decompress -i "$tmp/rtrunc.hpcz" -o "$tmp/c"
+cp "$tmp/r.hpcz" "$tmp/rflip.hpcz"
+printf '\x55' | dd of="$tmp/rflip.hpcz" bs=1 seek=20000 conv=notrunc status=none
+expect 2 "flipped byte in a ratio archive" "$hpcz" decompress -i "$tmp/rflip.hpcz" -o "$tmp/c" --device cpu
 echo "cli: $pass passed, $fails failed"
 [ "$fails" -eq 0 ]
