@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pipeline/gpu_ratio.hpp"
+#include "pipeline/internal.hpp"
 #include "ratio/ratio_cuda.cuh"
 
 namespace hpcz::pipeline {
@@ -195,8 +196,10 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
   decode_kernel<<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.v, d_status);
   outlier_kernel<<<dim3(16, nc), kThreads, 0, s>>>(g, info.block_values, d_a, L.dc, L.v, d_status);
   check(cudaGetLastError(), "ratio decode");
-  // Along z, then along y: segment sums, carries, scans (see column_kernel).
-  for (int axis = 0; axis < 2; ++axis) {
+  // Along z, then along y: segment sums, carries, scans (see column_kernel). When a plane fits in
+  // shared memory, plane_kernel does y, x and the dequantization in one pass after z.
+  const bool by_plane = uint64_t(f.cy) * f.cx <= kPlaneMax;
+  for (int axis = 0; axis < (by_plane ? 1 : 2); ++axis) {
     const bool z = axis == 0;
     if (z ? (f.cz <= 1 && g.last.cz <= 1) : f.cy <= 1) continue;
     const uint64_t lanes = z ? uint64_t(f.cy) * f.cx : uint64_t(f.cz) * f.cx;
@@ -216,16 +219,55 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
       column_kernel<false, true><<<dim3(gx, nc), kThreads, 0, s>>>(g, L.dc, L.v, L.seg, L.seg_per_chunk);
     }
   }
-  row_aggregate_kernel<<<(unsigned)nt, kThreads, 0, s>>>(g, L.v, L.tile_agg);
-  size_t sb = L.scan_bytes;
-  check(cub::DeviceScan::ExclusiveScan(L.scan_temp, sb, L.tile_agg, L.tile_carry, SegOp(), Seg{1, 0}, int(nt), s),
-        "carry scan");
-  row_scan_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, L.dc, L.v, L.tile_carry, T(info.step), d_out);
+  if (by_plane) {
+    const size_t smem = size_t(f.cy) * f.cx * 4;
+    check(cudaFuncSetAttribute(plane_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPlaneMax * 4)),
+          "plane smem");
+    plane_kernel<T><<<dim3(std::max(f.cz, g.last.cz), nc), kThreads, smem, s>>>(g, L.dc, L.v, T(info.step), d_out);
+  } else {
+    row_aggregate_kernel<<<(unsigned)nt, kThreads, 0, s>>>(g, L.v, L.tile_agg);
+    size_t sb = L.scan_bytes;
+    check(cub::DeviceScan::ExclusiveScan(L.scan_temp, sb, L.tile_agg, L.tile_carry, SegOp(), Seg{1, 0}, int(nt), s),
+          "carry scan");
+    row_scan_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, L.dc, L.v, L.tile_carry, T(info.step), d_out);
+  }
   exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
   check(cudaGetLastError(), "ratio reconstruct");
 }
 
 }  // namespace
+
+std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>& hists, uint32_t nsym, double* ms) {
+  const size_t n_books = hists.size() / nsym;
+  uint32_t* d_hist = nullptr;
+  uint8_t* d_len = nullptr;
+  uint32_t* d_code = nullptr;
+  ChunkInfo* d_info = nullptr;
+  cudaEvent_t e0, e1;
+  check(cudaMalloc(&d_hist, 4 * hists.size()), "malloc");
+  check(cudaMalloc(&d_len, hists.size()), "malloc");
+  check(cudaMalloc(&d_code, 4 * hists.size()), "malloc");
+  check(cudaMalloc(&d_info, sizeof(ChunkInfo) * n_books), "malloc");
+  check(cudaMemcpy(d_hist, hists.data(), 4 * hists.size(), cudaMemcpyHostToDevice), "h2d");
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  const size_t smem = huffman::kMaxSymbols * 5;
+  check(cudaFuncSetAttribute(book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "book smem");
+  book_kernel<<<(unsigned)n_books, kThreads, smem>>>(nsym, d_hist, d_len, d_code, d_info);  // warm-up
+  cudaEventRecord(e0);
+  book_kernel<<<(unsigned)n_books, kThreads, smem>>>(nsym, d_hist, d_len, d_code, d_info);
+  cudaEventRecord(e1);
+  check(cudaEventSynchronize(e1), "book kernel");
+  float t = 0;
+  cudaEventElapsedTime(&t, e0, e1);
+  if (ms) *ms = t;
+  std::vector<uint8_t> len(hists.size());
+  check(cudaMemcpy(len.data(), d_len, len.size(), cudaMemcpyDeviceToHost), "d2h");
+  cudaFree(d_hist); cudaFree(d_len); cudaFree(d_code); cudaFree(d_info);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return len;
+}
 
 size_t ratio_compress_workspace(const format::HeaderFields& h) {
   return carve_compress(nullptr, h, grid_of(h.dims, h.ndims, h.n_chunks)).total;

@@ -22,4 +22,8 @@ void decompress_cpu(const uint8_t* archive, const ArchiveInfo& info, void* out);
 std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderFields& h);
 void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* out);
 
+// The ratio mode's codebook kernel on its own (tests and the codebook benchmark): one book per
+// histogram of nsym counts; returns the code lengths (nsym per book) and the kernel's time in ms.
+std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>& hists, uint32_t nsym, double* ms);
+
 }  // namespace hpcz::pipeline

@@ -847,6 +847,48 @@ static __global__ void __launch_bounds__(kThreads) row_scan_kernel(Grid g, const
   Store(tmp.store).Store(out + c * g.chunk_values + (i0 - threadIdx.x * kPerThread), vals, int(valid));
 }
 
+// 3-D chunks whose planes fit in shared memory: one block per plane does the prefix sums along y and
+// x and the dequantization in one read and one write (after the pass along z), instead of a y pass,
+// a row aggregate and a row scan over the whole field.
+constexpr uint32_t kPlaneMax = 12288;  // values (48 KiB of shared memory)
+template <class T>
+static __global__ void __launch_bounds__(kThreads) plane_kernel(Grid g, const DecodeChunk* dc, const uint32_t* v, T step,
+                                                                T* __restrict__ out) {
+  extern __shared__ uint32_t s_plane[];
+  const uint64_t c = blockIdx.y;
+  if (dc[c].bad || dc[c].raw) return;
+  const ChunkShape cs = g.shape(c);
+  const uint32_t z = blockIdx.x;
+  if (z >= cs.cz) return;
+  const uint32_t cx = cs.cx, cy = cs.cy, plane = cx * cy;
+  const uint64_t first = c * g.chunk_values + uint64_t(z) * plane;
+  for (uint32_t k = threadIdx.x; k < plane; k += kThreads) s_plane[k] = v[first + k];
+  __syncthreads();
+  for (uint32_t x = threadIdx.x; x < cx; x += kThreads) {  // along y: a thread per column
+    uint32_t acc = 0;
+    for (uint32_t y = 0; y < cy; ++y) s_plane[y * cx + x] = acc += s_plane[y * cx + x];
+  }
+  __syncthreads();
+  const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (uint32_t y = warp; y < cy; y += kThreads / 32) {  // along x: a warp per row, 32 values a step
+    uint32_t carry = 0;
+    for (uint32_t x0 = 0; x0 < cx; x0 += 32) {
+      const uint32_t x = x0 + lane;
+      uint32_t a = x < cx ? s_plane[y * cx + x] : 0;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const uint32_t b = __shfl_up_sync(0xffffffffu, a, o);
+        if (lane >= uint32_t(o)) a += b;
+      }
+      a += carry;
+      if (x < cx) s_plane[y * cx + x] = a;
+      carry = __shfl_sync(0xffffffffu, a, 31);
+    }
+  }
+  __syncthreads();
+  for (uint32_t k = threadIdx.x; k < plane; k += kThreads) out[first + k] = fle::dequantize<T>(int32_t(s_plane[k]), step);
+}
+
 template <class T>
 static __global__ void __launch_bounds__(kThreads) exception_kernel(Grid g, const uint8_t* __restrict__ a, const DecodeChunk* dc,
                                                              T* out, uint32_t* status) {

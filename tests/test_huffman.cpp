@@ -1,0 +1,290 @@
+// The ratio mode's Huffman layer: codebook properties, the bit stream and gap array, the decoder on
+// adversarial streams, and the Lorenzo inverse.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <queue>
+#include <random>
+
+#include <chrono>
+
+#include "common.hpp"
+#include "pipeline/internal.hpp"
+#include "huffman/codebook.hpp"
+#include "huffman/stream.hpp"
+#include "predict/lorenzo.hpp"
+#include "ratio/ratio_chunk.hpp"
+
+using namespace hpcz;
+
+namespace {
+
+// Plain (unlimited) Huffman cost, sum count * length, by the textbook two-queue merge on a heap.
+uint64_t plain_huffman_bits(const std::vector<uint32_t>& hist) {
+  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> pq;
+  for (uint32_t c : hist)
+    if (c) pq.push(c);
+  if (pq.size() == 1) return pq.top();
+  uint64_t cost = 0;
+  while (pq.size() > 1) {
+    uint64_t a = pq.top(); pq.pop();
+    uint64_t b = pq.top(); pq.pop();
+    cost += a + b;
+    pq.push(a + b);
+  }
+  return cost;
+}
+
+// Checks a book: lengths within the limit, Kraft sum (exactly 1 with two or more symbols), codes
+// prefix-free, and the decode tables give back every symbol. Returns the coded size of hist.
+uint64_t check_book(const std::vector<uint32_t>& hist, const ratio::Book& b, const char* what) {
+  const uint32_t nsym = uint32_t(hist.size());
+  uint64_t kraft = 0, bits = 0;
+  int used = 0;
+  for (uint32_t s = 0; s < nsym; ++s) {
+    CHECK_MSG((hist[s] == 0) == (b.len[s] == 0), what << ": symbol " << s << " count " << hist[s] << " length "
+                                                      << int(b.len[s]));
+    CHECK_MSG(b.len[s] <= huffman::kMaxLen, what << ": length " << int(b.len[s]));
+    if (b.len[s]) {
+      kraft += uint64_t(1) << (huffman::kMaxLen - b.len[s]);
+      bits += uint64_t(hist[s]) * b.len[s];
+      ++used;
+    }
+  }
+  if (used >= 2) CHECK_MSG(kraft == (uint64_t(1) << huffman::kMaxLen), what << ": Kraft sum " << kraft);
+  if (used == 1) CHECK_MSG(kraft == (uint64_t(1) << (huffman::kMaxLen - 1)), what << ": one symbol, one bit");
+  // Prefix-free: no code is a prefix of another (sorted by left-aligned value, neighbours suffice).
+  std::vector<std::pair<uint32_t, uint32_t>> codes;  // (left-aligned code, length)
+  for (uint32_t s = 0; s < nsym; ++s)
+    if (b.len[s]) codes.push_back({b.code[s] << (huffman::kMaxLen - b.len[s]), b.len[s]});
+  std::sort(codes.begin(), codes.end());
+  for (size_t k = 1; k < codes.size(); ++k) {
+    const uint32_t span = 1u << (huffman::kMaxLen - codes[k - 1].second);
+    CHECK_MSG(codes[k].first >= codes[k - 1].first + span, what << ": codes overlap");
+  }
+  // Decode tables: every codeword, with any bits after it, decodes to its symbol.
+  auto t = std::make_unique<huffman::DecodeTables>();
+  CHECK(huffman::build_decode_tables(b.len.data(), nsym, *t));
+  std::mt19937 rng(1);
+  for (uint32_t s = 0; s < nsym; ++s) {
+    if (!b.len[s]) continue;
+    const uint32_t tail = rng() & ((1u << (huffman::kMaxLen - b.len[s])) - 1);
+    const uint32_t e = huffman::decode_entry(t->fast, t->ranges, t->sorted, b.code[s] << (huffman::kMaxLen - b.len[s]) | tail);
+    CHECK_MSG(huffman::entry_symbol(e) == s && huffman::entry_length(e) == b.len[s], what << ": symbol " << s);
+  }
+  return bits;
+}
+
+std::vector<uint32_t> fibonacci_hist(uint32_t nsym, uint32_t n) {  // forces depths far past the limit
+  std::vector<uint32_t> h(nsym, 0);
+  uint64_t a = 1, b = 1;
+  for (uint32_t s = 0; s < n && s < nsym; ++s) {
+    h[s] = uint32_t(std::min<uint64_t>(a, 1u << 25));
+    uint64_t c = a + b;
+    a = b;
+    b = c;
+  }
+  return h;
+}
+
+}  // namespace
+
+TEST(unit_huffman_codebook_properties) {
+  std::mt19937 rng(5);
+  // Degenerate: one symbol, two symbols.
+  for (uint32_t only : {0u, 7u, 1023u}) {
+    std::vector<uint32_t> h(1024, 0);
+    h[only] = 1000;
+    auto b = ratio::build_book(h.data(), 1024);
+    check_book(h, b, "one symbol");
+    CHECK(b.len[only] == 1);
+  }
+  {
+    std::vector<uint32_t> h(1024, 0);
+    h[3] = 1;
+    h[900] = 1000000;
+    auto b = ratio::build_book(h.data(), 1024);
+    check_book(h, b, "two symbols");
+    CHECK(b.len[3] == 1 && b.len[900] == 1);
+  }
+  // Unlimited Huffman is optimal; when its depth stays within the limit the book must match its cost.
+  for (int trial = 0; trial < 50; ++trial) {
+    const uint32_t nsym = trial % 2 ? 1024 : 4096;
+    std::vector<uint32_t> h(nsym, 0);
+    std::geometric_distribution<int> geo(0.05 + 0.01 * (trial % 10));
+    for (int k = 0; k < 100000; ++k) {  // a two-sided geometric law around the centre, like quant codes
+      const int d = geo(rng) * (rng() % 2 ? 1 : -1);
+      const int s = int(nsym / 2) + d;
+      if (s > 0 && s < int(nsym)) ++h[s];
+    }
+    auto b = ratio::build_book(h.data(), nsym);
+    const uint64_t bits = check_book(h, b, "geometric");
+    const uint64_t plain = plain_huffman_bits(h);
+    CHECK(bits >= plain);
+    int maxlen = 0;
+    for (auto l : b.len) maxlen = std::max(maxlen, int(l));
+    if (maxlen < huffman::kMaxLen) CHECK_MSG(bits == plain, "book costs " << bits << " bits, Huffman " << plain);
+    else CHECK(double(bits) <= double(plain) * 1.01);
+  }
+  // Lengths forced past the limit (Fibonacci counts), and every symbol of a 4096 alphabet used.
+  for (uint32_t n : {20u, 40u, 64u}) {
+    auto h = fibonacci_hist(1024, n);
+    auto b = ratio::build_book(h.data(), 1024);
+    check_book(h, b, "fibonacci");
+    CHECK(*std::max_element(b.len.begin(), b.len.end()) <= huffman::kMaxLen);
+  }
+  {
+    std::vector<uint32_t> h(4096);
+    for (auto& c : h) c = 1 + rng() % 3;
+    auto b = ratio::build_book(h.data(), 4096);
+    check_book(h, b, "4096 used symbols");
+    CHECK(*std::max_element(b.len.begin(), b.len.end()) <= huffman::kMaxLen);
+  }
+  // Deterministic ties: equal counts get lengths by symbol order, the same on every run.
+  std::vector<uint32_t> h(1024, 0);
+  for (int s = 100; s < 160; ++s) h[s] = 7;
+  auto b1 = ratio::build_book(h.data(), 1024), b2 = ratio::build_book(h.data(), 1024);
+  CHECK(b1.len == b2.len && b1.code == b2.code);
+}
+
+TEST(unit_huffman_corrupt_books_rejected) {
+  auto t = std::make_unique<huffman::DecodeTables>();
+  std::vector<uint8_t> len(1024, 0);
+  CHECK(!huffman::build_decode_tables(len.data(), 1024, *t));  // no symbol
+  len[0] = len[1] = len[2] = 1;                                 // oversubscribed
+  CHECK(!huffman::build_decode_tables(len.data(), 1024, *t));
+  len.assign(1024, 0);
+  len[5] = 15;  // too long
+  CHECK(!huffman::build_decode_tables(len.data(), 1024, *t));
+  len.assign(1024, 0);
+  len[5] = 1;  // incomplete but valid: the other half of the code space decodes to nothing
+  CHECK(huffman::build_decode_tables(len.data(), 1024, *t));
+  CHECK(huffman::entry_length(huffman::decode_entry(t->fast, t->ranges, t->sorted, 0)) == 1);
+  CHECK(huffman::decode_entry(t->fast, t->ranges, t->sorted, 1u << (huffman::kMaxLen - 1)) == 0);
+}
+
+TEST(unit_huffman_stream_from_every_subsequence) {
+  // A chunk coded by the CPU encoder: decoding from each subsequence's gap lands exactly on the next
+  // subsequence's start and, chained, gives back every symbol. Maximal-length codes included.
+  std::mt19937 rng(11);
+  for (int kind = 0; kind < 3; ++kind) {
+    std::vector<float> v(300000);
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (kind == 0) v[i] = float(std::sin(i * 0.001) * 100 + (rng() % 1000) * 1e-3);  // smooth + noise
+      if (kind == 1) v[i] = float(int(rng() % 7) - 3);                                // few symbols
+      if (kind == 2) {  // residual k with probability 2^-(k+1): code lengths grow to the limit
+        int k = 0;
+        while (k < 40 && (rng() & 1)) ++k;
+        const float prev = i ? v[i - 1] : 0.f;
+        v[i] = prev + float(rng() % 2 ? k : -k);
+        if (std::fabs(v[i]) > 1e6f) v[i] = 0;
+      }
+    }
+    hpcz::Options o;
+    o.mode = hpcz::BoundMode::abs;
+    o.bound = 0.5;
+    o.codec = hpcz::Codec::ratio;
+    o.backend = hpcz::Backend::cpu;
+    auto a = hpcz::compress(v.data(), hpcz::DType::f32, {v.size()}, o);
+    auto info = hpcz::inspect(a.data(), a.size());
+    const uint8_t* c = a.data() + info.chunks[0].offset;
+    ratio::ChunkLayout L;
+    if (ratio::is_raw_chunk(c, info.chunks[0].size, uint32_t(v.size()), 4)) continue;
+    REQUIRE(ratio::parse_chunk(c, info.chunks[0].size, uint32_t(v.size()), 1024, 4, L));
+    std::vector<uint8_t> len(1024);
+    auto t = std::make_unique<huffman::DecodeTables>();
+    REQUIRE(ratio::chunk_tables(c, L, 1024, len.data(), *t));
+    const uint32_t nw = huffman::n_words(L.total_bits), nsub = huffman::n_subsequences(L.total_bits);
+    auto word = [&](uint32_t k) { return k < nw ? detail::load_u32_le(c + L.bits + 4 * k) : 0u; };
+    uint64_t symbols = 0;
+    int maxlen = *std::max_element(len.begin(), len.end());
+    for (uint32_t s = 0; s < nsub; ++s) {
+      const uint32_t from = huffman::subsequence_start(c + L.gaps, s, L.total_bits);
+      const uint32_t limit = std::min<uint64_t>(uint64_t(s + 1) * huffman::kSubBits, L.total_bits);
+      const uint32_t end = huffman::decode_run(word, L.total_bits, t->fast, t->ranges, t->sorted, from, limit,
+                                               [&](uint32_t) { ++symbols; });
+      const uint32_t next = s + 1 < nsub ? huffman::subsequence_start(c + L.gaps, s + 1, L.total_bits) : L.total_bits;
+      CHECK_MSG(end == next, "subsequence " << s << " ends at " << end << ", next starts at " << next);
+    }
+    CHECK(symbols == v.size());
+    std::fprintf(stderr, "  stream kind %d: %u subsequences, longest code %d bits\n", kind, nsub, maxlen);
+    if (kind == 2) CHECK(maxlen >= 12);
+  }
+}
+
+TEST(unit_lorenzo_inverse_is_exact) {
+  // delta = (1 - Sx)(1 - Sy)(1 - Sz) q and three prefix sums give q back, mod 2^32, in every rank.
+  std::mt19937 rng(2);
+  for (auto dims : {std::vector<uint64_t>{1000}, std::vector<uint64_t>{37, 53}, std::vector<uint64_t>{9, 11, 13},
+                    std::vector<uint64_t>{3, 4, 5, 6}}) {
+    auto shape = predict::working_shape(dims.data(), int(dims.size()));
+    auto c = predict::chunk_shape(shape, 0);
+    const uint32_t n = c.count(), cx = c.cx, plane = c.cx * c.cy;
+    std::vector<uint32_t> q(n), d(n);
+    for (auto& x : q) x = rng();
+    uint32_t i = 0;
+    auto back = [&](uint32_t dz, uint32_t dy, uint32_t dx) { return q[i - dz * plane - dy * cx - dx]; };
+    for (uint32_t z = 0; z < c.cz; ++z)
+      for (uint32_t y = 0; y < c.cy; ++y)
+        for (uint32_t x = 0; x < c.cx; ++x, ++i) d[i] = predict::lorenzo_delta(z > 0, y > 0, x > 0, back);
+    predict::inverse_lorenzo(c, d.data());
+    CHECK(d == q);
+  }
+}
+
+TEST(unit_huffman_gpu_books_match_cpu) {
+  // The GPU codebook kernel against the CPU build on recorded histograms (the first chunk of every
+  // real field at rel 1e-3 and 1e-5) and constructed ones; timings for one book at 1024 and 4096.
+  if (!hpcz::gpu_available()) {
+    std::fprintf(stderr, "  no GPU: skipped\n");
+    return;
+  }
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> hists;
+  for (const auto& f : testutil::real_fields()) {
+    if (f.dtype != hpcz::DType::f32) continue;
+    for (double rel : {1e-3, 1e-5}) {
+      const float* x = reinterpret_cast<const float*>(f.bytes.data());
+      float mn = 1e30f, mx = -1e30f;
+      for (uint64_t i = 0; i < f.n(); ++i) if (std::isfinite(x[i])) { mn = std::min(mn, x[i]); mx = std::max(mx, x[i]); }
+      const double eb = rel * (double(mx) - double(mn));
+      auto p = fle::make_params<float>(eb, fle::choose_step<float>(eb, true, mn, mx), false, 0);
+      auto shape = predict::working_shape(f.dims.data(), int(f.dims.size()));
+      ratio::EncodeScratch<float> sc;
+      std::vector<uint8_t> chunk;
+      ratio::encode_chunk(x, predict::chunk_shape(shape, 0), p, 512, sc, chunk);
+      hists.push_back({f.name + (rel == 1e-3 ? " 1e-3" : " 1e-5"), sc.hist});
+    }
+  }
+  std::vector<uint32_t> one(1024, 0), two(1024, 0);
+  one[512] = 99;
+  two[1] = 1; two[1000] = 5;
+  hists.push_back({"one symbol", one});
+  hists.push_back({"two symbols", two});
+  hists.push_back({"fibonacci", fibonacci_hist(1024, 64)});
+  for (const auto& [name, h] : hists) {
+    const auto cpu = ratio::build_book(h.data(), 1024);
+    double ms = 0;
+    const auto gpu = pipeline::gpu_build_books(h, 1024, &ms);
+    CHECK_MSG(gpu == cpu.len, name << ": GPU and CPU code lengths differ");
+  }
+  for (uint32_t nsym : {1024u, 4096u}) {
+    std::mt19937 rng(nsym);
+    std::vector<uint32_t> h(nsym);
+    std::geometric_distribution<int> geo(0.02);
+    for (auto& c : h) c = 0;
+    for (int k = 0; k < 4000000; ++k) {
+      const int s = int(nsym / 2) + geo(rng) * (rng() % 2 ? 1 : -1);
+      if (s > 0 && s < int(nsym)) ++h[s];
+    }
+    uint32_t used = 0;
+    for (auto c : h) used += c != 0;
+    double ms = 0;
+    const auto gpu = pipeline::gpu_build_books(h, nsym, &ms);
+    auto t0 = std::chrono::steady_clock::now();
+    const auto cpu = ratio::build_book(h.data(), nsym);
+    const double cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(gpu == cpu.len);
+    std::fprintf(stderr, "  codebook, %u symbols (%u used): GPU kernel %.3f ms, CPU %.3f ms (one core)\n", nsym, used,
+                 ms, cpu_ms);
+  }
+}
