@@ -261,12 +261,29 @@ TEST(unit_huffman_gpu_books_match_cpu) {
   hists.push_back({"one symbol", one});
   hists.push_back({"two symbols", two});
   hists.push_back({"fibonacci", fibonacci_hist(1024, 64)});
+  // Ties everywhere: the parallel rounds must break them as the sequential construction does.
+  std::mt19937 trng(77);
+  for (int k = 0; k < 300; ++k) {
+    std::vector<uint32_t> h(1024, 0);
+    const int kind = k % 5;
+    const int used = 2 + int(trng() % 1022);
+    for (int u = 0; u < used; ++u) {
+      const uint32_t s = trng() % 1024;
+      if (kind == 0) h[s] = 5;                                   // all equal
+      if (kind == 1) h[s] = 1 + trng() % 3;                      // small counts, many ties
+      if (kind == 2) h[s] = 1u << (trng() % 12);                 // powers of two: sums tie with leaves
+      if (kind == 3) h[s] = 1 + uint32_t(1e6 / (1 + std::pow(double(u), 1.5)));  // power law
+      if (kind == 4) h[s] = 1 + trng() % 100000;
+    }
+    hists.push_back({"random kind " + std::to_string(kind), h});
+  }
   for (const auto& [name, h] : hists) {
     const auto cpu = ratio::build_book(h.data(), 1024);
     double ms = 0;
     const auto gpu = pipeline::gpu_build_books(h, 1024, &ms);
     CHECK_MSG(gpu == cpu.len, name << ": GPU and CPU code lengths differ");
   }
+  std::fprintf(stderr, "  %zu histograms: GPU and CPU books compared\n", hists.size());
   for (uint32_t nsym : {1024u, 4096u}) {
     std::mt19937 rng(nsym);
     std::vector<uint32_t> h(nsym);

@@ -28,6 +28,32 @@ HPCZ_HD uint64_t order_key(uint32_t count, uint32_t sym) { return uint64_t(count
 HPCZ_HD uint32_t key_symbol(uint64_t k) { return uint32_t(k & 0xfff); }
 HPCZ_HD uint32_t key_count(uint64_t k) { return uint32_t(k >> 12); }
 
+// The JPEG (Annex K.3) adjustment: per-depth leaf counts (bits[0..kDepthCap], a complete code) made to
+// fit in kMaxLen bits, keeping the Kraft sum at 1. Only the multiset of depths matters from here on.
+HPCZ_HD void limit_depths(uint32_t* bits) {
+  for (int i = kDepthCap; i > kMaxLen; --i) {
+    while (bits[i] > 0) {  // move two leaves up from length i, split a shorter leaf: Kraft sum kept
+      int j = i - 2;
+      while (bits[j] == 0) --j;
+      bits[i] -= 2;
+      bits[i - 1] += 1;
+      bits[j + 1] += 2;
+      bits[j] -= 1;
+    }
+  }
+}
+
+// The length of the symbol of rank r counted from the most frequent (r = 0): lengths are handed out
+// shortest first, bits[l] of each.
+HPCZ_HD int length_of_rank(const uint32_t* bits, uint32_t r) {
+  uint32_t cum = 0;
+  for (int l = 1; l <= kMaxLen; ++l) {
+    cum += bits[l];
+    if (r < cum) return l;
+  }
+  return kMaxLen;  // not reached for r < m
+}
+
 // Step 2. keys[0..m) sorted ascending (1 <= m <= kMaxSymbols); work has m entries. Writes len[sym] for the used
 // symbols (the caller zeroes the others).
 HPCZ_HD void lengths_from_sorted(const uint64_t* keys, uint32_t m, uint32_t* work, uint8_t* len) {
@@ -61,23 +87,9 @@ HPCZ_HD void lengths_from_sorted(const uint64_t* keys, uint32_t m, uint32_t* wor
   uint32_t bits[kDepthCap + 1];
   for (int l = 0; l <= kDepthCap; ++l) bits[l] = 0;
   for (uint32_t i = 0; i < m; ++i) ++bits[A[i] < kDepthCap ? A[i] : kDepthCap];
-  for (int i = kDepthCap; i > kMaxLen; --i) {
-    while (bits[i] > 0) {  // move two leaves up from length i, split a shorter leaf: Kraft sum kept
-      int j = i - 2;
-      while (bits[j] == 0) --j;
-      bits[i] -= 2;
-      bits[i - 1] += 1;
-      bits[j + 1] += 2;
-      bits[j] -= 1;
-    }
-  }
+  limit_depths(bits);
   // Shortest lengths to the most frequent symbols (the end of the sorted order).
-  int l = 1;
-  for (int64_t i = n - 1; i >= 0; --i) {
-    while (bits[l] == 0) ++l;
-    --bits[l];
-    len[key_symbol(keys[i])] = uint8_t(l);
-  }
+  for (uint32_t r = 0; r < m; ++r) len[key_symbol(keys[m - 1 - r])] = uint8_t(length_of_rank(bits, r));
 }
 
 // Step 3, sequential form: canonical codes from lengths (nsym symbols). first[l] = first code of length

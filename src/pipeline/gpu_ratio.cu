@@ -121,7 +121,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     size_t tb = L.scan_bytes;
     check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, b.tile_out, b.tile_out, int(nt + 1), s), "scan");
     check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, b.tile_exc, b.tile_exc, int(nt + 1), s), "scan");
-    const size_t book_smem = huffman::kMaxSymbols * 5;
+    const size_t book_smem = kBookSmem;
     check(cudaFuncSetAttribute(book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(book_smem)), "book smem");
     book_kernel<<<(unsigned)nc, kThreads, book_smem, s>>>(nsym, b.hist, b.len, b.code, b.info);
     check(cudaGetLastError(), "book");
@@ -251,7 +251,7 @@ std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>& hists, uint32_
   check(cudaMemcpy(d_hist, hists.data(), 4 * hists.size(), cudaMemcpyHostToDevice), "h2d");
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
-  const size_t smem = huffman::kMaxSymbols * 5;
+  const size_t smem = kBookSmem;
   check(cudaFuncSetAttribute(book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "book smem");
   book_kernel<<<(unsigned)n_books, kThreads, smem>>>(nsym, d_hist, d_len, d_code, d_info);  // warm-up
   cudaEventRecord(e0);
