@@ -196,7 +196,7 @@ TEST(unit_huffman_stream_from_every_subsequence) {
     REQUIRE(ratio::chunk_tables(c, L, 1024, len.data(), *t));
     const uint32_t nw = huffman::n_words(L.total_bits), nsub = huffman::n_subsequences(L.total_bits);
     auto word = [&](uint32_t k) { return k < nw ? detail::load_u32_le(c + L.bits + 4 * k) : 0u; };
-    uint64_t symbols = 0;
+    uint64_t symbols = 0, count_total = 0;
     int maxlen = *std::max_element(len.begin(), len.end());
     for (uint32_t s = 0; s < nsub; ++s) {
       const uint32_t from = huffman::subsequence_start(c + L.gaps, s, L.total_bits);
@@ -204,9 +204,15 @@ TEST(unit_huffman_stream_from_every_subsequence) {
       const uint32_t end = huffman::decode_run(word, L.total_bits, t->fast, t->ranges, t->sorted, from, limit,
                                                [&](uint32_t) { ++symbols; });
       const uint32_t next = s + 1 < nsub ? huffman::subsequence_start(c + L.gaps, s + 1, L.total_bits) : L.total_bits;
+      uint32_t counted = 0;
+      const uint32_t end2 = huffman::count_run(word, L.total_bits, t->fast, t->multi, t->ranges, t->sorted, from, limit,
+                                               counted);
+      CHECK_MSG(end2 == end, "count_run ends at " << end2 << ", decode_run at " << end);
+      count_total += counted;
       CHECK_MSG(end == next, "subsequence " << s << " ends at " << end << ", next starts at " << next);
     }
     CHECK(symbols == v.size());
+    CHECK(count_total == v.size());
     std::fprintf(stderr, "  stream kind %d: %u subsequences, longest code %d bits\n", kind, nsub, maxlen);
     if (kind == 2) CHECK(maxlen >= 12);
   }

@@ -135,6 +135,7 @@ struct CanonicalRanges {
 
 struct DecodeTables {
   uint32_t fast[1u << kFastBits];  // by the next kFastBits bits: codes of <= kFastBits bits (else 0)
+  uint16_t multi[1u << kFastBits]; // by the next kFastBits bits: codewords wholly inside them (count | bits << 8)
   CanonicalRanges ranges;
   uint16_t sorted[kMaxSymbols];    // used symbols in (length, symbol) order
 };
@@ -167,9 +168,24 @@ HPCZ_HD uint32_t fast_entry(const DecodeTables& t, uint32_t i) {
   return 0;
 }
 
+// How many whole codewords the kFastBits-bit window i starts with, and their total length: lets a
+// decoder that only counts symbols skip several at a time. A codeword of length l is determined by its
+// first l bits, so those found with the rest of the window zero-filled are the true ones.
+HPCZ_HD uint16_t multi_entry(const uint32_t* fast, uint32_t i) {
+  uint32_t pos = 0, n = 0;
+  while (pos < uint32_t(kFastBits)) {
+    const uint32_t l = entry_length(fast[(i << pos) & ((1u << kFastBits) - 1)]);
+    if (l == 0 || l > kFastBits - pos) break;
+    pos += l;
+    ++n;
+  }
+  return uint16_t(n | pos << 8);
+}
+
 HPCZ_HD bool build_decode_tables(const uint8_t* len, uint32_t nsym, DecodeTables& t) {
   if (!build_ranges(len, nsym, t)) return false;
   for (uint32_t i = 0; i < (1u << kFastBits); ++i) t.fast[i] = fast_entry(t, i);
+  for (uint32_t i = 0; i < (1u << kFastBits); ++i) t.multi[i] = multi_entry(t.fast, i);
   return true;
 }
 

@@ -51,6 +51,30 @@ HPCZ_HD uint32_t decode_one(Words&& word, const uint32_t* fast, const CanonicalR
   return decode_entry(fast, ranges, sorted, peek_bits(word, pos));
 }
 
+// decode_run for a counter: returns the position reached (as decode_run) and adds the symbols to n,
+// several at a time through the multi table where the whole group lies before limit.
+template <class Words>
+HPCZ_HD uint32_t count_run(Words&& word, uint32_t total_bits, const uint32_t* fast, const uint16_t* multi,
+                           const CanonicalRanges& ranges, const uint16_t* sorted, uint32_t from, uint32_t limit,
+                           uint32_t& n) {
+  uint32_t pos = from;
+  while (pos < limit) {
+    const uint32_t window = peek_bits(word, pos);
+    const uint32_t m = multi[window >> (kMaxLen - kFastBits)], adv = m >> 8;
+    if (adv && adv <= limit - pos) {
+      pos += adv;
+      n += m & 0xff;
+      continue;
+    }
+    const uint32_t e = decode_entry(fast, ranges, sorted, window);
+    const uint32_t len = entry_length(e);
+    if (len == 0 || len > total_bits - pos) return ~0u;
+    ++n;
+    pos += len;
+  }
+  return pos;
+}
+
 template <class Words, class Emit>
 HPCZ_HD uint32_t decode_run(Words&& word, uint32_t total_bits, const uint32_t* fast, const CanonicalRanges& ranges,
                             const uint16_t* sorted, uint32_t from, uint32_t limit, Emit&& emit) {

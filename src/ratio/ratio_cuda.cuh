@@ -667,9 +667,13 @@ static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t
     __syncthreads();
     if (threadIdx.x == 0 && !huffman::build_ranges(s_len, nsym, tables[c])) s_bad = kBadChunk;
     __syncthreads();
-    if (!s_bad)
+    if (!s_bad) {
       for (uint32_t i = threadIdx.x; i < (1u << huffman::kFastBits); i += kThreads)
         tables[c].fast[i] = huffman::fast_entry(tables[c], i);
+      __syncthreads();
+      for (uint32_t i = threadIdx.x; i < (1u << huffman::kFastBits); i += kThreads)
+        tables[c].multi[i] = huffman::multi_entry(tables[c].fast, i);
+    }
   }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -712,6 +716,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   __shared__ uint32_t s_words[kSeqWords + kSeqWords / 32 + 3];
   __shared__ uint32_t s_fast[1u << huffman::kFastBits];
   __shared__ huffman::CanonicalRanges s_ranges;
+  __shared__ uint16_t s_multi[1u << huffman::kFastBits];
   __shared__ uint32_t s_rows[huffman::kSeqSubs * 33];
   __shared__ uint32_t s_bad;
   const uint64_t c = blockIdx.y;
@@ -728,7 +733,10 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   const uint8_t* gaps = chunk + L.gaps;
   const huffman::DecodeTables& tab = tables[c];
   for (uint32_t k = threadIdx.x; k < kSeqWords + 2; k += huffman::kSeqSubs) s_words[padded(k)] = w0 + k < nw ? w[w0 + k] : 0;
-  for (uint32_t k = threadIdx.x; k < (1u << huffman::kFastBits); k += huffman::kSeqSubs) s_fast[k] = tab.fast[k];
+  for (uint32_t k = threadIdx.x; k < (1u << huffman::kFastBits); k += huffman::kSeqSubs) {
+    s_fast[k] = tab.fast[k];
+    s_multi[k] = tab.multi[k];
+  }
   if (threadIdx.x == 0) s_ranges = tab.ranges;
   if (threadIdx.x == 0) s_bad = 0;
   __syncthreads();
@@ -740,7 +748,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
     from = huffman::subsequence_start(gaps, sub, L.total_bits);
     const uint64_t lim = uint64_t(sub + 1) * huffman::kSubBits;
     limit = lim < L.total_bits ? uint32_t(lim) : L.total_bits;
-    const uint32_t end = huffman::decode_run(word, L.total_bits, s_fast, s_ranges, tab.sorted, from, limit, [&](uint32_t) { ++n_here; });
+    const uint32_t end = huffman::count_run(word, L.total_bits, s_fast, s_multi, s_ranges, tab.sorted, from, limit, n_here);
     const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(gaps, sub + 1, L.total_bits) : L.total_bits;
     if (end != next || (sub == 0 && from != 0)) s_bad = 1;
   }
