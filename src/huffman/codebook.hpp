@@ -32,14 +32,15 @@ HPCZ_HD uint32_t key_count(uint64_t k) { return uint32_t(k >> 12); }
 // fit in kMaxLen bits, keeping the Kraft sum at 1. Only the multiset of depths matters from here on.
 HPCZ_HD void limit_depths(uint32_t* bits) {
   for (int i = kDepthCap; i > kMaxLen; --i) {
-    while (bits[i] > 0) {  // move two leaves up from length i, split a shorter leaf: Kraft sum kept
+    while (bits[i] >= 2) {  // move two leaves up from length i, split a shorter leaf: Kraft sum kept
       int j = i - 2;
-      while (bits[j] == 0) --j;
+      while (j > 1 && bits[j] == 0) --j;  // a complete code always has a shorter leaf; j > 1 bounds bad input
       bits[i] -= 2;
       bits[i - 1] += 1;
       bits[j + 1] += 2;
       bits[j] -= 1;
     }
+    if (bits[i]) { bits[i - 1] += bits[i]; bits[i] = 0; }  // only for counts that were not a complete code
   }
 }
 

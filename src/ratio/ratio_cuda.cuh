@@ -272,6 +272,7 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
   __syncthreads();
   Sort(tmp.sort).Sort(keys, 0, 38);  // counts < 2^26 and 12 symbol bits; unused (~0) keys stay last
   for (int k = 0; k < kSortPerThread; ++k) s_keys[threadIdx.x * kSortPerThread + k] = keys[k];
+  __syncthreads();
   const uint32_t m = total_used;
   for (uint32_t i = threadIdx.x; i < m; i += kThreads) w[i] = huffman::key_count(s_keys[i]);
   if (threadIdx.x == 0) { s_c = 0; s_h = m; s_e = m; s_done = m < 2; }
@@ -300,8 +301,10 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
         if (internal_last) --b; else --a;
       }
       s_a = a; s_b = b; s_pairs = (a + b) / 2;
+      if (!s_pairs) s_done = 2;  // cannot happen on a sorted histogram; never loop forever
     }
     __syncthreads();
+    if (s_done) break;
     const uint32_t a = s_a, b = s_b, c0 = s_c, h0 = s_h, e0 = s_e;
     // The node at position k of the merge of leaves [c0, c0+a) and internal nodes [h0, h0+b).
     auto merged = [&](uint32_t k) -> uint32_t {
@@ -777,7 +780,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
       rows[lane * 33 + cnt++] = predict::symbol_delta(sy, radius);
       zeros += sy == 0;
       pos += huffman::entry_length(e);
-      more = pos < limit;
+      more = pos < limit && e;  // e == 0 cannot follow a clean first pass; never spin on it
     }
     __syncwarp();
     for (uint32_t r = 0; r < 32; ++r) {
