@@ -484,10 +484,6 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
   const uint32_t word0 = tile_bit0 >> 5;
   const uint32_t nsub = huffman::n_subsequences(ci.total_bits);
   uint32_t pos = tile_bit0 + excl;
-  const uint32_t excl_bit0 = pos;
-  uint64_t acc = 0;
-  uint32_t used = pos & 31, widx = (pos >> 5) - word0;  // acc's top bit is bit 0 of stage word widx
-  bool first_word = true;
   // Start of the symbol before this thread's first one (the first symbol of a chunk has none).
   uint32_t prev_start = ~0u;
   if (i0 > 0 && i0 < count) prev_start = pos - s_len[sc[i0 - 1]];
@@ -502,26 +498,13 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
     }
     if (i + 1 == count && sub + 1 < nsub)  // the last subsequence has no start of its own
       atomicOr(gapw + (nsub - 1) / 8, huffman::kNoStart << (4 * ((nsub - 1) % 8)));
-    // Codewords gather in a 64-bit accumulator (most significant bit first) and leave a word at a
-    // time: words wholly inside this thread's bits are stored, the two it may share with its
-    // neighbours are OR-ed.
-    acc |= uint64_t(s_code[s]) << (64 - used - l);
-    used += l;
-    if (used >= 32) {
-      const uint32_t w = uint32_t(acc >> 32);
-      if (first_word && (excl_bit0 & 31)) { if (w) atomicOr(&stage[widx], w); }
-      else stage[widx] = w;
-      first_word = false;
-      acc <<= 32;
-      used -= 32;
-      ++widx;
-    }
+    uint32_t hi, lo;
+    huffman::code_bits(s_code[s], l, pos, hi, lo);
+    const uint32_t w = (pos >> 5) - word0;
+    if (hi) atomicOr(&stage[w], hi);
+    if (lo) atomicOr(&stage[w + 1], lo);
     prev_start = pos;
     pos += l;
-  }
-  if (used && i0 < count) {  // the last, partial word
-    const uint32_t w = uint32_t(acc >> 32);
-    if (w) atomicOr(&stage[widx], w);
   }
   __syncthreads();
   // Out: words wholly inside this tile's bit range are stored; the two partial ends are OR-ed.
