@@ -21,13 +21,17 @@ enum hpcz_status {
 enum hpcz_dtype { HPCZ_F32 = 1, HPCZ_F64 = 2 };
 enum hpcz_bound_mode { HPCZ_ABS = 1, HPCZ_REL = 2 };
 enum hpcz_backend { HPCZ_AUTO = 0, HPCZ_CPU = 1, HPCZ_GPU = 2 };
+enum hpcz_codec { HPCZ_FAST = 1, HPCZ_RATIO = 2 };
 
+/* Zero-initialize, then set what you need: new fields are only ever appended, and 0 means default. */
 typedef struct hpcz_options {
   int mode;          /* hpcz_bound_mode */
   double bound;
   int has_fill;
   double fill;
   int backend;       /* hpcz_backend */
+  int codec;         /* hpcz_codec; 0 = HPCZ_FAST */
+  unsigned radius;   /* HPCZ_RATIO: quant-code radius 1..2048; 0 = 512 */
 } hpcz_options;
 
 size_t hpcz_max_compressed_size(uint64_t n_values, int dtype);

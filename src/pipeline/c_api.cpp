@@ -37,13 +37,16 @@ int hpcz_compress(const void* data, int dtype, const uint64_t* dims, int ndims, 
                   size_t out_capacity, size_t* out_size) {
   return guard([&] {
     if (!opt || !dims || !out_size || ndims < 1 || ndims > 4 || (dtype != HPCZ_F32 && dtype != HPCZ_F64) ||
-        (opt->mode != HPCZ_ABS && opt->mode != HPCZ_REL) || opt->backend < HPCZ_AUTO || opt->backend > HPCZ_GPU)
+        (opt->mode != HPCZ_ABS && opt->mode != HPCZ_REL) || opt->backend < HPCZ_AUTO || opt->backend > HPCZ_GPU ||
+        (opt->codec != 0 && opt->codec != HPCZ_FAST && opt->codec != HPCZ_RATIO))
       throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
     hpcz::Options o;
     o.mode = opt->mode == HPCZ_ABS ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
     o.bound = opt->bound;
     if (opt->has_fill) o.fill = opt->fill;
     o.backend = backend_of(opt->backend);
+    o.codec = opt->codec == HPCZ_RATIO ? hpcz::Codec::ratio : hpcz::Codec::fast;
+    if (opt->radius) o.radius = opt->radius;
     auto a = hpcz::compress(data, hpcz::DType(dtype), std::vector<uint64_t>(dims, dims + ndims), o);
     *out_size = a.size();
     if (a.size() > out_capacity) {
