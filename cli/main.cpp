@@ -24,6 +24,7 @@ static const char* kUsageText =
     "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
     "  hpcz bench [--data DIR] [--size-mib N] [--reps N] [--bounds rel:1e-2,abs:0.1,...] [--device gpu|cpu]\n"
     "             [--fields SUBSTR] [--out FILE] [--mode fast|ratio]\n"
+    "  hpcz lossless compress|decompress --codec rle1|rle2|deflate -i IN -o OUT [--elem 1|2|4|8] [--signed]\n"
     "DIMS: slowest to fastest, e.g. 100x500x500 (numpy shape order); rank 1 to 4.\n"
     "exit: 0 success, 1 usage error, 2 bad input (unreadable, truncated or corrupt), 3 runtime failure.\n";
 
@@ -283,6 +284,43 @@ int cmd_info(const std::vector<std::string>& args) {
   return kOk;
 }
 
+// Lossless codecs: rle1 / rle2 write raw Apache ORC integer RLE streams over --elem-byte little-endian
+// integers; deflate writes gzip (and reads gzip, zlib or raw Deflate, so `gzip` output decodes).
+int cmd_lossless(const std::vector<std::string>& args) {
+  if (args.empty() || (args[0] != "compress" && args[0] != "decompress"))
+    throw UsageError("lossless needs compress or decompress");
+  const bool comp = args[0] == "compress";
+  Args a = parse(std::vector<std::string>(args.begin() + 1, args.end()), {"--codec", "-i", "-o", "--elem"}, {"--signed"});
+  if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
+  const std::string c = a.get("--codec");
+  LosslessOptions o;
+  if (c == "rle1") o.codec = LosslessCodec::rle1;
+  else if (c == "rle2") o.codec = LosslessCodec::rle2;
+  else if (c == "deflate") o.codec = LosslessCodec::deflate;
+  else throw UsageError("--codec must be rle1, rle2 or deflate, not '" + c + "'");
+  if (a.flag("--elem")) {
+    const std::string e = a.get("--elem");
+    if (e != "1" && e != "2" && e != "4" && e != "8") throw UsageError("--elem must be 1, 2, 4 or 8");
+    o.elem_bytes = std::stoi(e);
+  }
+  o.is_signed = a.flag("--signed");
+  const std::string in = a.get("-i"), out = a.get("-o");
+  auto t0 = std::chrono::steady_clock::now();
+  auto data = read_file(in);
+  std::vector<uint8_t> res;
+  try {
+    res = comp ? lossless_compress(data.data(), data.size(), o) : lossless_decompress(data.data(), data.size(), o);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::invalid_argument) throw InputError(e.what());  // e.g. a size not a multiple of --elem
+    throw;
+  }
+  write_file(out, res.data(), res.size());
+  const double secs = seconds_since(t0);
+  std::printf("%s: %zu -> %zu bytes (%s, %s), %.3f s\n", out.c_str(), data.size(), res.size(), c.c_str(),
+              comp ? "compressed" : "decompressed", secs);
+  return kOk;
+}
+
 int cmd_compare(const std::vector<std::string>& args) {
   Args a = parse(args, {"-t", "-d", "--fill"}, {});
   if (a.pos.size() != 2) throw UsageError("compare takes ORIGINAL and DECOMPRESSED");
@@ -326,6 +364,7 @@ int run(int argc, char** argv) {
     if (cmd == "decompress") return cmd_decompress(args);
     if (cmd == "info") return cmd_info(args);
     if (cmd == "compare") return cmd_compare(args);
+    if (cmd == "lossless") return cmd_lossless(args);
     if (cmd == "bench") return bench_main(args);
     throw UsageError("unknown command '" + cmd + "'");
   } catch (const UsageError& e) {

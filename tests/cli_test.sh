@@ -71,5 +71,32 @@ expect 2 "truncated ratio archive" "$hpcz" decompress -i "$tmp/rtrunc.hpcz" -o "
 cp "$tmp/r.hpcz" "$tmp/rflip.hpcz"
 printf '\x55' | dd of="$tmp/rflip.hpcz" bs=1 seek=20000 conv=notrunc status=none
 expect 2 "flipped byte in a ratio archive" "$hpcz" decompress -i "$tmp/rflip.hpcz" -o "$tmp/c" --device cpu
+# lossless: round trips in each codec, gzip interoperability, bad input
+for codec in rle1 rle2 deflate; do
+  for elem in 1 4; do
+    expect 0 "lossless compress $codec elem $elem" "$hpcz" lossless compress --codec $codec --elem $elem -i "$in" -o "$tmp/l.$codec"
+    expect 0 "lossless decompress $codec elem $elem" "$hpcz" lossless decompress --codec $codec --elem $elem -i "$tmp/l.$codec" -o "$tmp/l.out"
+    cmp -s "$in" "$tmp/l.out" && pass=$((pass + 1)) || { echo "FAIL: lossless $codec elem $elem round trip differs"; fails=$((fails + 1)); }
+  done
+done
+expect 0 "lossless rle2 signed 2-byte" "$hpcz" lossless compress --codec rle2 --elem 2 --signed -i "$in" -o "$tmp/l.s"
+expect 0 "lossless rle2 signed 2-byte back" "$hpcz" lossless decompress --codec rle2 --elem 2 --signed -i "$tmp/l.s" -o "$tmp/l.out"
+cmp -s "$in" "$tmp/l.out" && pass=$((pass + 1)) || { echo "FAIL: lossless rle2 signed round trip differs"; fails=$((fails + 1)); }
+if command -v gzip >/dev/null; then
+  gzip -c "$in" >"$tmp/in.gz"
+  expect 0 "gzip file decodes" "$hpcz" lossless decompress --codec deflate -i "$tmp/in.gz" -o "$tmp/g.out"
+  cmp -s "$in" "$tmp/g.out" && pass=$((pass + 1)) || { echo "FAIL: gzip file decoded wrong"; fails=$((fails + 1)); }
+  gzip -dc "$tmp/l.deflate" >"$tmp/g2.out" && cmp -s "$in" "$tmp/g2.out" && pass=$((pass + 1)) \
+    || { echo "FAIL: gzip cannot read hpcz deflate output"; fails=$((fails + 1)); }
+fi
+expect 1 "lossless bad codec" "$hpcz" lossless compress --codec lz4 -i "$in" -o "$tmp/c"
+expect 1 "lossless bad elem" "$hpcz" lossless compress --codec rle1 --elem 3 -i "$in" -o "$tmp/c"
+expect 1 "lossless no verb" "$hpcz" lossless --codec rle1 -i "$in" -o "$tmp/c"
+head -c 1001 "$in" >"$tmp/odd.bin"
+expect 2 "lossless size not a multiple of elem" "$hpcz" lossless compress --codec rle2 --elem 4 -i "$tmp/odd.bin" -o "$tmp/c"
+head -c 100 "$tmp/l.rle2" >"$tmp/l.trunc"
+expect 2 "lossless truncated rle2" "$hpcz" lossless decompress --codec rle2 --elem 4 -i "$tmp/l.trunc" -o "$tmp/c"
+head -c 1000 "$tmp/l.deflate" >"$tmp/d.trunc"
+expect 2 "lossless truncated deflate" "$hpcz" lossless decompress --codec deflate -i "$tmp/d.trunc" -o "$tmp/c"
 echo "cli: $pass passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -147,6 +147,20 @@ struct Metrics {
 Metrics compare(const void* original, const void* reconstructed, DType dtype, uint64_t n,
                 std::optional<double> fill = std::nullopt);
 
+// ---- lossless codecs (CPU for now) ------------------------------------------------------------------
+// rle1 / rle2: Apache ORC integer run-length encodings over little-endian integer elements of
+// elem_bytes (1, 2, 4, 8), signed (zigzag) or unsigned; the output is a raw ORC stream. deflate:
+// RFC 1951 with gzip framing (decoding also takes zlib framing or raw Deflate).
+enum class LosslessCodec { rle1, rle2, deflate };
+struct LosslessOptions {
+  LosslessCodec codec = LosslessCodec::rle2;
+  int elem_bytes = 1;
+  bool is_signed = false;
+};
+std::vector<uint8_t> lossless_compress(const uint8_t* data, size_t size, const LosslessOptions& opt);
+// Throws Error(corrupt_archive) for a damaged or truncated stream.
+std::vector<uint8_t> lossless_decompress(const uint8_t* data, size_t size, const LosslessOptions& opt);
+
 const char* version_string();
 
 }  // namespace hpcz
