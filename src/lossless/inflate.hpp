@@ -1,0 +1,219 @@
+// Deflate decoding (RFC 1951) with gzip (RFC 1952) and zlib (RFC 1950) framing: stored, fixed-Huffman
+// and dynamic-Huffman blocks. __host__ __device__ so the GPU decoder can share the per-block logic.
+//
+// Every input byte comes through BitReader::need(), which counts bits asked for past the end instead
+// of reading them; one check after each step (overrun() or a bad code) turns any damaged stream into
+// an error. The output sink bounds every write and every back-reference.
+#pragma once
+#include <cstdint>
+
+#include "common/hd.hpp"
+
+namespace hpcz::lossless {
+
+enum class InflateStatus { ok, truncated, bad_block_type, bad_stored_length, bad_code_lengths, bad_symbol,
+                           bad_distance, output_full, bad_header, bad_checksum };
+
+struct BitReader {
+  const uint8_t* p;
+  uint64_t size, pos = 0;   // next byte to load
+  uint64_t buf = 0;         // bits not yet consumed, least significant first (Deflate's bit order)
+  int count = 0;            // valid bits in buf
+  uint64_t overrun = 0;     // bits asked for beyond the input
+  HPCZ_HD void need(int n) {  // n <= 57
+    while (count < n) {
+      uint64_t b = 0;
+      if (pos < size) b = p[pos++];
+      else overrun += 8;
+      buf |= b << count;
+      count += 8;
+    }
+  }
+  HPCZ_HD uint32_t bits(int n) {  // next n bits, first bit in bit 0
+    if (n == 0) return 0;
+    need(n);
+    const uint32_t v = uint32_t(buf & ((uint64_t(1) << n) - 1));
+    buf >>= n;
+    count -= n;
+    return v;
+  }
+  HPCZ_HD void align() {  // drop the bits left in the current byte
+    const int drop = count & 7;
+    buf >>= drop;
+    count -= drop;
+  }
+  // Bits consumed past the real end of the input (zero-filled reads that were actually used).
+  HPCZ_HD bool overran() const { return overrun > uint64_t(count); }
+};
+
+// A canonical Huffman code read bit by bit: count of codes per length, symbols in code order.
+struct HuffCode {
+  uint16_t count[16];
+  uint16_t symbol[288];
+};
+
+// Builds a code from lengths[0..n). Returns 0 for a complete code, > 0 for an incomplete one (codes
+// left over), < 0 for an oversubscribed one.
+HPCZ_HD int build_code(HuffCode& h, const uint8_t* lengths, int n) {
+  for (int l = 0; l < 16; ++l) h.count[l] = 0;
+  for (int s = 0; s < n; ++s) ++h.count[lengths[s]];
+  if (h.count[0] == n) return 0;  // no codes: complete in the sense that nothing can be decoded
+  int left = 1;
+  for (int l = 1; l < 16; ++l) {
+    left <<= 1;
+    left -= h.count[l];
+    if (left < 0) return left;
+  }
+  uint16_t offs[16];
+  offs[1] = 0;
+  for (int l = 1; l < 15; ++l) offs[l + 1] = uint16_t(offs[l] + h.count[l]);
+  for (int s = 0; s < n; ++s)
+    if (lengths[s]) h.symbol[offs[lengths[s]]++] = uint16_t(s);
+  return left;
+}
+
+// Decodes one symbol: codes are sent most significant bit first, one bit at a time. -1 if no code of
+// up to 15 bits matches (only possible with an incomplete code).
+HPCZ_HD int decode_symbol(BitReader& br, const HuffCode& h) {
+  int code = 0, first = 0, index = 0;
+  for (int l = 1; l < 16; ++l) {
+    code |= int(br.bits(1));
+    const int c = h.count[l];
+    if (code - first < c) return h.symbol[index + code - first];
+    index += c;
+    first = (first + c) << 1;
+    code <<= 1;
+  }
+  return -1;
+}
+
+// Length and distance bases and extra bits (RFC 1951, 3.2.5).
+HPCZ_HD int length_base(int i) {
+  const uint16_t b[29] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+  return b[i];
+}
+HPCZ_HD int length_extra(int i) { return i < 8 || i == 28 ? 0 : (i - 4) / 4; }
+HPCZ_HD int dist_base(int i) {
+  const uint16_t b[30] = {1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
+                          2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+  return b[i];
+}
+HPCZ_HD int dist_extra(int i) { return i < 4 ? 0 : (i - 2) / 2; }
+
+// Out: put(byte) -> bool (false: full), copy(distance, length) -> InflateStatus, size() -> bytes so far.
+template <class Out>
+HPCZ_HD InflateStatus inflate_codes(BitReader& br, Out& out, const HuffCode& lit, const HuffCode& dist) {
+  for (;;) {
+    const int sym = decode_symbol(br, lit);
+    if (br.overran()) return InflateStatus::truncated;
+    if (sym < 0 || sym > 285) return InflateStatus::bad_symbol;
+    if (sym < 256) {
+      if (!out.put(uint8_t(sym))) return InflateStatus::output_full;
+      continue;
+    }
+    if (sym == 256) return InflateStatus::ok;
+    const int li = sym - 257;
+    const int len = length_base(li) + int(br.bits(length_extra(li)));
+    const int ds = decode_symbol(br, dist);
+    if (br.overran()) return InflateStatus::truncated;
+    if (ds < 0 || ds > 29) return InflateStatus::bad_distance;
+    const uint32_t d = uint32_t(dist_base(ds)) + br.bits(dist_extra(ds));
+    if (br.overran()) return InflateStatus::truncated;
+    const InflateStatus st = out.copy(d, uint32_t(len));
+    if (st != InflateStatus::ok) return st;
+  }
+}
+
+// A raw Deflate stream from br to out.
+template <class Out>
+HPCZ_HD InflateStatus inflate_raw(BitReader& br, Out& out) {
+  HuffCode lit, dist;
+  uint8_t lengths[320];
+  for (;;) {
+    const uint32_t final_block = br.bits(1), type = br.bits(2);
+    if (br.overran()) return InflateStatus::truncated;
+    InflateStatus st = InflateStatus::ok;
+    if (type == 0) {  // stored
+      br.align();
+      const uint32_t len = br.bits(16), nlen = br.bits(16);
+      if (br.overran()) return InflateStatus::truncated;
+      if (len != (~nlen & 0xffff)) return InflateStatus::bad_stored_length;
+      for (uint32_t k = 0; k < len; ++k) {
+        const uint32_t b = br.bits(8);
+        if (br.overran()) return InflateStatus::truncated;
+        if (!out.put(uint8_t(b))) return InflateStatus::output_full;
+      }
+    } else if (type == 1) {  // fixed Huffman codes (RFC 1951, 3.2.6)
+      for (int s = 0; s < 288; ++s) lengths[s] = s < 144 ? 8 : (s < 256 ? 9 : (s < 280 ? 7 : 8));
+      build_code(lit, lengths, 288);
+      for (int s = 0; s < 30; ++s) lengths[s] = 5;
+      build_code(dist, lengths, 30);
+      st = inflate_codes(br, out, lit, dist);
+    } else if (type == 2) {  // dynamic Huffman codes (3.2.7)
+      const int nlit = int(br.bits(5)) + 257, ndist = int(br.bits(5)) + 1, ncode = int(br.bits(4)) + 4;
+      if (br.overran()) return InflateStatus::truncated;
+      if (nlit > 286 || ndist > 30) return InflateStatus::bad_code_lengths;
+      const uint8_t order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+      uint8_t cl[19];
+      for (int k = 0; k < 19; ++k) cl[order[k]] = k < ncode ? uint8_t(br.bits(3)) : 0;
+      if (br.overran()) return InflateStatus::truncated;
+      HuffCode lencode;
+      if (build_code(lencode, cl, 19) != 0) return InflateStatus::bad_code_lengths;  // must be complete
+      int k = 0;
+      while (k < nlit + ndist) {
+        const int sym = decode_symbol(br, lencode);
+        if (br.overran()) return InflateStatus::truncated;
+        if (sym < 0) return InflateStatus::bad_code_lengths;
+        if (sym < 16) {
+          lengths[k++] = uint8_t(sym);
+          continue;
+        }
+        int rep = 0;
+        uint8_t v = 0;
+        if (sym == 16) {
+          if (k == 0) return InflateStatus::bad_code_lengths;
+          v = lengths[k - 1];
+          rep = 3 + int(br.bits(2));
+        } else if (sym == 17) {
+          rep = 3 + int(br.bits(3));
+        } else {
+          rep = 11 + int(br.bits(7));
+        }
+        if (br.overran()) return InflateStatus::truncated;
+        if (k + rep > nlit + ndist) return InflateStatus::bad_code_lengths;
+        while (rep--) lengths[k++] = v;
+      }
+      if (lengths[256] == 0) return InflateStatus::bad_code_lengths;  // no end-of-block code
+      // Literal/length code: complete, or incomplete only when it has a single code.
+      int left = build_code(lit, lengths, nlit);
+      if (left < 0 || (left > 0 && nlit - lit.count[0] != 1)) return InflateStatus::bad_code_lengths;
+      left = build_code(dist, lengths + nlit, ndist);
+      if (left < 0 || (left > 0 && ndist - dist.count[0] != 1)) return InflateStatus::bad_code_lengths;
+      st = inflate_codes(br, out, lit, dist);
+    } else {
+      return InflateStatus::bad_block_type;
+    }
+    if (st != InflateStatus::ok) return st;
+    if (final_block) return InflateStatus::ok;
+  }
+}
+
+// ---- checksums of the framings -------------------------------------------------------------------
+HPCZ_HD uint32_t crc32_update(uint32_t crc, const uint8_t* d, uint64_t n) {
+  crc = ~crc;
+  for (uint64_t i = 0; i < n; ++i) {
+    crc ^= d[i];
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
+  }
+  return ~crc;
+}
+HPCZ_HD uint32_t adler32(const uint8_t* d, uint64_t n) {
+  uint32_t a = 1, b = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    a = (a + d[i]) % 65521;
+    b = (b + a) % 65521;
+  }
+  return b << 16 | a;
+}
+
+}  // namespace hpcz::lossless
