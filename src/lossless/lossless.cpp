@@ -122,45 +122,33 @@ std::vector<uint8_t> inflate_framed(const uint8_t* d, size_t size) {
 }
 
 #if HPCZ_HAS_ZLIB
-std::vector<uint8_t> zlib_run(const uint8_t* d, size_t size, bool compress) {
+// gzip-framed Deflate through zlib (level 6).
+std::vector<uint8_t> gzip_deflate(const uint8_t* d, size_t size) {
   z_stream z;
   std::memset(&z, 0, sizeof z);
-  // 15 + 16: gzip framing when compressing; 15 + 32: detect gzip or zlib when decompressing.
-  int rc = compress ? deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) : inflateInit2(&z, 15 + 32);
-  if (rc != Z_OK) fail(ErrorCode::invalid_argument, "zlib init failed");
-  const bool raw = !compress && !(size >= 2 && ((d[0] == 0x1f && d[1] == 0x8b) || ((d[0] & 0x0f) == 8 && (d[0] * 256 + d[1]) % 31 == 0)));
-  if (raw) {  // neither gzip nor zlib framing: a raw Deflate stream
-    inflateEnd(&z);
-    std::memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, -15) != Z_OK) fail(ErrorCode::invalid_argument, "zlib init failed");
-  }
+  if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    fail(ErrorCode::invalid_argument, "zlib init failed");
   std::vector<uint8_t> out;
   size_t in_done = 0;
   uint8_t buf[1 << 16];
-  for (;;) {
-    if (z.avail_in == 0 && in_done < size) {
-      const size_t n = size - in_done < (1u << 30) ? size - in_done : (1u << 30);
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    if (z.avail_in == 0 && in_done < size) {  // zlib counts input in 32 bits: feed at most 1 GiB at a time
+      const size_t n = size - in_done < (size_t(1) << 30) ? size - in_done : (size_t(1) << 30);
       z.next_in = const_cast<uint8_t*>(d + in_done);
       z.avail_in = uInt(n);
       in_done += n;
     }
     z.next_out = buf;
     z.avail_out = sizeof buf;
-    rc = compress ? deflate(&z, in_done == size ? Z_FINISH : Z_NO_FLUSH) : inflate(&z, Z_NO_FLUSH);
+    rc = deflate(&z, in_done == size ? Z_FINISH : Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+      deflateEnd(&z);
+      fail(ErrorCode::invalid_argument, "zlib deflate failed");
+    }
     out.insert(out.end(), buf, buf + (sizeof buf - z.avail_out));
-    if (rc == Z_STREAM_END) break;
-    if (rc == Z_BUF_ERROR && z.avail_in == 0 && in_done == size) {
-      if (compress) continue;
-      (compress ? deflateEnd(&z) : inflateEnd(&z));
-      fail(ErrorCode::corrupt_archive, "truncated Deflate stream");
-    }
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      const std::string msg = z.msg ? z.msg : "zlib error";
-      (compress ? deflateEnd(&z) : inflateEnd(&z));
-      fail(ErrorCode::corrupt_archive, "corrupt Deflate stream: " + msg);
-    }
   }
-  (compress ? deflateEnd(&z) : inflateEnd(&z));
+  deflateEnd(&z);
   return out;
 }
 #endif
@@ -170,7 +158,7 @@ std::vector<uint8_t> zlib_run(const uint8_t* d, size_t size, bool compress) {
 std::vector<uint8_t> lossless_compress(const uint8_t* data, size_t size, const LosslessOptions& o) {
   if (o.codec == LosslessCodec::deflate) {
 #if HPCZ_HAS_ZLIB
-    return zlib_run(data, size, true);
+    return gzip_deflate(data, size);
 #else
     fail(ErrorCode::backend_unavailable, "this hpcz was built without zlib (Deflate)");
 #endif
