@@ -8,6 +8,7 @@
 #include "hpcz/hpcz.hpp"
 #include "lossless/inflate.hpp"
 #include "lossless/orc_rle.hpp"
+#include "pipeline/internal.hpp"
 #if HPCZ_HAS_ZLIB
 #include <zlib.h>
 #endif
@@ -15,7 +16,7 @@
 namespace hpcz {
 namespace {
 
-[[noreturn]] void fail(ErrorCode c, const std::string& m) { throw Error(c, m); }
+using pipeline::fail;
 
 lossless::IntType int_type(const LosslessOptions& o) {
   if (o.elem_bytes != 1 && o.elem_bytes != 2 && o.elem_bytes != 4 && o.elem_bytes != 8)

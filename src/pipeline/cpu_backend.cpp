@@ -13,22 +13,23 @@
 namespace hpcz::pipeline {
 namespace {
 
-// Lays out header, table and chunks, given each chunk's bytes.
-std::vector<uint8_t> assemble(format::HeaderFields& h, const std::vector<std::vector<uint8_t>>& chunks) {
-  const uint64_t nc = chunks.size();
+// Lays out header, table and chunks (both codecs): chunk c is sizes[c] bytes at bytes(c).
+template <class Bytes>
+std::vector<uint8_t> assemble(format::HeaderFields& h, const std::vector<uint32_t>& sizes, Bytes&& bytes) {
+  const uint64_t nc = sizes.size();
   std::vector<uint64_t> offsets(nc);
   uint64_t total = format::data_offset(nc);
   for (uint64_t c = 0; c < nc; ++c) {
     offsets[c] = total;
-    total += chunks[c].size();
+    total += sizes[c];
   }
   std::vector<uint8_t> out(total);
   uint8_t* table = out.data() + format::kHeaderBytes;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 16)
   for (int64_t c = 0; c < int64_t(nc); ++c) {
-    std::memcpy(out.data() + offsets[c], chunks[c].data(), chunks[c].size());
-    format::write_chunk_entry(table + 16 * c, offsets[c], uint32_t(chunks[c].size()),
-                              format::checksum(chunks[c].data(), chunks[c].size()));
+    const uint8_t* src = bytes(c);
+    std::memcpy(out.data() + offsets[c], src, sizes[c]);
+    format::write_chunk_entry(table + 16 * c, offsets[c], sizes[c], format::checksum(src, sizes[c]));
   }
   h.archive_size = total;
   h.table_checksum = format::checksum(table, nc * format::kChunkEntryBytes);
@@ -48,7 +49,9 @@ std::vector<uint8_t> compress_ratio_cpu(const T* in, format::HeaderFields& h, co
       ratio::encode_chunk(in + uint64_t(c) * h.chunk_values, predict::chunk_shape(shape, c), p, h.block_values,
                           scratch, chunks[c]);
   }
-  return assemble(h, chunks);
+  std::vector<uint32_t> sizes(h.n_chunks);
+  for (uint64_t c = 0; c < h.n_chunks; ++c) sizes[c] = uint32_t(chunks[c].size());
+  return assemble(h, sizes, [&](int64_t c) { return chunks[c].data(); });
 }
 
 template <class T>
@@ -72,33 +75,17 @@ std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
   const uint64_t cv = fle::chunk_values<T>(), nc = h.n_chunks;
   const uint64_t slot = fle::max_chunk_bytes(cv, sizeof(T));
   std::vector<uint8_t> scratch(nc * slot);
-  std::vector<uint32_t> sizes(nc), sums(nc);
+  std::vector<uint32_t> sizes(nc);
 #pragma omp parallel
   {
     std::vector<uint8_t> exc;
 #pragma omp for schedule(dynamic, 4)
     for (int64_t c = 0; c < int64_t(nc); ++c) {
       uint32_t count = uint32_t(std::min<uint64_t>(cv, n - c * cv));
-      uint8_t* dst = scratch.data() + c * slot;
-      sizes[c] = fle::encode_chunk(in + c * cv, count, p, dst, exc);
-      sums[c] = format::checksum(dst, sizes[c]);
+      sizes[c] = fle::encode_chunk(in + c * cv, count, p, scratch.data() + c * slot, exc);
     }
   }
-  std::vector<uint64_t> offsets(nc);
-  uint64_t total = format::data_offset(nc);
-  for (uint64_t c = 0; c < nc; ++c) {
-    offsets[c] = total;
-    total += sizes[c];
-  }
-  std::vector<uint8_t> out(total);
-  uint8_t* table = out.data() + format::kHeaderBytes;
-  for (uint64_t c = 0; c < nc; ++c) format::write_chunk_entry(table + 16 * c, offsets[c], sizes[c], sums[c]);
-#pragma omp parallel for schedule(dynamic, 16)
-  for (int64_t c = 0; c < int64_t(nc); ++c) std::memcpy(out.data() + offsets[c], scratch.data() + c * slot, sizes[c]);
-  h.archive_size = total;
-  h.table_checksum = format::checksum(table, nc * format::kChunkEntryBytes);
-  format::write_header(out.data(), h);
-  return out;
+  return assemble(h, sizes, [&](int64_t c) { return scratch.data() + c * slot; });
 }
 
 template <class T>
