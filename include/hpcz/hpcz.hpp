@@ -147,19 +147,48 @@ struct Metrics {
 Metrics compare(const void* original, const void* reconstructed, DType dtype, uint64_t n,
                 std::optional<double> fill = std::nullopt);
 
-// ---- lossless codecs (CPU for now) ------------------------------------------------------------------
+// ---- lossless codecs ---------------------------------------------------------------------------------
 // rle1 / rle2: Apache ORC integer run-length encodings over little-endian integer elements of
-// elem_bytes (1, 2, 4, 8), signed (zigzag) or unsigned; the output is a raw ORC stream. deflate:
-// RFC 1951 with gzip framing (decoding also takes zlib framing or raw Deflate).
+// elem_bytes (1, 2, 4, 8), signed (zigzag) or unsigned. deflate: RFC 1951.
+// lossless_compress cuts the input into independently decodable chunks of chunk_bytes (so a GPU decodes
+// them one warp each): rle1/rle2 write an "HZLC" container (docs/FORMAT.md, section 8) of ORC streams;
+// deflate writes gzip members, each with an "HZ" extra field giving its size (any gzip reads the file).
+// lossless_decompress also reads what other tools write: a raw ORC stream (rle1/rle2), gzip with any
+// number of members, zlib or raw Deflate; those have no chunk index and decode on the CPU.
 enum class LosslessCodec { rle1, rle2, deflate };
 struct LosslessOptions {
   LosslessCodec codec = LosslessCodec::rle2;
   int elem_bytes = 1;
   bool is_signed = false;
+  Backend backend = Backend::automatic;  // decompression of chunked input: GPU when present
+  uint32_t chunk_bytes = 65536;          // compression: decoded bytes per chunk (a multiple of elem_bytes)
 };
 std::vector<uint8_t> lossless_compress(const uint8_t* data, size_t size, const LosslessOptions& opt);
 // Throws Error(corrupt_archive) for a damaged or truncated stream.
 std::vector<uint8_t> lossless_decompress(const uint8_t* data, size_t size, const LosslessOptions& opt);
+
+// Batched decoding of independent chunks, in the spirit of nvCOMP's low-level API. Chunk i is in[i]
+// (in_sizes[i] bytes): an ORC RLE stream of opt.elem_bytes integers, or a raw Deflate stream (no
+// framing). It decodes into out[i] (out_capacity[i] bytes); out_sizes[i] gets the decoded bytes and
+// status[i] the outcome. A bad chunk never makes the decoder read or write outside its buffers.
+enum class LosslessStatus : int32_t {
+  ok = 0,
+  corrupt = 1,          // malformed or truncated stream (or an RLE value outside the element type)
+  output_overflow = 2,  // the decoded data does not fit out_capacity[i]
+};
+// On the CPU (host pointers; OpenMP over chunks).
+void lossless_decompress_batch(const LosslessOptions& opt, const uint8_t* const* in, const uint64_t* in_sizes,
+                               uint8_t* const* out, const uint64_t* out_capacity, uint64_t* out_sizes,
+                               LosslessStatus* status, size_t n_chunks);
+// On the GPU (requires a CUDA build; throws backend_unavailable otherwise): every array and buffer is
+// device memory, one warp decodes one chunk, asynchronously on `stream` (a cudaStream_t), in a
+// workspace of the queried size (may be 0). Writes the same bytes and statuses as the CPU call.
+size_t lossless_decompress_batch_workspace_size(const LosslessOptions& opt, size_t n_chunks);
+void lossless_decompress_batch_device(const LosslessOptions& opt, const uint8_t* const* d_in,
+                                      const uint64_t* d_in_sizes, uint8_t* const* d_out,
+                                      const uint64_t* d_out_capacity, uint64_t* d_out_sizes,
+                                      LosslessStatus* d_status, size_t n_chunks, void* d_workspace,
+                                      size_t workspace_size, void* stream);
 
 const char* version_string();
 

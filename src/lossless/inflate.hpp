@@ -1,21 +1,29 @@
-// Deflate decoding (RFC 1951) with gzip (RFC 1952) and zlib (RFC 1950) framing: stored, fixed-Huffman
-// and dynamic-Huffman blocks. __host__ __device__ so the GPU decoder can share the per-block logic.
+// Deflate decoding (RFC 1951): stored, fixed-Huffman and dynamic-Huffman blocks, shared by the CPU and
+// the GPU (one warp per chunk, every lane running this same code on the same state: CODAG's
+// "all-thread decoding"; the contract is docs/LOSSLESS.md). gzip (RFC 1952) and zlib (RFC 1950)
+// framing are handled by the callers.
 //
-// Every input byte comes through BitReader::need(), which counts bits asked for past the end instead
-// of reading them; one check after each step (overrun() or a bad code) turns any damaged stream into
+// Every input byte comes through BitReaderT::need(), which counts bits asked for past the end instead
+// of reading them; one check after each step (overran() or a bad code) turns any damaged stream into
 // an error. The output sink bounds every write and every back-reference.
+//
+// Where the warp must not write the same thing 32 times (the Huffman tables live in per-warp shared
+// memory), the table context says who writes (leader()) and when the others may read (sync()); on the
+// CPU both are trivial.
 #pragma once
 #include <cstdint>
 
 #include "common/hd.hpp"
+#include "lossless/orc_rle.hpp"  // PtrSource
 
 namespace hpcz::lossless {
 
 enum class InflateStatus { ok, truncated, bad_block_type, bad_stored_length, bad_code_lengths, bad_symbol,
                            bad_distance, output_full, bad_header, bad_checksum };
 
-struct BitReader {
-  const uint8_t* p;
+template <class Src>
+struct BitReaderT {
+  Src src;
   uint64_t size, pos = 0;   // next byte to load
   uint64_t buf = 0;         // bits not yet consumed, least significant first (Deflate's bit order)
   int count = 0;            // valid bits in buf
@@ -23,37 +31,47 @@ struct BitReader {
   HPCZ_HD void need(int n) {  // n <= 57
     while (count < n) {
       uint64_t b = 0;
-      if (pos < size) b = p[pos++];
+      if (pos < size) b = src(pos++);
       else overrun += 8;
       buf |= b << count;
       count += 8;
     }
   }
-  HPCZ_HD uint32_t bits(int n) {  // next n bits, first bit in bit 0
-    if (n == 0) return 0;
+  HPCZ_HD uint32_t peek(int n) {  // next n bits without consuming them
     need(n);
-    const uint32_t v = uint32_t(buf & ((uint64_t(1) << n) - 1));
+    return uint32_t(buf & ((uint64_t(1) << n) - 1));
+  }
+  HPCZ_HD void drop(int n) {  // after peek(>= n)
     buf >>= n;
     count -= n;
+  }
+  HPCZ_HD uint32_t bits(int n) {  // next n bits, first bit in bit 0
+    if (n == 0) return 0;
+    const uint32_t v = peek(n);
+    drop(n);
     return v;
   }
   HPCZ_HD void align() {  // drop the bits left in the current byte
-    const int drop = count & 7;
-    buf >>= drop;
-    count -= drop;
+    drop(count & 7);
   }
   // Bits consumed past the real end of the input (zero-filled reads that were actually used).
   HPCZ_HD bool overran() const { return overrun > uint64_t(count); }
+  // Bytes of input consumed so far (after align()).
+  HPCZ_HD uint64_t consumed() const { return pos - uint64_t(count / 8); }
 };
+using BitReader = BitReaderT<PtrSource>;
 
-// A canonical Huffman code read bit by bit: count of codes per length, symbols in code order.
+// A canonical Huffman code: count of codes per length, symbols in code order, and a first-level
+// table for codes of up to kLutBits bits.
+constexpr int kLutBits = 9;
 struct HuffCode {
   uint16_t count[16];
   uint16_t symbol[288];
+  uint16_t lut[1 << kLutBits];  // length << 9 | symbol, or 0 when the code is longer (or absent)
 };
 
-// Builds a code from lengths[0..n). Returns 0 for a complete code, > 0 for an incomplete one (codes
-// left over), < 0 for an oversubscribed one.
+// Counts and symbol order from lengths[0..n). Returns 0 for a complete code, > 0 for an incomplete
+// one (codes left over), < 0 for an oversubscribed one.
 HPCZ_HD int build_code(HuffCode& h, const uint8_t* lengths, int n) {
   for (int l = 0; l < 16; ++l) h.count[l] = 0;
   for (int s = 0; s < n; ++s) ++h.count[lengths[s]];
@@ -72,19 +90,37 @@ HPCZ_HD int build_code(HuffCode& h, const uint8_t* lengths, int n) {
   return left;
 }
 
-// Decodes one symbol: codes are sent most significant bit first, one bit at a time. -1 if no code of
-// up to 15 bits matches (only possible with an incomplete code).
-HPCZ_HD int decode_symbol(BitReader& br, const HuffCode& h) {
+// Walks the canonical code over `window` (stream bits, first in bit 0; codes are sent most significant
+// bit first) for up to max_len bits. Returns length << 9 | symbol, or 0 if no code matches.
+HPCZ_HD uint32_t walk_code(const HuffCode& h, uint32_t window, int max_len) {
   int code = 0, first = 0, index = 0;
-  for (int l = 1; l < 16; ++l) {
-    code |= int(br.bits(1));
+  for (int l = 1; l <= max_len; ++l) {
+    code |= int(window >> (l - 1) & 1);
     const int c = h.count[l];
-    if (code - first < c) return h.symbol[index + code - first];
+    if (code - first < c) return uint32_t(l) << 9 | h.symbol[index + code - first];
     index += c;
     first = (first + c) << 1;
     code <<= 1;
   }
-  return -1;
+  return 0;
+}
+
+// The first-level table entry for the kLutBits-bit window i.
+HPCZ_HD uint16_t lut_entry(const HuffCode& h, uint32_t i) { return uint16_t(walk_code(h, i, kLutBits)); }
+
+// Decodes one symbol: a table lookup, or the canonical walk for longer codes. -1 if no code of up
+// to 15 bits matches (only possible with an incomplete code); then 15 bits are consumed.
+template <class BR>
+HPCZ_HD int decode_symbol(BR& br, const HuffCode& h) {
+  const uint32_t window = br.peek(15);
+  uint32_t e = h.lut[window & ((1u << kLutBits) - 1)];
+  if (!e) e = walk_code(h, window, 15);
+  if (!e) {
+    br.drop(15);
+    return -1;
+  }
+  br.drop(int(e >> 9));
+  return int(e & 511);
 }
 
 // Length and distance bases and extra bits (RFC 1951, 3.2.5).
@@ -100,9 +136,29 @@ HPCZ_HD int dist_base(int i) {
 }
 HPCZ_HD int dist_extra(int i) { return i < 4 ? 0 : (i - 2) / 2; }
 
-// Out: put(byte) -> bool (false: full), copy(distance, length) -> InflateStatus, size() -> bytes so far.
-template <class Out>
-HPCZ_HD InflateStatus inflate_codes(BitReader& br, Out& out, const HuffCode& lit, const HuffCode& dist) {
+// The decoder's tables, in memory the context provides (the CPU's stack, a warp's shared memory).
+struct InflateTables {
+  HuffCode lit, dist, lencode;
+  uint8_t lengths[320];
+  int shared_result;  // a leader's result, for the others to read after sync()
+};
+
+// Builds h from lengths: the leader counts and orders, every lane fills its share of the table.
+// Returns build_code's result on every lane.
+template <class Ctx>
+HPCZ_HD int build_tables(Ctx& ctx, InflateTables& t, HuffCode& h, const uint8_t* lengths, int n) {
+  ctx.sync();  // every lane is done with the previous tables and with lengths
+  if (ctx.leader()) t.shared_result = build_code(h, lengths, n);
+  ctx.sync();
+  const int left = t.shared_result;
+  if (left >= 0) ctx.for_lanes(1u << kLutBits, [&](uint32_t i) { h.lut[i] = lut_entry(h, i); });
+  ctx.sync();
+  return left;
+}
+
+// Out: put(byte) -> bool (false: full), copy(distance, length) -> InflateStatus.
+template <class BR, class Out>
+HPCZ_HD InflateStatus inflate_codes(BR& br, Out& out, const HuffCode& lit, const HuffCode& dist) {
   for (;;) {
     const int sym = decode_symbol(br, lit);
     if (br.overran()) return InflateStatus::truncated;
@@ -124,11 +180,9 @@ HPCZ_HD InflateStatus inflate_codes(BitReader& br, Out& out, const HuffCode& lit
   }
 }
 
-// A raw Deflate stream from br to out.
-template <class Out>
-HPCZ_HD InflateStatus inflate_raw(BitReader& br, Out& out) {
-  HuffCode lit, dist;
-  uint8_t lengths[320];
+// A raw Deflate stream from br to out; ctx and t as above. The caller flushes out afterwards.
+template <class BR, class Out, class Ctx>
+HPCZ_HD InflateStatus inflate_raw(BR& br, Out& out, Ctx& ctx, InflateTables& t) {
   for (;;) {
     const uint32_t final_block = br.bits(1), type = br.bits(2);
     if (br.overran()) return InflateStatus::truncated;
@@ -144,11 +198,15 @@ HPCZ_HD InflateStatus inflate_raw(BitReader& br, Out& out) {
         if (!out.put(uint8_t(b))) return InflateStatus::output_full;
       }
     } else if (type == 1) {  // fixed Huffman codes (RFC 1951, 3.2.6)
-      for (int s = 0; s < 288; ++s) lengths[s] = s < 144 ? 8 : (s < 256 ? 9 : (s < 280 ? 7 : 8));
-      build_code(lit, lengths, 288);
-      for (int s = 0; s < 30; ++s) lengths[s] = 5;
-      build_code(dist, lengths, 30);
-      st = inflate_codes(br, out, lit, dist);
+      ctx.sync();  // every lane is done with the previous block's tables
+      if (ctx.leader()) {
+        for (int s = 0; s < 288; ++s) t.lengths[s] = s < 144 ? 8 : (s < 256 ? 9 : (s < 280 ? 7 : 8));
+        for (int s = 0; s < 30; ++s) t.lengths[288 + s] = 5;
+      }
+      ctx.sync();
+      build_tables(ctx, t, t.lit, t.lengths, 288);
+      build_tables(ctx, t, t.dist, t.lengths + 288, 30);
+      st = inflate_codes(br, out, t.lit, t.dist);
     } else if (type == 2) {  // dynamic Huffman codes (3.2.7)
       const int nlit = int(br.bits(5)) + 257, ndist = int(br.bits(5)) + 1, ncode = int(br.bits(4)) + 4;
       if (br.overran()) return InflateStatus::truncated;
@@ -157,22 +215,25 @@ HPCZ_HD InflateStatus inflate_raw(BitReader& br, Out& out) {
       uint8_t cl[19];
       for (int k = 0; k < 19; ++k) cl[order[k]] = k < ncode ? uint8_t(br.bits(3)) : 0;
       if (br.overran()) return InflateStatus::truncated;
-      HuffCode lencode;
-      if (build_code(lencode, cl, 19) != 0) return InflateStatus::bad_code_lengths;  // must be complete
+      if (build_tables(ctx, t, t.lencode, cl, 19) != 0) return InflateStatus::bad_code_lengths;  // must be complete
+      ctx.sync();  // the previous block's lengths are free
       int k = 0;
+      uint8_t last = 0;  // the previous length, kept in a register: only the leader writes t.lengths
       while (k < nlit + ndist) {
-        const int sym = decode_symbol(br, lencode);
+        const int sym = decode_symbol(br, t.lencode);
         if (br.overran()) return InflateStatus::truncated;
         if (sym < 0) return InflateStatus::bad_code_lengths;
         if (sym < 16) {
-          lengths[k++] = uint8_t(sym);
+          if (ctx.leader()) t.lengths[k] = uint8_t(sym);
+          ++k;
+          last = uint8_t(sym);
           continue;
         }
         int rep = 0;
         uint8_t v = 0;
         if (sym == 16) {
           if (k == 0) return InflateStatus::bad_code_lengths;
-          v = lengths[k - 1];
+          v = last;
           rep = 3 + int(br.bits(2));
         } else if (sym == 17) {
           rep = 3 + int(br.bits(3));
@@ -181,15 +242,19 @@ HPCZ_HD InflateStatus inflate_raw(BitReader& br, Out& out) {
         }
         if (br.overran()) return InflateStatus::truncated;
         if (k + rep > nlit + ndist) return InflateStatus::bad_code_lengths;
-        while (rep--) lengths[k++] = v;
+        if (ctx.leader())
+          for (int j = 0; j < rep; ++j) t.lengths[k + j] = v;
+        k += rep;
+        last = v;
       }
-      if (lengths[256] == 0) return InflateStatus::bad_code_lengths;  // no end-of-block code
+      ctx.sync();
+      if (t.lengths[256] == 0) return InflateStatus::bad_code_lengths;  // no end-of-block code
       // Literal/length code: complete, or incomplete only when it has a single code.
-      int left = build_code(lit, lengths, nlit);
-      if (left < 0 || (left > 0 && nlit - lit.count[0] != 1)) return InflateStatus::bad_code_lengths;
-      left = build_code(dist, lengths + nlit, ndist);
-      if (left < 0 || (left > 0 && ndist - dist.count[0] != 1)) return InflateStatus::bad_code_lengths;
-      st = inflate_codes(br, out, lit, dist);
+      int left = build_tables(ctx, t, t.lit, t.lengths, nlit);
+      if (left < 0 || (left > 0 && nlit - t.lit.count[0] != 1)) return InflateStatus::bad_code_lengths;
+      left = build_tables(ctx, t, t.dist, t.lengths + nlit, ndist);
+      if (left < 0 || (left > 0 && ndist - t.dist.count[0] != 1)) return InflateStatus::bad_code_lengths;
+      st = inflate_codes(br, out, t.lit, t.dist);
     } else {
       return InflateStatus::bad_block_type;
     }
@@ -197,6 +262,15 @@ HPCZ_HD InflateStatus inflate_raw(BitReader& br, Out& out) {
     if (final_block) return InflateStatus::ok;
   }
 }
+
+// The CPU's context: one thread is the whole "warp".
+struct SerialCtx {
+  HPCZ_HD bool leader() const { return true; }
+  HPCZ_HD void sync() const {}
+  template <class F> HPCZ_HD void for_lanes(uint32_t n, F&& f) const {
+    for (uint32_t i = 0; i < n; ++i) f(i);
+  }
+};
 
 // ---- checksums of the framings -------------------------------------------------------------------
 HPCZ_HD uint32_t crc32_update(uint32_t crc, const uint8_t* d, uint64_t n) {

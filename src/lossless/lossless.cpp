@@ -1,12 +1,22 @@
-// Lossless codecs on the CPU, behind hpcz::lossless_compress / lossless_decompress: ORC RLE v1 and v2
-// over integer elements (raw ORC streams, so other ORC readers can read them), and Deflate with gzip
-// framing through zlib; Deflate decoding is our own (inflate.hpp: gzip, zlib or raw Deflate), the
-// reference for the GPU decoder to come.
+// Lossless codecs behind hpcz::lossless_*: ORC RLE v1/v2 over integer elements and Deflate.
+//
+// Compression (CPU) cuts the input into chunks of opt.chunk_bytes, encoded independently in parallel:
+// RLE chunks go into an "HZLC" container (header, chunk table, ORC streams; docs/FORMAT.md section 8),
+// Deflate chunks become gzip members that carry their own size in an "HZ" extra field, so the file is
+// ordinary gzip and the chunk boundaries are found without decoding. Decompression finds the chunks
+// and decodes them all at once, on the GPU (one warp per chunk, lossless_cuda.cu) or on the CPU
+// (OpenMP), with the same shared decoders (orc_rle.hpp, inflate.hpp) and the same results.
+// Streams without a chunk index (a raw ORC stream, gzip from other tools, zlib, raw Deflate) decode
+// serially on the CPU.
 #include <cstring>
 #include <string>
 
+#include "format/checksum.hpp"
+#include "format/header.hpp"
 #include "hpcz/hpcz.hpp"
+#include "lossless/cpu_sinks.hpp"
 #include "lossless/inflate.hpp"
+#include "lossless/lossless_internal.hpp"
 #include "lossless/orc_rle.hpp"
 #include "pipeline/internal.hpp"
 #if HPCZ_HAS_ZLIB
@@ -16,6 +26,11 @@
 namespace hpcz {
 namespace {
 
+using detail::load_u32_le;
+using detail::load_u64_le;
+using detail::store_u32_le;
+using detail::store_u64_le;
+using lossless::ChunkRef;
 using pipeline::fail;
 
 lossless::IntType int_type(const LosslessOptions& o) {
@@ -24,11 +39,9 @@ lossless::IntType int_type(const LosslessOptions& o) {
   return {o.elem_bytes, o.is_signed};
 }
 
-std::vector<int64_t> read_ints(const uint8_t* d, size_t size, lossless::IntType t) {
-  if (size % size_t(t.bytes))
-    fail(ErrorCode::invalid_argument, "input size " + std::to_string(size) + " is not a multiple of the element size");
-  std::vector<int64_t> v(size / size_t(t.bytes));
-  for (size_t i = 0; i < v.size(); ++i) {
+std::vector<int64_t> read_ints(const uint8_t* d, size_t n, lossless::IntType t) {
+  std::vector<int64_t> v(n);
+  for (size_t i = 0; i < n; ++i) {
     uint64_t u = 0;
     for (int b = 0; b < t.bytes; ++b) u |= uint64_t(d[i * t.bytes + b]) << (8 * b);
     if (t.is_signed && t.bytes < 8 && (u >> (8 * t.bytes - 1))) u |= ~t.mask();  // sign-extend
@@ -36,18 +49,6 @@ std::vector<int64_t> read_ints(const uint8_t* d, size_t size, lossless::IntType 
   }
   return v;
 }
-
-// Output sink for inflate on the CPU: grows a vector; back-references are checked against it.
-struct VectorOut {
-  std::vector<uint8_t>& v;
-  bool put(uint8_t b) { v.push_back(b); return true; }
-  lossless::InflateStatus copy(uint32_t dist, uint32_t len) {
-    if (dist == 0 || dist > v.size()) return lossless::InflateStatus::bad_distance;
-    const size_t from = v.size() - dist;
-    for (uint32_t k = 0; k < len; ++k) v.push_back(v[from + k]);
-    return lossless::InflateStatus::ok;
-  }
-};
 
 const char* inflate_message(lossless::InflateStatus s) {
   switch (s) {
@@ -59,31 +60,250 @@ const char* inflate_message(lossless::InflateStatus s) {
     case lossless::InflateStatus::bad_distance: return "invalid distance";
     case lossless::InflateStatus::bad_header: return "invalid gzip or zlib header";
     case lossless::InflateStatus::bad_checksum: return "checksum mismatch";
+    case lossless::InflateStatus::output_full: return "decoded data larger than recorded";
     default: return "Deflate error";
   }
 }
 
-// Our own decoder (the reference for the GPU one): gzip (any number of members), zlib or raw Deflate.
-std::vector<uint8_t> inflate_framed(const uint8_t* d, size_t size) {
+uint32_t crc32_of(const uint8_t* d, uint64_t n) {
+#if HPCZ_HAS_ZLIB
+  uLong c = crc32(0L, Z_NULL, 0);
+  while (n) {  // zlib counts in 32 bits
+    const uInt k = n > (1u << 30) ? (1u << 30) : uInt(n);
+    c = crc32(c, d, k);
+    d += k;
+    n -= k;
+  }
+  return uint32_t(c);
+#else
+  return lossless::crc32_update(0, d, n);
+#endif
+}
+
+// ---- one chunk on the CPU (the reference for the GPU decoder) ------------------------------------
+LosslessStatus decode_chunk_cpu(const LosslessOptions& o, const uint8_t* in, uint64_t in_size, uint8_t* out,
+                                uint64_t cap, uint64_t& out_size) {
+  out_size = 0;
+  if (o.codec == LosslessCodec::deflate) {
+    lossless::BitReader br{lossless::PtrSource{in}, in_size};
+    lossless::ByteSink sink{out, cap};
+    lossless::SerialCtx ctx;
+    lossless::InflateTables t;
+    const auto s = lossless::inflate_raw(br, sink, ctx, t);
+    if (s == lossless::InflateStatus::output_full) return LosslessStatus::output_overflow;
+    if (s != lossless::InflateStatus::ok) return LosslessStatus::corrupt;
+    out_size = sink.n;
+    return LosslessStatus::ok;
+  }
+  const lossless::IntType t = int_type(o);
+  lossless::Reader r{lossless::PtrSource{in}, in_size};
+  lossless::IntSink sink{t, out, cap / uint64_t(t.bytes)};
+  const bool ok = o.codec == LosslessCodec::rle1 ? lossless::decode_rle1(r, t, sink) : lossless::decode_rle2(r, t, sink);
+  if (!ok) return sink.err == lossless::SinkError::overflow ? LosslessStatus::output_overflow : LosslessStatus::corrupt;
+  out_size = sink.n * uint64_t(t.bytes);
+  return LosslessStatus::ok;
+}
+
+// Decodes the chunks of a blob on the chosen backend; throws on the first bad chunk.
+void decode_chunks(const LosslessOptions& o, const uint8_t* blob, uint64_t blob_size, const std::vector<ChunkRef>& chunks,
+                   uint8_t* out, uint64_t out_size) {
+  std::vector<uint64_t> sizes(chunks.size());
+  std::vector<LosslessStatus> st(chunks.size());
+  if (resolve_backend(o.backend) == Backend::gpu) {
+    lossless::decode_chunks_gpu(o, blob, blob_size, chunks, out, out_size, sizes, st);
+  } else {
+#pragma omp parallel for schedule(dynamic, 16)
+    for (long long i = 0; i < (long long)chunks.size(); ++i) {
+      const ChunkRef& c = chunks[size_t(i)];
+      st[size_t(i)] = decode_chunk_cpu(o, blob + c.in_offset, c.in_size, out + c.out_offset, c.out_capacity, sizes[size_t(i)]);
+    }
+  }
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (st[i] == LosslessStatus::ok && sizes[i] == chunks[i].out_capacity) continue;
+    const std::string what = st[i] == LosslessStatus::ok ? "decoded size differs from the recorded one"
+                             : st[i] == LosslessStatus::output_overflow ? "decoded data larger than recorded"
+                                                                        : "malformed or truncated stream";
+    fail(ErrorCode::corrupt_archive, "corrupt chunk " + std::to_string(i) + ": " + what);
+  }
+}
+
+// ---- the HZLC container (RLE) ----------------------------------------------------------------------
+constexpr uint8_t kContainerMagic[4] = {'H', 'Z', 'L', 'C'};
+constexpr uint16_t kContainerVersion = 1;
+constexpr uint64_t kContainerHeader = 48;
+
+bool is_container(const uint8_t* d, size_t size) { return size >= 4 && std::memcmp(d, kContainerMagic, 4) == 0; }
+
+std::vector<uint8_t> rle_compress(const uint8_t* data, size_t size, const LosslessOptions& o) {
+  const lossless::IntType t = int_type(o);
+  if (size % size_t(t.bytes))
+    fail(ErrorCode::invalid_argument, "input size " + std::to_string(size) + " is not a multiple of the element size");
+  if (o.chunk_bytes < uint32_t(t.bytes) || o.chunk_bytes % uint32_t(t.bytes))
+    fail(ErrorCode::invalid_argument, "chunk size must be a positive multiple of the element size");
+  const uint64_t n = size / uint64_t(t.bytes), per = o.chunk_bytes / uint32_t(t.bytes);
+  const uint64_t n_chunks = (n + per - 1) / per;
+  std::vector<std::vector<uint8_t>> enc(n_chunks);
+#pragma omp parallel for schedule(dynamic, 4)
+  for (long long c = 0; c < (long long)n_chunks; ++c) {
+    const uint64_t first = uint64_t(c) * per, cnt = std::min<uint64_t>(per, n - first);
+    const auto v = read_ints(data + first * uint64_t(t.bytes), cnt, t);
+    enc[size_t(c)] = o.codec == LosslessCodec::rle1 ? lossless::encode_rle1(v, t) : lossless::encode_rle2(v, t);
+  }
+  uint64_t total = kContainerHeader + 16 * n_chunks;
+  for (auto& e : enc) total += e.size();
+  std::vector<uint8_t> a(total, 0);
+  std::memcpy(a.data(), kContainerMagic, 4);
+  a[4] = uint8_t(kContainerVersion);
+  a[6] = o.codec == LosslessCodec::rle1 ? 1 : 2;
+  a[7] = uint8_t(t.bytes);
+  a[8] = t.is_signed ? 1 : 0;
+  store_u32_le(&a[12], uint32_t(per));
+  store_u64_le(&a[16], n);
+  store_u64_le(&a[24], n_chunks);
+  store_u64_le(&a[32], total);
+  uint64_t at = kContainerHeader + 16 * n_chunks;
+  for (uint64_t c = 0; c < n_chunks; ++c) {
+    const auto& e = enc[c];
+    if (e.size() > 0xffffffffull) fail(ErrorCode::invalid_argument, "chunk too large");
+    format::write_chunk_entry(&a[kContainerHeader + 16 * c], at, uint32_t(e.size()), format::checksum(e.data(), e.size()));
+    if (!e.empty()) std::memcpy(&a[at], e.data(), e.size());
+    at += e.size();
+  }
+  store_u32_le(&a[40], format::checksum(&a[kContainerHeader], 16 * n_chunks));
+  store_u32_le(&a[44], format::checksum(a.data(), 44));
+  return a;
+}
+
+std::vector<uint8_t> rle_decompress_container(const uint8_t* d, size_t size, const LosslessOptions& o) {
+  auto bad = [](const std::string& m) { fail(ErrorCode::corrupt_archive, "corrupt HZLC container: " + m); };
+  if (size < kContainerHeader) bad("truncated header");
+  if (load_u32_le(d + 44) != format::checksum(d, 44)) bad("header checksum mismatch");
+  const uint32_t version = d[4] | uint32_t(d[5]) << 8;
+  if (version != kContainerVersion)
+    fail(ErrorCode::unsupported, "HZLC container version " + std::to_string(version) + " (this hpcz reads 1)");
+  const int codec = d[6], bytes = d[7], sgn = d[8];
+  if ((codec != 1 && codec != 2) || (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) || sgn > 1 || d[9] || d[10] || d[11])
+    bad("invalid codec, element size or reserved bytes");
+  const LosslessCodec want = codec == 1 ? LosslessCodec::rle1 : LosslessCodec::rle2;
+  if (want != o.codec) bad(std::string("it holds ") + (codec == 1 ? "rle1" : "rle2") + " data, not the requested codec");
+  LosslessOptions co = o;  // the container's own type wins over --elem / --signed
+  co.elem_bytes = bytes;
+  co.is_signed = sgn != 0;
+  const uint64_t per = load_u32_le(d + 12), n = load_u64_le(d + 16), n_chunks = load_u64_le(d + 24);
+  if (per == 0 || n_chunks != (n + per - 1) / per) bad("chunk count does not match the element count");
+  if (load_u64_le(d + 32) != size) bad("size " + std::to_string(size) + " differs from the recorded " + std::to_string(load_u64_le(d + 32)));
+  if (n_chunks > (size - kContainerHeader) / 16) bad("chunk table larger than the file");
+  if (n > (uint64_t(1) << 62) / uint64_t(bytes)) bad("element count too large");
+  if (load_u32_le(d + 40) != format::checksum(d + kContainerHeader, 16 * n_chunks)) bad("chunk table checksum mismatch");
+  std::vector<ChunkRef> chunks(n_chunks);
+  uint64_t at = kContainerHeader + 16 * n_chunks;
+  for (uint64_t c = 0; c < n_chunks; ++c) {
+    const uint8_t* e = d + kContainerHeader + 16 * c;
+    const uint64_t off = load_u64_le(e), len = load_u32_le(e + 8);
+    if (off != at || len > size - at) bad("chunk " + std::to_string(c) + " is not where the table says");
+    if (load_u32_le(e + 12) != format::checksum(d + off, len)) bad("chunk " + std::to_string(c) + " checksum mismatch");
+    const uint64_t first = c * per, cnt = std::min<uint64_t>(per, n - first);
+    chunks[c] = {off, len, first * uint64_t(bytes), cnt * uint64_t(bytes)};
+    at += len;
+  }
+  if (at != size) bad("trailing bytes after the last chunk");
+  std::vector<uint8_t> out(n * uint64_t(bytes));
+  decode_chunks(co, d, size, chunks, out.data(), out.size());
+  return out;
+}
+
+// ---- indexed gzip (Deflate) ------------------------------------------------------------------------
+// Member: 1f 8b 08 04 (FEXTRA), MTIME 0, XFL 0, OS 255, XLEN 8, subfield 'H' 'Z' LEN 4: the member's
+// total size; then raw Deflate, CRC-32 and ISIZE.
+constexpr uint64_t kMemberHeader = 20;
+
+#if HPCZ_HAS_ZLIB
+std::vector<uint8_t> raw_deflate(const uint8_t* d, size_t size) {
+  z_stream z;
+  std::memset(&z, 0, sizeof z);
+  if (deflateInit2(&z, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    fail(ErrorCode::invalid_argument, "zlib init failed");
+  std::vector<uint8_t> out(deflateBound(&z, uLong(size)));
+  z.next_in = const_cast<uint8_t*>(d);
+  z.avail_in = uInt(size);
+  z.next_out = out.data();
+  z.avail_out = uInt(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  out.resize(out.size() - z.avail_out);
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) fail(ErrorCode::invalid_argument, "zlib deflate failed");
+  return out;
+}
+
+std::vector<uint8_t> gzip_compress(const uint8_t* data, size_t size, const LosslessOptions& o) {
+  if (o.chunk_bytes == 0 || o.chunk_bytes > (1u << 30)) fail(ErrorCode::invalid_argument, "chunk size must be 1 byte to 1 GiB");
+  const uint64_t per = o.chunk_bytes, n_chunks = size ? (size + per - 1) / per : 1;  // an empty input is one empty member
+  std::vector<std::vector<uint8_t>> members(n_chunks);
+#pragma omp parallel for schedule(dynamic, 4)
+  for (long long c = 0; c < (long long)n_chunks; ++c) {
+    const uint64_t first = uint64_t(c) * per, cnt = std::min<uint64_t>(per, size - first);
+    const std::vector<uint8_t> body = raw_deflate(data + first, cnt);
+    std::vector<uint8_t>& m = members[size_t(c)];
+    m.assign(kMemberHeader + body.size() + 8, 0);
+    const uint8_t head[16] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 255, 8, 0, 'H', 'Z', 4, 0};
+    std::memcpy(m.data(), head, 16);
+    store_u32_le(&m[16], uint32_t(m.size()));
+    std::memcpy(&m[kMemberHeader], body.data(), body.size());
+    store_u32_le(&m[kMemberHeader + body.size()], crc32_of(data + first, cnt));
+    store_u32_le(&m[kMemberHeader + body.size() + 4], uint32_t(cnt));
+  }
+  std::vector<uint8_t> out;
+  for (auto& m : members) out.insert(out.end(), m.begin(), m.end());
+  return out;
+}
+#endif
+
+// The member list of an indexed gzip file, or false if any member lacks the index (then the file is
+// decoded serially).
+bool index_gzip(const uint8_t* d, size_t size, std::vector<ChunkRef>& chunks, uint64_t& out_total) {
+  chunks.clear();
+  out_total = 0;
+  uint64_t at = 0;
+  while (at < size) {
+    if (size - at < kMemberHeader + 8) return false;
+    const uint8_t* m = d + at;
+    if (m[0] != 0x1f || m[1] != 0x8b || m[2] != 8 || m[3] != 4 || m[10] != 8 || m[11] != 0 || m[12] != 'H' ||
+        m[13] != 'Z' || m[14] != 4 || m[15] != 0)
+      return false;
+    const uint64_t len = load_u32_le(m + 16);
+    if (len < kMemberHeader + 8 || len > size - at) return false;
+    const uint64_t isize = load_u32_le(m + len - 4);
+    chunks.push_back({at + kMemberHeader, len - kMemberHeader - 8, out_total, isize});
+    out_total += isize;
+    at += len;
+  }
+  return !chunks.empty();
+}
+
+// Whole-stream decoding on the CPU: gzip (any number of members), zlib or raw Deflate.
+std::vector<uint8_t> inflate_serial(const uint8_t* d, size_t size) {
   using lossless::InflateStatus;
   std::vector<uint8_t> out;
-  VectorOut sink{out};
+  lossless::ByteSink sink{nullptr, 0, &out};
+  lossless::SerialCtx ctx;
+  lossless::InflateTables tables;
   auto bad = [&](InflateStatus s) { fail(ErrorCode::corrupt_archive, std::string("corrupt Deflate data: ") + inflate_message(s)); };
+  auto run = [&](const uint8_t* p, uint64_t n) {
+    lossless::BitReader br{lossless::PtrSource{p}, n};
+    const InflateStatus s = lossless::inflate_raw(br, sink, ctx, tables);
+    if (s != InflateStatus::ok) bad(s);
+    br.align();
+    return br.consumed();
+  };
   const bool gzip = size >= 2 && d[0] == 0x1f && d[1] == 0x8b;
   const bool zlib = !gzip && size >= 2 && (d[0] & 0x0f) == 8 && (d[0] >> 4) <= 7 && (d[0] * 256 + d[1]) % 31 == 0;
   if (!gzip && !zlib) {
-    lossless::BitReader br{d, size};
-    const InflateStatus s = lossless::inflate_raw(br, sink);
-    if (s != InflateStatus::ok) bad(s);
+    run(d, size);
     return out;
   }
   if (zlib) {
     if (d[1] & 0x20) fail(ErrorCode::unsupported, "zlib stream with a preset dictionary");
-    lossless::BitReader br{d + 2, size - 2};
-    const InflateStatus s = lossless::inflate_raw(br, sink);
-    if (s != InflateStatus::ok) bad(s);
-    br.align();
-    const uint64_t at = 2 + br.pos - uint64_t(br.count / 8);
+    const uint64_t at = 2 + run(d + 2, size - 2);
     if (at + 4 > size) bad(InflateStatus::truncated);
     const uint32_t want = uint32_t(d[at]) << 24 | uint32_t(d[at + 1]) << 16 | uint32_t(d[at + 2]) << 8 | d[at + 3];
     if (want != lossless::adler32(out.data(), out.size())) bad(InflateStatus::bad_checksum);
@@ -107,80 +327,66 @@ std::vector<uint8_t> inflate_framed(const uint8_t* d, size_t size) {
     if (flg & 2) p += 2;  // FHCRC
     if (p > size) bad(InflateStatus::truncated);
     const size_t start = out.size();
-    lossless::BitReader br{d + p, size - p};
-    const InflateStatus s = lossless::inflate_raw(br, sink);
-    if (s != InflateStatus::ok) bad(s);
-    br.align();
-    const uint64_t end = p + br.pos - uint64_t(br.count / 8);
+    const uint64_t end = p + run(d + p, size - p);
     if (end + 8 > size) bad(InflateStatus::truncated);
-    auto le32 = [&](uint64_t q) { return uint32_t(d[q]) | uint32_t(d[q + 1]) << 8 | uint32_t(d[q + 2]) << 16 | uint32_t(d[q + 3]) << 24; };
-    if (le32(end) != lossless::crc32_update(0, out.data() + start, out.size() - start) ||
-        le32(end + 4) != uint32_t(out.size() - start))
+    if (load_u32_le(d + end) != crc32_of(out.data() + start, out.size() - start) ||
+        load_u32_le(d + end + 4) != uint32_t(out.size() - start))
       bad(InflateStatus::bad_checksum);
     at = end + 8;
   }
   return out;
 }
 
-#if HPCZ_HAS_ZLIB
-// gzip-framed Deflate through zlib (level 6).
-std::vector<uint8_t> gzip_deflate(const uint8_t* d, size_t size) {
-  z_stream z;
-  std::memset(&z, 0, sizeof z);
-  if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    fail(ErrorCode::invalid_argument, "zlib init failed");
-  std::vector<uint8_t> out;
-  size_t in_done = 0;
-  uint8_t buf[1 << 16];
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    if (z.avail_in == 0 && in_done < size) {  // zlib counts input in 32 bits: feed at most 1 GiB at a time
-      const size_t n = size - in_done < (size_t(1) << 30) ? size - in_done : (size_t(1) << 30);
-      z.next_in = const_cast<uint8_t*>(d + in_done);
-      z.avail_in = uInt(n);
-      in_done += n;
-    }
-    z.next_out = buf;
-    z.avail_out = sizeof buf;
-    rc = deflate(&z, in_done == size ? Z_FINISH : Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-      deflateEnd(&z);
-      fail(ErrorCode::invalid_argument, "zlib deflate failed");
-    }
-    out.insert(out.end(), buf, buf + (sizeof buf - z.avail_out));
+std::vector<uint8_t> inflate_any(const uint8_t* d, size_t size, const LosslessOptions& o) {
+  std::vector<ChunkRef> chunks;
+  uint64_t total = 0;
+  if (!index_gzip(d, size, chunks, total)) return inflate_serial(d, size);
+  std::vector<uint8_t> out(total);
+  decode_chunks(o, d, size, chunks, out.data(), out.size());
+  std::vector<int> crc_bad(chunks.size(), 0);
+#pragma omp parallel for schedule(dynamic, 16)
+  for (long long i = 0; i < (long long)chunks.size(); ++i) {
+    const ChunkRef& c = chunks[size_t(i)];
+    crc_bad[size_t(i)] = load_u32_le(d + c.in_offset + c.in_size) != crc32_of(out.data() + c.out_offset, c.out_capacity);
   }
-  deflateEnd(&z);
+  for (size_t i = 0; i < chunks.size(); ++i)
+    if (crc_bad[i]) fail(ErrorCode::corrupt_archive, "corrupt Deflate data: CRC-32 mismatch in gzip member " + std::to_string(i));
   return out;
 }
-#endif
 
 }  // namespace
 
 std::vector<uint8_t> lossless_compress(const uint8_t* data, size_t size, const LosslessOptions& o) {
   if (o.codec == LosslessCodec::deflate) {
 #if HPCZ_HAS_ZLIB
-    return gzip_deflate(data, size);
+    return gzip_compress(data, size, o);
 #else
     fail(ErrorCode::backend_unavailable, "this hpcz was built without zlib (Deflate)");
 #endif
   }
-  const lossless::IntType t = int_type(o);
-  const auto v = read_ints(data, size, t);
-  return o.codec == LosslessCodec::rle1 ? lossless::encode_rle1(v, t) : lossless::encode_rle2(v, t);
+  return rle_compress(data, size, o);
 }
 
 std::vector<uint8_t> lossless_decompress(const uint8_t* data, size_t size, const LosslessOptions& o) {
-  if (o.codec == LosslessCodec::deflate) return inflate_framed(data, size);
+  if (o.codec == LosslessCodec::deflate) return inflate_any(data, size, o);
+  if (is_container(data, size)) return rle_decompress_container(data, size, o);
+  // A raw ORC stream: no index, so serially, into a growing buffer.
   const lossless::IntType t = int_type(o);
   std::vector<uint8_t> out;
-  auto put = [&](int64_t v) {
-    for (int b = 0; b < t.bytes; ++b) out.push_back(uint8_t(uint64_t(v) >> (8 * b)));
-    return true;
-  };
-  const bool ok = o.codec == LosslessCodec::rle1 ? lossless::decode_rle1(data, size, t, put)
-                                                 : lossless::decode_rle2(data, size, t, put);
+  lossless::Reader r{lossless::PtrSource{data}, size};
+  lossless::IntSink sink{t, nullptr, 0, &out};
+  const bool ok = o.codec == LosslessCodec::rle1 ? lossless::decode_rle1(r, t, sink) : lossless::decode_rle2(r, t, sink);
   if (!ok) fail(ErrorCode::corrupt_archive, "corrupt or truncated ORC RLE stream (or a value outside the element type)");
   return out;
+}
+
+void lossless_decompress_batch(const LosslessOptions& o, const uint8_t* const* in, const uint64_t* in_sizes,
+                               uint8_t* const* out, const uint64_t* out_capacity, uint64_t* out_sizes,
+                               LosslessStatus* status, size_t n_chunks) {
+  if (o.codec != LosslessCodec::deflate) int_type(o);  // validates elem_bytes
+#pragma omp parallel for schedule(dynamic, 16)
+  for (long long i = 0; i < (long long)n_chunks; ++i)
+    status[i] = decode_chunk_cpu(o, in[i], in_sizes[i], out[i], out_capacity[i], out_sizes[i]);
 }
 
 }  // namespace hpcz

@@ -1,35 +1,59 @@
 // Apache ORC integer run-length encodings, version 1 and version 2 (orc.apache.org/docs/run-length.html),
 // for 8/16/32/64-bit integers, signed (zigzag) or unsigned.
 //
-// Decoders are __host__ __device__ and read through one bounds-checked reader: every byte comes from
-// Reader::byte(), which returns 0 and clears ok past the end, so a truncated or corrupt stream ends
-// in a clean error and never in a read outside the input (the single check libdeflate calls
-// SAFETY_CHECK). Encoders run on the CPU.
+// The decoders are __host__ __device__ templates, shared by the CPU and the GPU (one warp per chunk,
+// lossless/warp_decode.cuh; the contract is docs/LOSSLESS.md):
+//  * every byte comes through Reader::byte(), which returns 0 and clears ok past the end, so a
+//    truncated or corrupt stream ends in a clean error and never in a read outside the input (the
+//    single check libdeflate calls SAFETY_CHECK); bit-packed runs are bounds-checked once, whole;
+//  * values go to a sink in runs: values(n, f) writes f(0..n-1), where f is a pure function of the
+//    index, so a warp evaluates it with all lanes; put(v) writes one literal; prefix(n, first, d)
+//    writes a running sum (delta runs). The sink checks capacity and that values fit the type.
+// Encoders run on the CPU.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "common/hd.hpp"
 
 namespace hpcz::lossless {
 
-struct Reader {
+// A byte source read sequentially through operator() and, for bit-packed runs whose bounds are
+// checked beforehand, at random through at(). The CPU's is a plain pointer.
+struct PtrSource {
   const uint8_t* p;
+  HPCZ_HD uint32_t operator()(uint64_t i) { return p[i]; }
+  HPCZ_HD uint32_t at(uint64_t i) const { return p[i]; }
+};
+
+template <class Src>
+struct ReaderT {
+  Src src;
   uint64_t size, pos = 0;
   bool ok = true;
   HPCZ_HD uint32_t byte() {
     if (pos >= size) { ok = false; return 0; }
-    return p[pos++];
+    return src(pos++);
   }
   HPCZ_HD bool done() const { return pos >= size; }
+  // Takes n bytes at once (a bit-packed run): false if fewer are left. Returns where they start.
+  HPCZ_HD bool skip(uint64_t n, uint64_t& start) {
+    start = pos;
+    if (!ok || size - pos < n) { ok = false; return false; }
+    pos += n;
+    return true;
+  }
 };
+using Reader = ReaderT<PtrSource>;
 
 HPCZ_HD uint64_t zigzag64(int64_t v) { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
 HPCZ_HD int64_t unzigzag64(uint64_t z) { return int64_t((z >> 1) ^ (0 - (z & 1))); }
 
 // Base-128 varint, little-endian groups of 7 bits (at most 10 bytes for 64 bits).
-HPCZ_HD uint64_t read_varint(Reader& r) {
+template <class R>
+HPCZ_HD uint64_t read_varint(R& r) {
   uint64_t v = 0;
   for (int shift = 0; shift < 70; shift += 7) {
     const uint32_t b = r.byte();
@@ -53,36 +77,55 @@ struct IntType {
     return is_signed ? (v >= -(int64_t(1) << (bits - 1)) && v < (int64_t(1) << (bits - 1)))
                      : (uint64_t(v) <= mask());
   }
+  HPCZ_HD int64_t value_of(uint64_t raw) const { return is_signed ? unzigzag64(raw) : int64_t(raw); }
 };
+
+// The k-th w-bit field (1 <= w <= 64) of a big-endian bit-packed run starting at byte `start`; the
+// caller has checked that the run's ceil(n*w/8) bytes exist.
+template <class Src>
+HPCZ_HD uint64_t unpack_be(const Src& s, uint64_t start, int w, uint64_t k) {
+  const uint64_t bit = k * uint64_t(w);
+  const uint64_t first = start + (bit >> 3);
+  const int off = int(bit & 7);               // bits of the first byte that belong to earlier fields
+  const int nbytes = (off + w + 7) >> 3;      // 1..9
+  uint64_t hi = 0;                            // up to the first 8 bytes, big-endian
+  const int n8 = nbytes < 8 ? nbytes : 8;
+  for (int i = 0; i < n8; ++i) hi = hi << 8 | s.at(first + uint64_t(i));
+  const int have = 8 * n8;                    // bits in hi
+  uint64_t v;
+  if (nbytes <= 8) {
+    v = hi >> (have - off - w);
+  } else {                                    // w > 56 with off > 0: 9 bytes
+    const uint32_t last = s.at(first + 8);
+    v = (hi << off) | (uint64_t(last) >> (8 - off));
+    v >>= 64 - w;
+  }
+  return w == 64 ? v : v & ((uint64_t(1) << w) - 1);
+}
 
 // ---- RLE v1 ----------------------------------------------------------------------------------
 // Runs: header 0x00..0x7f = length - 3 (3..130), a delta byte (-128..127), the first value as varint.
 // Literals: header 0x80..0xff = -(count) (1..128), then count varints. Signed values are zigzag varints.
-// emit(int64 value) per value; returns false on a corrupt or truncated stream (or a value that does
-// not fit the type), stopping at once.
-template <class Emit>
-HPCZ_HD bool decode_rle1(const uint8_t* src, uint64_t size, IntType t, Emit&& emit) {
-  Reader r{src, size};
+// Returns false on a corrupt or truncated stream, or when the sink refuses (it says why).
+template <class R, class Sink>
+HPCZ_HD bool decode_rle1(R& r, IntType t, Sink& out) {
   while (!r.done()) {
     const uint32_t h = r.byte();
     if (h < 0x80) {
       const int64_t delta = int8_t(uint8_t(r.byte()));
       const uint64_t raw = read_varint(r);
       if (!r.ok) return false;
-      int64_t v = t.is_signed ? unzigzag64(raw) : int64_t(raw);
-      for (uint32_t k = 0; k < h + 3; ++k) {
-        if (!t.fits(v) || !emit(v)) return false;
-        v = int64_t(uint64_t(v) + uint64_t(delta));
-      }
+      const uint64_t v = uint64_t(t.value_of(raw));
+      // v + k * delta, wrapping like the running sum it stands for
+      if (!out.values(h + 3, [=](uint32_t k) { return int64_t(v + uint64_t(k) * uint64_t(delta)); })) return false;
     } else {
       for (uint32_t k = 0; k < 256 - h; ++k) {
         const uint64_t raw = read_varint(r);
-        const int64_t v = t.is_signed ? unzigzag64(raw) : int64_t(raw);
-        if (!r.ok || !t.fits(v) || !emit(v)) return false;
+        if (!r.ok || !out.put(t.value_of(raw))) return false;
       }
     }
   }
-  return r.ok;
+  return r.ok && out.finish();
 }
 
 // ---- RLE v2 ----------------------------------------------------------------------------------
@@ -123,33 +166,11 @@ HPCZ_HD uint32_t encode_width(int w) {  // w from closest_width
   }
 }
 
-// Big-endian bit unpacking: count values of w bits, most significant bit first, padded to a byte.
-template <class Put>
-HPCZ_HD void unpack_bits(Reader& r, int w, uint32_t count, Put&& put) {
-  uint64_t acc = 0;
-  int have = 0;
-  for (uint32_t k = 0; k < count; ++k) {
-    uint64_t v = 0;
-    int need = w;
-    while (need > 0) {
-      if (have == 0) { acc = r.byte(); have = 8; }
-      const int take = need < have ? need : have;
-      v = (v << take) | ((acc >> (have - take)) & ((1u << take) - 1));
-      have -= take;
-      need -= take;
-    }
-    put(k, v);
-  }
-}
-
 constexpr uint32_t kRle2MaxRun = 512;
+constexpr int kMaxPatches = 31;  // the patch list length is a 5-bit field
 
-template <class Emit>
-HPCZ_HD bool decode_rle2(const uint8_t* src, uint64_t size, IntType t, Emit&& emit) {
-  Reader r{src, size};
-  int64_t vals[kRle2MaxRun];
-  auto out = [&](int64_t v) { return t.fits(v) && emit(v); };
-  auto value_of = [&](uint64_t raw) { return t.is_signed ? unzigzag64(raw) : int64_t(raw); };
+template <class R, class Sink>
+HPCZ_HD bool decode_rle2(R& r, IntType t, Sink& out) {
   while (!r.done()) {
     const uint32_t h0 = r.byte();
     const uint32_t kind = h0 >> 6;
@@ -159,18 +180,18 @@ HPCZ_HD bool decode_rle2(const uint8_t* src, uint64_t size, IntType t, Emit&& em
       uint64_t raw = 0;
       for (int b = 0; b < width; ++b) raw = raw << 8 | r.byte();
       if (!r.ok) return false;
-      for (uint32_t k = 0; k < count; ++k)
-        if (!out(value_of(raw))) return false;
+      const int64_t v = t.value_of(raw);
+      if (!out.values(count, [=](uint32_t) { return v; })) return false;
       continue;
     }
     const uint32_t h1 = r.byte();
     const uint32_t len = ((h0 & 1) << 8 | h1) + 1;
     const int w = decode_width((h0 >> 1) & 31, kind == 3);
+    uint64_t at = 0;
     if (kind == 1) {  // direct
-      unpack_bits(r, w, len, [&](uint32_t k, uint64_t v) { vals[k] = value_of(v); });
-      if (!r.ok) return false;
-      for (uint32_t k = 0; k < len; ++k)
-        if (!out(vals[k])) return false;
+      if (!r.skip((uint64_t(len) * uint64_t(w) + 7) / 8, at)) return false;
+      const auto& src = r.src;
+      if (!out.values(len, [&](uint32_t k) { return t.value_of(unpack_be(src, at, w, k)); })) return false;
     } else if (kind == 2) {  // patched base
       const uint32_t h2 = r.byte(), h3 = r.byte();
       const int bw = int((h2 >> 5) & 7) + 1, pw = decode_width(h2 & 31, false);
@@ -180,49 +201,90 @@ HPCZ_HD bool decode_rle2(const uint8_t* src, uint64_t size, IntType t, Emit&& em
       uint64_t braw = 0;
       for (int b = 0; b < bw; ++b) braw = braw << 8 | r.byte();
       const uint64_t sign = uint64_t(1) << (8 * bw - 1);
-      const int64_t base = (braw & sign) ? -int64_t(braw & ~sign) : int64_t(braw);
-      uint64_t data[kRle2MaxRun];
-      unpack_bits(r, w, len, [&](uint32_t k, uint64_t v) { data[k] = v; });
+      const uint64_t base = (braw & sign) ? uint64_t(0) - (braw & ~sign) : braw;
+      uint64_t plist = 0;
+      if (!r.skip((uint64_t(len) * uint64_t(w) + 7) / 8, at)) return false;
       const int cfb = closest_width(pgw + pw);
-      uint32_t at = 0;  // index the next patch applies to
-      bool bad = false;
-      unpack_bits(r, cfb, pll, [&](uint32_t, uint64_t e) {
-        const uint64_t gap = pw == 64 ? 0 : e >> pw, patch = pw == 64 ? e : e & ((uint64_t(1) << pw) - 1);
-        at += uint32_t(gap);
-        if (patch == 0) return;  // a filler entry: only its gap counts (gaps over 255)
-        if (at >= len || w + 0 >= 64) { bad = true; return; }
-        data[at] |= patch << w;
-      });
-      if (!r.ok || bad) return false;
-      for (uint32_t k = 0; k < len; ++k)
-        if (!out(int64_t(uint64_t(base) + data[k]))) return false;
+      if (!r.skip((uint64_t(pll) * uint64_t(cfb) + 7) / 8, plist)) return false;
+      // The patch list, read once: (index, high bits) of each nonzero patch.
+      uint32_t pidx[kMaxPatches];
+      uint64_t pval[kMaxPatches];
+      int np = 0;
+      uint32_t pos = 0;
+      const auto& src = r.src;
+      for (uint32_t e = 0; e < pll; ++e) {
+        const uint64_t ent = unpack_be(src, plist, cfb, e);
+        const uint64_t gap = pw == 64 ? 0 : ent >> pw, patch = pw == 64 ? ent : ent & ((uint64_t(1) << pw) - 1);
+        pos += uint32_t(gap);
+        if (patch == 0) continue;  // a filler entry: only its gap counts (gaps over 255)
+        if (pos >= len || w >= 64) return false;
+        pidx[np] = pos;
+        pval[np++] = patch << w;
+      }
+      if (!out.values(len, [&](uint32_t k) {
+            uint64_t d = unpack_be(src, at, w, k);
+            for (int j = 0; j < np; ++j) d |= pidx[j] == k ? pval[j] : 0;
+            return int64_t(base + d);
+          }))
+        return false;
     } else {  // delta
-      const uint64_t braw = read_varint(r);
-      const int64_t base = value_of(braw);
+      const int64_t base = t.value_of(read_varint(r));
       const int64_t db = unzigzag64(read_varint(r));
       if (!r.ok) return false;
-      int64_t v = base;
-      if (!out(v)) return false;
-      if (len >= 2) {
-        v = int64_t(uint64_t(v) + uint64_t(db));
-        if (!out(v)) return false;
-      }
-      if (w == 0) {
-        for (uint32_t k = 2; k < len; ++k) {
-          v = int64_t(uint64_t(v) + uint64_t(db));
-          if (!out(v)) return false;
-        }
-      } else if (len > 2) {
-        unpack_bits(r, w, len - 2, [&](uint32_t k, uint64_t d) { vals[k] = int64_t(d); });
-        if (!r.ok) return false;
-        for (uint32_t k = 0; k + 2 < len; ++k) {
-          v = db < 0 ? int64_t(uint64_t(v) - uint64_t(vals[k])) : int64_t(uint64_t(v) + uint64_t(vals[k]));
-          if (!out(v)) return false;
-        }
+      if (w == 0 || len <= 2) {  // a fixed delta (or nothing packed)
+        if (!out.values(len, [=](uint32_t k) { return int64_t(uint64_t(base) + uint64_t(k) * uint64_t(db)); }))
+          return false;
+      } else {
+        if (!r.skip((uint64_t(len - 2) * uint64_t(w) + 7) / 8, at)) return false;
+        const auto& src = r.src;
+        // v_0 = base, v_1 = base + db, then steps of the packed magnitudes in db's direction.
+        if (!out.prefix(len, base, [&](uint32_t k) {
+              if (k == 1) return uint64_t(db);
+              const uint64_t m = unpack_be(src, at, w, k - 2);
+              return db < 0 ? uint64_t(0) - m : m;
+            }))
+          return false;
       }
     }
   }
-  return r.ok;
+  return r.ok && out.finish();
+}
+
+// ---- CPU sinks ---------------------------------------------------------------------------------
+// Calls emit(int64) per value (false stops); checks that values fit the type.
+template <class Emit>
+struct EmitSink {
+  IntType t;
+  Emit& emit;
+  template <class F> bool values(uint32_t n, F&& f) {
+    for (uint32_t k = 0; k < n; ++k)
+      if (!put(f(k))) return false;
+    return true;
+  }
+  bool put(int64_t v) { return t.fits(v) && emit(v); }
+  template <class D> bool prefix(uint32_t n, int64_t first, D&& d) {
+    uint64_t v = uint64_t(first);
+    for (uint32_t k = 0; k < n; ++k) {
+      if (k) v += d(k);
+      if (!put(int64_t(v))) return false;
+    }
+    return true;
+  }
+  bool finish() { return true; }
+};
+
+// The compatibility entry points: a whole stream, one emit per value.
+template <class Emit>
+bool decode_rle1(const uint8_t* src, uint64_t size, IntType t, Emit&& emit) {
+  Reader r{PtrSource{src}, size};
+  EmitSink<std::remove_reference_t<Emit>> s{t, emit};
+  return decode_rle1(r, t, s);
+}
+template <class Emit>
+bool decode_rle2(const uint8_t* src, uint64_t size, IntType t, Emit&& emit) {
+  Reader r{PtrSource{src}, size};
+  EmitSink<std::remove_reference_t<Emit>> s{t, emit};
+  return decode_rle2(r, t, s);
 }
 
 // ---- encoders (CPU) ----------------------------------------------------------------------------

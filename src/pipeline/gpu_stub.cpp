@@ -19,3 +19,21 @@ void decompress_gpu_host(const uint8_t*, const ArchiveInfo&, void*) { none(); }
 std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>&, uint32_t, double*) { none(); }
 }  // namespace pipeline
 }  // namespace hpcz
+
+// The lossless GPU path (lossless_cuda.cu).
+#include "lossless/lossless_internal.hpp"
+namespace hpcz {
+size_t lossless_decompress_batch_workspace_size(const LosslessOptions&, size_t) {
+  throw Error(ErrorCode::backend_unavailable, "this hpcz was built without CUDA");
+}
+void lossless_decompress_batch_device(const LosslessOptions&, const uint8_t* const*, const uint64_t*, uint8_t* const*,
+                                      const uint64_t*, uint64_t*, LosslessStatus*, size_t, void*, size_t, void*) {
+  throw Error(ErrorCode::backend_unavailable, "this hpcz was built without CUDA");
+}
+namespace lossless {
+void decode_chunks_gpu(const LosslessOptions&, const uint8_t*, uint64_t, const std::vector<ChunkRef>&, uint8_t*, uint64_t,
+                       std::vector<uint64_t>&, std::vector<LosslessStatus>&) {
+  throw Error(ErrorCode::backend_unavailable, "this hpcz was built without CUDA");
+}
+}  // namespace lossless
+}  // namespace hpcz

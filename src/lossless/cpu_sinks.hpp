@@ -1,0 +1,92 @@
+// Output sinks of the shared decoders (orc_rle.hpp, inflate.hpp) on the CPU: a caller-sized buffer
+// (the batched API, byte for byte what the GPU sinks write) and a growing vector (a whole stream of
+// unknown decoded size).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "lossless/inflate.hpp"
+#include "lossless/orc_rle.hpp"
+
+namespace hpcz::lossless {
+
+enum class SinkError { none, overflow, bad_value };
+
+// Integers as little-endian elements of t.bytes. Capacity in elements; grows instead when v is set.
+struct IntSink {
+  IntType t;
+  uint8_t* out;
+  uint64_t cap;  // elements
+  std::vector<uint8_t>* v = nullptr;
+  uint64_t n = 0;
+  SinkError err = SinkError::none;
+
+  bool put(int64_t x) {
+    if (!t.fits(x)) { err = SinkError::bad_value; return false; }
+    if (v) {
+      for (int b = 0; b < t.bytes; ++b) v->push_back(uint8_t(uint64_t(x) >> (8 * b)));
+    } else {
+      if (n >= cap) { err = SinkError::overflow; return false; }
+      for (int b = 0; b < t.bytes; ++b) out[n * t.bytes + b] = uint8_t(uint64_t(x) >> (8 * b));
+    }
+    ++n;
+    return true;
+  }
+  // Capacity first, then the values: the order the GPU sink checks in.
+  template <class F> bool values(uint32_t count, F&& f) {
+    if (!v && count > cap - n) { err = SinkError::overflow; return false; }
+    for (uint32_t k = 0; k < count; ++k)
+      if (!t.fits(f(k))) { err = SinkError::bad_value; return false; }
+    for (uint32_t k = 0; k < count; ++k) put(f(k));
+    return true;
+  }
+  template <class D> bool prefix(uint32_t count, int64_t first, D&& d) {
+    if (!v && count > cap - n) { err = SinkError::overflow; return false; }
+    uint64_t x = uint64_t(first);
+    for (uint32_t k = 0; k < count; ++k) {
+      if (k) x += d(k);
+      if (!t.fits(int64_t(x))) { err = SinkError::bad_value; return false; }
+    }
+    x = uint64_t(first);
+    for (uint32_t k = 0; k < count; ++k) {
+      if (k) x += d(k);
+      put(int64_t(x));
+    }
+    return true;
+  }
+  bool finish() { return true; }
+};
+
+// Bytes; capacity in bytes, or a growing vector.
+struct ByteSink {
+  uint8_t* out;
+  uint64_t cap;
+  std::vector<uint8_t>* v = nullptr;
+  uint64_t n = 0;
+
+  bool put(uint8_t b) {
+    if (v) {
+      v->push_back(b);
+    } else {
+      if (n >= cap) return false;
+      out[n] = b;
+    }
+    ++n;
+    return true;
+  }
+  InflateStatus copy(uint32_t dist, uint32_t len) {
+    if (dist == 0 || dist > n) return InflateStatus::bad_distance;
+    if (v) {
+      const size_t from = v->size() - dist;
+      for (uint32_t k = 0; k < len; ++k) v->push_back((*v)[from + k]);
+    } else {
+      if (len > cap - n) return InflateStatus::output_full;
+      for (uint32_t k = 0; k < len; ++k) out[n + k] = out[n - dist + k];
+    }
+    n += len;
+    return InflateStatus::ok;
+  }
+  void flush() {}
+};
+
+}  // namespace hpcz::lossless

@@ -1,0 +1,21 @@
+// Glue between the lossless API (lossless.cpp) and its GPU part (lossless_cuda.cu, or the stub).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "hpcz/hpcz.hpp"
+
+namespace hpcz::lossless {
+
+// One chunk of a host blob: its input bytes and where its output goes in the output buffer.
+struct ChunkRef {
+  uint64_t in_offset, in_size, out_offset, out_capacity;
+};
+
+// Decodes the chunks of `blob` into `out` on the GPU (copies in, one batched launch, copies back).
+// sizes[i] and status[i] as in lossless_decompress_batch.
+void decode_chunks_gpu(const LosslessOptions& opt, const uint8_t* blob, uint64_t blob_size,
+                       const std::vector<ChunkRef>& chunks, uint8_t* out, uint64_t out_size,
+                       std::vector<uint64_t>& sizes, std::vector<LosslessStatus>& status);
+
+}  // namespace hpcz::lossless

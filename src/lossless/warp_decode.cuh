@@ -1,0 +1,213 @@
+// The warp-per-chunk decoding framework (CODAG, Park et al.): one warp decodes one chunk, all 32 lanes
+// running the same serial decoder (orc_rle.hpp, inflate.hpp) on the same state, so nothing is
+// broadcast and no lane waits on a leader; the lanes split only the work that is naturally parallel.
+// Three pieces, the contract of docs/LOSSLESS.md:
+//  * WarpSource: the input, through a per-warp ring of two 128-byte lines in shared memory, refilled
+//    by all lanes at once (one coalesced line per load instruction) when the decoder reads past it;
+//    bit-packed runs, whose bounds are checked first, are read at random with at().
+//  * WarpIntSink / WarpByteSink: the output. A run of n values is written by all lanes (lane l takes
+//    values l, l + 32, ...); single values (RLE literals, Deflate literals) collect one per lane and go
+//    out as one coalesced store per 32; a back-reference is copied by all lanes, each byte read from
+//    the already-written output (modulo the distance when the copy overlaps itself).
+//  * WarpCtx: who writes shared tables (lane 0) and the warp barrier (__syncwarp, which also orders
+//    the lanes' global-memory writes, so a copy sees the literals other lanes stored).
+// Every lane holds the same decoder state, so every branch on it is warp-uniform and the collective
+// operations inside the sinks and the source are reached by all lanes together.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "hpcz/hpcz.hpp"
+#include "lossless/cpu_sinks.hpp"  // SinkError
+#include "lossless/inflate.hpp"
+#include "lossless/orc_rle.hpp"
+
+namespace hpcz::lossless::cuda {
+
+constexpr int kWarpsPerBlock = 4;
+constexpr uint32_t kFull = 0xffffffffu;
+constexpr uint32_t kRingBytes = 256;  // two 128-byte lines
+
+__device__ __forceinline__ uint32_t lane_id() { return threadIdx.x & 31; }
+
+struct WarpSource {
+  const uint8_t* p;
+  uint64_t size;
+  uint8_t* ring;     // kRingBytes of this warp's shared memory
+  uint64_t end = 0;  // the ring holds input bytes [end - kRingBytes, end)
+  __device__ uint32_t operator()(uint64_t i) {
+    if (i >= end) refill(i);
+    return ring[i & (kRingBytes - 1)];
+  }
+  __device__ uint32_t at(uint64_t i) const { return __ldg(p + i); }
+  __device__ void refill(uint64_t i) {
+    const uint64_t line = i & ~uint64_t(127);
+    __syncwarp();  // every lane is done reading the old lines
+    for (uint32_t k = lane_id(); k < kRingBytes; k += 32) {
+      const uint64_t j = line + k;
+      ring[j & (kRingBytes - 1)] = j < size ? __ldg(p + j) : 0;
+    }
+    end = line + kRingBytes;
+    __syncwarp();
+  }
+};
+
+struct WarpCtx {
+  __device__ bool leader() const { return lane_id() == 0; }
+  __device__ void sync() const { __syncwarp(); }
+  template <class F> __device__ void for_lanes(uint32_t n, F&& f) const {
+    for (uint32_t i = lane_id(); i < n; i += 32) f(i);
+  }
+};
+
+struct WarpIntSink {
+  IntType t;
+  uint8_t* out;
+  uint64_t cap;  // elements
+  bool aligned;  // out is aligned to the element size: typed stores
+  uint64_t n = 0;
+  SinkError err = SinkError::none;
+  int64_t mine = 0;      // literal k of the pending group, in lane k
+  uint32_t pending = 0;
+
+  __device__ void store(uint64_t i, int64_t x) {
+    const uint64_t u = uint64_t(x);
+    if (aligned) {
+      switch (t.bytes) {
+        case 1: out[i] = uint8_t(u); break;
+        case 2: reinterpret_cast<uint16_t*>(out)[i] = uint16_t(u); break;
+        case 4: reinterpret_cast<uint32_t*>(out)[i] = uint32_t(u); break;
+        default: reinterpret_cast<uint64_t*>(out)[i] = u; break;
+      }
+    } else {
+      for (int b = 0; b < t.bytes; ++b) out[i * t.bytes + b] = uint8_t(u >> (8 * b));
+    }
+  }
+  __device__ bool finish() {
+    if (pending) {
+      if (lane_id() < pending) store(n + lane_id(), mine);
+      n += pending;
+      pending = 0;
+    }
+    return true;
+  }
+  __device__ bool put(int64_t x) {  // checks in the CPU sink's order: the type, then the capacity
+    if (!t.fits(x)) { err = SinkError::bad_value; return false; }
+    if (n + pending >= cap) { err = SinkError::overflow; return false; }
+    if (lane_id() == pending) mine = x;
+    if (++pending == 32) finish();
+    return true;
+  }
+  template <class F> __device__ bool values(uint32_t count, F&& f) {
+    finish();
+    if (count > cap - n) { err = SinkError::overflow; return false; }
+    bool ok = true;
+    for (uint32_t k = lane_id(); k < count; k += 32) {
+      const int64_t x = f(k);
+      ok &= t.fits(x);
+      store(n + k, x);  // on failure the chunk is rejected, so what was stored does not matter
+    }
+    if (!__all_sync(kFull, ok)) { err = SinkError::bad_value; return false; }
+    n += count;
+    return true;
+  }
+  // v_0 = first, v_k = v_{k-1} + d(k): each lane sums a contiguous segment, a warp scan joins them.
+  template <class D> __device__ bool prefix(uint32_t count, int64_t first, D&& d) {
+    finish();
+    if (count > cap - n) { err = SinkError::overflow; return false; }
+    const uint32_t seg = (count + 31) / 32, k0 = lane_id() * seg, k1 = min(count, k0 + seg);
+    uint64_t local = 0;
+    for (uint32_t k = k0; k < k1; ++k)
+      if (k) local += d(k);
+    uint64_t incl = local;
+    for (int o = 1; o < 32; o <<= 1) {
+      const uint64_t y = __shfl_up_sync(kFull, incl, o);
+      if (int(lane_id()) >= o) incl += y;
+    }
+    uint64_t v = uint64_t(first) + (incl - local);
+    bool ok = true;
+    for (uint32_t k = k0; k < k1; ++k) {
+      if (k) v += d(k);
+      ok &= t.fits(int64_t(v));
+      store(n + k, int64_t(v));
+    }
+    if (!__all_sync(kFull, ok)) { err = SinkError::bad_value; return false; }
+    n += count;
+    return true;
+  }
+};
+
+struct WarpByteSink {
+  uint8_t* out;
+  uint64_t cap;
+  uint64_t n = 0;
+  uint32_t mine = 0;  // literal k of the pending group, in lane k
+  uint32_t pending = 0;
+
+  __device__ void flush() {
+    if (pending) {
+      if (lane_id() < pending) out[n + lane_id()] = uint8_t(mine);
+      n += pending;
+      pending = 0;
+    }
+  }
+  __device__ bool put(uint8_t b) {
+    if (n + pending >= cap) return false;
+    if (lane_id() == pending) mine = b;
+    if (++pending == 32) flush();
+    return true;
+  }
+  __device__ InflateStatus copy(uint32_t dist, uint32_t len) {
+    flush();
+    if (dist == 0 || dist > n) return InflateStatus::bad_distance;
+    if (len > cap - n) return InflateStatus::output_full;
+    __syncwarp();  // the bytes other lanes stored are visible
+    const uint8_t* from = out + (n - dist);
+    if (dist >= len) {
+      for (uint32_t k = lane_id(); k < len; k += 32) out[n + k] = from[k];
+    } else {  // the copy overlaps itself: byte k repeats byte k mod dist of the window
+      for (uint32_t k = lane_id(); k < len; k += 32) out[n + k] = from[k % dist];
+    }
+    n += len;
+    __syncwarp();
+    return InflateStatus::ok;
+  }
+};
+
+// One warp per chunk, kWarpsPerBlock chunks per block.
+template <int kCodec>  // 0 rle1, 1 rle2, 2 deflate
+__global__ void __launch_bounds__(32 * kWarpsPerBlock)
+    batch_kernel(IntType t, const uint8_t* const* in, const uint64_t* in_sizes, uint8_t* const* out,
+                 const uint64_t* caps, uint64_t* out_sizes, LosslessStatus* status, uint64_t n_chunks) {
+  __shared__ __align__(16) uint8_t rings[kWarpsPerBlock][kRingBytes];
+  const uint32_t w = threadIdx.x >> 5;
+  const uint64_t c = uint64_t(blockIdx.x) * kWarpsPerBlock + w;
+  if (c >= n_chunks) return;
+  WarpSource src{in[c], in_sizes[c], rings[w]};
+  LosslessStatus st = LosslessStatus::ok;
+  uint64_t produced = 0;
+  if constexpr (kCodec == 2) {
+    __shared__ InflateTables tables[kWarpsPerBlock];
+    BitReaderT<WarpSource> br{src, in_sizes[c]};
+    WarpByteSink sink{out[c], caps[c]};
+    WarpCtx ctx;
+    const InflateStatus s = inflate_raw(br, sink, ctx, tables[w]);
+    sink.flush();
+    st = s == InflateStatus::ok ? LosslessStatus::ok
+         : s == InflateStatus::output_full ? LosslessStatus::output_overflow : LosslessStatus::corrupt;
+    produced = sink.n;
+  } else {
+    ReaderT<WarpSource> r{src, in_sizes[c]};
+    const bool aligned = (reinterpret_cast<uintptr_t>(out[c]) % uint32_t(t.bytes)) == 0;
+    WarpIntSink sink{t, out[c], caps[c] / uint64_t(t.bytes), aligned};
+    const bool ok = kCodec == 0 ? decode_rle1(r, t, sink) : decode_rle2(r, t, sink);
+    st = ok ? LosslessStatus::ok
+         : sink.err == SinkError::overflow ? LosslessStatus::output_overflow : LosslessStatus::corrupt;
+    produced = sink.n * uint64_t(t.bytes);
+  }
+  if (lane_id() == 0) {
+    status[c] = st;
+    out_sizes[c] = st == LosslessStatus::ok ? produced : 0;
+  }
+}
+
+}  // namespace hpcz::lossless::cuda
