@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call: build, GPU tests, compute-sanitizer, CPU/GPU byte identity, benchmark.
 # usage (on the GPU machine, repo root, shared fields staged in .data/):
-#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,bench-fast,bench-ratio,nsys
+#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,bench-fast,bench-ratio,lossless,nsys
+# lossless also runs bench/compare/ (nvCOMP, libdeflate) when bench/ext/ was carried.
 set -u
 out=${1:-${OUT:-/tmp/hpcz_out}}
 stages=${2:-build,tests,sanitize,bench-fast,bench-ratio}
@@ -27,6 +28,31 @@ if has sanitize; then
   echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/sanitizer.log" | tail -3
   timeout 90 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/hpcz_tests adv_lengths golden_ >"$out/racecheck.log" 2>&1
   echo "racecheck rc=$?"; grep -E "ERROR SUMMARY|RACE" "$out/racecheck.log" | tail -3
+fi
+if has lossless; then
+  echo "== lossless: GPU == CPU on valid and damaged chunks, sanitizers, bench =="
+  timeout 150 build-gpu/tests/hpcz_tests unit_lossless roundtrip_lossless unit_orc unit_inflate >"$out/lossless-tests.log" 2>&1
+  echo "lossless tests rc=$?"; grep -E "GPU ==|passed|FAIL|mismatch" "$out/lossless-tests.log" | head -12
+  HPCZ_LOSSLESS_CORPUS=20000 timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests \
+    roundtrip_lossless >"$out/lossless-memcheck.log" 2>&1
+  echo "lossless memcheck rc=$?"; grep -E "ERROR SUMMARY|GPU ==" "$out/lossless-memcheck.log" | tail -2
+  HPCZ_LOSSLESS_CORPUS=20000 timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/hpcz_tests \
+    roundtrip_lossless >"$out/lossless-racecheck.log" 2>&1
+  echo "lossless racecheck rc=$?"; grep -E "ERROR SUMMARY|RACE|GPU ==" "$out/lossless-racecheck.log" | tail -3
+  rm -rf /tmp/lldump
+  timeout 240 build-gpu/hpcz bench --mode lossless --data .data --size-mib 512 --reps 10 --dump /tmp/lldump \
+    --out "$out/bench-lossless.md" >"$out/bench-lossless.log" 2>&1
+  echo "bench lossless rc=$?"; cat "$out/bench-lossless.md" 2>/dev/null || tail -20 "$out/bench-lossless.log"
+  if [ -d bench/ext ]; then
+    echo "== the same Deflate chunks: nvCOMP (GPU) and libdeflate (all cores) =="
+    bash bench/compare/build.sh >"$out/compare-build.log" 2>&1 || tail -5 "$out/compare-build.log"
+    for d in /tmp/lldump/*/; do
+      k=$(( (512 * 1048576 + $(stat -c %s "$d/expected.bin") - 1) / $(stat -c %s "$d/expected.bin") ))
+      echo "# $(basename "$d") (replicated ${k}x)"
+      timeout 60 bench/ext/bin/nvcomp_deflate_bench "$d" --replicate "$k" 2>&1 | tail -2
+      timeout 60 bench/ext/bin/libdeflate_bench "$d" --replicate "$k" 2>&1 | tail -2
+    done | tee "$out/compare.txt"
+  fi
 fi
 for mode in ratio fast; do
   has bench-$mode || continue

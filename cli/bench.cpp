@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "cli_util.hpp"
 #if HPCZ_HAS_CUDA
 #include <cuda_runtime.h>
@@ -24,28 +25,6 @@
 
 namespace hpcz::cli {
 namespace {
-
-struct Field {
-  std::string name, path;
-  DType dtype;
-  std::vector<uint64_t> dims;
-};
-
-std::vector<Field> find_fields(const std::string& dir, const std::string& filter) {
-  std::vector<Field> out;
-  DIR* d = opendir(dir.c_str());
-  if (!d) throw InputError("cannot open data folder '" + dir + "'");
-  std::regex re(R"(^(.*)_([0-9x]+)_(f32|f64)\.bin$)");
-  while (dirent* e = readdir(d)) {
-    std::smatch m;
-    std::string n = e->d_name;
-    if (!std::regex_match(n, m, re) || n.find(filter) == std::string::npos) continue;
-    out.push_back({m[1].str(), dir + "/" + n, parse_dtype(m[3].str()), parse_dims(m[2].str())});
-  }
-  closedir(d);
-  std::sort(out.begin(), out.end(), [](const Field& a, const Field& b) { return a.name < b.name; });
-  return out;
-}
 
 struct Bound {
   BoundMode mode;
@@ -67,11 +46,6 @@ std::vector<Bound> parse_bounds(const std::string& s) {
   return b;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
-}
-
 // Strict check: every finite, non-fill value within eb_abs (in double), everything else bit-exact.
 template <class T>
 double max_err_over_bound(const T* x, const T* y, uint64_t n, double eb, uint64_t& violations) {
@@ -89,21 +63,13 @@ double max_err_over_bound(const T* x, const T* y, uint64_t n, double eb, uint64_
   return worst;
 }
 
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
-#if HPCZ_HAS_CUDA
-void ck(cudaError_t e, const char* w) {
-  if (e != cudaSuccess) throw Error(ErrorCode::cuda, std::string(w) + ": " + cudaGetErrorString(e));
-}
-#endif
-
 }  // namespace
 
+int bench_lossless_main(const std::vector<std::string>& args);
+
 int bench_main(const std::vector<std::string>& args) {
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--mode" && args[i + 1] == "lossless") return bench_lossless_main(args);
   std::string data_dir = "../shared/data", filter, out_path, device = gpu_available() ? "gpu" : "cpu";
   std::string bounds_s = "rel:1e-2,rel:1e-3,rel:1e-4", mode = "fast";
   double size_mib = -1;
@@ -125,7 +91,7 @@ int bench_main(const std::vector<std::string>& args) {
   }
   if (device != "gpu" && device != "cpu") throw UsageError("--device must be gpu or cpu");
   if (reps < 1) throw UsageError("--reps must be >= 1");
-  if (mode != "fast" && mode != "ratio") throw UsageError("--mode must be fast or ratio");
+  if (mode != "fast" && mode != "ratio") throw UsageError("--mode must be fast, ratio or lossless");
   const Codec codec = mode == "ratio" ? Codec::ratio : Codec::fast;
   const bool gpu = device == "gpu";
   if (gpu && !gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU for bench");
@@ -150,24 +116,7 @@ int bench_main(const std::vector<std::string>& args) {
     ck(cudaStreamCreate(&s), "stream");
     ck(cudaEventCreate(&e0), "event");
     ck(cudaEventCreate(&e1), "event");
-    size_t bytes = size_t(size_mib * (1 << 20));
-    void *a, *b;
-    ck(cudaMalloc(&a, bytes), "malloc");
-    ck(cudaMalloc(&b, bytes), "malloc");
-    ck(cudaMemset(a, 1, bytes), "memset");
-    std::vector<double> t;
-    for (int r = 0; r < reps + 2; ++r) {
-      cudaEventRecord(e0, s);
-      cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s);
-      cudaEventRecord(e1, s);
-      ck(cudaEventSynchronize(e1), "copy");
-      float ms;
-      cudaEventElapsedTime(&ms, e0, e1);
-      if (r >= 2) t.push_back(ms / 1e3);
-    }
-    copy_bw = 2.0 * double(bytes) / median(t);
-    cudaFree(a);
-    cudaFree(b);
+    copy_bw = copy_bandwidth(size_t(size_mib * (1 << 20)), reps, s);
     emit("device-to-device copy: " + fmt("%.1f", copy_bw / 2e9) + " GB/s copied = " + fmt("%.1f", copy_bw / 1e9) +
          " GB/s read+write (the roofline below)\n\n");
   }

@@ -25,6 +25,7 @@ static const char* kUsageText =
     "  hpcz bench [--data DIR] [--size-mib N] [--reps N] [--bounds rel:1e-2,abs:0.1,...] [--device gpu|cpu]\n"
     "             [--fields SUBSTR] [--out FILE] [--mode fast|ratio]\n"
     "  hpcz lossless compress|decompress --codec rle1|rle2|deflate -i IN -o OUT [--elem 1|2|4|8] [--signed]\n"
+    "                [--device auto|gpu|cpu] [--chunk-kib K]\n"
     "DIMS: slowest to fastest, e.g. 100x500x500 (numpy shape order); rank 1 to 4.\n"
     "exit: 0 success, 1 usage error, 2 bad input (unreadable, truncated or corrupt), 3 runtime failure.\n";
 
@@ -284,13 +285,16 @@ int cmd_info(const std::vector<std::string>& args) {
   return kOk;
 }
 
-// Lossless codecs: rle1 / rle2 write raw Apache ORC integer RLE streams over --elem-byte little-endian
-// integers; deflate writes gzip (and reads gzip, zlib or raw Deflate, so `gzip` output decodes).
+// Lossless codecs: rle1 / rle2 write ORC integer RLE streams over --elem-byte little-endian integers in
+// an HZLC container of 64 KiB chunks (raw ORC streams still decode); deflate writes gzip whose members
+// are the chunks (and reads any gzip, zlib or raw Deflate). Chunked input decodes on the GPU when
+// there is one (--device).
 int cmd_lossless(const std::vector<std::string>& args) {
   if (args.empty() || (args[0] != "compress" && args[0] != "decompress"))
     throw UsageError("lossless needs compress or decompress");
   const bool comp = args[0] == "compress";
-  Args a = parse(std::vector<std::string>(args.begin() + 1, args.end()), {"--codec", "-i", "-o", "--elem"}, {"--signed"});
+  Args a = parse(std::vector<std::string>(args.begin() + 1, args.end()), {"--codec", "-i", "-o", "--elem", "--device", "--chunk-kib"},
+                 {"--signed"});
   if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
   const std::string c = a.get("--codec");
   LosslessOptions o;
@@ -304,6 +308,12 @@ int cmd_lossless(const std::vector<std::string>& args) {
     o.elem_bytes = std::stoi(e);
   }
   o.is_signed = a.flag("--signed");
+  o.backend = parse_backend(a);
+  if (a.flag("--chunk-kib")) {
+    const double k = parse_number(a.get("--chunk-kib"), "--chunk-kib");
+    if (!(k >= 1 && k <= 1048576) || k != std::floor(k)) throw UsageError("--chunk-kib must be a whole number from 1 to 1048576");
+    o.chunk_bytes = uint32_t(k) * 1024;
+  }
   const std::string in = a.get("-i"), out = a.get("-o");
   auto t0 = std::chrono::steady_clock::now();
   auto data = read_file(in);

@@ -1,0 +1,282 @@
+// hpcz bench --mode lossless: decoding throughput of the lossless codecs (issue 4's figures).
+//
+// Datasets from each real float32 field: two integer columns (int32) for ORC RLE v1 and v2, the field
+// quantized at rel 1e-2 ("run-rich": smooth fields repeat or ramp for several values) and at rel 1e-5
+// ("run-poor"); and the field's raw bytes for Deflate (zlib level 6), plus, if present, a text file.
+// Each is cut into 64 KiB chunks (decoded size), encoded on the CPU, and the compressed chunks are
+// replicated in device memory until the decoded total reaches --size-mib (distinct copies, so the
+// input is not served from L2). GPU: the batched device call (one warp per chunk) between CUDA events,
+// 2 warm-ups, median of --reps, in decoded bytes per second, also as a fraction of the copy roofline
+// ((compressed + decoded bytes) / time over the copy's read + write bandwidth). CPU: the batched
+// call on all cores over the same chunks (one copy). gpu==cpu compares every decoded byte and status.
+// --dump DIR writes each Deflate dataset as DIR/NAME/chunks.bin, chunks.idx, expected.bin (the input
+// of bench/compare/, for nvCOMP and libdeflate on the same chunks).
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <omp.h>
+#include <sys/stat.h>
+
+#include "bench_util.hpp"
+#include "cli_util.hpp"
+
+namespace hpcz::cli {
+namespace {
+
+struct Dataset {
+  std::string name;
+  LosslessOptions o;
+  std::vector<uint8_t> data;  // decoded bytes
+};
+
+std::vector<uint8_t> quantized_column(const std::vector<float>& x, double rel) {
+  float mn = INFINITY, mx = -INFINITY;
+  for (float v : x)
+    if (std::isfinite(v)) { mn = std::min(mn, v); mx = std::max(mx, v); }
+  const double step = 2.0 * rel * (double(mx) - double(mn));
+  std::vector<uint8_t> out(x.size() * 4);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int32_t q = std::isfinite(x[i]) && step > 0 ? int32_t(std::llround(double(x[i]) / step)) : 0;
+    std::memcpy(&out[4 * i], &q, 4);
+  }
+  return out;
+}
+
+// The chunks of a compressed dataset: offsets into the compressed file and decoded sizes.
+struct Chunks {
+  std::vector<uint8_t> file;
+  std::vector<uint64_t> in_off, in_size, out_size;
+  uint64_t out_total = 0;
+};
+
+Chunks split(const Dataset& d) {
+  Chunks c;
+  c.file = lossless_compress(d.data.data(), d.data.size(), d.o);
+  const uint8_t* f = c.file.data();
+  auto le32 = [&](uint64_t p) { return uint64_t(f[p]) | uint64_t(f[p + 1]) << 8 | uint64_t(f[p + 2]) << 16 | uint64_t(f[p + 3]) << 24; };
+  auto le64 = [&](uint64_t p) { return le32(p) | le32(p + 4) << 32; };
+  if (d.o.codec == LosslessCodec::deflate) {  // gzip members with the HZ size field (docs/FORMAT.md)
+    for (uint64_t at = 0; at < c.file.size();) {
+      const uint64_t len = le32(at + 16);
+      c.in_off.push_back(at + 20);
+      c.in_size.push_back(len - 28);
+      c.out_size.push_back(le32(at + len - 4));
+      at += len;
+    }
+  } else {  // HZLC container
+    const uint64_t per = le32(12), n = le64(16), nc = le64(24);
+    for (uint64_t k = 0; k < nc; ++k) {
+      c.in_off.push_back(le64(48 + 16 * k));
+      c.in_size.push_back(le32(48 + 16 * k + 8));
+      c.out_size.push_back(std::min(per, n - k * per) * uint64_t(d.o.elem_bytes));
+    }
+  }
+  for (auto s : c.out_size) c.out_total += s;
+  return c;
+}
+
+void dump(const std::string& dir, const Dataset& d, const Chunks& c) {
+  mkdir(dir.c_str(), 0755);
+  const std::string sub = dir + "/" + d.name;
+  mkdir(sub.c_str(), 0755);
+  std::ofstream bin(sub + "/chunks.bin", std::ios::binary), idx(sub + "/chunks.idx", std::ios::binary),
+      exp(sub + "/expected.bin", std::ios::binary);
+  uint64_t at = 0;
+  for (size_t k = 0; k < c.in_off.size(); ++k) {
+    bin.write(reinterpret_cast<const char*>(c.file.data() + c.in_off[k]), std::streamsize(c.in_size[k]));
+    const uint64_t e[3] = {at, c.in_size[k], c.out_size[k]};
+    idx.write(reinterpret_cast<const char*>(e), sizeof e);
+    at += c.in_size[k];
+  }
+  exp.write(reinterpret_cast<const char*>(d.data.data()), std::streamsize(d.data.size()));
+}
+
+}  // namespace
+
+int bench_lossless_main(const std::vector<std::string>& args) {
+  std::string data_dir = "../shared/data", filter, out_path, dump_dir, text = "/usr/share/common-licenses/GPL-3";
+  double size_mib = 512;
+  int reps = 10;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto val = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw UsageError(args[i] + " needs a value");
+      return args[++i];
+    };
+    if (args[i] == "--mode") val();
+    else if (args[i] == "--data") data_dir = val();
+    else if (args[i] == "--size-mib") size_mib = parse_number(val(), "--size-mib");
+    else if (args[i] == "--reps") reps = int(parse_number(val(), "--reps"));
+    else if (args[i] == "--fields") filter = val();
+    else if (args[i] == "--out") out_path = val();
+    else if (args[i] == "--dump") dump_dir = val();
+    else if (args[i] == "--text") text = val();
+    else throw UsageError("unknown bench option " + args[i]);
+  }
+  if (reps < 1) throw UsageError("--reps must be >= 1");
+  const bool gpu = gpu_available();
+  std::vector<Dataset> sets;
+  for (const Field& f : find_fields(data_dir, filter)) {
+    if (f.dtype != DType::f32) continue;
+    auto raw = read_file(f.path);
+    std::vector<float> x(raw.size() / 4);
+    std::memcpy(x.data(), raw.data(), x.size() * 4);
+    for (LosslessCodec c : {LosslessCodec::rle1, LosslessCodec::rle2}) {
+      const char* cn = c == LosslessCodec::rle1 ? "rle1" : "rle2";
+      sets.push_back({f.name + "/q1e-2/" + cn, LosslessOptions{c, 4, true}, quantized_column(x, 1e-2)});
+      sets.push_back({f.name + "/q1e-5/" + cn, LosslessOptions{c, 4, true}, quantized_column(x, 1e-5)});
+    }
+    sets.push_back({f.name + "/bytes/deflate", LosslessOptions{LosslessCodec::deflate}, raw});
+  }
+  {
+    std::ifstream tf(text, std::ios::binary);
+    std::vector<uint8_t> t((std::istreambuf_iterator<char>(tf)), std::istreambuf_iterator<char>());
+    if (!t.empty()) sets.push_back({"text/deflate", LosslessOptions{LosslessCodec::deflate}, t});
+  }
+  std::string report;
+  auto emit = [&](const std::string& s) {
+    std::fputs(s.c_str(), stdout);
+    std::fflush(stdout);
+    report += s;
+  };
+  emit("# hpcz bench --mode lossless\n\n");
+  emit("device: " + (gpu ? gpu_name() : std::string("none (CPU only)")) + ", CPU threads: " +
+       std::to_string(omp_get_max_threads()) + ", reps: " + std::to_string(reps) + ", decoded size per dataset >= " +
+       fmt("%.0f", size_mib) + " MiB on the GPU (compressed chunks replicated), 64 KiB chunks\n\n");
+  double copy_bw = 0;
+#if HPCZ_HAS_CUDA
+  cudaStream_t s = nullptr;
+  if (gpu) {
+    ck(cudaStreamCreate(&s), "stream");
+    copy_bw = copy_bandwidth(size_t(size_mib * (1 << 20)), reps, s);
+    emit("device-to-device copy: " + fmt("%.1f", copy_bw / 2e9) + " GB/s copied = " + fmt("%.1f", copy_bw / 1e9) +
+         " GB/s read+write (the roofline below)\n\n");
+  }
+#endif
+  emit("| dataset | codec | elem | CR | chunks (GPU) | GPU decode GB/s | % roof | CPU decode GB/s | gpu==cpu |\n");
+  emit("|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<double> gm_gpu[3];
+  for (Dataset& d : sets) {
+    d.o.backend = Backend::cpu;
+    const Chunks c = split(d);
+    if (!dump_dir.empty() && d.o.codec == LosslessCodec::deflate) {
+      std::string nm = d.name;
+      for (char& ch : nm) if (ch == '/') ch = '_';
+      Dataset named = d;
+      named.name = nm;
+      dump(dump_dir, named, c);
+    }
+    const size_t n1 = c.in_off.size();
+    uint64_t in_total = 0;
+    for (auto v : c.in_size) in_total += v;
+    // CPU: the batched call over one copy.
+    std::vector<uint8_t> cpu_out(c.out_total);
+    std::vector<const uint8_t*> in(n1);
+    std::vector<uint8_t*> out(n1);
+    std::vector<uint64_t> caps(c.out_size), sizes(n1);
+    std::vector<LosslessStatus> st(n1);
+    uint64_t at = 0;
+    for (size_t k = 0; k < n1; ++k) {
+      in[k] = c.file.data() + c.in_off[k];
+      out[k] = cpu_out.data() + at;
+      at += c.out_size[k];
+    }
+    std::vector<double> tc;
+    for (int r = 0; r < std::min(reps, 3) + 1; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      lossless_decompress_batch(d.o, in.data(), c.in_size.data(), out.data(), caps.data(), sizes.data(), st.data(), n1);
+      if (r) tc.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    bool cpu_ok = cpu_out == d.data;
+    for (auto v : st) cpu_ok &= v == LosslessStatus::ok;
+    const double cpu_gbs = double(c.out_total) / median(tc) / 1e9;
+    std::string gpu_cell = "-", roof_cell = "-", same = "-", chunks_cell = std::to_string(n1);
+#if HPCZ_HAS_CUDA
+    if (gpu) {
+      const uint64_t copies = std::max<uint64_t>(1, uint64_t(std::ceil(size_mib * (1 << 20) / double(c.out_total))));
+      const size_t n = n1 * copies;
+      // Compressed chunks packed 16-byte aligned, replicated; outputs back to back.
+      std::vector<uint64_t> poff(n1);
+      uint64_t packed = 0;
+      for (size_t k = 0; k < n1; ++k) { poff[k] = packed; packed += (c.in_size[k] + 15) / 16 * 16; }
+      std::vector<uint8_t> one(packed, 0);
+      for (size_t k = 0; k < n1; ++k) std::memcpy(&one[poff[k]], c.file.data() + c.in_off[k], c.in_size[k]);
+      uint8_t *d_in, *d_out;
+      ck(cudaMalloc(&d_in, packed * copies), "malloc");
+      ck(cudaMalloc(&d_out, c.out_total * copies), "malloc");
+      for (uint64_t r = 0; r < copies; ++r) ck(cudaMemcpy(d_in + r * packed, one.data(), packed, cudaMemcpyHostToDevice), "copy");
+      std::vector<uint64_t> arr(4 * n);
+      for (uint64_t r = 0; r < copies; ++r) {
+        uint64_t o = r * c.out_total;
+        for (size_t k = 0; k < n1; ++k) {
+          const size_t i = r * n1 + k;
+          arr[i] = reinterpret_cast<uint64_t>(d_in + r * packed + poff[k]);
+          arr[n + i] = c.in_size[k];
+          arr[2 * n + i] = reinterpret_cast<uint64_t>(d_out + o);
+          arr[3 * n + i] = c.out_size[k];
+          o += c.out_size[k];
+        }
+      }
+      uint64_t* d_arr;
+      ck(cudaMalloc(&d_arr, n * (5 * 8 + 4)), "malloc");
+      ck(cudaMemcpy(d_arr, arr.data(), arr.size() * 8, cudaMemcpyHostToDevice), "copy");
+      auto* d_status = reinterpret_cast<LosslessStatus*>(d_arr + 5 * n);
+      const size_t ws = lossless_decompress_batch_workspace_size(d.o, n);
+      void* d_ws = nullptr;
+      if (ws) ck(cudaMalloc(&d_ws, ws), "malloc");
+      cudaEvent_t e0, e1;
+      ck(cudaEventCreate(&e0), "event");
+      ck(cudaEventCreate(&e1), "event");
+      std::vector<double> tg;
+      for (int r = 0; r < reps + 2; ++r) {
+        cudaEventRecord(e0, s);
+        lossless_decompress_batch_device(d.o, reinterpret_cast<const uint8_t* const*>(d_arr), d_arr + n,
+                                         reinterpret_cast<uint8_t* const*>(d_arr + 2 * n), d_arr + 3 * n, d_arr + 4 * n,
+                                         d_status, n, d_ws, ws, s);
+        cudaEventRecord(e1, s);
+        ck(cudaEventSynchronize(e1), "lossless decode");
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (r >= 2) tg.push_back(ms / 1e3);
+      }
+      const double t = median(tg);
+      const double gbs = double(c.out_total * copies) / t / 1e9;
+      gm_gpu[int(d.o.codec)].push_back(gbs);
+      gpu_cell = fmt("%.1f", gbs);
+      roof_cell = fmt("%.1f", 100.0 * double((in_total + c.out_total) * copies) / t / copy_bw);
+      chunks_cell = std::to_string(n);
+      // Every copy decoded right, and equal to the CPU's bytes and statuses.
+      std::vector<uint8_t> g(c.out_total * copies);
+      std::vector<LosslessStatus> gst(n);
+      ck(cudaMemcpy(g.data(), d_out, g.size(), cudaMemcpyDeviceToHost), "copy");
+      ck(cudaMemcpy(gst.data(), d_status, n * 4, cudaMemcpyDeviceToHost), "copy");
+      bool eq = cpu_ok;
+      for (uint64_t r = 0; r < copies && eq; ++r) eq = std::memcmp(g.data() + r * c.out_total, cpu_out.data(), c.out_total) == 0;
+      for (auto v : gst) eq &= v == LosslessStatus::ok;
+      same = eq ? "yes" : "NO";
+      cudaFree(d_in);
+      cudaFree(d_out);
+      cudaFree(d_arr);
+      if (d_ws) cudaFree(d_ws);
+      cudaEventDestroy(e0);
+      cudaEventDestroy(e1);
+    }
+#endif
+    const char* cn = d.o.codec == LosslessCodec::rle1 ? "rle1" : d.o.codec == LosslessCodec::rle2 ? "rle2" : "deflate";
+    emit("| " + d.name + " | " + cn + " | " + (d.o.codec == LosslessCodec::deflate ? std::string("-") : std::to_string(d.o.elem_bytes)) +
+         " | " + fmt("%.2f", double(c.out_total) / double(in_total)) + " | " + chunks_cell + " | " + gpu_cell + " | " +
+         roof_cell + " | " + fmt("%.2f", cpu_gbs) + (cpu_ok ? "" : " (WRONG)") + " | " + same + " |\n");
+  }
+  const char* names[3] = {"rle1", "rle2", "deflate"};
+  for (int k = 0; k < 3; ++k) {
+    if (gm_gpu[k].empty()) continue;
+    double lg = 0;
+    for (double v : gm_gpu[k]) lg += std::log(v);
+    emit(std::string("\ngeometric mean GPU decode, ") + names[k] + ": " + fmt("%.1f", std::exp(lg / double(gm_gpu[k].size()))) + " GB/s");
+  }
+  emit("\n");
+  if (!out_path.empty()) write_file(out_path, reinterpret_cast<const uint8_t*>(report.data()), report.size());
+  return 0;
+}
+
+}  // namespace hpcz::cli

@@ -1,0 +1,83 @@
+// Helpers shared by the benchmarks (bench.cpp: the lossy modes; bench_lossless.cpp).
+#pragma once
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "cli_util.hpp"
+#if HPCZ_HAS_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace hpcz::cli {
+
+struct Field {
+  std::string name, path;
+  DType dtype;
+  std::vector<uint64_t> dims;
+};
+
+inline std::vector<Field> find_fields(const std::string& dir, const std::string& filter) {
+  std::vector<Field> out;
+  DIR* d = opendir(dir.c_str());
+  if (!d) throw InputError("cannot open data folder '" + dir + "'");
+  std::regex re(R"(^(.*)_([0-9x]+)_(f32|f64)\.bin$)");
+  while (dirent* e = readdir(d)) {
+    std::smatch m;
+    std::string n = e->d_name;
+    if (!std::regex_match(n, m, re) || n.find(filter) == std::string::npos) continue;
+    out.push_back({m[1].str(), dir + "/" + n, parse_dtype(m[3].str()), parse_dims(m[2].str())});
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end(), [](const Field& a, const Field& b) { return a.name < b.name; });
+  return out;
+}
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
+}
+
+inline std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+#if HPCZ_HAS_CUDA
+inline void ck(cudaError_t e, const char* w) {
+  if (e != cudaSuccess) throw Error(ErrorCode::cuda, std::string(w) + ": " + cudaGetErrorString(e));
+}
+
+// Device-to-device copy bandwidth, counted as bytes read + written per second (the roofline).
+inline double copy_bandwidth(size_t bytes, int reps, cudaStream_t s) {
+  cudaEvent_t e0, e1;
+  ck(cudaEventCreate(&e0), "event");
+  ck(cudaEventCreate(&e1), "event");
+  void *a, *b;
+  ck(cudaMalloc(&a, bytes), "malloc");
+  ck(cudaMalloc(&b, bytes), "malloc");
+  ck(cudaMemset(a, 1, bytes), "memset");
+  std::vector<double> t;
+  for (int r = 0; r < reps + 2; ++r) {
+    cudaEventRecord(e0, s);
+    cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s);
+    cudaEventRecord(e1, s);
+    ck(cudaEventSynchronize(e1), "copy");
+    float ms;
+    cudaEventElapsedTime(&ms, e0, e1);
+    if (r >= 2) t.push_back(ms / 1e3);
+  }
+  cudaFree(a);
+  cudaFree(b);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return 2.0 * double(bytes) / median(t);
+}
+#endif
+
+}  // namespace hpcz::cli

@@ -1,0 +1,296 @@
+// Chunked lossless streams and the batched decoders: container round trips on real data, the batch
+// API's statuses, damaged containers, and (with a GPU) the warp-per-chunk decoders against the CPU's on
+// the same chunks, valid and damaged.
+#include <cstdio>
+#include <map>
+#include <random>
+#include <tuple>
+
+#include "common.hpp"
+#include "common/hd.hpp"
+#include "lossless/lossless_internal.hpp"
+#if HPCZ_TEST_ZLIB
+#include <zlib.h>
+#endif
+
+using hpcz::LosslessCodec;
+using hpcz::LosslessOptions;
+using hpcz::LosslessStatus;
+
+uint64_t detail_load_n_chunks(const std::vector<uint8_t>& a);
+
+namespace {
+
+// Integer columns derived from the real fields, as little-endian bytes of `bytes`-wide elements:
+// quantized values (run-poor), their differences (run-rich where the field is smooth), raw bytes.
+std::vector<std::vector<uint8_t>> int_columns(int bytes, size_t max_values) {
+  std::vector<std::vector<uint8_t>> cols;
+  for (const auto& f : testutil::real_fields()) {
+    if (f.dtype != hpcz::DType::f32) continue;
+    const float* x = reinterpret_cast<const float*>(f.bytes.data());
+    const size_t n = std::min<uint64_t>(f.n(), max_values);
+    std::vector<uint8_t> q(n * bytes), dq(n * bytes);
+    int64_t prev = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t v = std::isfinite(x[i]) ? int64_t(std::llround(double(x[i]) * 100)) : 0;
+      for (int b = 0; b < bytes; ++b) {
+        q[i * bytes + b] = uint8_t(uint64_t(v) >> (8 * b));
+        dq[i * bytes + b] = uint8_t(uint64_t(v - prev) >> (8 * b));
+      }
+      prev = v;
+    }
+    cols.push_back(std::move(q));
+    cols.push_back(std::move(dq));
+    cols.emplace_back(f.bytes.begin(), f.bytes.begin() + std::min<size_t>(f.bytes.size(), max_values * bytes));
+  }
+  return cols;
+}
+
+// One chunk for the batch API: options, stream, capacity.
+struct Chunk {
+  LosslessOptions o;
+  std::vector<uint8_t> in;
+  uint64_t cap;
+};
+
+#if HPCZ_TEST_ZLIB
+std::vector<uint8_t> zlib_raw(const uint8_t* d, size_t n, int level, int strategy) {
+  z_stream z{};
+  deflateInit2(&z, level, Z_DEFLATED, -15, 8, strategy);
+  std::vector<uint8_t> out(deflateBound(&z, uLong(n)) + 16);
+  z.next_in = const_cast<uint8_t*>(d);
+  z.avail_in = uInt(n);
+  z.next_out = out.data();
+  z.avail_out = uInt(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(out.size() - z.avail_out);
+  deflateEnd(&z);
+  return out;
+}
+#endif
+
+// Valid chunks of every codec, element type and (for Deflate) zlib strategy, from real data; then
+// damaged copies of them: truncated, bytes flipped, capacity one short.
+std::vector<Chunk> chunk_corpus(size_t max_values, bool damaged) {
+  std::vector<Chunk> good;
+  const uint32_t kPiece = 16384;
+  for (int bytes : {1, 2, 4, 8})
+    for (bool sgn : {false, true})
+      for (const auto& col : int_columns(bytes, max_values))
+        for (LosslessCodec c : {LosslessCodec::rle1, LosslessCodec::rle2}) {
+          LosslessOptions o{c, bytes, sgn};
+          o.backend = hpcz::Backend::cpu;
+          o.chunk_bytes = kPiece;
+          // The container's chunks are exactly what the batch API takes.
+          const auto a = hpcz::lossless_compress(col.data(), col.size(), o);
+          const uint64_t n_chunks = detail_load_n_chunks(a);
+          for (uint64_t k = 0; k < n_chunks; ++k) {
+            const uint8_t* e = a.data() + 48 + 16 * k;
+            const uint64_t off = hpcz::detail::load_u64_le(e), len = hpcz::detail::load_u32_le(e + 8);
+            const uint64_t out = std::min<uint64_t>(kPiece, col.size() - k * kPiece);
+            good.push_back({o, std::vector<uint8_t>(a.begin() + off, a.begin() + off + len), out});
+          }
+        }
+#if HPCZ_TEST_ZLIB
+  std::vector<std::vector<uint8_t>> sources;
+  for (const auto& f : testutil::real_fields()) sources.emplace_back(f.bytes.begin(), f.bytes.begin() + std::min<size_t>(f.bytes.size(), 4 * max_values));
+  for (const char* text : {"/usr/share/common-licenses/GPL-3", "/usr/include/zlib.h"}) {
+    auto t = testutil::read_all(text);
+    if (!t.empty()) sources.push_back(t);
+  }
+  int variant = 0;
+  for (const auto& s : sources)
+    for (size_t at = 0; at < s.size(); at += 65536, ++variant) {
+      const size_t n = std::min<size_t>(65536, s.size() - at);
+      const int levels[] = {0, 1, 6, 9, 6, 6, 6};
+      const int strategies[] = {Z_DEFAULT_STRATEGY, Z_DEFAULT_STRATEGY, Z_DEFAULT_STRATEGY, Z_DEFAULT_STRATEGY,
+                                Z_HUFFMAN_ONLY, Z_RLE, Z_FIXED};
+      const int v = variant % 7;
+      LosslessOptions o{LosslessCodec::deflate};
+      good.push_back({o, zlib_raw(s.data() + at, n, levels[v], strategies[v]), n});
+    }
+#endif
+  if (!damaged) return good;
+  std::vector<Chunk> all = good;
+  std::mt19937_64 rng(11);
+  for (const Chunk& g : good) {
+    if (g.in.empty()) continue;
+    Chunk t = g;
+    t.in.resize(rng() % t.in.size());
+    all.push_back(t);
+    Chunk f = g;
+    for (int k = 0, flips = 1 + int(rng() % 3); k < flips; ++k) f.in[rng() % f.in.size()] ^= uint8_t(1 + rng() % 255);
+    all.push_back(f);
+    Chunk s = g;
+    s.cap = g.cap ? g.cap - 1 : 0;
+    all.push_back(s);
+  }
+  return all;
+}
+
+}  // namespace
+
+uint64_t detail_load_n_chunks(const std::vector<uint8_t>& a) { return hpcz::detail::load_u64_le(a.data() + 24); }
+
+TEST(unit_lossless_container_round_trips) {
+  // Whole files through lossless_compress / lossless_decompress on the CPU: small chunks, so there
+  // are many; the output must be the chunked formats and decode to the input.
+  size_t checked = 0;
+  for (int bytes : {1, 2, 4, 8})
+    for (const auto& col : int_columns(bytes, 40000))
+      for (LosslessCodec c : {LosslessCodec::rle1, LosslessCodec::rle2, LosslessCodec::deflate}) {
+        LosslessOptions o{c, bytes, bytes == 2};
+        o.backend = hpcz::Backend::cpu;
+        o.chunk_bytes = 8192;
+#if !HPCZ_TEST_ZLIB
+        if (c == LosslessCodec::deflate) continue;
+#endif
+        const auto a = hpcz::lossless_compress(col.data(), col.size(), o);
+        if (c == LosslessCodec::deflate) CHECK(a.size() > 20 && a[0] == 0x1f && a[12] == 'H' && a[13] == 'Z');
+        else CHECK(a.size() >= 48 && std::memcmp(a.data(), "HZLC", 4) == 0 && detail_load_n_chunks(a) == (col.size() + 8191) / 8192);
+        CHECK_MSG(hpcz::lossless_decompress(a.data(), a.size(), o) == col, "codec " << int(c) << " bytes " << bytes);
+        ++checked;
+      }
+  // Empty input.
+  for (LosslessCodec c : {LosslessCodec::rle1, LosslessCodec::rle2}) {
+    LosslessOptions o{c, 4};
+    o.backend = hpcz::Backend::cpu;
+    const auto a = hpcz::lossless_compress(nullptr, 0, o);
+    CHECK(hpcz::lossless_decompress(a.data(), a.size(), o).empty());
+  }
+  std::fprintf(stderr, "  %zu column/codec pairs round-tripped through chunked files\n", checked);
+  CHECK(checked > 0);
+}
+
+TEST(unit_lossless_batch_statuses) {
+  // The batch API on the CPU: valid chunks decode to their recorded size; truncated ones are corrupt;
+  // a capacity one short overflows; sizes are 0 for failed chunks.
+  const auto corpus = chunk_corpus(20000, false);
+  REQUIRE(!corpus.empty());
+  std::map<std::tuple<int, int, bool>, std::vector<const Chunk*>> groups;
+  for (const Chunk& c : corpus) groups[{int(c.o.codec), c.o.elem_bytes, c.o.is_signed}].push_back(&c);
+  size_t ok = 0, short_cap = 0, truncated = 0;
+  for (auto& [key, cs] : groups) {
+    for (int mode = 0; mode < 3; ++mode) {  // 0 as is, 1 capacity - 1, 2 truncated to half
+      const size_t n = cs.size();
+      std::vector<std::vector<uint8_t>> ins(n), outs(n);
+      std::vector<const uint8_t*> in(n);
+      std::vector<uint8_t*> out(n);
+      std::vector<uint64_t> in_sizes(n), caps(n), sizes(n, 7);
+      std::vector<LosslessStatus> st(n);
+      for (size_t i = 0; i < n; ++i) {
+        ins[i] = cs[i]->in;
+        if (mode == 2) ins[i].resize(ins[i].size() / 2);
+        caps[i] = cs[i]->cap - (mode == 1 && cs[i]->cap ? 1 : 0);
+        outs[i].resize(caps[i] + 1);
+        in[i] = ins[i].data();
+        out[i] = outs[i].data();
+        in_sizes[i] = ins[i].size();
+      }
+      hpcz::lossless_decompress_batch(cs[0]->o, in.data(), in_sizes.data(), out.data(), caps.data(), sizes.data(), st.data(), n);
+      for (size_t i = 0; i < n; ++i) {
+        if (mode == 0) {
+          CHECK(st[i] == LosslessStatus::ok && sizes[i] == cs[i]->cap);
+          ok += st[i] == LosslessStatus::ok;
+        } else if (mode == 1 && cs[i]->cap) {
+          CHECK(st[i] == LosslessStatus::output_overflow && sizes[i] == 0);
+          short_cap += st[i] == LosslessStatus::output_overflow;
+        } else if (mode == 2 && cs[i]->in.size() > 8 && cs[i]->o.codec == LosslessCodec::deflate) {
+          // A Deflate stream cut in half always misses its final block.
+          CHECK(st[i] == LosslessStatus::corrupt && sizes[i] == 0);
+          truncated += st[i] == LosslessStatus::corrupt;
+        }
+      }
+    }
+  }
+  std::fprintf(stderr, "  %zu chunks decoded, %zu overflows and %zu truncations reported\n", ok, short_cap, truncated);
+}
+
+TEST(unit_lossless_damaged_containers) {
+  // Truncations and byte flips anywhere in a chunked file: an Error (or, for a flip the checksums
+  // cannot see, such as in a gzip MTIME field, the right output), never a crash.
+  auto col = int_columns(4, 20000);
+  REQUIRE(!col.empty());
+  std::mt19937_64 rng(5);
+  const int trials = std::getenv("HPCZ_FLIP_TRIALS") ? std::atoi(std::getenv("HPCZ_FLIP_TRIALS")) : 300;
+  for (LosslessCodec c : {LosslessCodec::rle1, LosslessCodec::rle2, LosslessCodec::deflate}) {
+#if !HPCZ_TEST_ZLIB
+    if (c == LosslessCodec::deflate) continue;
+#endif
+    LosslessOptions o{c, 4};
+    o.backend = hpcz::Backend::cpu;
+    o.chunk_bytes = 4096;
+    const auto a = hpcz::lossless_compress(col[0].data(), col[0].size(), o);
+    int errors = 0, same = 0;
+    for (int k = 0; k < trials; ++k) {
+      auto b = a;
+      if (k % 2) b.resize(rng() % b.size());
+      else b[rng() % b.size()] ^= uint8_t(1 + rng() % 255);
+      try {
+        same += hpcz::lossless_decompress(b.data(), b.size(), o) == col[0];
+      } catch (const hpcz::Error& e) {
+        CHECK(e.code() == hpcz::ErrorCode::corrupt_archive || e.code() == hpcz::ErrorCode::unsupported);
+        ++errors;
+      }
+    }
+    CHECK_MSG(errors + same == trials, "codec " << int(c) << ": a damaged file decoded to different data");
+    std::fprintf(stderr, "  codec %d: %d of %d damaged files rejected, %d decoded right\n", int(c), errors, trials, same);
+  }
+}
+
+TEST(roundtrip_lossless_gpu_matches_cpu) {
+  if (!hpcz::gpu_available()) {
+    std::fprintf(stderr, "  no GPU: skipped\n");
+    return;
+  }
+  // Every chunk, valid or damaged, decoded by the warp-per-chunk kernels and by the CPU: the same
+  // status, size and bytes.
+  const char* env = std::getenv("HPCZ_LOSSLESS_CORPUS");  // values per column (smaller under the sanitizers)
+  const auto corpus = chunk_corpus(env ? size_t(std::atol(env)) : 200000, true);
+  std::map<std::tuple<int, int, bool>, std::vector<const Chunk*>> groups;
+  for (const Chunk& c : corpus) groups[{int(c.o.codec), c.o.elem_bytes, c.o.is_signed}].push_back(&c);
+  size_t total = 0, ok = 0, mismatches = 0;
+  for (auto& [key, cs] : groups) {
+    const size_t n = cs.size();
+    std::vector<uint8_t> blob, gpu_out;
+    std::vector<hpcz::lossless::ChunkRef> refs(n);
+    uint64_t out_total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      refs[i] = {blob.size(), cs[i]->in.size(), out_total, cs[i]->cap};
+      blob.insert(blob.end(), cs[i]->in.begin(), cs[i]->in.end());
+      out_total += cs[i]->cap;
+    }
+    gpu_out.assign(out_total, 0xAA);
+    std::vector<uint64_t> gsizes;
+    std::vector<LosslessStatus> gst;
+    hpcz::LosslessOptions o = cs[0]->o;
+    hpcz::lossless::decode_chunks_gpu(o, blob.data(), blob.size(), refs, gpu_out.data(), gpu_out.size(), gsizes, gst);
+    std::vector<uint8_t> cpu_out(out_total, 0x55);
+    std::vector<const uint8_t*> in(n);
+    std::vector<uint8_t*> out(n);
+    std::vector<uint64_t> in_sizes(n), caps(n), csizes(n);
+    std::vector<LosslessStatus> cst(n);
+    for (size_t i = 0; i < n; ++i) {
+      in[i] = blob.data() + refs[i].in_offset;
+      in_sizes[i] = refs[i].in_size;
+      out[i] = cpu_out.data() + refs[i].out_offset;
+      caps[i] = refs[i].out_capacity;
+    }
+    hpcz::lossless_decompress_batch(o, in.data(), in_sizes.data(), out.data(), caps.data(), csizes.data(), cst.data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      bool same = gst[i] == cst[i] && gsizes[i] == csizes[i];
+      if (same && cst[i] == LosslessStatus::ok)
+        same = std::memcmp(gpu_out.data() + refs[i].out_offset, cpu_out.data() + refs[i].out_offset, csizes[i]) == 0;
+      if (!same && mismatches < 10)
+        std::fprintf(stderr, "  mismatch: codec %d elem %d chunk %zu: gpu status %d size %llu, cpu status %d size %llu\n",
+                     int(o.codec), o.elem_bytes, i, int(gst[i]), (unsigned long long)gsizes[i], int(cst[i]),
+                     (unsigned long long)csizes[i]);
+      mismatches += !same;
+      ok += cst[i] == LosslessStatus::ok;
+    }
+    total += n;
+  }
+  std::fprintf(stderr, "  %zu chunks (%zu decode), GPU == CPU on %zu\n", total, ok, total - mismatches);
+  CHECK(mismatches == 0);
+  CHECK(total > 0);
+}
