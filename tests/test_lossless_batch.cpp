@@ -8,6 +8,7 @@
 
 #include "common.hpp"
 #include "common/hd.hpp"
+#include "format/checksum.hpp"
 #include "lossless/lossless_internal.hpp"
 #if HPCZ_TEST_ZLIB
 #include <zlib.h>
@@ -293,4 +294,30 @@ TEST(roundtrip_lossless_gpu_matches_cpu) {
   std::fprintf(stderr, "  %zu chunks (%zu decode), GPU == CPU on %zu\n", total, ok, total - mismatches);
   CHECK(mismatches == 0);
   CHECK(total > 0);
+}
+
+TEST(unit_lossless_size_claims_are_bounded) {
+  // Found by fuzz/run.sh: files whose recorded decoded sizes are huge must be refused before anything
+  // is allocated for them (a clean Error, not gigabytes of memory or std::bad_alloc).
+  LosslessOptions d{LosslessCodec::deflate};
+  d.backend = hpcz::Backend::cpu;
+  // Ten gzip members with the HZ size field, each an empty fixed block claiming 4 GiB of output.
+  const uint8_t member[30] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 255, 8, 0, 'H', 'Z', 4, 0, 30, 0, 0, 0,
+                              3, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff};
+  std::vector<uint8_t> gz;
+  for (int k = 0; k < 10; ++k) gz.insert(gz.end(), member, member + 30);
+  bool threw = false;
+  try { hpcz::lossless_decompress(gz.data(), gz.size(), d); } catch (const hpcz::Error& e) { threw = e.code() == hpcz::ErrorCode::corrupt_archive; }
+  CHECK(threw);
+  // An HZLC container with valid checksums that claims 2^32 - 1 eight-byte elements in one small chunk.
+  LosslessOptions r{LosslessCodec::rle2, 8};
+  r.backend = hpcz::Backend::cpu;
+  const std::vector<uint8_t> eight(64, 1);
+  auto a = hpcz::lossless_compress(eight.data(), eight.size(), r);
+  hpcz::detail::store_u32_le(&a[12], 0xffffffffu);           // elements per chunk
+  hpcz::detail::store_u64_le(&a[16], 0xffffffffull);         // elements: still one chunk
+  hpcz::detail::store_u32_le(&a[44], hpcz::format::checksum(a.data(), 44));
+  threw = false;
+  try { hpcz::lossless_decompress(a.data(), a.size(), r); } catch (const hpcz::Error& e) { threw = e.code() == hpcz::ErrorCode::corrupt_archive; }
+  CHECK(threw);
 }

@@ -131,6 +131,7 @@ void decode_chunks(const LosslessOptions& o, const uint8_t* blob, uint64_t blob_
 constexpr uint8_t kContainerMagic[4] = {'H', 'Z', 'L', 'C'};
 constexpr uint16_t kContainerVersion = 1;
 constexpr uint64_t kContainerHeader = 48;
+constexpr uint64_t kMaxValuesPerByte = 128;
 
 bool is_container(const uint8_t* d, size_t size) { return size >= 4 && std::memcmp(d, kContainerMagic, 4) == 0; }
 
@@ -203,6 +204,9 @@ std::vector<uint8_t> rle_decompress_container(const uint8_t* d, size_t size, con
     if (off != at || len > size - at) bad("chunk " + std::to_string(c) + " is not where the table says");
     if (load_u32_le(e + 12) != format::checksum(d + off, len)) bad("chunk " + std::to_string(c) + " checksum mismatch");
     const uint64_t first = c * per, cnt = std::min<uint64_t>(per, n - first);
+    // No ORC run yields more than 128 values per byte (a 4-byte delta run of 512), so a larger claim
+    // is damage; checked before anything is allocated for it.
+    if (cnt > kMaxValuesPerByte * len) bad("chunk " + std::to_string(c) + " claims more values than its bytes can hold");
     chunks[c] = {off, len, first * uint64_t(bytes), cnt * uint64_t(bytes)};
     at += len;
   }
@@ -216,6 +220,7 @@ std::vector<uint8_t> rle_decompress_container(const uint8_t* d, size_t size, con
 // Member: 1f 8b 08 04 (FEXTRA), MTIME 0, XFL 0, OS 255, XLEN 8, subfield 'H' 'Z' LEN 4: the member's
 // total size; then raw Deflate, CRC-32 and ISIZE.
 constexpr uint64_t kMemberHeader = 20;
+constexpr uint64_t kMaxDeflateExpansion = 1032;
 
 #if HPCZ_HAS_ZLIB
 std::vector<uint8_t> raw_deflate(const uint8_t* d, size_t size) {
@@ -272,7 +277,10 @@ bool index_gzip(const uint8_t* d, size_t size, std::vector<ChunkRef>& chunks, ui
       return false;
     const uint64_t len = load_u32_le(m + 16);
     if (len < kMemberHeader + 8 || len > size - at) return false;
-    const uint64_t isize = load_u32_le(m + len - 4);
+    const uint64_t isize = load_u32_le(m + len - 4), body = len - kMemberHeader - 8;
+    // Deflate expands at most 1032:1 (a 258-byte match in under 2 bits, RFC 1951), so a larger claim
+    // is damage: refuse it before allocating for it (the serial decoder then reports the error).
+    if (isize > kMaxDeflateExpansion * body + 16) return false;
     chunks.push_back({at + kMemberHeader, len - kMemberHeader - 8, out_total, isize});
     out_total += isize;
     at += len;

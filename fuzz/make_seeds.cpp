@@ -1,0 +1,89 @@
+// Writes a starting corpus for the fuzzers: streams made by hpcz::lossless_compress from small
+// patterned arrays (runs, ramps, noise, outliers), one directory per codec. For rle1/rle2 each file
+// starts with the fuzz target's element-type byte (bits 0-1: log2 of the element size; bit 2: signed).
+// Usage: make_seeds OUTDIR (writes OUTDIR/rle1, OUTDIR/rle2, OUTDIR/deflate, which must exist).
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "hpcz/hpcz.hpp"
+
+namespace {
+
+constexpr size_t kMaxSeed = 4096;  // the fuzzers run with -max_len=4096
+int written = 0;
+
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  if (bytes.size() > kMaxSeed) return;
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) { std::perror(path.c_str()); return; }
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  ++written;
+}
+
+// Pattern p, element i, as a 64-bit value (truncated to the element type by the caller).
+int64_t pattern(int p, size_t i, uint64_t& rng) {
+  rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+  const int64_t r = int64_t(rng >> 33);
+  switch (p) {
+    case 0: return 7;                                   // one long run
+    case 1: return int64_t(i) * 3 - 100;                // fixed delta
+    case 2: return int64_t(i / 13) * 5;                 // runs of 13, stepping
+    case 3: return r % 50 - 25;                         // small noise
+    case 4: return (i % 17 == 5) ? 1000000 + r : 2000 + int64_t(i) % 7;  // outliers (patched base)
+    case 5: return (i & 1) ? -int64_t(i) : int64_t(i) * 1000;            // alternating signs, growing
+    default: return r;                                  // full-width noise
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) { std::fprintf(stderr, "usage: %s OUTDIR\n", argv[0]); return 2; }
+  const std::string dir = argv[1];
+  const size_t counts[] = {1, 10, 100, 600};
+  for (int codec = 0; codec < 2; ++codec)
+    for (int lg = 0; lg < 4; ++lg)
+      for (int sgn = 0; sgn < 2; ++sgn)
+        for (int p = 0; p < 7; ++p)
+          for (size_t n : counts) {
+            hpcz::LosslessOptions o;
+            o.codec = codec == 0 ? hpcz::LosslessCodec::rle1 : hpcz::LosslessCodec::rle2;
+            o.elem_bytes = 1 << lg;
+            o.is_signed = sgn != 0;
+            std::vector<uint8_t> raw;
+            uint64_t rng = 12345 + p;
+            for (size_t i = 0; i < n; ++i) {
+              const uint64_t v = uint64_t(pattern(p, i, rng));
+              for (int b = 0; b < o.elem_bytes; ++b) raw.push_back(uint8_t(v >> (8 * b)));
+            }
+            try {
+              std::vector<uint8_t> seed{uint8_t(lg | (sgn << 2))};
+              const auto enc = hpcz::lossless_compress(raw.data(), raw.size(), o);
+              seed.insert(seed.end(), enc.begin(), enc.end());
+              write_file(dir + (codec == 0 ? "/rle1/" : "/rle2/") + "gen_" + std::to_string(lg) + "_" +
+                             std::to_string(sgn) + "_" + std::to_string(p) + "_" + std::to_string(n), seed);
+            } catch (const hpcz::Error& e) {
+              std::fprintf(stderr, "make_seeds: rle: %s\n", e.what());
+            }
+          }
+  for (int p = 0; p < 7; ++p)
+    for (size_t n : counts) {
+      std::vector<uint8_t> raw;
+      uint64_t rng = 777 + p;
+      for (size_t i = 0; i < n * 4; ++i) raw.push_back(uint8_t(pattern(p, i, rng) & (p == 6 ? 0xff : 0x3f)));
+      try {
+        hpcz::LosslessOptions o;
+        o.codec = hpcz::LosslessCodec::deflate;
+        write_file(dir + "/deflate/gen_" + std::to_string(p) + "_" + std::to_string(n),
+                   hpcz::lossless_compress(raw.data(), raw.size(), o));
+      } catch (const hpcz::Error& e) {  // built without zlib: run.sh adds gzip-made seeds anyway
+        std::fprintf(stderr, "make_seeds: deflate: %s\n", e.what());
+        break;
+      }
+    }
+  std::printf("make_seeds: %d seeds in %s\n", written, dir.c_str());
+  return 0;
+}
