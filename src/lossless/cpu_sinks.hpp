@@ -32,6 +32,7 @@ struct IntSink {
     ++n;
     return true;
   }
+  template <class R> bool literals(R& r, uint32_t count) { return serial_literals(r, t, *this, count); }
   // Capacity first, then the values: the order the GPU sink checks in.
   template <class F> bool values(uint32_t count, F&& f) {
     if (!v && count > cap - n) { err = SinkError::overflow; return false; }

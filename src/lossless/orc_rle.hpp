@@ -25,6 +25,7 @@ namespace hpcz::lossless {
 struct PtrSource {
   const uint8_t* p;
   HPCZ_HD uint32_t operator()(uint64_t i) { return p[i]; }
+  HPCZ_HD uint32_t word(uint64_t i) { return detail::load_u32_le(p + i); }  // 4 bytes at i, sequentially
   HPCZ_HD uint32_t at(uint64_t i) const { return p[i]; }
 };
 
@@ -118,14 +119,23 @@ HPCZ_HD bool decode_rle1(R& r, IntType t, Sink& out) {
       const uint64_t v = uint64_t(t.value_of(raw));
       // v + k * delta, wrapping like the running sum it stands for
       if (!out.values(h + 3, [=](uint32_t k) { return int64_t(v + uint64_t(k) * uint64_t(delta)); })) return false;
-    } else {
-      for (uint32_t k = 0; k < 256 - h; ++k) {
-        const uint64_t raw = read_varint(r);
-        if (!r.ok || !out.put(t.value_of(raw))) return false;
-      }
+    } else if (!out.literals(r, 256 - h)) {
+      return false;
     }
   }
   return r.ok && out.finish();
+}
+
+// RLE v1 literals one after the other: what a sink's literals(r, count) means. For each of count
+// varints in order: truncated or over 64 bits: r.ok = false; else the sink's put() (type, capacity).
+// The first failure ends it.
+template <class R, class Sink>
+HPCZ_HD bool serial_literals(R& r, IntType t, Sink& out, uint32_t count) {
+  for (uint32_t k = 0; k < count; ++k) {
+    const uint64_t raw = read_varint(r);
+    if (!r.ok || !out.put(t.value_of(raw))) return false;
+  }
+  return true;
 }
 
 // ---- RLE v2 ----------------------------------------------------------------------------------
@@ -262,6 +272,7 @@ struct EmitSink {
     return true;
   }
   bool put(int64_t v) { return t.fits(v) && emit(v); }
+  template <class R> bool literals(R& r, uint32_t count) { return serial_literals(r, t, *this, count); }
   template <class D> bool prefix(uint32_t n, int64_t first, D&& d) {
     uint64_t v = uint64_t(first);
     for (uint32_t k = 0; k < n; ++k) {
@@ -366,7 +377,15 @@ inline std::vector<uint8_t> encode_rle2(const std::vector<int64_t>& v, IntType t
   while (i < v.size()) {
     // A short repeat when 3..10 equal values start here.
     size_t same = 1;
-    while (i + same < v.size() && same < 10 && v[i + same] == v[i]) ++same;
+    while (i + same < v.size() && same < kRle2MaxRun && v[i + same] == v[i]) ++same;
+    if (same > 10) {  // a delta run with a fixed delta of 0: 512 values in a few bytes
+      o.push_back(uint8_t(3 << 6 | ((same - 1) >> 8)));
+      o.push_back(uint8_t(same - 1));
+      put_varint(o, raw(v[i]));
+      put_varint(o, 0);
+      i += same;
+      continue;
+    }
     if (same >= 3) {
       const uint64_t r = raw(v[i]);
       int bytes = (bits_needed(r) + 7) / 8;

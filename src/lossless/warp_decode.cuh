@@ -39,6 +39,14 @@ struct WarpSource {
     return ring[i & (kRingBytes - 1)];
   }
   __device__ uint32_t at(uint64_t i) const { return __ldg(p + i); }
+  // 4 bytes at i (i + 4 <= size), little-endian, from two aligned ring words: the ring's lines start at
+  // multiples of 128 of the chunk, so ring offsets keep i's alignment.
+  __device__ uint32_t word(uint64_t i) {
+    if (i + 4 > end) refill(i);
+    const uint32_t* r32 = reinterpret_cast<const uint32_t*>(ring);
+    const uint32_t w = uint32_t(i >> 2) & (kRingBytes / 4 - 1);
+    return __funnelshift_r(r32[w], r32[(w + 1) & (kRingBytes / 4 - 1)], uint32_t(i & 3) * 8);
+  }
   __device__ void refill(uint64_t i) {
     const uint64_t line = i & ~uint64_t(127);
     __syncwarp();  // every lane is done reading the old lines
@@ -95,6 +103,50 @@ struct WarpIntSink {
     if (n + pending >= cap) { err = SinkError::overflow; return false; }
     if (lane_id() == pending) mine = x;
     if (++pending == 32) finish();
+    return true;
+  }
+  // RLE v1 literals, count varints: 32 input bytes at a time, one per lane; a ballot of the bytes
+  // without a continuation bit marks where varints end, each ending lane assembles its varint with
+  // shuffles and stores it. Failures are judged in stream order, as serial_literals() would: the
+  // first varint that is malformed (r.ok = false), does not fit the type, or passes the capacity.
+  template <class R> __device__ bool literals(R& r, uint32_t count) {
+    finish();
+    const uint32_t lane = lane_id();
+    while (count > 0) {
+      const uint64_t at = r.pos + lane;
+      const bool have = at < r.size;
+      const uint32_t b = have ? r.src.at(at) : 0x80u;  // past the end: no varint ends there
+      const uint32_t ends = __ballot_sync(kFull, have && !(b & 0x80));
+      if (!ends) { r.ok = false; return false; }  // over 32 bytes without an end, or truncated
+      const uint32_t below = ends & ((1u << lane) - 1);
+      const uint32_t rank = __popc(below);  // this lane's varint, if one ends here
+      const uint32_t start = below ? 32 - __clz(below) : 0;
+      const bool mine = (ends >> lane & 1) && rank < count;
+      uint64_t raw = 0;
+      for (uint32_t d = 0; d < 10; ++d) {  // a valid varint has at most 10 bytes
+        const uint32_t x = __shfl_sync(kFull, b, min(start + d, 31u));
+        if (start + d <= lane) raw |= uint64_t(x & 0x7f) << (7 * d < 64 ? 7 * d : 0);
+      }
+      const uint32_t len = lane - start + 1;
+      const uint32_t last = __shfl_sync(kFull, b, lane);
+      const bool malformed = len > 10 || (len == 10 && (last & 0x7e));
+      const int64_t v = t.value_of(raw);
+      // 1 malformed, 2 outside the type, 3 past the capacity
+      const int why = malformed ? 1 : !t.fits(v) ? 2 : (n + rank >= cap) ? 3 : 0;
+      const uint32_t bad = __ballot_sync(kFull, mine && why);
+      if (bad) {
+        const int first = __shfl_sync(kFull, why, __ffs(bad) - 1);
+        if (first == 1) r.ok = false;
+        else err = first == 2 ? SinkError::bad_value : SinkError::overflow;
+        return false;
+      }
+      if (mine) store(n + rank, v);
+      const uint32_t taken = min(uint32_t(__popc(ends)), count);
+      const uint32_t last_end = __ffs(__ballot_sync(kFull, (ends >> lane & 1) && rank == taken - 1)) - 1;
+      r.pos += last_end + 1;
+      n += taken;
+      count -= taken;
+    }
     return true;
   }
   template <class F> __device__ bool values(uint32_t count, F&& f) {
