@@ -18,7 +18,7 @@ namespace hpcz::cli {
 static const char* kUsageText =
     "usage:\n"
     "  hpcz compress -i IN -o OUT -t f32|f64 -d DIMS (--abs E | --rel E) [--mode fast|ratio]\n"
-    "                [--device auto|gpu|cpu] [--fill V] [--radius R]\n"
+    "                [--device auto|gpu|cpu] [--fill V] [--radius R] [--lossless]\n"
     "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu]\n"
     "  hpcz info IN [--json]\n"
     "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
@@ -155,7 +155,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 int cmd_compress(const std::vector<std::string>& args) {
-  Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--mode", "--device", "--fill", "--radius"}, {});
+  Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--mode", "--device", "--fill", "--radius"}, {"--lossless"});
   if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
   if (a.flag("--abs") == a.flag("--rel")) throw UsageError("give exactly one of --abs E or --rel E");
   Options o;
@@ -165,6 +165,7 @@ int cmd_compress(const std::vector<std::string>& args) {
   const std::string mode = a.flag("--mode") ? a.get("--mode") : "fast";
   if (mode != "fast" && mode != "ratio") throw UsageError("--mode must be fast or ratio, not '" + mode + "'");
   o.codec = mode == "ratio" ? Codec::ratio : Codec::fast;
+  o.second_stage = a.flag("--lossless");  // the lossless second stage (Deflate or ORC RLE v2 per chunk)
   if (a.flag("--radius")) {
     if (o.codec != Codec::ratio) throw UsageError("--radius applies to --mode ratio");
     const double r = parse_number(a.get("--radius"), "--radius");
@@ -232,18 +233,20 @@ int cmd_info(const std::vector<std::string>& args) {
     for (size_t k = 0; k < i.dims.size(); ++k) std::printf("%s%llu", k ? ", " : "", (unsigned long long)i.dims[k]);
     std::printf("],\n  \"n_values\": %llu,\n  \"codec\": \"%s\",\n  \"bound_mode\": \"%s\",\n  \"bound\": %s,\n"
                 "  \"eb_abs\": %s,\n  \"range\": %s,\n  \"fill\": %s,\n  \"chunk_values\": %u,\n  \"block_values\": %u,\n"
-                "  \"archive_bytes\": %llu,\n  \"compression_ratio\": %s,\n",
+                "  \"archive_bytes\": %llu,\n  \"compression_ratio\": %s,\n  \"second_stage\": %s,\n",
                 (unsigned long long)i.n_values, i.codec == Codec::ratio ? "ratio" : "fast", mode, json_num(i.bound).c_str(), json_num(i.eb_abs).c_str(),
                 i.range_valid ? ("[" + json_num(i.range_min) + ", " + json_num(i.range_max) + "]").c_str() : "null",
                 i.fill ? json_num(*i.fill).c_str() : "null", i.chunk_values, i.block_values,
-                (unsigned long long)i.archive_size, json_num(raw / double(i.archive_size)).c_str());
+                (unsigned long long)i.archive_size, json_num(raw / double(i.archive_size)).c_str(),
+                i.second_stage ? "true" : "false");
     if (i.codec == Codec::ratio) {
       const StageSizes z = stage_sizes(archive.data(), archive.size());
       std::printf("  \"stages\": {\"header_and_table\": %llu, \"codebook\": %llu, \"gap_metadata\": %llu, "
-                  "\"codes\": %llu, \"outliers\": %llu, \"exceptions\": %llu, \"raw_chunks\": %llu},\n",
+                  "\"codes\": %llu, \"outliers\": %llu, \"exceptions\": %llu, \"raw_chunks\": %llu, "
+                  "\"second_stage_saved\": %lld},\n",
                   (unsigned long long)z.header_and_table, (unsigned long long)z.codebook,
                   (unsigned long long)z.gap_metadata, (unsigned long long)z.codes, (unsigned long long)z.outliers,
-                  (unsigned long long)z.exceptions, (unsigned long long)z.raw_chunks);
+                  (unsigned long long)z.exceptions, (unsigned long long)z.raw_chunks, (long long)z.second_stage_saved);
     }
     std::printf("  \"chunks\": [");
     for (size_t c = 0; c < i.chunks.size(); ++c)
@@ -260,6 +263,7 @@ int cmd_info(const std::vector<std::string>& args) {
   } else {
     std::printf("  codec        fast (block fixed-length, %u values per block)\n", i.block_values);
   }
+  if (i.second_stage) std::printf("  second stage lossless (Deflate or ORC RLE v2 per chunk)\n");
   std::printf("  bound        %s %.6g -> absolute %.9g\n", mode, i.bound, i.eb_abs);
   if (i.range_valid) std::printf("  value range  [%.9g, %.9g]\n", i.range_min, i.range_max);
   else std::printf("  value range  none (no finite values)\n");
@@ -271,10 +275,10 @@ int cmd_info(const std::vector<std::string>& args) {
   if (i.codec == Codec::ratio) {
     const StageSizes z = stage_sizes(archive.data(), archive.size());
     std::printf("  stages       codes %llu, codebook %llu, gap metadata %llu, outliers %llu, exceptions %llu,\n"
-                "               raw chunks %llu, header+table %llu bytes\n",
+                "               raw chunks %llu, header+table %llu bytes; second stage saved %lld\n",
                 (unsigned long long)z.codes, (unsigned long long)z.codebook, (unsigned long long)z.gap_metadata,
                 (unsigned long long)z.outliers, (unsigned long long)z.exceptions, (unsigned long long)z.raw_chunks,
-                (unsigned long long)z.header_and_table);
+                (unsigned long long)z.header_and_table, (long long)z.second_stage_saved);
   }
   const size_t show = std::min<size_t>(i.chunks.size(), 8);
   std::printf("  %-8s %14s %10s %10s\n", "chunk", "offset", "size", "checksum");

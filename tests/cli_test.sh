@@ -71,6 +71,14 @@ expect 2 "truncated ratio archive" "$hpcz" decompress -i "$tmp/rtrunc.hpcz" -o "
 cp "$tmp/r.hpcz" "$tmp/rflip.hpcz"
 printf '\x55' | dd of="$tmp/rflip.hpcz" bs=1 seek=20000 conv=notrunc status=none
 expect 2 "flipped byte in a ratio archive" "$hpcz" decompress -i "$tmp/rflip.hpcz" -o "$tmp/c" --device cpu
+# The lossless second stage (--lossless): a version 2 archive, info says so, it decodes within the bound.
+expect 0 "compress --lossless" "$hpcz" compress -i "$in" -o "$tmp/s2.hpcz" -t f32 -d 100x64x128 --rel 1e-2 --mode ratio --lossless
+expect 0 "info --json of a staged archive" "$hpcz" info --json "$tmp/s2.hpcz"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["format_version"]==2 and d["second_stage"] and d["stages"]["second_stage_saved"]>0, d' "$tmp/out" \
+  && pass=$((pass + 1)) || { echo "FAIL: info --json of a staged archive"; fails=$((fails + 1)); }
+expect 0 "decompress a staged archive" "$hpcz" decompress -i "$tmp/s2.hpcz" -o "$tmp/s2.out"
+expect 0 "compare a staged archive" "$hpcz" compare -t f32 -d 100x64x128 "$in" "$tmp/s2.out"
+grep -q "max abs error" "$tmp/out" && pass=$((pass + 1)) || { echo "FAIL: compare output"; fails=$((fails + 1)); }
 # lossless: round trips in each codec, gzip interoperability, bad input
 for codec in rle1 rle2 deflate; do
   for elem in 1 4; do

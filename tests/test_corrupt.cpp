@@ -105,7 +105,7 @@ TEST(corrupt_magic_and_version) {
   b[0] = 'X';
   expect_rejected(b, "magic");
   b = a;
-  b[4] = 2;  // a newer version, correctly sealed: unsupported, not corrupt
+  b[4] = uint8_t(hpcz::format::kVersion + 1);  // a newer version, correctly sealed: unsupported, not corrupt
   reseal_header(b);
   CHECK(decode_error(b, hpcz::Backend::cpu) == int(hpcz::ErrorCode::unsupported));
   b[4] = 0;
@@ -188,6 +188,54 @@ TEST(corrupt_ratio_sealed_but_malformed_chunk) {
       hpcz::detail::store_u32_le(&b[136], tsum);
       reseal_header(b);
       expect_rejected(b, std::string("ratio ") + ed.what);
+    }
+  }
+}
+
+// Archives with the lossless second stage (version 2): every truncation and flip is an error, and so
+// are stage headers that are sealed (checksums recomputed) but wrong.
+TEST(corrupt_second_stage) {
+  auto f = real_fields();
+  REQUIRE(!f.empty());
+  std::mt19937_64 rng(17);
+  for (hpcz::Codec codec : {hpcz::Codec::ratio, hpcz::Codec::fast}) {
+    hpcz::Options o;
+    o.bound = 1e-2;
+    o.codec = codec;
+    o.second_stage = true;
+    o.backend = hpcz::Backend::cpu;
+    const Field& fd = f[0];
+    const auto a = hpcz::compress(fd.bytes.data(), fd.dtype, fd.dims, o);
+    auto rejected = [](const std::vector<uint8_t>& b) {
+      std::vector<uint8_t> out;
+      try {
+        hpcz::decompress(b.data(), b.size(), out, hpcz::Backend::cpu);
+      } catch (const hpcz::Error& e) {
+        return e.code() == hpcz::ErrorCode::corrupt_archive;
+      }
+      return false;
+    };
+    const int trials = std::getenv("HPCZ_FLIP_TRIALS") ? std::atoi(std::getenv("HPCZ_FLIP_TRIALS")) : 300;
+    int bad = 0;
+    for (int k = 0; k < trials; ++k) {
+      auto b = a;
+      if (k % 2) b.resize(rng() % b.size());
+      else b[rng() % b.size()] ^= uint8_t(1 + rng() % 255);
+      bad += !rejected(b);
+    }
+    CHECK_MSG(bad == 0, bad << " damaged staged archives were not rejected");
+    // Sealed but wrong: an unknown tag, and an inner size beyond what the codec allows.
+    const auto info = hpcz::inspect(a.data(), a.size());
+    for (int what = 0; what < 2; ++what) {
+      auto b = a;
+      const uint64_t at = info.chunks[0].offset;
+      if (what == 0) b[at] = 7;
+      else if (b[at] != 0 && info.chunks[0].size >= 5) hpcz::detail::store_u32_le(&b[at + 1], 0x7fffffffu);
+      else continue;
+      hpcz::detail::store_u32_le(&b[hpcz::kHeaderSize + 12], hpcz::format::checksum(&b[at], info.chunks[0].size));
+      hpcz::detail::store_u32_le(&b[136], hpcz::format::checksum(&b[hpcz::kHeaderSize], 16 * info.n_chunks));
+      hpcz::detail::store_u32_le(&b[140], hpcz::format::checksum(b.data(), 140));
+      CHECK_MSG(rejected(b), "sealed staged archive with a wrong " << (what ? "inner size" : "tag") << " accepted");
     }
   }
 }

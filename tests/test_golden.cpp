@@ -16,12 +16,15 @@ struct Golden {
   hpcz::BoundMode mode;
   double bound;
   hpcz::Codec codec;
+  bool second_stage = false;  // format version 2
 };
 const Golden kGolden[] = {
     {"ncar_ts_20x64x128_rel1e-3_v1.hpcz", hpcz::DType::f32, hpcz::BoundMode::rel, 1e-3, hpcz::Codec::fast},
     {"ncar_ts_20x64x128_f64_abs1e-2_v1.hpcz", hpcz::DType::f64, hpcz::BoundMode::abs, 1e-2, hpcz::Codec::fast},
     {"ncar_ts_20x64x128_ratio_rel1e-3_v1.hpcz", hpcz::DType::f32, hpcz::BoundMode::rel, 1e-3, hpcz::Codec::ratio},
-    {"ncar_ts_20x64x128_ratio_f64_abs1e-2_v1.hpcz", hpcz::DType::f64, hpcz::BoundMode::abs, 1e-2, hpcz::Codec::ratio}};
+    {"ncar_ts_20x64x128_ratio_f64_abs1e-2_v1.hpcz", hpcz::DType::f64, hpcz::BoundMode::abs, 1e-2, hpcz::Codec::ratio},
+    {"ncar_ts_20x64x128_ratio_rel1e-2_stage2_v2.hpcz", hpcz::DType::f32, hpcz::BoundMode::rel, 1e-2, hpcz::Codec::ratio, true},
+    {"ncar_ts_20x64x128_rel1e-2_stage2_v2.hpcz", hpcz::DType::f32, hpcz::BoundMode::rel, 1e-2, hpcz::Codec::fast, true}};
 
 // The first 20 time steps of the bundled sample (as f64 for the f64 golden: exact conversion).
 std::vector<uint8_t> golden_input(hpcz::DType t) {
@@ -42,6 +45,7 @@ TEST(golden_archives) {
     o.mode = g.mode;
     o.bound = g.bound;
     o.codec = g.codec;
+    o.second_stage = g.second_stage;
     o.backend = hpcz::Backend::cpu;
     auto now = hpcz::compress(input.data(), g.dtype, {20, 64, 128}, o);
     const std::string path = std::string(HPCZ_SOURCE_DIR) + "/tests/golden/" + g.file;
@@ -53,7 +57,7 @@ TEST(golden_archives) {
     REQUIRE(!golden.empty());
     std::vector<uint8_t> back;
     auto info = hpcz::decompress(golden.data(), golden.size(), back, hpcz::Backend::cpu);
-    CHECK(info.version == 1);
+    CHECK(info.version == (g.second_stage ? 2 : 1) && info.second_stage == g.second_stage);
     CHECK((info.dims == std::vector<uint64_t>{20, 64, 128}));
     CHECK(strict_check(input, back, g.dtype, info.eb_abs).violations == 0);
     CHECK_MSG(now == golden, g.file << ": the encoder no longer writes the golden bytes");

@@ -32,6 +32,7 @@ typedef struct hpcz_options {
   int backend;       /* hpcz_backend */
   int codec;         /* hpcz_codec; 0 = HPCZ_FAST */
   unsigned radius;   /* HPCZ_RATIO: quant-code radius 1..2048; 0 = 512 */
+  int second_stage;  /* 1: a lossless pass (Deflate or ORC RLE v2) per chunk; format version 2 */
 } hpcz_options;
 
 size_t hpcz_max_compressed_size(uint64_t n_values, int dtype);

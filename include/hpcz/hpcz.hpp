@@ -49,6 +49,10 @@ struct Options {
   std::optional<double> fill;  // values equal to it are excluded from the range and kept exactly
   Backend backend = Backend::automatic;
   uint32_t radius = 512;  // ratio mode: quant codes cover |delta| < radius (1..2048); others are outliers
+  // A lossless pass over each encoded chunk, the better of Deflate and ORC RLE v2 or none per chunk
+  // (format version 2). Host API only: compress_device refuses it, decompress_device refuses such
+  // archives; decompress() unwraps them (on the GPU with the lossless framework when present).
+  bool second_stage = false;
 };
 
 struct ChunkEntry {
@@ -77,6 +81,7 @@ struct ArchiveInfo {
   uint64_t archive_size = 0;
   uint64_t data_offset = 0;  // where chunk data starts
   uint32_t table_checksum = 0;
+  bool second_stage = false;  // chunks carry the lossless second stage (version 2)
   std::vector<ChunkEntry> chunks;  // filled by inspect() when the table is available
 };
 
@@ -89,6 +94,7 @@ struct StageSizes {
   uint64_t outliers = 0;      // indices and deltas of codes outside the radius
   uint64_t exceptions = 0;    // indices and values stored exactly (NaN, Inf, fill, unquantizable)
   uint64_t raw_chunks = 0;    // chunks stored verbatim because coding would not shrink them
+  int64_t second_stage_saved = 0;  // bytes the lossless second stage took off (0 without it)
 };
 // Validates the archive as inspect() does (chunk checksums included) and splits its size by stage.
 StageSizes stage_sizes(const uint8_t* archive, size_t size);

@@ -13,6 +13,10 @@ namespace {
 void corrupt(const std::string& msg) { fail(ErrorCode::corrupt_archive, "corrupt archive: " + msg); }
 }
 
+uint64_t plain_chunk_bound(const ArchiveInfo& info, uint64_t count, uint32_t vb) {
+  return info.codec == Codec::ratio ? ratio::max_chunk_bytes(count, vb) : fle::max_chunk_bytes(count, vb);
+}
+
 ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   using namespace format;
   using detail::load_u32_le;
@@ -40,7 +44,9 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   if (a[11] != 1 && a[11] != 2) fail(ErrorCode::unsupported, "unknown codec id " + std::to_string(a[11]));
   info.codec = Codec(a[11]);
   const uint8_t flags = a[12];
-  if (flags & ~(kFlagFill | kFlagRangeValid) || a[13] || a[14] || a[15]) corrupt("reserved header bits set");
+  if (flags & ~(kFlagFill | kFlagRangeValid | kFlagSecondStage) || a[13] || a[14] || a[15]) corrupt("reserved header bits set");
+  info.second_stage = flags & kFlagSecondStage;
+  if (info.second_stage && info.version < 2) corrupt("second-stage flag in a version 1 archive");
   uint64_t n = 1;
   for (int i = 0; i < 4; ++i) {
     uint64_t d = load_u64_le(a + 16 + 8 * i);
@@ -101,7 +107,7 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
     e.size = load_u32_le(t + 16 * c + 8);
     e.checksum = load_u32_le(t + 16 * c + 12);
     const uint64_t count = std::min<uint64_t>(info.chunk_values, n - c * info.chunk_values);
-    const uint64_t most = info.codec == Codec::ratio ? ratio::max_chunk_bytes(count, vb) : fle::max_chunk_bytes(count, vb);
+    const uint64_t most = plain_chunk_bound(info, count, vb) + (info.second_stage ? 1 : 0);  // + the stage tag
     if (e.offset != expect || e.size > most || e.size > info.archive_size - e.offset)
       corrupt("chunk " + std::to_string(c) + " lies outside its place");
     expect += e.size;
@@ -123,7 +129,14 @@ ArchiveInfo inspect_header(const uint8_t* archive, size_t available) {
 }
 
 StageSizes stage_sizes(const uint8_t* archive, size_t size) {
-  const ArchiveInfo info = inspect(archive, size);
+  const ArchiveInfo staged = inspect(archive, size);
+  if (staged.second_stage) {  // the stages of the plain archive inside, and what the second stage saved
+    const auto plain = pipeline::remove_second_stage(archive, size, staged, Backend::cpu);
+    StageSizes z = stage_sizes(plain.data(), plain.size());
+    z.second_stage_saved = int64_t(plain.size()) - int64_t(size);
+    return z;
+  }
+  const ArchiveInfo& info = staged;
   StageSizes z;
   z.header_and_table = info.data_offset;
   if (info.codec != Codec::ratio) return z;
@@ -159,11 +172,12 @@ size_t max_compressed_size(uint64_t n, DType dtype) {
   const uint32_t vb = uint32_t(dtype_size(dtype));
   const uint64_t cv = format::kChunkInputBytes / vb, nc = detail::div_ceil(n, cv);
   uint64_t full = n / cv, rest = n % cv;
-  const uint64_t fast = format::data_offset(nc) + full * fle::max_chunk_bytes(cv, vb) + fle::max_chunk_bytes(rest, vb);
+  // (+ 1 byte per chunk: the second stage's tag on a chunk it stores as is)
+  const uint64_t fast = format::data_offset(nc) + full * fle::max_chunk_bytes(cv, vb) + fle::max_chunk_bytes(rest, vb) + nc;
   // Ratio mode: every chunk but the last holds more than kTargetChunkValues / 2 values (whole slabs of
   // at most kTargetChunkValues, or one larger slab), and no chunk exceeds its raw form.
   const uint64_t nc_ratio = n / (predict::kTargetChunkValues / 2) + 1;
-  const uint64_t ratio = format::data_offset(nc_ratio) + nc_ratio * ratio::kChunkHeaderBytes + n * vb;
+  const uint64_t ratio = format::data_offset(nc_ratio) + nc_ratio * (ratio::kChunkHeaderBytes + 1) + n * vb;
   return fast > ratio ? fast : ratio;
 }
 

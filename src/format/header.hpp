@@ -6,13 +6,14 @@
 
 namespace hpcz::format {
 
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;       // the newest this build reads; 2: the lossless second stage (kFlagSecondStage)
+constexpr uint16_t kPlainVersion = 1;  // what write_header writes: an archive without the second stage
 constexpr uint32_t kHeaderBytes = 144;
 constexpr uint32_t kChunkEntryBytes = 16;
 constexpr uint32_t kChunkInputBytes = 65536;  // every chunk covers 64 KiB of input (last one: less)
 constexpr uint32_t kBlockValues = 32;
 
-enum HeaderFlags : uint8_t { kFlagFill = 1, kFlagRangeValid = 2 };
+enum HeaderFlags : uint8_t { kFlagFill = 1, kFlagRangeValid = 2, kFlagSecondStage = 4 };
 
 // Plain fields, no containers: usable in device code.
 struct HeaderFields {
@@ -42,7 +43,7 @@ HPCZ_HD double load_f64_le(const uint8_t* p) { return detail::from_bits<double>(
 // Writes all 144 bytes, header checksum included (HPCZ-SUM over bytes 0..139).
 HPCZ_HD void write_header(uint8_t* d, const HeaderFields& h) {
   d[0] = 'H'; d[1] = 'P'; d[2] = 'C'; d[3] = 'Z';
-  d[4] = uint8_t(kVersion); d[5] = uint8_t(kVersion >> 8);
+  d[4] = uint8_t(kPlainVersion); d[5] = uint8_t(kPlainVersion >> 8);
   d[6] = uint8_t(kHeaderBytes); d[7] = uint8_t(kHeaderBytes >> 8);
   d[8] = h.dtype; d[9] = h.ndims; d[10] = h.mode; d[11] = h.codec; d[12] = h.flags;
   d[13] = d[14] = d[15] = 0;

@@ -104,9 +104,16 @@ LosslessStatus decode_chunk_cpu(const LosslessOptions& o, const uint8_t* in, uin
   return LosslessStatus::ok;
 }
 
-// Decodes the chunks of a blob on the chosen backend; throws on the first bad chunk.
-void decode_chunks(const LosslessOptions& o, const uint8_t* blob, uint64_t blob_size, const std::vector<ChunkRef>& chunks,
-                   uint8_t* out, uint64_t out_size) {
+#if HPCZ_HAS_ZLIB
+std::vector<uint8_t> raw_deflate(const uint8_t* d, size_t size);
+#endif
+
+}  // namespace
+
+namespace lossless {
+void decode_chunks_checked(const LosslessOptions& o, const uint8_t* blob, uint64_t blob_size,
+                           const std::vector<ChunkRef>& chunks, uint8_t* out, uint64_t out_size,
+                           const std::vector<uint64_t>& names) {
   std::vector<uint64_t> sizes(chunks.size());
   std::vector<LosslessStatus> st(chunks.size());
   if (resolve_backend(o.backend) == Backend::gpu) {
@@ -123,8 +130,29 @@ void decode_chunks(const LosslessOptions& o, const uint8_t* blob, uint64_t blob_
     const std::string what = st[i] == LosslessStatus::ok ? "decoded size differs from the recorded one"
                              : st[i] == LosslessStatus::output_overflow ? "decoded data larger than recorded"
                                                                         : "malformed or truncated stream";
-    fail(ErrorCode::corrupt_archive, "corrupt chunk " + std::to_string(i) + ": " + what);
+    fail(ErrorCode::corrupt_archive, "corrupt chunk " + std::to_string(names.empty() ? i : names[i]) + ": " + what);
   }
+}
+
+std::vector<uint8_t> encode_chunk(const uint8_t* data, size_t size, const LosslessOptions& o) {
+  if (o.codec == LosslessCodec::deflate) {
+#if HPCZ_HAS_ZLIB
+    return raw_deflate(data, size);
+#else
+    return {};
+#endif
+  }
+  const IntType t = int_type(o);
+  return o.codec == LosslessCodec::rle1 ? encode_rle1(read_ints(data, size / size_t(t.bytes), t), t)
+                                        : encode_rle2(read_ints(data, size / size_t(t.bytes), t), t);
+}
+}  // namespace lossless
+
+namespace {
+
+void decode_chunks(const LosslessOptions& o, const uint8_t* blob, uint64_t blob_size, const std::vector<ChunkRef>& chunks,
+                   uint8_t* out, uint64_t out_size) {
+  lossless::decode_chunks_checked(o, blob, blob_size, chunks, out, out_size, {});
 }
 
 // ---- the HZLC container (RLE) ----------------------------------------------------------------------

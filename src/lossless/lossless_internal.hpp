@@ -18,4 +18,13 @@ void decode_chunks_gpu(const LosslessOptions& opt, const uint8_t* blob, uint64_t
                        const std::vector<ChunkRef>& chunks, uint8_t* out, uint64_t out_size,
                        std::vector<uint64_t>& sizes, std::vector<LosslessStatus>& status);
 
+// Decodes chunks on o.backend; throws Error(corrupt_archive) naming the first bad chunk (names[i] if
+// given, else i) unless every chunk decodes to exactly its out_capacity.
+void decode_chunks_checked(const LosslessOptions& o, const uint8_t* blob, uint64_t blob_size,
+                           const std::vector<ChunkRef>& chunks, uint8_t* out, uint64_t out_size,
+                           const std::vector<uint64_t>& names);
+
+// One chunk, encoded alone: raw Deflate (empty if this build has no zlib) or an ORC RLE stream.
+std::vector<uint8_t> encode_chunk(const uint8_t* data, size_t size, const LosslessOptions& o);
+
 }  // namespace hpcz::lossless

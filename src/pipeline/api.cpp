@@ -65,12 +65,22 @@ Backend resolve_backend(Backend b) {
 std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
-  if (resolve_backend(opt.backend) == Backend::gpu) return pipeline::compress_gpu_host(data, h);
-  return pipeline::compress_cpu(data, h);
+  std::vector<uint8_t> a = resolve_backend(opt.backend) == Backend::gpu ? pipeline::compress_gpu_host(data, h)
+                                                                        : pipeline::compress_cpu(data, h);
+  return opt.second_stage ? pipeline::add_second_stage(a) : a;
 }
 
 ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>& out, Backend backend) {
   ArchiveInfo info = inspect(archive, size);
+  if (info.second_stage) {
+    const std::vector<uint8_t> plain = pipeline::remove_second_stage(archive, size, info, backend);
+    ArchiveInfo inner = decompress(plain.data(), plain.size(), out, backend);
+    inner.version = info.version;
+    inner.second_stage = true;
+    inner.archive_size = info.archive_size;
+    inner.chunks = info.chunks;
+    return inner;
+  }
   out.resize(info.n_values * dtype_size(info.dtype));
   if (info.n_values == 0) return info;
   if (resolve_backend(backend) == Backend::gpu) pipeline::decompress_gpu_host(archive, info, out.data());
@@ -78,6 +88,6 @@ ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>
   return info;
 }
 
-const char* version_string() { return "hpcz 0.1.0 (format 1)"; }
+const char* version_string() { return "hpcz 0.1.0 (format 2; reads 1 and 2)"; }
 
 }  // namespace hpcz

@@ -47,6 +47,7 @@ int hpcz_compress(const void* data, int dtype, const uint64_t* dims, int ndims, 
     o.backend = backend_of(opt->backend);
     o.codec = opt->codec == HPCZ_RATIO ? hpcz::Codec::ratio : hpcz::Codec::fast;
     if (opt->radius) o.radius = opt->radius;
+    o.second_stage = opt->second_stage != 0;
     auto a = hpcz::compress(data, hpcz::DType(dtype), std::vector<uint64_t>(dims, dims + ndims), o);
     *out_size = a.size();
     if (a.size() > out_capacity) {

@@ -98,6 +98,8 @@ size_t compress_device_workspace_size(DType dtype, const std::vector<uint64_t>& 
 void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt,
                      void* d_out, size_t out_capacity, uint64_t* d_size, void* d_ws, size_t ws_size, void* stream) {
   if (!gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+  if (opt.second_stage)
+    throw Error(ErrorCode::invalid_argument, "the lossless second stage runs through the host API (compress)");
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (out_capacity < max_compressed_size(h.n_values, dtype))
     throw Error(ErrorCode::invalid_argument, "output capacity below max_compressed_size()");
@@ -121,6 +123,8 @@ size_t decompress_device_workspace_size(const ArchiveInfo& info) {
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void* d_ws,
                        size_t ws_size, void* stream) {
   if (!gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+  if (info.second_stage)
+    throw Error(ErrorCode::unsupported, "archives with the lossless second stage decode through the host API (decompress)");
   if ((reinterpret_cast<uintptr_t>(d_archive) | reinterpret_cast<uintptr_t>(d_out)) & 15)
     throw Error(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned");
   auto s = static_cast<cudaStream_t>(stream);

@@ -15,6 +15,14 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full);
 
 [[noreturn]] void fail(ErrorCode code, const std::string& msg);
 
+// The most bytes a plain (unwrapped) chunk of `count` values may have, by codec.
+uint64_t plain_chunk_bound(const ArchiveInfo& info, uint64_t count, uint32_t value_bytes);
+
+// The lossless second stage (second_stage.cpp): wraps a finished version 1 archive (CPU), and unwraps
+// a version 2 archive with the stage into the plain archive (the chunk decoding on `backend`).
+std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain);
+std::vector<uint8_t> remove_second_stage(const uint8_t* archive, size_t size, const ArchiveInfo& info, Backend backend);
+
 std::vector<uint8_t> compress_cpu(const void* in, format::HeaderFields h);
 void decompress_cpu(const uint8_t* archive, const ArchiveInfo& info, void* out);
 
