@@ -92,6 +92,140 @@ void dump(const std::string& dir, const Dataset& d, const Chunks& c) {
   exp.write(reinterpret_cast<const char*>(d.data.data()), std::streamsize(d.data.size()));
 }
 
+// The lossless second stage of the lossy modes (issue 4, item 5): CR with and without it on every
+// field (untiled, rel 1e-2 / 1e-3 / 1e-4, both codecs; geometric means), and for the ratio mode what
+// it costs: the CPU time to add it (host API, 512 MiB tiled field) and the GPU time of the batched
+// lossless decoding that removes it (device-resident staged chunks, median of reps).
+template <class Emit>
+void second_stage_table(const std::string& data_dir, const std::string& filter, double size_mib, int reps, bool gpu,
+                        Emit&& emit
+#if HPCZ_HAS_CUDA
+                        , cudaStream_t s
+#endif
+) {
+  emit("\n## The lossless second stage over the lossy modes\n\n");
+  emit("| field | codec | bound | CR | CR + 2nd stage | gain | add (CPU s, tiled) | remove (GPU ms, tiled) | remove GB/s of field |\n");
+  emit("|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<double> lg[2][3][2];  // codec, bound, without/with
+  const double rels[3] = {1e-2, 1e-3, 1e-4};
+  for (const Field& f : find_fields(data_dir, filter)) {
+    const auto raw = read_file(f.path);
+    for (int ci = 0; ci < 2; ++ci)
+      for (int bi = 0; bi < 3; ++bi) {
+        Options o;
+        o.bound = rels[bi];
+        o.codec = ci == 0 ? Codec::ratio : Codec::fast;
+        o.backend = Backend::cpu;
+        const auto plain = compress(raw.data(), f.dtype, f.dims, o);
+        o.second_stage = true;
+        const auto staged = compress(raw.data(), f.dtype, f.dims, o);
+        const double cr0 = double(raw.size()) / double(plain.size()), cr1 = double(raw.size()) / double(staged.size());
+        lg[ci][bi][0].push_back(std::log(cr0));
+        lg[ci][bi][1].push_back(std::log(cr1));
+        std::string add_cell = "-", rm_cell = "-", gbs_cell = "-";
+#if HPCZ_HAS_CUDA
+        if (gpu && ci == 0) {
+          // Tile along the slowest axis, compress on the GPU, time the stage's addition on the host.
+          const uint64_t k = std::max<uint64_t>(1, uint64_t(std::ceil(size_mib * (1 << 20) / double(raw.size()))));
+          std::vector<uint8_t> tiled(raw.size() * k);
+          for (uint64_t r = 0; r < k; ++r) std::memcpy(&tiled[r * raw.size()], raw.data(), raw.size());
+          std::vector<uint64_t> dims = f.dims;
+          dims[0] *= k;
+          o.backend = Backend::gpu;
+          o.second_stage = false;
+          auto t0 = std::chrono::steady_clock::now();
+          const auto tp = compress(tiled.data(), f.dtype, dims, o);
+          const double t_plain = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          o.second_stage = true;
+          t0 = std::chrono::steady_clock::now();
+          const auto ts = compress(tiled.data(), f.dtype, dims, o);
+          const double t_staged = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          add_cell = fmt("%.3f", t_staged - t_plain);
+          // The staged chunks, by tag (1 Deflate, 2 RLE v2), on the device; time their batched decoding.
+          const ArchiveInfo info = inspect(ts.data(), ts.size());
+          uint8_t* d_a;
+          ck(cudaMalloc(&d_a, ts.size()), "malloc");
+          ck(cudaMemcpy(d_a, ts.data(), ts.size(), cudaMemcpyHostToDevice), "copy");
+          std::vector<uint64_t> arr[2];
+          uint64_t out_total = 0;
+          std::vector<std::vector<uint64_t>> in_off(2), in_sz(2), cap(2);
+          for (const ChunkEntry& e : info.chunks) {
+            const uint8_t tag = ts[e.offset];
+            if (tag != 1 && tag != 2) continue;
+            const uint64_t inner = uint64_t(ts[e.offset + 1]) | uint64_t(ts[e.offset + 2]) << 8 |
+                                   uint64_t(ts[e.offset + 3]) << 16 | uint64_t(ts[e.offset + 4]) << 24;
+            in_off[tag - 1].push_back(e.offset + 5);
+            in_sz[tag - 1].push_back(e.size - 5);
+            cap[tag - 1].push_back(inner);
+            out_total += inner;
+          }
+          uint8_t* d_out;
+          ck(cudaMalloc(&d_out, out_total ? out_total : 1), "malloc");
+          uint64_t* d_arr[2] = {nullptr, nullptr};
+          uint64_t o_at = 0;
+          for (int t = 0; t < 2; ++t) {
+            const size_t n = in_off[t].size();
+            if (!n) continue;
+            arr[t].resize(4 * n);
+            for (size_t i = 0; i < n; ++i) {
+              arr[t][i] = reinterpret_cast<uint64_t>(d_a + in_off[t][i]);
+              arr[t][n + i] = in_sz[t][i];
+              arr[t][2 * n + i] = reinterpret_cast<uint64_t>(d_out + o_at);
+              arr[t][3 * n + i] = cap[t][i];
+              o_at += cap[t][i];
+            }
+            ck(cudaMalloc(&d_arr[t], n * 44), "malloc");
+            ck(cudaMemcpy(d_arr[t], arr[t].data(), 32 * n, cudaMemcpyHostToDevice), "copy");
+          }
+          cudaEvent_t e0, e1;
+          ck(cudaEventCreate(&e0), "event");
+          ck(cudaEventCreate(&e1), "event");
+          std::vector<double> tt;
+          for (int r = 0; r < reps + 2; ++r) {
+            cudaEventRecord(e0, s);
+            for (int t = 0; t < 2; ++t) {
+              const size_t n = in_off[t].size();
+              if (!n) continue;
+              LosslessOptions lo{t == 0 ? LosslessCodec::deflate : LosslessCodec::rle2, 1};
+              lossless_decompress_batch_device(lo, reinterpret_cast<const uint8_t* const*>(d_arr[t]), d_arr[t] + n,
+                                               reinterpret_cast<uint8_t* const*>(d_arr[t] + 2 * n), d_arr[t] + 3 * n,
+                                               d_arr[t] + 4 * n, reinterpret_cast<LosslessStatus*>(d_arr[t] + 5 * n), n,
+                                               nullptr, 0, s);
+            }
+            cudaEventRecord(e1, s);
+            ck(cudaEventSynchronize(e1), "stage decode");
+            float ms;
+            cudaEventElapsedTime(&ms, e0, e1);
+            if (r >= 2) tt.push_back(ms);
+          }
+          const double ms = median(tt);
+          rm_cell = fmt("%.3f", ms);
+          gbs_cell = fmt("%.0f", double(tiled.size()) / (ms * 1e-3) / 1e9);
+          cudaFree(d_a);
+          cudaFree(d_out);
+          for (auto* p : d_arr) if (p) cudaFree(p);
+          cudaEventDestroy(e0);
+          cudaEventDestroy(e1);
+        }
+#endif
+        emit("| " + f.name + " | " + (ci == 0 ? "ratio" : "fast") + " | rel " + fmt("%.0e", rels[bi]) + " | " + fmt("%.2f", cr0) +
+             " | " + fmt("%.2f", cr1) + " | " + fmt("%+.1f%%", 100 * (cr1 / cr0 - 1)) + " | " + add_cell + " | " + rm_cell +
+             " | " + gbs_cell + " |\n");
+      }
+  }
+  emit("\ngeometric mean CR over the fields (rel 1e-2 / 1e-3 / 1e-4):\n");
+  for (int ci = 0; ci < 2; ++ci)
+    for (int w = 0; w < 2; ++w) {
+      std::string line = std::string("- ") + (ci == 0 ? "ratio" : "fast") + (w ? " + second stage" : "") + ": ";
+      for (int bi = 0; bi < 3; ++bi) {
+        double m = 0;
+        for (double v : lg[ci][bi][w]) m += v;
+        line += (bi ? " / " : "") + fmt("%.2f", lg[ci][bi][w].empty() ? 0 : std::exp(m / double(lg[ci][bi][w].size())));
+      }
+      emit(line + "\n");
+    }
+}
+
 }  // namespace
 
 int bench_lossless_main(const std::vector<std::string>& args) {
@@ -267,6 +401,11 @@ int bench_lossless_main(const std::vector<std::string>& args) {
          " | " + fmt("%.2f", double(c.out_total) / double(in_total)) + " | " + chunks_cell + " | " + gpu_cell + " | " +
          roof_cell + " | " + fmt("%.2f", cpu_gbs) + (cpu_ok ? "" : " (WRONG)") + " | " + same + " |\n");
   }
+  second_stage_table(data_dir, filter, size_mib, reps, gpu, emit
+#if HPCZ_HAS_CUDA
+                                      , s
+#endif
+  );
   const char* names[3] = {"rle1", "rle2", "deflate"};
   for (int k = 0; k < 3; ++k) {
     if (gm_gpu[k].empty()) continue;

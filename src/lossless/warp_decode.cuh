@@ -226,8 +226,8 @@ struct WarpByteSink {
 };
 
 // One warp per chunk, kWarpsPerBlock chunks per block.
-template <int kCodec>  // 0 rle1, 1 rle2, 2 deflate
-__global__ void __launch_bounds__(32 * kWarpsPerBlock)
+template <int kCodec, int kMinBlocks = 1>  // codec: 0 rle1, 1 rle2, 2 deflate
+__global__ void __launch_bounds__(32 * kWarpsPerBlock, kMinBlocks)
     batch_kernel(IntType t, const uint8_t* const* in, const uint64_t* in_sizes, uint8_t* const* out,
                  const uint64_t* caps, uint64_t* out_sizes, LosslessStatus* status, uint64_t n_chunks) {
   __shared__ __align__(16) uint8_t rings[kWarpsPerBlock][kRingBytes];
