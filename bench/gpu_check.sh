@@ -43,6 +43,10 @@ if has lossless; then
   timeout 240 build-gpu/hpcz bench --mode lossless --data .data --size-mib 512 --reps 10 --dump /tmp/lldump \
     --out "$out/bench-lossless.md" >"$out/bench-lossless.log" 2>&1
   echo "bench lossless rc=$?"; cat "$out/bench-lossless.md" 2>/dev/null || tail -20 "$out/bench-lossless.log"
+  echo "== the same, lossless kernels compiled for 12 blocks per SM (HPCZ_LOSSLESS_MIN_BLOCKS=12) =="
+  HPCZ_LOSSLESS_MIN_BLOCKS=12 timeout 120 build-gpu/hpcz bench --mode lossless --data .data --size-mib 512 --reps 10 \
+    --no-second-stage --out "$out/bench-lossless-12blocks.md" >"$out/bench-lossless-12blocks.log" 2>&1
+  echo "bench lossless 12 blocks rc=$?"; grep -E "^\| |geometric" "$out/bench-lossless-12blocks.md" | cut -d'|' -f2,7,8 | head -40
   if [ -d bench/ext ]; then
     echo "== the same Deflate chunks: nvCOMP (GPU) and libdeflate (all cores) =="
     bash bench/compare/build.sh >"$out/compare-build.log" 2>&1 || tail -5 "$out/compare-build.log"

@@ -232,6 +232,7 @@ int bench_lossless_main(const std::vector<std::string>& args) {
   std::string data_dir = "../shared/data", filter, out_path, dump_dir, text = "/usr/share/common-licenses/GPL-3";
   double size_mib = 512;
   int reps = 10;
+  bool stage_table = true;
   for (size_t i = 0; i < args.size(); ++i) {
     auto val = [&]() -> std::string {
       if (i + 1 >= args.size()) throw UsageError(args[i] + " needs a value");
@@ -245,6 +246,7 @@ int bench_lossless_main(const std::vector<std::string>& args) {
     else if (args[i] == "--out") out_path = val();
     else if (args[i] == "--dump") dump_dir = val();
     else if (args[i] == "--text") text = val();
+    else if (args[i] == "--no-second-stage") stage_table = false;
     else throw UsageError("unknown bench option " + args[i]);
   }
   if (reps < 1) throw UsageError("--reps must be >= 1");
@@ -401,7 +403,7 @@ int bench_lossless_main(const std::vector<std::string>& args) {
          " | " + fmt("%.2f", double(c.out_total) / double(in_total)) + " | " + chunks_cell + " | " + gpu_cell + " | " +
          roof_cell + " | " + fmt("%.2f", cpu_gbs) + (cpu_ok ? "" : " (WRONG)") + " | " + same + " |\n");
   }
-  second_stage_table(data_dir, filter, size_mib, reps, gpu, emit
+  if (stage_table) second_stage_table(data_dir, filter, size_mib, reps, gpu, emit
 #if HPCZ_HAS_CUDA
                                       , s
 #endif
