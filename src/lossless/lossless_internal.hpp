@@ -12,7 +12,8 @@ struct ChunkRef {
   uint64_t in_offset, in_size, out_offset, out_capacity;
 };
 
-// Decodes the chunks of `blob` into `out` on the GPU (copies in, one batched launch, copies back).
+// Decodes the chunks of `blob` into `out` on the GPU (copies in, one batched launch, copies back all of
+// `out`: bytes no chunk covers come back undefined, so `out` should hold chunk outputs only).
 // sizes[i] and status[i] as in lossless_decompress_batch.
 void decode_chunks_gpu(const LosslessOptions& opt, const uint8_t* blob, uint64_t blob_size,
                        const std::vector<ChunkRef>& chunks, uint8_t* out, uint64_t out_size,

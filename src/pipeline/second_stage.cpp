@@ -84,6 +84,7 @@ std::vector<uint8_t> remove_second_stage(const uint8_t* a, size_t size, const Ar
   std::vector<uint64_t> inner(n);
   std::vector<lossless::ChunkRef> by_codec[2];
   std::vector<uint64_t> which[2];
+  uint64_t dense[2] = {0, 0};
   uint64_t total = info.data_offset;
   for (size_t c = 0; c < n; ++c) {
     const ChunkEntry& e = info.chunks[c];
@@ -99,7 +100,9 @@ std::vector<uint8_t> remove_second_stage(const uint8_t* a, size_t size, const Ar
       inner[c] = load_u32_le(a + e.offset + kTagBytes);
       if (inner[c] > most) bad(c, "second stage claims a chunk larger than the codec allows");
       const int k = tag == kDeflate ? 0 : 1;
-      by_codec[k].push_back({e.offset + kTagBytes + kInnerSizeBytes, e.size - kTagBytes - kInnerSizeBytes, total, inner[c]});
+      // Decoded densely per codec (the batch output is one buffer), placed afterwards.
+      by_codec[k].push_back({e.offset + kTagBytes + kInnerSizeBytes, e.size - kTagBytes - kInnerSizeBytes, dense[k], inner[c]});
+      dense[k] += inner[c];
       which[k].push_back(c);
     } else {
       bad(c, "unknown second-stage tag " + std::to_string(tag));
@@ -109,9 +112,11 @@ std::vector<uint8_t> remove_second_stage(const uint8_t* a, size_t size, const Ar
   std::vector<uint8_t> out(total);
   std::memcpy(out.data(), a, info.data_offset);
   uint64_t at = info.data_offset;
-  for (size_t c = 0; c < n; ++c) {  // stored chunks: copied; their table entries for all
+  std::vector<uint64_t> place(n);
+  for (size_t c = 0; c < n; ++c) {  // stored chunks: copied
     const ChunkEntry& e = info.chunks[c];
     if (a[e.offset] == kStored) std::memcpy(&out[at], a + e.offset + kTagBytes, inner[c]);
+    place[c] = at;
     at += inner[c];
   }
   for (int k = 0; k < 2; ++k) {
@@ -119,7 +124,10 @@ std::vector<uint8_t> remove_second_stage(const uint8_t* a, size_t size, const Ar
     LosslessOptions o;
     o.codec = k == 0 ? LosslessCodec::deflate : LosslessCodec::rle2;
     o.backend = backend;
-    lossless::decode_chunks_checked(o, a, size, by_codec[k], out.data(), out.size(), which[k]);
+    std::vector<uint8_t> decoded(dense[k]);
+    lossless::decode_chunks_checked(o, a, size, by_codec[k], decoded.data(), decoded.size(), which[k]);
+    for (size_t j = 0; j < which[k].size(); ++j)
+      std::memcpy(&out[place[which[k][j]]], decoded.data() + by_codec[k][j].out_offset, by_codec[k][j].out_capacity);
   }
   at = info.data_offset;
   for (size_t c = 0; c < n; ++c) {
