@@ -20,6 +20,7 @@
 
 #include "bench_util.hpp"
 #include "cli_util.hpp"
+#include "pipeline/internal.hpp"
 
 namespace hpcz::cli {
 namespace {
@@ -141,24 +142,22 @@ void second_stage_table(const std::string& data_dir, const std::string& filter, 
           const auto ts = compress(tiled.data(), f.dtype, dims, o);
           const double t_staged = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           add_cell = fmt("%.3f", t_staged - t_plain);
-          // The staged chunks, by tag (1 Deflate, 2 RLE v2), on the device; time their batched decoding.
+          // The staged archive on the device; time the batched decoding of its pieces.
           const ArchiveInfo info = inspect(ts.data(), ts.size());
           uint8_t* d_a;
           ck(cudaMalloc(&d_a, ts.size()), "malloc");
           ck(cudaMemcpy(d_a, ts.data(), ts.size(), cudaMemcpyHostToDevice), "copy");
+          // The encoded pieces, by codec, as the host API finds them (pipeline::second_stage_pieces).
+          const pipeline::StagePieces sp = pipeline::second_stage_pieces(ts.data(), info);
           std::vector<uint64_t> arr[2];
-          uint64_t out_total = 0;
+          const uint64_t out_total = sp.dense[0] + sp.dense[1];
           std::vector<std::vector<uint64_t>> in_off(2), in_sz(2), cap(2);
-          for (const ChunkEntry& e : info.chunks) {
-            const uint8_t tag = ts[e.offset];
-            if (tag != 1 && tag != 2) continue;
-            const uint64_t inner = uint64_t(ts[e.offset + 1]) | uint64_t(ts[e.offset + 2]) << 8 |
-                                   uint64_t(ts[e.offset + 3]) << 16 | uint64_t(ts[e.offset + 4]) << 24;
-            in_off[tag - 1].push_back(e.offset + 5);
-            in_sz[tag - 1].push_back(e.size - 5);
-            cap[tag - 1].push_back(inner);
-            out_total += inner;
-          }
+          for (int t = 0; t < 2; ++t)
+            for (const auto& r : sp.refs[t]) {
+              in_off[t].push_back(r.in_offset);
+              in_sz[t].push_back(r.in_size);
+              cap[t].push_back(r.out_capacity);
+            }
           uint8_t* d_out;
           ck(cudaMalloc(&d_out, out_total ? out_total : 1), "malloc");
           uint64_t* d_arr[2] = {nullptr, nullptr};

@@ -230,7 +230,7 @@ TEST(corrupt_second_stage) {
       auto b = a;
       const uint64_t at = info.chunks[0].offset;
       if (what == 0) b[at] = 7;
-      else if (b[at] != 0 && info.chunks[0].size >= 5) hpcz::detail::store_u32_le(&b[at + 1], 0x7fffffffu);
+      else if (b[at] != 0 && info.chunks[0].size >= 6) hpcz::detail::store_u32_le(&b[at + 2], 0x7fffffffu);
       else continue;
       hpcz::detail::store_u32_le(&b[hpcz::kHeaderSize + 12], hpcz::format::checksum(&b[at], info.chunks[0].size));
       hpcz::detail::store_u32_le(&b[136], hpcz::format::checksum(&b[hpcz::kHeaderSize], 16 * info.n_chunks));

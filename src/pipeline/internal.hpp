@@ -4,6 +4,7 @@
 
 #include "format/header.hpp"
 #include "hpcz/hpcz.hpp"
+#include "lossless/lossless_internal.hpp"
 
 namespace hpcz::pipeline {
 
@@ -21,6 +22,16 @@ uint64_t plain_chunk_bound(const ArchiveInfo& info, uint64_t count, uint32_t val
 // The lossless second stage (second_stage.cpp): wraps a finished version 1 archive (CPU), and unwraps
 // a version 2 archive with the stage into the plain archive (the chunk decoding on `backend`).
 std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain);
+// The encoded pieces of a staged archive, by codec (0 Deflate, 1 ORC RLE v2): where each lies in the
+// archive and where it goes in a dense output buffer of dense[k] bytes, the chunk it belongs to, and
+// every chunk's plain size. Validates checksums and the stage headers.
+struct StagePieces {
+  std::vector<lossless::ChunkRef> refs[2];
+  std::vector<uint64_t> chunk_of[2];
+  uint64_t dense[2] = {0, 0};
+  std::vector<uint64_t> plain_size;
+};
+StagePieces second_stage_pieces(const uint8_t* archive, const ArchiveInfo& info);
 std::vector<uint8_t> remove_second_stage(const uint8_t* archive, size_t size, const ArchiveInfo& info, Backend backend);
 
 std::vector<uint8_t> compress_cpu(const void* in, format::HeaderFields h);
