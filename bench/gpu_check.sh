@@ -71,6 +71,16 @@ if has ncu; then
   awk '/^  [^ ].*\(.*Context/ {n=$0; sub(/^  (void )?/, "", n); sub(/\(.*/, "", n)} /gpu__time_duration.sum/ {printf "%-45s %s %s\n", n, $(NF-1), $NF}' \
     "$out/ncu-raw.txt" | sed -E 's/^cub::DeviceScan(Init)?Kernel<[^ ]*/cub::scan/' | awk '!seen[$1]++' | tee "$out/ncu-stages.txt"
 fi
+if has ncu-lossless; then
+  echo "== ncu: the Deflate and RLE v1 batch kernels (era5 bytes / q1e-5) =="
+  for k in 2 0; do
+    timeout 120 ncu --kernel-name-base demangled --kernel-name "regex:batch_kernel<$k" --launch-count 1 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
+      --section InstructionStats build-gpu/hpcz bench --mode lossless --data .data --fields era5 --reps 1 --size-mib 512 \
+      --no-second-stage >"$out/ncu-lossless-$k.txt" 2>&1
+    grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Warp Cycles Per Issued|Executed Ipc A|No Eligible|Stall|Executed Instructions  " "$out/ncu-lossless-$k.txt" | head -24
+  done
+fi
 if has nsys && command -v nsys >/dev/null; then
   echo "== nsys: per-kernel time, ratio mode, era5 rel 1e-3 =="
   nsys profile -o "$out/ratio" --force-overwrite true build-gpu/hpcz bench --mode ratio --data .data --fields era5 \
