@@ -43,10 +43,6 @@ if has lossless; then
   timeout 240 build-gpu/hpcz bench --mode lossless --data .data --size-mib 512 --reps 10 --dump /tmp/lldump \
     --out "$out/bench-lossless.md" >"$out/bench-lossless.log" 2>&1
   echo "bench lossless rc=$?"; cat "$out/bench-lossless.md" 2>/dev/null || tail -20 "$out/bench-lossless.log"
-  echo "== the same, lossless kernels compiled for 12 blocks per SM (HPCZ_LOSSLESS_MIN_BLOCKS=12) =="
-  HPCZ_LOSSLESS_MIN_BLOCKS=12 timeout 120 build-gpu/hpcz bench --mode lossless --data .data --size-mib 512 --reps 10 \
-    --no-second-stage --out "$out/bench-lossless-12blocks.md" >"$out/bench-lossless-12blocks.log" 2>&1
-  echo "bench lossless 12 blocks rc=$?"; grep -E "^\| |geometric" "$out/bench-lossless-12blocks.md" | cut -d'|' -f2,7,8 | head -40
   if [ -d bench/ext ]; then
     echo "== the same Deflate chunks: nvCOMP (GPU) and libdeflate (all cores) =="
     bash bench/compare/build.sh >"$out/compare-build.log" 2>&1 || tail -5 "$out/compare-build.log"
@@ -74,7 +70,7 @@ fi
 if has ncu-lossless; then
   echo "== ncu: the Deflate and RLE v1 batch kernels (era5 bytes / q1e-5) =="
   for k in 2 0; do
-    timeout 120 ncu --kernel-name-base demangled --kernel-name "regex:batch_kernel<$k" --launch-count 1 \
+    timeout 120 ncu --kernel-name-base demangled --kernel-name "regex:batch_kernel<\\(int\\)$k" --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
       --section InstructionStats build-gpu/hpcz bench --mode lossless --data .data --fields era5 --reps 1 --size-mib 512 \
       --no-second-stage >"$out/ncu-lossless-$k.txt" 2>&1

@@ -129,18 +129,15 @@ HPCZ_HD int decode_symbol(BR& br, const HuffCode& h) {
   return int(e & 511);
 }
 
-// Length and distance bases and extra bits (RFC 1951, 3.2.5).
-HPCZ_HD int length_base(int i) {
-  const uint16_t b[29] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
-  return b[i];
-}
-HPCZ_HD int length_extra(int i) { return i < 8 || i == 28 ? 0 : (i - 4) / 4; }
-HPCZ_HD int dist_base(int i) {
-  const uint16_t b[30] = {1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
-                          2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-  return b[i];
-}
-HPCZ_HD int dist_extra(int i) { return i < 4 ? 0 : (i - 2) / 2; }
+// Length and distance bases and extra bits (RFC 1951, 3.2.5), computed rather than looked up: a local
+// table in a device function is rebuilt on the stack at every call. The RFC's tables follow
+//   length code i (0..27):  i < 8: 3 + i;  else with e = i/4 - 1 extra bits: 3 + ((4 + i % 4) << e)
+//   distance code i:        i < 4: 1 + i;  else with e = i/2 - 1 extra bits: 1 + ((2 + i % 2) << e)
+// (3, 4, .., 10, 11, 13, 15, 17, 19, 23, ..., 227, and 258 for code 28; 1, 2, 3, 4, 5, 7, 9, 13, ..., 24577).
+HPCZ_HD int length_extra(int i) { return i < 8 || i == 28 ? 0 : (i >> 2) - 1; }
+HPCZ_HD int length_base(int i) { return i < 8 ? 3 + i : (i == 28 ? 258 : 3 + ((4 + (i & 3)) << length_extra(i))); }
+HPCZ_HD int dist_extra(int i) { return i < 4 ? 0 : (i >> 1) - 1; }
+HPCZ_HD int dist_base(int i) { return i < 4 ? 1 + i : 1 + ((2 + (i & 1)) << dist_extra(i)); }
 
 // The decoder's tables, in memory the context provides (the CPU's stack, a warp's shared memory).
 struct InflateTables {

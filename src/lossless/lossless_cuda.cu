@@ -1,6 +1,5 @@
 // The GPU side of the lossless API: the batched device call and the host helper behind
 // lossless_decompress (copy in, one launch, copy back). The kernels are in warp_decode.cuh.
-#include <cstdlib>
 #include <string>
 
 #include "lossless/lossless_internal.hpp"
@@ -36,25 +35,6 @@ void lossless_decompress_batch_device(const LosslessOptions& opt, const uint8_t*
   const unsigned blocks = unsigned((n_chunks + k::kWarpsPerBlock - 1) / k::kWarpsPerBlock);
   const unsigned threads = 32 * k::kWarpsPerBlock;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
-  // Experiment (bench only): HPCZ_LOSSLESS_MIN_BLOCKS=12 compiles for 12 blocks (48 warps) per SM.
-  static const bool dense = [] {
-    const char* e = std::getenv("HPCZ_LOSSLESS_MIN_BLOCKS");
-    return e && std::atoi(e) == 12;
-  }();
-  if (dense) {
-    switch (opt.codec) {
-      case LosslessCodec::rle1:
-        k::batch_kernel<0, 12><<<blocks, threads, 0, s>>>(t, d_in, d_in_sizes, d_out, d_out_capacity, d_out_sizes, d_status, n_chunks);
-        break;
-      case LosslessCodec::rle2:
-        k::batch_kernel<1, 12><<<blocks, threads, 0, s>>>(t, d_in, d_in_sizes, d_out, d_out_capacity, d_out_sizes, d_status, n_chunks);
-        break;
-      default:
-        k::batch_kernel<2, 12><<<blocks, threads, 0, s>>>(t, d_in, d_in_sizes, d_out, d_out_capacity, d_out_sizes, d_status, n_chunks);
-    }
-    check(cudaGetLastError(), "lossless batch kernel");
-    return;
-  }
   switch (opt.codec) {
     case LosslessCodec::rle1:
       k::batch_kernel<0><<<blocks, threads, 0, s>>>(t, d_in, d_in_sizes, d_out, d_out_capacity, d_out_sizes, d_status, n_chunks);

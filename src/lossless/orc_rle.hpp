@@ -144,8 +144,7 @@ HPCZ_HD bool serial_literals(R& r, IntType t, Sink& out, uint32_t count) {
 HPCZ_HD int decode_width(uint32_t code, bool delta) {
   if (code == 0 && delta) return 0;
   if (code <= 23) return int(code) + 1;
-  const int wide[8] = {26, 28, 30, 32, 40, 48, 56, 64};
-  return wide[code - 24];
+  return code <= 27 ? 26 + 2 * int(code - 24) : 40 + 8 * int(code - 28);  // 26, 28, 30, 32, 40, 48, 56, 64
 }
 // The smallest width of the table that holds n bits, and its code.
 HPCZ_HD int closest_width(int n) {

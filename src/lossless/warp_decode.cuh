@@ -217,7 +217,13 @@ struct WarpByteSink {
     if (dist >= len) {
       for (uint32_t k = lane_id(); k < len; k += 32) out[n + k] = from[k];
     } else {  // the copy overlaps itself: byte k repeats byte k mod dist of the window
-      for (uint32_t k = lane_id(); k < len; k += 32) out[n + k] = from[k % dist];
+      const uint32_t step = 32 % dist;  // two divisions per copy, not one per byte
+      uint32_t m = lane_id() % dist;
+      for (uint32_t k = lane_id(); k < len; k += 32) {
+        out[n + k] = from[m];
+        m += step;
+        if (m >= dist) m -= dist;
+      }
     }
     n += len;
     __syncwarp();
@@ -226,6 +232,7 @@ struct WarpByteSink {
 };
 
 // One warp per chunk, kWarpsPerBlock chunks per block.
+// kMinBlocks: tried 12 blocks (48 warps) per SM: 40 registers with spills, no faster (bench/results, v2).
 template <int kCodec, int kMinBlocks = 1>  // codec: 0 rle1, 1 rle2, 2 deflate
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, kMinBlocks)
     batch_kernel(IntType t, const uint8_t* const* in, const uint64_t* in_sizes, uint8_t* const* out,
