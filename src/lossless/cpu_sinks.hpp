@@ -3,6 +3,7 @@
 // unknown decoded size).
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "lossless/inflate.hpp"
@@ -33,12 +34,25 @@ struct IntSink {
     return true;
   }
   template <class R> bool literals(R& r, uint32_t count) { return serial_literals(r, t, *this, count); }
-  // Capacity first, then the values: the order the GPU sink checks in.
+  // Capacity first, then the values: the order the GPU sink checks in. (On a failure what was
+  // written does not matter: the chunk is rejected.)
+  void store(uint64_t i, int64_t x) {  // little-endian hosts: the element is the value's low bytes
+    const uint64_t u = uint64_t(x);
+    std::memcpy(out + i * uint64_t(t.bytes), &u, size_t(t.bytes));
+  }
   template <class F> bool values(uint32_t count, F&& f) {
-    if (!v && count > cap - n) { err = SinkError::overflow; return false; }
-    for (uint32_t k = 0; k < count; ++k)
-      if (!t.fits(f(k))) { err = SinkError::bad_value; return false; }
-    for (uint32_t k = 0; k < count; ++k) put(f(k));
+    if (v) {
+      for (uint32_t k = 0; k < count; ++k)
+        if (!put(f(k))) return false;
+      return true;
+    }
+    if (count > cap - n) { err = SinkError::overflow; return false; }
+    for (uint32_t k = 0; k < count; ++k) {
+      const int64_t x = f(k);
+      if (!t.fits(x)) { err = SinkError::bad_value; return false; }
+      store(n + k, x);
+    }
+    n += count;
     return true;
   }
   template <class D> bool prefix(uint32_t count, int64_t first, D&& d) {
@@ -47,12 +61,10 @@ struct IntSink {
     for (uint32_t k = 0; k < count; ++k) {
       if (k) x += d(k);
       if (!t.fits(int64_t(x))) { err = SinkError::bad_value; return false; }
+      if (v) put(int64_t(x));
+      else store(n + k, int64_t(x));
     }
-    x = uint64_t(first);
-    for (uint32_t k = 0; k < count; ++k) {
-      if (k) x += d(k);
-      put(int64_t(x));
-    }
+    if (!v) n += count;
     return true;
   }
   bool finish() { return true; }
