@@ -163,6 +163,25 @@ HPCZ_HD int build_tables(Ctx& ctx, InflateTables& t, HuffCode& h, const uint8_t*
 template <class BR, class Out>
 HPCZ_HD InflateStatus inflate_codes(BR& br, Out& out, const HuffCode& lit, const HuffCode& dist) {
   for (;;) {
+    // Fast path: up to two literals whose codes the first-level table holds, from one 30-bit window
+    // (two codes of at most kLutBits each fit). Checked in the same order as one symbol at a time.
+    {
+      const uint32_t window = br.peek(30);
+      const uint32_t e1 = lit.lut[window & ((1u << kLutBits) - 1)];
+      if (e1 && (e1 & 511) < 256) {
+        const int l1 = int(e1 >> 9);
+        const uint32_t e2 = lit.lut[(window >> l1) & ((1u << kLutBits) - 1)];
+        br.drop(l1);
+        if (br.overran()) return InflateStatus::truncated;
+        if (!out.put(uint8_t(e1))) return InflateStatus::output_full;
+        if (e2 && (e2 & 511) < 256) {
+          br.drop(int(e2 >> 9));
+          if (br.overran()) return InflateStatus::truncated;
+          if (!out.put(uint8_t(e2))) return InflateStatus::output_full;
+        }
+        continue;
+      }
+    }
     const int sym = decode_symbol(br, lit);
     if (br.overran()) return InflateStatus::truncated;
     if (sym < 0 || sym > 285) return InflateStatus::bad_symbol;
