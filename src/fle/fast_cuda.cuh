@@ -327,12 +327,19 @@ static __global__ void __launch_bounds__(kThreads) table_check_kernel(const uint
   if (threadIdx.x == 0 && format::checksum_fold(s) != expect) atomicOr(status, kBadTable);
 }
 
+// Shared memory for a chunk's bytes in the first decoding pass. Most chunks are far smaller than the
+// worst case (a raw chunk, 64 KiB): sizing the pass for 24 KiB fits 4 blocks per SM instead of 3 (f32:
+// registers allow 4); the few larger chunks are listed and decoded by a second pass with the full stage.
+constexpr uint32_t kSmallStage = 24 * 1024;
+template <class T> constexpr uint32_t decode_stage_bytes() { return chunk_values<T>() * uint32_t(sizeof(T)) + chunk_values<T>() / kB + 64; }
+
+// Decodes chunk c with its bytes staged in `stage` (stage_cap bytes). A chunk that does not fit is
+// appended to `large` ([0] count, then chunk ids) for the second pass instead, when large is given.
 template <class T>
-static __global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* __restrict__ a, unsigned long long archive_size,
-                                                          unsigned long long n, QuantParams<T> p, T* __restrict__ out,
-                                                          uint32_t* status) {
+__device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, const uint8_t* __restrict__ a,
+                             unsigned long long archive_size, unsigned long long n, const QuantParams<T>& p,
+                             T* __restrict__ out, uint32_t* status, uint8_t* stage, uint32_t stage_cap, uint32_t* large) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
-  extern __shared__ __align__(16) uint8_t stage[];
   using Scan32 = cub::BlockScan<uint32_t, kThreads>;
   using Scan = cub::BlockScan<unsigned long long, kThreads>;
   using Sum = cub::BlockReduce<unsigned long long, kThreads>;
@@ -342,7 +349,6 @@ static __global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* 
   __shared__ uint32_t s_pay_off[kNB], s_exc_off[kNB];
   __shared__ int s_bad;
 
-  const unsigned long long c = blockIdx.x, n_chunks = gridDim.x;
   const unsigned long long first_value = c * kCV;
   const uint32_t count = uint32_t(min((unsigned long long)kCV, n - first_value));
   const uint32_t nb = (count + kB - 1) / kB;
@@ -359,6 +365,10 @@ static __global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* 
   }
   // Chunk byte p lands at stage[shift + p]; 16-byte loads for the aligned middle.
   const uint32_t shift = uint32_t(off & 15);
+  if (uint64_t(shift) + size + 8 > stage_cap) {  // too large for this pass (the same on every thread)
+    if (threadIdx.x == 0) large[1 + atomicAdd(large, 1u)] = uint32_t(c);
+    return;
+  }
   {
     const unsigned long long v0 = (off + 15) / 16, v1 = (off + size) / 16;
     if (v0 < v1) {
@@ -462,6 +472,31 @@ static __global__ void __launch_bounds__(kThreads) decode_kernel(const uint8_t* 
       for (int i = 0; i < kB; ++i)
         if (at + i < n) out[at + i] = v[i];
     }
+  }
+}
+
+
+// First pass: one block per chunk, a small stage; large chunks are listed for the second pass.
+template <class T, int kMinBlocks = 1>
+static __global__ void __launch_bounds__(kThreads, kMinBlocks) decode_kernel(const uint8_t* __restrict__ a, unsigned long long archive_size,
+                                                          unsigned long long n, QuantParams<T> p, T* __restrict__ out,
+                                                          uint32_t* status, uint32_t* large) {
+  extern __shared__ __align__(16) uint8_t stage[];
+  decode_chunk<T>(blockIdx.x, gridDim.x, a, archive_size, n, p, out, status, stage, kSmallStage, large);
+}
+
+// Second pass: a fixed grid walks the list of large chunks with the full stage.
+template <class T>
+static __global__ void __launch_bounds__(kThreads) decode_large_kernel(const uint8_t* __restrict__ a,
+                                                                unsigned long long archive_size, unsigned long long n,
+                                                                unsigned long long n_chunks, QuantParams<T> p,
+                                                                T* __restrict__ out, uint32_t* status,
+                                                                const uint32_t* large) {
+  extern __shared__ __align__(16) uint8_t stage[];
+  const uint32_t count = *(volatile const uint32_t*)large;
+  for (uint32_t i = blockIdx.x; i < count; i += gridDim.x) {
+    decode_chunk<T>(large[1 + i], n_chunks, a, archive_size, n, p, out, status, stage, decode_stage_bytes<T>(), nullptr);
+    __syncthreads();  // the stage and the shared arrays are reused by the next chunk
   }
 }
 

@@ -1,3 +1,4 @@
+#include <cstdlib>
 // CUDA backend: the device API (caller's stream and workspace, no allocation, no synchronization) and
 // the host convenience path built on it.
 #include <cuda_runtime.h>
@@ -49,18 +50,49 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
   check(cudaGetLastError(), "seal kernel");
 }
 
+// The fast mode's decoding workspace: the list of chunks too large for the first pass ([0] count).
+size_t fast_decode_workspace(uint64_t n_chunks) { return (4 * (n_chunks + 1) + 15) / 16 * 16; }
+
+int sm_count() {
+  static const int n = [] {
+    int dev = 0, v = 0;
+    cudaGetDevice(&dev);
+    return cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && v > 0 ? v : 132;
+  }();
+  return n;
+}
+
 template <class T>
-void decompress_device_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_t* d_status, cudaStream_t s) {
+void decompress_device_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_t* d_status, uint32_t* d_large,
+                         cudaStream_t s) {
   check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
   if (info.n_chunks == 0) return;
+  check(cudaMemsetAsync(d_large, 0, sizeof(uint32_t), s), "list reset");
   fle::cuda::table_check_kernel<<<1, kThreads, 0, s>>>(d_a, info.n_chunks, info.table_checksum, d_status);
   check(cudaGetLastError(), "table check kernel");
-  constexpr uint32_t smem = fle::cuda::stage_bytes<T>();
-  auto k = fle::cuda::decode_kernel<T>;
-  check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
   const auto p = fle::make_params<T>(info.eb_abs, info.step, info.fill.has_value(), info.fill.value_or(0.0));
-  k<<<(unsigned)info.n_chunks, kThreads, smem, s>>>(d_a, info.archive_size, info.n_values, p, d_out, d_status);
+  // Pass 1: every chunk, a small stage; pass 2: the chunks that did not fit, full stage, fixed grid.
+  // Experiment (bench only): HPCZ_FAST_DECODE_MIN_BLOCKS=5 or 6 compiles the f32 first pass for that many
+  // blocks per SM (fewer registers).
+  static const int min_blocks = [] {
+    const char* e = std::getenv("HPCZ_FAST_DECODE_MIN_BLOCKS");
+    return e ? std::atoi(e) : 0;
+  }();
+  auto k1 = fle::cuda::decode_kernel<T>;
+  if constexpr (sizeof(T) == 4) {
+    if (min_blocks == 5) k1 = fle::cuda::decode_kernel<T, 5>;
+    if (min_blocks == 6) k1 = fle::cuda::decode_kernel<T, 6>;
+  }
+  constexpr uint32_t smem1 = fle::cuda::kSmallStage;
+  check(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, smem1), "smem attribute");
+  k1<<<(unsigned)info.n_chunks, kThreads, smem1, s>>>(d_a, info.archive_size, info.n_values, p, d_out, d_status, d_large);
   check(cudaGetLastError(), "decode kernel");
+  auto k2 = fle::cuda::decode_large_kernel<T>;
+  constexpr uint32_t smem2 = fle::cuda::decode_stage_bytes<T>();
+  check(cudaFuncSetAttribute(k2, cudaFuncAttributeMaxDynamicSharedMemorySize, smem2), "smem attribute");
+  const unsigned grid2 = (unsigned)std::min<uint64_t>(info.n_chunks, uint64_t(sm_count()) * 3);
+  k2<<<grid2, kThreads, smem2, s>>>(d_a, info.archive_size, info.n_values, info.n_chunks, p, d_out, d_status, d_large);
+  check(cudaGetLastError(), "decode kernel (large chunks)");
 }
 
 template <class F> struct Defer { F f; ~Defer() { f(); } };
@@ -117,7 +149,7 @@ void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>&
 }
 
 size_t decompress_device_workspace_size(const ArchiveInfo& info) {
-  return info.codec == Codec::ratio ? pipeline::ratio_decompress_workspace(info) : 0;
+  return info.codec == Codec::ratio ? pipeline::ratio_decompress_workspace(info) : fast_decode_workspace(info.n_chunks);
 }
 
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void* d_ws,
@@ -136,8 +168,11 @@ void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_o
     if (info.n_chunks) pipeline::ratio_decompress_device(info, a, d_out, d_status, d_ws, s);
     return;
   }
-  if (info.dtype == DType::f64) decompress_device_t(info, a, static_cast<double*>(d_out), d_status, s);
-  else decompress_device_t(info, a, static_cast<float*>(d_out), d_status, s);
+  if (ws_size < decompress_device_workspace_size(info) || (!d_ws && info.n_chunks))
+    throw Error(ErrorCode::invalid_argument, "workspace below decompress_device_workspace_size()");
+  auto* large = static_cast<uint32_t*>(d_ws);
+  if (info.dtype == DType::f64) decompress_device_t(info, a, static_cast<double*>(d_out), d_status, large, s);
+  else decompress_device_t(info, a, static_cast<float*>(d_out), d_status, large, s);
 }
 
 namespace pipeline {
