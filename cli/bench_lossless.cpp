@@ -149,41 +149,29 @@ void second_stage_table(const std::string& data_dir, const std::string& filter, 
           ck(cudaMemcpy(d_a, ts.data(), ts.size(), cudaMemcpyHostToDevice), "copy");
           // The encoded pieces, by codec, as the host API finds them (pipeline::second_stage_pieces).
           const pipeline::StagePieces sp = pipeline::second_stage_pieces(ts.data(), info);
-          std::vector<uint64_t> arr[2];
           const uint64_t out_total = sp.dense[0] + sp.dense[1];
-          std::vector<std::vector<uint64_t>> in_off(2), in_sz(2), cap(2);
-          for (int t = 0; t < 2; ++t)
-            for (const auto& r : sp.refs[t]) {
-              in_off[t].push_back(r.in_offset);
-              in_sz[t].push_back(r.in_size);
-              cap[t].push_back(r.out_capacity);
-            }
           uint8_t* d_out;
           ck(cudaMalloc(&d_out, out_total ? out_total : 1), "malloc");
           uint64_t* d_arr[2] = {nullptr, nullptr};
           uint64_t o_at = 0;
-          for (int t = 0; t < 2; ++t) {
-            const size_t n = in_off[t].size();
+          for (int t = 0; t < 2; ++t) {  // per codec: in pointers, in sizes, out pointers, capacities, sizes, statuses
+            const size_t n = sp.refs[t].size();
             if (!n) continue;
-            arr[t].resize(4 * n);
+            std::vector<uint64_t> arr(4 * n);
             for (size_t i = 0; i < n; ++i) {
-              arr[t][i] = reinterpret_cast<uint64_t>(d_a + in_off[t][i]);
-              arr[t][n + i] = in_sz[t][i];
-              arr[t][2 * n + i] = reinterpret_cast<uint64_t>(d_out + o_at);
-              arr[t][3 * n + i] = cap[t][i];
-              o_at += cap[t][i];
+              const auto& r = sp.refs[t][i];
+              arr[i] = reinterpret_cast<uint64_t>(d_a + r.in_offset);
+              arr[n + i] = r.in_size;
+              arr[2 * n + i] = reinterpret_cast<uint64_t>(d_out + o_at);
+              arr[3 * n + i] = r.out_capacity;
+              o_at += r.out_capacity;
             }
             ck(cudaMalloc(&d_arr[t], n * 44), "malloc");
-            ck(cudaMemcpy(d_arr[t], arr[t].data(), 32 * n, cudaMemcpyHostToDevice), "copy");
+            ck(cudaMemcpy(d_arr[t], arr.data(), 32 * n, cudaMemcpyHostToDevice), "copy");
           }
-          cudaEvent_t e0, e1;
-          ck(cudaEventCreate(&e0), "event");
-          ck(cudaEventCreate(&e1), "event");
-          std::vector<double> tt;
-          for (int r = 0; r < reps + 2; ++r) {
-            cudaEventRecord(e0, s);
+          const double ms = 1e3 * median_seconds(reps, s, [&] {
             for (int t = 0; t < 2; ++t) {
-              const size_t n = in_off[t].size();
+              const size_t n = sp.refs[t].size();
               if (!n) continue;
               LosslessOptions lo{t == 0 ? LosslessCodec::deflate : LosslessCodec::rle2, 1};
               lossless_decompress_batch_device(lo, reinterpret_cast<const uint8_t* const*>(d_arr[t]), d_arr[t] + n,
@@ -191,20 +179,12 @@ void second_stage_table(const std::string& data_dir, const std::string& filter, 
                                                d_arr[t] + 4 * n, reinterpret_cast<LosslessStatus*>(d_arr[t] + 5 * n), n,
                                                nullptr, 0, s);
             }
-            cudaEventRecord(e1, s);
-            ck(cudaEventSynchronize(e1), "stage decode");
-            float ms;
-            cudaEventElapsedTime(&ms, e0, e1);
-            if (r >= 2) tt.push_back(ms);
-          }
-          const double ms = median(tt);
+          });
           rm_cell = fmt("%.3f", ms);
           gbs_cell = fmt("%.0f", double(tiled.size()) / (ms * 1e-3) / 1e9);
           cudaFree(d_a);
           cudaFree(d_out);
           for (auto* p : d_arr) if (p) cudaFree(p);
-          cudaEventDestroy(e0);
-          cudaEventDestroy(e1);
         }
 #endif
         emit("| " + f.name + " | " + (ci == 0 ? "ratio" : "fast") + " | rel " + fmt("%.0e", rels[bi]) + " | " + fmt("%.2f", cr0) +
@@ -359,22 +339,11 @@ int bench_lossless_main(const std::vector<std::string>& args) {
       const size_t ws = lossless_decompress_batch_workspace_size(d.o, n);
       void* d_ws = nullptr;
       if (ws) ck(cudaMalloc(&d_ws, ws), "malloc");
-      cudaEvent_t e0, e1;
-      ck(cudaEventCreate(&e0), "event");
-      ck(cudaEventCreate(&e1), "event");
-      std::vector<double> tg;
-      for (int r = 0; r < reps + 2; ++r) {
-        cudaEventRecord(e0, s);
+      const double t = median_seconds(reps, s, [&] {
         lossless_decompress_batch_device(d.o, reinterpret_cast<const uint8_t* const*>(d_arr), d_arr + n,
                                          reinterpret_cast<uint8_t* const*>(d_arr + 2 * n), d_arr + 3 * n, d_arr + 4 * n,
                                          d_status, n, d_ws, ws, s);
-        cudaEventRecord(e1, s);
-        ck(cudaEventSynchronize(e1), "lossless decode");
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (r >= 2) tg.push_back(ms / 1e3);
-      }
-      const double t = median(tg);
+      });
       const double gbs = double(c.out_total * copies) / t / 1e9;
       gm_gpu[int(d.o.codec)].push_back(gbs);
       gpu_cell = fmt("%.1f", gbs);
@@ -393,8 +362,6 @@ int bench_lossless_main(const std::vector<std::string>& args) {
       cudaFree(d_out);
       cudaFree(d_arr);
       if (d_ws) cudaFree(d_ws);
-      cudaEventDestroy(e0);
-      cudaEventDestroy(e1);
     }
 #endif
     const char* cn = d.o.codec == LosslessCodec::rle1 ? "rle1" : d.o.codec == LosslessCodec::rle2 ? "rle2" : "deflate";

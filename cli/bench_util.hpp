@@ -53,30 +53,36 @@ inline void ck(cudaError_t e, const char* w) {
   if (e != cudaSuccess) throw Error(ErrorCode::cuda, std::string(w) + ": " + cudaGetErrorString(e));
 }
 
-// Device-to-device copy bandwidth, counted as bytes read + written per second (the roofline).
-inline double copy_bandwidth(size_t bytes, int reps, cudaStream_t s) {
+// Median seconds of run() on stream s between CUDA events, after 2 warm-ups (reps timed runs).
+template <class F> double median_seconds(int reps, cudaStream_t s, F&& run) {
   cudaEvent_t e0, e1;
   ck(cudaEventCreate(&e0), "event");
   ck(cudaEventCreate(&e1), "event");
-  void *a, *b;
-  ck(cudaMalloc(&a, bytes), "malloc");
-  ck(cudaMalloc(&b, bytes), "malloc");
-  ck(cudaMemset(a, 1, bytes), "memset");
   std::vector<double> t;
   for (int r = 0; r < reps + 2; ++r) {
     cudaEventRecord(e0, s);
-    cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s);
+    run();
     cudaEventRecord(e1, s);
-    ck(cudaEventSynchronize(e1), "copy");
+    ck(cudaEventSynchronize(e1), "timed call");
     float ms;
     cudaEventElapsedTime(&ms, e0, e1);
     if (r >= 2) t.push_back(ms / 1e3);
   }
-  cudaFree(a);
-  cudaFree(b);
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
-  return 2.0 * double(bytes) / median(t);
+  return median(t);
+}
+
+// Device-to-device copy bandwidth, counted as bytes read + written per second (the roofline).
+inline double copy_bandwidth(size_t bytes, int reps, cudaStream_t s) {
+  void *a, *b;
+  ck(cudaMalloc(&a, bytes), "malloc");
+  ck(cudaMalloc(&b, bytes), "malloc");
+  ck(cudaMemset(a, 1, bytes), "memset");
+  const double t = median_seconds(reps, s, [&] { cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s); });
+  cudaFree(a);
+  cudaFree(b);
+  return 2.0 * double(bytes) / t;
 }
 #endif
 
