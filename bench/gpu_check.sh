@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: build, GPU tests, compute-sanitizer, CPU/GPU byte identity, benchmark.
 # usage (on the GPU machine, repo root, shared fields staged in .data/):
-#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,bench-fast,bench-ratio,lossless,nsys
+#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,bench-fast,bench-ratio,lossless,ncu,ncu-fast,ncu-lossless,nsys
 # lossless also runs bench/compare/ (nvCOMP, libdeflate) when bench/ext/ was carried.
 set -u
 out=${1:-${OUT:-/tmp/hpcz_out}}
@@ -66,6 +66,16 @@ if has ncu; then
     --reps 1 --size-mib 512 >"$out/ncu-raw.txt" 2>&1
   awk '/^  [^ ].*\(.*Context/ {n=$0; sub(/^  (void )?/, "", n); sub(/\(.*/, "", n)} /gpu__time_duration.sum/ {printf "%-45s %s %s\n", n, $(NF-1), $NF}' \
     "$out/ncu-raw.txt" | sed -E 's/^cub::DeviceScan(Init)?Kernel<[^ ]*/cub::scan/' | awk '!seen[$1]++' | tee "$out/ncu-stages.txt"
+fi
+if has ncu-fast; then
+  echo "== ncu: fast-mode encode and decode kernels (era5 rel 1e-3, first call of each) =="
+  for k in encode_kernel decode_kernel; do
+    timeout 120 ncu --kernel-name-base function --kernel-name "regex:$k" --launch-count 1 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
+      --section InstructionStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section SourceCounters \
+      build-gpu/hpcz bench --mode fast --data .data --fields era5 --bounds rel:1e-3 --reps 1 --size-mib 512 >"$out/ncu-fast-$k.txt" 2>&1
+    grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Warp Cycles Per Issued|Executed Ipc A|No Eligible|Executed Instructions  |DRAM Throughput|Local" "$out/ncu-fast-$k.txt" | head -24
+  done
 fi
 if has ncu-lossless; then
   echo "== ncu: the Deflate and RLE v1 batch kernels (era5 bytes / q1e-5) =="
