@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: build, GPU tests, compute-sanitizer, CPU/GPU byte identity, benchmark.
 # usage (on the GPU machine, repo root, shared fields staged in .data/):
-#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,bench-fast,bench-ratio,lossless,ncu,ncu-fast,ncu-lossless,nsys
+#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,bench-fast,bench-fast-occupancy,bench-ratio,lossless,ncu,ncu-fast,ncu-lossless,nsys
 # lossless also runs bench/compare/ (nvCOMP, libdeflate) when bench/ext/ was carried.
 set -u
 out=${1:-${OUT:-/tmp/hpcz_out}}
@@ -54,6 +54,14 @@ if has lossless; then
     done | tee "$out/compare.txt"
   fi
 fi
+if has bench-fast-occupancy; then
+  echo "== bench fast at 2 and 3 encoder blocks per SM (HPCZ_ENCODE_BLOCKS_PER_SM) =="
+  for b in 2 3; do
+    HPCZ_ENCODE_BLOCKS_PER_SM=$b timeout 200 build-gpu/hpcz bench --mode fast --data .data --size-mib 512 --reps 10 \
+      --out "$out/bench-fast-b$b.md" >"$out/bench-fast-b$b.log" 2>&1
+    echo "blocks $b rc=$?"; grep -E "^mean" "$out/bench-fast-b$b.md"
+  done
+fi
 for mode in ratio fast; do
   has bench-$mode || continue
   echo "== bench $mode =="
@@ -75,6 +83,11 @@ if has ncu-fast; then
       --section InstructionStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section SourceCounters \
       build-gpu/hpcz bench --mode fast --data .data --fields era5 --bounds rel:1e-3 --reps 1 --size-mib 512 >"$out/ncu-fast-$k.txt" 2>&1
     grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Warp Cycles Per Issued|Executed Ipc A|No Eligible|Executed Instructions  |DRAM Throughput|Local" "$out/ncu-fast-$k.txt" | head -24
+    # executed count of every SASS instruction, to see where the instructions go
+    timeout 120 ncu --kernel-name-base function --kernel-name "regex:$k" --launch-count 1 --section SourceCounters \
+      --page source --print-source sass --csv build-gpu/hpcz bench --mode fast --data .data --fields era5 --bounds rel:1e-3 \
+      --reps 1 --size-mib 512 >"$out/ncu-fast-$k-sass.csv" 2>&1
+    echo "sass page rc=$? lines=$(wc -l <"$out/ncu-fast-$k-sass.csv")"
   done
 fi
 if has ncu-lossless; then

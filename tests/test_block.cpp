@@ -77,7 +77,7 @@ TEST(unit_plan_and_payload_size_agree) {
     CHECK(payload_size(bp.code, 4) == int(bp.payload));
     uint8_t buf[256];
     float exc[32];
-    write_block(bp, v, count, q, prev, buf, [&](int j, float x) { exc[j] = x; });
+    write_block<float>(bp, [&](int i) { return v[i]; }, count, q, prev, buf, [&](int j, float x) { exc[j] = x; });
     float out[32];
     int32_t last = decode_block<float>(bp.code, buf, prev, p.step, [&](int j) { return exc[j]; }, out);
     if (!holds_values(bp.code)) {
@@ -116,10 +116,75 @@ TEST(unit_widest_deltas) {
   CHECK(bp.mask == 0);
   CHECK(bp.code == 31);
   uint8_t buf[300];
-  write_block(bp, v, 32, q, 0, buf, [](int, double) {});
+  write_block<double>(bp, [&](int i) { return v[i]; }, 32, q, 0, buf, [](int, double) {});
   double out[32];
   decode_block<double>(bp.code, buf, 0, p.step, [](int) { return 0.0; }, out);
   for (int i = 0; i < 32; ++i) CHECK(out[i] == v[i]);
   v[3] = double(1 << 30);  // beyond the quantizer's range: an exception
   CHECK(quantize_lanes(v, 32, p, q, tail, has) == (1u << 3));
+}
+
+TEST(unit_bit_planes_match_naive_transpose) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 2000; ++trial) {
+    uint32_t w[32];
+    const int width = trial % 32;  // values of `width` bits, as the encoder's magnitudes
+    for (int i = 0; i < 32; ++i) w[i] = width ? uint32_t(rng()) >> (32 - width) : 0u;
+    uint8_t buf[4 * 32] = {};
+    store_planes<0>(w, 32, buf);
+    store_planes<1>(w, 32, buf);
+    store_planes<2>(w, 32, buf);
+    store_planes<3>(w, 32, buf);
+    for (int j = 0; j < 32; ++j) {
+      uint32_t plane = 0;
+      for (int i = 0; i < 32; ++i) plane |= (w[i] >> j & 1u) << i;
+      CHECK(load_u32_le(buf + 4 * j) == plane);
+    }
+    uint32_t back[32] = {};
+    for (int b = 0; b < 4; ++b) {
+      load_plane_rows<0>(buf, width, b, back + 8 * b);
+      load_plane_rows<1>(buf, width, b, back + 8 * b);
+      load_plane_rows<2>(buf, width, b, back + 8 * b);
+      load_plane_rows<3>(buf, width, b, back + 8 * b);
+    }
+    for (int i = 0; i < 32; ++i) CHECK(back[i] == w[i]);
+  }
+}
+
+// The exact three-candidate search that quantize() short-cuts: the fast path must never change q.
+template <class T> static bool quantize_exact(T x, const QuantParams<T>& p, int32_t& q) {
+  if (p.has_fill && x == p.fill) return false;
+  T s = x * p.recip;
+  if (!(s > -T(kQLimit) && s < T(kQLimit))) return false;
+  int32_t q0 = int32_t(round_half_even(s));
+  for (int k = 0; k < 3; ++k) {
+    int32_t c = q0 + (k == 0 ? 0 : (k == 1 ? -1 : 1));
+    if (c <= -kQLimit || c >= kQLimit) continue;
+    if (within_bound(double(x), double(dequantize(c, p.step)), p.eb)) { q = c; return true; }
+  }
+  return false;
+}
+
+TEST(unit_quantize_fast_path_agrees_with_exact_search) {
+  std::mt19937_64 rng(21);
+  long checked = 0;
+  for (int k = 0; k < 400; ++k) {
+    // Bounds from far above to far below the values' ulp, including eb not representable in float.
+    const double mx = std::ldexp(1.0 + double(rng() % 1000) / 1000, int(rng() % 60) - 30);
+    const double eb = mx * std::ldexp(1.0 + double(rng() % 997) / 991, -int(rng() % 40));
+    auto pf = make_params<float>(eb, choose_step<float>(eb, true, -mx, mx), false, 0);
+    auto pd = make_params<double>(eb, choose_step<double>(eb, true, -mx, mx), false, 0);
+    CHECK(double(pf.eb_below) <= eb && double(pd.eb_below) <= eb);
+    for (int i = 0; i < 2000; ++i) {
+      double x = (double(rng() % 2000001) / 1000000 - 1) * mx;
+      if (i % 7 == 0) x = double(int64_t(rng() % 64) - 32) * double(pf.step) * 0.5;  // near the midpoints
+      int32_t a = 7, b = 7;
+      bool fa = quantize(float(x), pf, a), fb = quantize_exact(float(x), pf, b);
+      CHECK(fa == fb && (!fa || a == b));
+      bool da = quantize(x, pd, a), db = quantize_exact(x, pd, b);
+      CHECK(da == db && (!da || a == b));
+      ++checked;
+    }
+  }
+  CHECK(checked == 800000);
 }

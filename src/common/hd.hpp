@@ -9,9 +9,11 @@
 
 #if defined(__CUDACC__)
 #define HPCZ_HD __host__ __device__ __forceinline__
+#define HPCZ_HD_NOINLINE __host__ __device__ __noinline__  // rare paths kept out of unrolled hot loops
 #define HPCZ_UNROLL _Pragma("unroll")
 #else
 #define HPCZ_HD inline
+#define HPCZ_HD_NOINLINE inline
 #define HPCZ_UNROLL _Pragma("GCC unroll 32")
 #endif
 
@@ -22,6 +24,15 @@ HPCZ_HD int popcount32(uint32_t x) {
   return __popc(x);
 #else
   return __builtin_popcount(x);
+#endif
+}
+
+// Index of the lowest set bit (x != 0).
+HPCZ_HD int lowest_bit32(uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return __ffs(static_cast<int>(x)) - 1;
+#else
+  return __builtin_ctz(x);
 #endif
 }
 

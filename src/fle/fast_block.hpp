@@ -3,6 +3,7 @@
 // write the same bytes. Block layout and code table: docs/FORMAT.md, "Fast codec".
 #pragma once
 #include "common/hd.hpp"
+#include "fle/bit_planes.hpp"
 
 namespace hpcz::fle {
 
@@ -22,6 +23,7 @@ struct QuantParams {
   double eb;     // guaranteed absolute bound
   T step;        // quantization step, <= 2*eb
   T recip;       // ~1/step; only picks the candidate, the bound is checked on the reconstruction
+  T eb_below;    // the largest T <= eb: a reconstruction error under it in T arithmetic is within eb
   int has_fill;
   T fill;
 };
@@ -64,6 +66,9 @@ HPCZ_HD QuantParams<T> make_params(double eb, double step, bool has_fill, double
   p.step = T(step);
   double r = step > 0.0 ? 1.0 / step : 0.0;
   p.recip = r < double(max_finite<T>()) ? T(r) : T(0);  // tiny steps: everything exact or q = 0
+  T e = eb < double(max_finite<T>()) ? T(eb) : max_finite<T>();
+  if (double(e) > eb) e = from_bits<T>(to_bits(e) - 1);  // round down (e > 0 here)
+  p.eb_below = e;
   p.has_fill = has_fill ? 1 : 0;
   p.fill = has_fill ? T(fill) : T(0);
   return p;
@@ -81,6 +86,10 @@ HPCZ_HD bool within_bound(double x, double xr, double eb) {
   return err == 0.0 || ((err > 0) != (d > 0));
 }
 
+// |x| as a sign-bit clear: a free operand modifier on the GPU (a compare-and-select costs two).
+HPCZ_HD float abs_value(float x) { return fabsf(x); }
+HPCZ_HD double abs_value(double x) { return fabs(x); }
+
 template <class T> HPCZ_HD T round_half_even(T x);
 template <> HPCZ_HD float round_half_even<float>(float x) { return rintf(x); }
 template <> HPCZ_HD double round_half_even<double>(double x) { return rint(x); }
@@ -88,20 +97,51 @@ template <> HPCZ_HD double round_half_even<double>(double x) { return rint(x); }
 // The decoder's reconstruction; the encoder checks exactly this value.
 template <class T> HPCZ_HD T dequantize(int32_t q, T step) { return T(q) * step; }
 
+// The exact search behind quantize(): the first of q0, q0 - 1, q0 + 1 whose reconstruction is within
+// eb, or kNoQ. Not inlined: quantize() reaches it for a tiny fraction of values (those within about an
+// ulp of the bound, and the fast path's rejects), and 32 inlined copies per block would flood the GPU's
+// instruction cache and registers.
+constexpr int32_t kNoQ = INT32_MIN;
+template <class T> HPCZ_HD int32_t quantize_search(T x, T step, double eb, int32_t q0) {
+  for (int k = 0; k < 3; ++k) {
+    int32_t c = q0 + (k == 0 ? 0 : (k == 1 ? -1 : 1));
+    if (c <= -kQLimit || c >= kQLimit) continue;
+    if (within_bound(double(x), double(dequantize(c, step)), eb)) return c;
+  }
+  return kNoQ;
+}
+
+// The quick part of quantize(): kQuantOk with q set, kQuantNone for a value that must be stored exactly
+// (NaN, Inf, the fill value, |x/step| >= 2^30), or kQuantSearch with q = q0 when the exact search must
+// decide. T's subtraction rounds monotonically and eb_below is a T, so |fl(xr - x)| < eb_below implies
+// |xr - x| < eb_below <= eb exactly; it accepts only q0, the candidate the search tries first, so
+// both paths pick the same q.
+enum QuantResult { kQuantOk = 0, kQuantNone = 1, kQuantSearch = 2 };
+template <class T>
+HPCZ_HD QuantResult quantize_fast(T x, const QuantParams<T>& p, int32_t& q) {
+  q = 0;
+  T s = x * p.recip;
+  if ((p.has_fill && x == p.fill) || !(abs_value(s) < T(kQLimit))) return kQuantNone;  // NaN fails too
+  const int32_t q0 = int32_t(round_half_even(s));
+  q = q0;
+  // A float below 2^30 in magnitude rounds to an integer below it (floats there are spaced 64 apart);
+  // a double may round up to 2^30 itself.
+  if (sizeof(T) == 8 && !(q0 > -kQLimit && q0 < kQLimit)) return kQuantSearch;
+  const T d = dequantize(q0, p.step) - x;
+  return abs_value(d) < p.eb_below ? kQuantOk : kQuantSearch;
+}
+
 // q such that dequantize(q) is within the bound, or false: the value must be stored exactly
 // (NaN, Inf, the fill value, |x/step| >= 2^30, or rounding that no neighbouring q repairs).
 template <class T>
 HPCZ_HD bool quantize(T x, const QuantParams<T>& p, int32_t& q) {
-  if (p.has_fill && x == p.fill) return false;
-  T s = x * p.recip;
-  if (!(s > -T(kQLimit) && s < T(kQLimit))) return false;
-  int32_t q0 = int32_t(round_half_even(s));
-  for (int k = 0; k < 3; ++k) {
-    int32_t c = q0 + (k == 0 ? 0 : (k == 1 ? -1 : 1));
-    if (c <= -kQLimit || c >= kQLimit) continue;
-    if (within_bound(double(x), double(dequantize(c, p.step)), p.eb)) { q = c; return true; }
-  }
-  return false;
+  int32_t q0;
+  const QuantResult r = quantize_fast(x, p, q0);
+  if (r == kQuantNone) return false;
+  const int32_t c = r == kQuantOk ? q0 : quantize_search<T>(x, p.step, p.eb, q0);
+  if (c == kNoQ) return false;
+  q = c;
+  return true;
 }
 
 HPCZ_HD uint32_t zigzag(int32_t v) { return (uint32_t(v) << 1) ^ uint32_t(v >> 31); }
@@ -139,23 +179,52 @@ HPCZ_HD int payload_size(uint8_t code, int value_bytes) {
 // out of range; their bits, restricted to count, form the exception mask) and those past count.
 // *tail gets the q of the last quantized lane, if any (*has_tail): that is what the next block's chain
 // starts from, and it does not depend on how blocks are coded.
-template <class T>
-HPCZ_HD uint32_t quantize_lanes(const T* v, int count, const QuantParams<T>& p, int32_t* q, int32_t& tail,
-                                bool& has_tail) {
-  uint32_t invalid = 0;
+// The quick test runs on every lane with no call and no divergent branch. The lanes it leaves
+// undecided (almost never any) are settled by the exact search, reading their values again through
+// reload(i); the search's answer is one of q0 - 1, q0, q0 + 1 or none, kept as bit masks and applied
+// at the end, so the rare path never indexes q: the GPU encoder keeps q in registers.
+template <class T, class Reload>
+HPCZ_HD uint32_t quantize_lanes(const T* v, Reload&& reload, int count, const QuantParams<T>& p, int32_t* q,
+                                int32_t& tail, bool& has_tail) {
+  uint32_t invalid = 0, search = 0;
+HPCZ_UNROLL
+  for (int i = 0; i < kB; ++i) {
+    const QuantResult r = quantize_fast(v[i], p, q[i]);
+    invalid |= uint32_t(r == kQuantNone || i >= count) << i;
+    search |= uint32_t(r == kQuantSearch && i < count) << i;
+  }
+  if (search) {
+    uint32_t up = 0, down = 0;
+    for (uint32_t m = search; m; m &= m - 1) {
+      const int i = lowest_bit32(m);
+      const T x = T(reload(i));
+      int32_t q0;
+      quantize_fast(x, p, q0);  // the same q0 as in the quick loop
+      const int32_t c = quantize_search<T>(x, p.step, p.eb, q0);
+      if (c == kNoQ) invalid |= 1u << i;
+      else if (c < q0) down |= 1u << i;
+      else if (c > q0) up |= 1u << i;
+    }
+HPCZ_UNROLL
+    for (int i = 0; i < kB; ++i) q[i] += int32_t(up >> i & 1) - int32_t(down >> i & 1);
+  }
   has_tail = false;
 HPCZ_UNROLL
   for (int i = 0; i < kB; ++i) {
-    int32_t qi = 0;
-    if (i < count && quantize(v[i], p, qi)) {
-      tail = qi;
-      has_tail = true;
+    if (invalid >> i & 1) {
+      q[i] = 0;
     } else {
-      invalid |= 1u << i;
+      tail = q[i];
+      has_tail = true;
     }
-    q[i] = qi;
   }
   return invalid;
+}
+
+template <class T>
+HPCZ_HD uint32_t quantize_lanes(const T* v, int count, const QuantParams<T>& p, int32_t* q, int32_t& tail,
+                                bool& has_tail) {
+  return quantize_lanes(v, [&](int i) { return v[i]; }, count, p, q, tail, has_tail);
 }
 
 // Lanes with no q repeat the previous lane's q (lane 0: prev, the q that ended the previous block), so
@@ -238,17 +307,19 @@ HPCZ_UNROLL
 
 // Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
 // q is overwritten (it becomes the delta magnitudes: one array fewer in registers on the GPU).
-template <class T, class Sink>
-HPCZ_HD void write_block(const BlockPlan& bp, const T* v, int count, int32_t* q, int32_t prev, uint8_t* dst,
+// value(i) gives input lane i (i < count); it is only called for raw and uniform blocks and for the
+// exception lanes, so the GPU encoder re-reads those few from memory instead of holding 32 values.
+template <class T, class Value, class Sink>
+HPCZ_HD void write_block(const BlockPlan& bp, Value&& value, int count, int32_t* q, int32_t prev, uint8_t* dst,
                          Sink&& sink) {
   int c = bp.code & 0x7f;
   if (c == kCodeRaw) {
 HPCZ_UNROLL
-    for (int i = 0; i < kB; ++i) store_value_le<T>(dst + i * sizeof(T), i < count ? v[i] : T(0));
+    for (int i = 0; i < kB; ++i) store_value_le<T>(dst + i * sizeof(T), i < count ? T(value(i)) : T(0));
     return;
   }
   if (c == kCodeUniform) {
-    store_value_le<T>(dst, v[0]);
+    store_value_le<T>(dst, T(value(0)));
     return;
   }
   if (bp.code & kExcFlag) {
@@ -257,7 +328,7 @@ HPCZ_UNROLL
     int j = 0;
 HPCZ_UNROLL
     for (int i = 0; i < kB; ++i)
-      if (bp.mask >> i & 1) sink(j++, v[i]);
+      if (bp.mask >> i & 1) sink(j++, T(value(i)));
   }
   int first = 0, w = c;
   if (c >= kOutlierBase) {
@@ -280,29 +351,30 @@ HPCZ_UNROLL
     q[i] = int32_t(i < first ? 0u : (neg ? 0u - d : d));  // q[i] is now |delta_i|
   }
   store_u32_le(dst, signs);
-  for (int j = 0; j < w; ++j) {
-    uint32_t plane = 0;
-HPCZ_UNROLL
-    for (int i = 0; i < kB; ++i) plane |= (uint32_t(q[i]) >> j & 1u) << i;
-    store_u32_le(dst + 4 + 4 * j, plane);
-  }
+  const uint32_t* mag = reinterpret_cast<const uint32_t*>(q);
+  store_planes<0>(mag, w, dst + 4);
+  if (w > 8) store_planes<1>(mag, w, dst + 4);
+  if (w > 16) store_planes<2>(mag, w, dst + 4);
+  if (w > 24) store_planes<3>(mag, w, dst + 4);
 }
 
 // Decodes one block whose payload (of payload_size(code) bytes, already bounds-checked) is at src;
 // `prev` is the q that ended the previous block (block_chain); exception values come from source(j).
-// Writes 32 values and returns the q that ends the block (not for raw or uniform blocks: see block_tail).
-template <class T, class Source>
-HPCZ_HD int32_t decode_block(uint8_t code, const uint8_t* src, int32_t prev, T step, Source&& source, T* out) {
+// The 32 values go out eight at a time, emit(first_lane, v[8]), so that no caller has to hold all 32:
+// the GPU decoder stores each group straight to global memory. Returns the q that ends the block (not
+// for raw or uniform blocks: see stored_block_tail).
+template <class T, class Source, class Emit>
+HPCZ_HD int32_t decode_block_groups(uint8_t code, const uint8_t* src, int32_t prev, T step, Source&& source,
+                                    Emit&& emit) {
+  constexpr int kG = 8;  // values per group
   int c = code & 0x7f;
-  if (c == kCodeRaw) {
+  if (c == kCodeRaw || c == kCodeUniform) {
+    for (int g = 0; g < kB; g += kG) {
+      T v[kG];
 HPCZ_UNROLL
-    for (int i = 0; i < kB; ++i) out[i] = load_value_le<T>(src + i * sizeof(T));
-    return prev;
-  }
-  if (c == kCodeUniform) {
-    const T u = load_value_le<T>(src);
-HPCZ_UNROLL
-    for (int i = 0; i < kB; ++i) out[i] = u;
+      for (int r = 0; r < kG; ++r) v[r] = load_value_le<T>(src + (c == kCodeRaw ? (g + r) * sizeof(T) : 0));
+      emit(g, v);
+    }
     return prev;
   }
   uint32_t mask = 0;
@@ -321,31 +393,55 @@ HPCZ_UNROLL
     if (w) acc = (load_u32_le(src) & 1) ? 0u - z : z;  // magnitude; sign in the sign word
     else acc = uint32_t(unzigzag(z));
   }
-  uint32_t mag[kB];
-HPCZ_UNROLL
-  for (int i = 0; i < kB; ++i) mag[i] = 0;
   uint32_t signs = 0;
   if (w) {
     signs = load_u32_le(src);
     if (c >= kOutlierBase) signs &= ~1u;  // bit 0 was the outlier's sign, already applied
-    for (int j = 0; j < w; ++j) {
-      uint32_t plane = load_u32_le(src + 4 + 4 * j);
+  }
+  int j = 0;  // next exception value
+  for (int g = 0; g < kB; g += kG) {
+    uint32_t mag[kG];
 HPCZ_UNROLL
-      for (int i = 0; i < kB; ++i) mag[i] |= (plane >> i & 1u) << j;
+    for (int r = 0; r < kG; ++r) mag[r] = 0;
+    if (w) {
+      load_plane_rows<0>(src + 4, w, g / kG, mag);
+      if (w > 8) load_plane_rows<1>(src + 4, w, g / kG, mag);
+      if (w > 16) load_plane_rows<2>(src + 4, w, g / kG, mag);
+      if (w > 24) load_plane_rows<3>(src + 4, w, g / kG, mag);
     }
-  }
+    T v[kG];
 HPCZ_UNROLL
-  for (int i = 0; i < kB; ++i) {
-    acc += (signs >> i & 1) ? 0u - mag[i] : mag[i];  // wraps on corrupt input, never UB
-    out[i] = dequantize<T>(int32_t(acc), step);
-  }
-  if (mask) {
-    int j = 0;
+    for (int r = 0; r < kG; ++r) {
+      acc += (signs >> (g + r) & 1) ? 0u - mag[r] : mag[r];  // wraps on corrupt input, never UB
+      v[r] = dequantize<T>(int32_t(acc), step);
+    }
+    if (mask >> g & 0xffu) {
 HPCZ_UNROLL
-    for (int i = 0; i < kB; ++i)
-      if (mask >> i & 1) out[i] = source(j++);
+      for (int r = 0; r < kG; ++r)
+        if (mask >> (g + r) & 1) v[r] = source(j++);
+    }
+    emit(g, v);
   }
   return int32_t(acc);
+}
+
+// The same, writing the 32 values to out.
+template <class T, class Source>
+HPCZ_HD int32_t decode_block(uint8_t code, const uint8_t* src, int32_t prev, T step, Source&& source, T* out) {
+  return decode_block_groups<T>(code, src, prev, step, source, [&](int g, const T* v) {
+HPCZ_UNROLL
+    for (int r = 0; r < 8; ++r) out[g + r] = v[r];
+  });
+}
+
+// block_tail for a raw or uniform block, read from its payload: the q of the last quantizable lane
+// below count, scanning from the end (most blocks stop at the first try).
+template <class T>
+HPCZ_HD bool stored_block_tail(uint8_t code, const uint8_t* src, int count, const QuantParams<T>& p, int32_t& tail) {
+  const bool uniform = (code & 0x7f) == kCodeUniform;
+  for (int i = count - 1; i >= 0; --i)
+    if (quantize(load_value_le<T>(src + (uniform ? 0 : i * sizeof(T))), p, tail)) return true;
+  return false;
 }
 
 // What a coded block does to the chain of q values: (absolute, value) with absolute meaning the block

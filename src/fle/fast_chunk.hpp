@@ -39,7 +39,7 @@ uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint
     BlockPlan bp = plan_block(q, invalid & lanes_below(cnt), prev, sizeof(T), uniform_bits(v, cnt));
     dst[b] = bp.code;
     uint8_t* exc = exc_scratch.data() + size_t(nexc) * sizeof(T);
-    write_block(bp, v, cnt, q, prev, dst + pos, [&](int j, T x) { store_value_le<T>(exc + j * sizeof(T), x); });
+    write_block<T>(bp, [&](int i) { return v[i]; }, cnt, q, prev, dst + pos, [&](int j, T x) { store_value_le<T>(exc + j * sizeof(T), x); });
     pos += bp.payload;
     nexc += bp.nexc;
     prev = next;
@@ -72,7 +72,7 @@ bool decode_chunk(const uint8_t* src, uint32_t size, uint32_t count, const Quant
                                    [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); }, v);
     if (holds_values(src[b])) {
       int32_t t;
-      if (block_tail(v, cnt, p, t)) last = t;
+      if (stored_block_tail(src[b], src + pos, cnt, p, t)) last = t;
     }
     prev = last;
     std::memcpy(out + size_t(b) * kB, v, cnt * sizeof(T));

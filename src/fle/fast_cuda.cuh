@@ -22,9 +22,12 @@
 namespace hpcz::fle::cuda {
 
 constexpr int kThreads = 256;
-// Blocks per SM the encoder is compiled for. Measured on an H200 (bench/results, v3): f32 runs 5% faster
-// at 3 (80 registers, some spills) than at 2; f64 runs 8% slower at 3 (its spills double), so 2.
-template <class T> constexpr int encode_min_blocks() { return sizeof(T) == 4 ? 3 : 2; }
+// Blocks per SM the encoder is compiled for (a template argument: the register budget is 65536 /
+// (256 x blocks), 128 at 2 and 80 at 3; shared memory allows at most 3 66-KiB stages). Measured on an
+// H200 with the quick quantizer (bench/results, fast v9; HPCZ_ENCODE_BLOCKS_PER_SM): f32 compresses at
+// 687 GB/s mean at 2 blocks (128 registers, no spills) and 656 at 3 (80 registers, spills); f64 at 878
+// at 2 and 750 at 3. (Before the quick quantizer, f32 had been 5% faster at 3.)
+template <class T> constexpr int encode_min_blocks() { return 2; }
 
 // Workspace layout for compression (all device memory, zeroed or set by init_kernel).
 struct CompressState {
@@ -184,11 +187,9 @@ __device__ __forceinline__ void load_block(const T* in, unsigned long long first
   }
 }
 
-// Chain scan operators: (has, q) "last quantized q so far" for the encoder, Chain for the decoder.
-struct LastValid {
-  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const {
-    return (b >> 32) ? b : a;
-  }
+// Chain scan operators: the last quantized q so far for the encoder, Chain for the decoder.
+struct LastValid {  // kNoQ marks a block with no quantized lane
+  __device__ int32_t operator()(int32_t a, int32_t b) const { return b != kNoQ ? b : a; }
 };
 struct ChainOp {
   __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const {
@@ -197,16 +198,24 @@ struct ChainOp {
   }
 };
 
-template <class T>
-static __global__ void __launch_bounds__(kThreads, encode_min_blocks<T>()) encode_kernel(const T* __restrict__ in, unsigned long long n,
+template <class T, int kMinBlocks = encode_min_blocks<T>()>
+static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
                                                           unsigned long long* desc, uint8_t* __restrict__ out) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
   constexpr uint32_t kTop = kNB + kCV * sizeof(T);
   extern __shared__ __align__(16) uint8_t stage[];
-  using Scan = cub::BlockScan<unsigned long long, kThreads>;
+  // 32-bit scans (half the shuffles and registers of 64-bit ones): the chain scan carries a q or kNoQ;
+  // the size scan packs a round's payload bytes (<= 256 blocks x 256 bytes = 2^16) above 14 bits of
+  // exception count (<= 256 x 32 = 2^13).
+  using Scan = cub::BlockScan<uint32_t, kThreads>;
+  using ChainScan = cub::BlockScan<int32_t, kThreads>;
   using Sum = cub::BlockReduce<unsigned long long, kThreads>;
-  __shared__ typename Scan::TempStorage scan_tmp;
+  constexpr int kExcBits = 14;
+  __shared__ union {
+    typename Scan::TempStorage sizes;
+    typename ChainScan::TempStorage chain;
+  } scan_tmp;
   __shared__ typename Sum::TempStorage sum_tmp;
   __shared__ unsigned long long s_chunk, s_base;
 
@@ -229,27 +238,29 @@ static __global__ void __launch_bounds__(kThreads, encode_min_blocks<T>()) encod
     // The chain: each block's first delta is against the last q of the blocks before it.
     int32_t q[kB], tail = 0;
     bool has = false;
-    const uint32_t invalid = quantize_lanes(v, cnt, p, q, tail, has);
-    unsigned long long mine = has ? (1ull << 32 | uint32_t(tail)) : 0, before, agg;
-    Scan(scan_tmp).ExclusiveScan(mine, before, 1ull << 32 | uint32_t(carry), LastValid(), agg);
-    const int32_t prev = int32_t(uint32_t(before));
-    if (agg >> 32) carry = int32_t(uint32_t(agg));
+    // v is not needed past the quantizer's quick loop: the rare paths re-read the input.
+    const T* src = in + first_value + b * kB;
+    const bool uniform = uniform_bits(v, cnt);
+    const uint32_t invalid = quantize_lanes(v, [&](int i) { return __ldg(src + i); }, cnt, p, q, tail, has);
+    int32_t prev, agg;
+    ChainScan(scan_tmp.chain).ExclusiveScan(has ? tail : kNoQ, prev, carry, LastValid(), agg);
+    if (agg != kNoQ) carry = agg;
     __syncthreads();
     chain_fill(q, invalid, prev);
     BlockPlan bp{0, 0, 0, 0};
-    if (b < nb) bp = plan_block(q, invalid & lanes_below(cnt), prev, sizeof(T), uniform_bits(v, cnt));
-    unsigned long long sizes = (unsigned long long)bp.payload << 32 | bp.nexc, total;
-    Scan(scan_tmp).ExclusiveSum(sizes, before, total);
+    if (b < nb) bp = plan_block(q, invalid & lanes_below(cnt), prev, sizeof(T), uniform);
+    uint32_t before, total;
+    Scan(scan_tmp.sizes).ExclusiveSum(bp.payload << kExcBits | bp.nexc, before, total);
     if (b < nb) {
       stage[b] = bp.code;
-      uint32_t at = nb + pay + uint32_t(before >> 32);
-      uint32_t x0 = nexc + uint32_t(before);
-      write_block(bp, v, cnt, q, prev, stage + at, [&](int j, T x) {
+      uint32_t at = nb + pay + (before >> kExcBits);
+      uint32_t x0 = nexc + (before & ((1u << kExcBits) - 1));
+      write_block<T>(bp, [&](int i) { return __ldg(src + i); }, cnt, q, prev, stage + at, [&](int j, T x) {
         store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
       });
     }
-    pay += uint32_t(total >> 32);
-    nexc += uint32_t(total);
+    pay += total >> kExcBits;
+    nexc += total & ((1u << kExcBits) - 1);
     __syncthreads();  // scan_tmp reuse
   }
 
@@ -435,15 +446,13 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
   int32_t carry = 0;
   for (uint32_t r = 0; r < kRounds; ++r) {
     const uint32_t b = r * kThreads + threadIdx.x;
-    T v[kB];
     const int cnt = b < nb ? int(min(uint32_t(kB), count - b * kB)) : 0;
     unsigned long long mine = 0, before, agg;
     if (b < nb) {
       const uint8_t code = chunk[b];
       if (holds_values(code)) {
-        decode_block<T>(code, chunk + s_pay_off[b], 0, p.step, [](int) { return T(0); }, v);
         int32_t t;
-        if (block_tail(v, cnt, p, t)) mine = 1ull << 32 | uint32_t(t);
+        if (stored_block_tail(code, chunk + s_pay_off[b], cnt, p, t)) mine = 1ull << 32 | uint32_t(t);
       } else {
         Chain ch = block_chain(code, chunk + s_pay_off[b]);
         mine = (unsigned long long)ch.absolute << 32 | ch.value;
@@ -455,23 +464,27 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
     if (b >= nb) continue;
     const int32_t prev = int32_t(uint32_t(before));
     const uint8_t* exc = chunk + pay + s_exc_off[b] * sizeof(T);
-    decode_block<T>(chunk[b], chunk + s_pay_off[b], prev, p.step,
-                    [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); }, v);
     const unsigned long long at = first_value + b * kB;
-    if (at + kB <= n) {
-      if constexpr (sizeof(T) == 4) {
-        float4* o = reinterpret_cast<float4*>(out + at);
+    const bool whole = at + kB <= n;
+    // Each group of 8 values goes straight out: 2 (f32) or 4 (f64) 16-byte stores.
+    decode_block_groups<T>(chunk[b], chunk + s_pay_off[b], prev, p.step,
+                           [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); },
+                           [&](int g, const T* v) {
+                             if (whole) {
+                               if constexpr (sizeof(T) == 4) {
+                                 float4* o = reinterpret_cast<float4*>(out + at + g);
+                                 o[0] = make_float4(v[0], v[1], v[2], v[3]);
+                                 o[1] = make_float4(v[4], v[5], v[6], v[7]);
+                               } else {
+                                 double2* o = reinterpret_cast<double2*>(out + at + g);
 #pragma unroll
-        for (int k = 0; k < 8; ++k) o[k] = make_float4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
-      } else {
-        double2* o = reinterpret_cast<double2*>(out + at);
-#pragma unroll
-        for (int k = 0; k < 16; ++k) o[k] = make_double2(v[2 * k], v[2 * k + 1]);
-      }
-    } else {
-      for (int i = 0; i < kB; ++i)
-        if (at + i < n) out[at + i] = v[i];
-    }
+                                 for (int k = 0; k < 4; ++k) o[k] = make_double2(v[2 * k], v[2 * k + 1]);
+                               }
+                             } else {
+                               for (int i = 0; i < 8; ++i)
+                                 if (at + g + i < n) out[at + g + i] = v[i];
+                             }
+                           });
   }
 }
 

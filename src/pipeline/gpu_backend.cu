@@ -2,6 +2,7 @@
 // the host convenience path built on it.
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "fle/fast_cuda.cuh"
@@ -38,9 +39,16 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
     unsigned grid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((h.n_values / 4 + kThreads - 1) / kThreads, uint64_t(sms) * 16));
     fle::cuda::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
     check(cudaGetLastError(), "range kernel");
+    // HPCZ_ENCODE_BLOCKS_PER_SM=2|3: an occupancy experiment for the benchmark; the default is
+    // encode_min_blocks<T>().
     auto k = fle::cuda::encode_kernel<T>;
+    int blocks = fle::cuda::encode_min_blocks<T>();
+    if (const char* e = std::getenv("HPCZ_ENCODE_BLOCKS_PER_SM")) {
+      if (e[0] == '2') k = fle::cuda::encode_kernel<T, 2>, blocks = 2;
+      if (e[0] == '3') k = fle::cuda::encode_kernel<T, 3>, blocks = 3;
+    }
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-    if (sizeof(T) == 4)  // three 66 KiB stages per SM need the largest shared-memory carveout
+    if (blocks == 3)  // three 66 KiB stages per SM need the largest shared-memory carveout
       check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
     k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
     check(cudaGetLastError(), "encode kernel");
