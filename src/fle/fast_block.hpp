@@ -183,6 +183,8 @@ HPCZ_HD int payload_size(uint8_t code, int value_bytes) {
 // undecided (almost never any) are settled by the exact search, reading their values again through
 // reload(i); the search's answer is one of q0 - 1, q0, q0 + 1 or none, kept as bit masks and applied
 // at the end, so the rare path never indexes q: the GPU encoder keeps q in registers.
+HPCZ_HD uint32_t lanes_below(int count) { return count >= kB ? ~0u : (1u << count) - 1; }
+
 template <class T, class Reload>
 HPCZ_HD uint32_t quantize_lanes(const T* v, Reload&& reload, int count, const QuantParams<T>& p, int32_t* q,
                                 int32_t& tail, bool& has_tail) {
@@ -190,9 +192,11 @@ HPCZ_HD uint32_t quantize_lanes(const T* v, Reload&& reload, int count, const Qu
 HPCZ_UNROLL
   for (int i = 0; i < kB; ++i) {
     const QuantResult r = quantize_fast(v[i], p, q[i]);
-    invalid |= uint32_t(r == kQuantNone || i >= count) << i;
-    search |= uint32_t(r == kQuantSearch && i < count) << i;
+    invalid |= uint32_t(r == kQuantNone) << i;
+    search |= uint32_t(r == kQuantSearch) << i;
   }
+  invalid |= ~lanes_below(count);  // lanes past count (their v is 0, their q is dropped below)
+  search &= lanes_below(count);
   if (search) {
     uint32_t up = 0, down = 0;
     for (uint32_t m = search; m; m &= m - 1) {
@@ -237,7 +241,6 @@ HPCZ_UNROLL
   }
 }
 
-HPCZ_HD uint32_t lanes_below(int count) { return count >= kB ? ~0u : (1u << count) - 1; }
 
 // The chain value a block of stored values (raw, uniform) passes on: its last quantizable lane's q.
 template <class T>
@@ -410,15 +413,16 @@ HPCZ_UNROLL
       if (w > 24) load_plane_rows<3>(src + 4, w, g / kG, mag);
     }
     T v[kG];
+    const uint32_t group_signs = signs >> g, group_mask = mask >> g;  // then every bit test is an immediate
 HPCZ_UNROLL
     for (int r = 0; r < kG; ++r) {
-      acc += (signs >> (g + r) & 1) ? 0u - mag[r] : mag[r];  // wraps on corrupt input, never UB
+      acc += (group_signs >> r & 1) ? 0u - mag[r] : mag[r];  // wraps on corrupt input, never UB
       v[r] = dequantize<T>(int32_t(acc), step);
     }
-    if (mask >> g & 0xffu) {
+    if (group_mask & 0xffu) {
 HPCZ_UNROLL
       for (int r = 0; r < kG; ++r)
-        if (mask >> (g + r) & 1) v[r] = source(j++);
+        if (group_mask >> r & 1) v[r] = source(j++);
     }
     emit(g, v);
   }
