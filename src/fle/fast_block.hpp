@@ -192,11 +192,9 @@ HPCZ_HD uint32_t quantize_lanes(const T* v, Reload&& reload, int count, const Qu
 HPCZ_UNROLL
   for (int i = 0; i < kB; ++i) {
     const QuantResult r = quantize_fast(v[i], p, q[i]);
-    invalid |= uint32_t(r == kQuantNone) << i;
-    search |= uint32_t(r == kQuantSearch) << i;
+    invalid |= uint32_t(r == kQuantNone || i >= count) << i;
+    search |= uint32_t(r == kQuantSearch && i < count) << i;
   }
-  invalid |= ~lanes_below(count);  // lanes past count (their v is 0, their q is dropped below)
-  search &= lanes_below(count);
   if (search) {
     uint32_t up = 0, down = 0;
     for (uint32_t m = search; m; m &= m - 1) {
