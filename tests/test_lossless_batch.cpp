@@ -321,3 +321,54 @@ TEST(unit_lossless_size_claims_are_bounded) {
   try { hpcz::lossless_decompress(a.data(), a.size(), r); } catch (const hpcz::Error& e) { threw = e.code() == hpcz::ErrorCode::corrupt_archive; }
   CHECK(threw);
 }
+
+TEST(unit_lossless_gzip_member_groups) {
+  // Every member carries its index and the file's member count: a Deflate file cut exactly at a member
+  // boundary (a valid, shorter gzip file) is an error, files joined with cat still read, and files
+  // written before the count existed (golden, size-only index) still decode.
+  auto raw = testutil::read_all(harness::data_dir_bundled() + "/climate-ncar_csm_b003_ts_100x64x128_f32.bin");
+  REQUIRE(raw.size() >= 12288);
+  const std::vector<uint8_t> first(raw.begin(), raw.begin() + 12288);
+  LosslessOptions o{LosslessCodec::deflate, 4};
+  o.backend = hpcz::Backend::cpu;
+  o.chunk_bytes = 4096;
+  auto old = testutil::read_all(std::string(HPCZ_SOURCE_DIR) + "/tests/golden/lossless_deflate_hz_size_only_v1.gz");
+  REQUIRE(!old.empty());
+  CHECK(hpcz::lossless_decompress(old.data(), old.size(), o) == first);
+#if HPCZ_TEST_ZLIB
+  const std::vector<uint8_t> part(raw.begin(), raw.begin() + 40000);
+  const auto a = hpcz::lossless_compress(part.data(), part.size(), o);
+  std::vector<size_t> ends;  // member boundaries, from the members' size fields
+  for (size_t at = 0; at < a.size(); at += hpcz::detail::load_u32_le(a.data() + at + 16)) ends.push_back(at);
+  CHECK(ends.size() == 10);
+  int refused = 0;
+  for (size_t k = 1; k < ends.size(); ++k) {
+    try {
+      hpcz::lossless_decompress(a.data(), ends[k], o);
+    } catch (const hpcz::Error& e) {
+      refused += e.code() == hpcz::ErrorCode::corrupt_archive;
+    }
+  }
+  CHECK_MSG(refused == int(ends.size()) - 1, refused << " of " << ends.size() - 1 << " cuts at member boundaries refused");
+  // Dropping a middle member leaves a gap in the indices.
+  std::vector<uint8_t> gap(a.begin(), a.begin() + ends[3]);
+  gap.insert(gap.end(), a.begin() + ends[4], a.end());
+  bool gap_refused = false;
+  try {
+    hpcz::lossless_decompress(gap.data(), gap.size(), o);
+  } catch (const hpcz::Error& e) {
+    gap_refused = e.code() == hpcz::ErrorCode::corrupt_archive;
+  }
+  CHECK(gap_refused);
+  // cat a.gz old.gz: two complete groups (the second of size-only members) read as one stream.
+  std::vector<uint8_t> both = a, expect = part;
+  both.insert(both.end(), old.begin(), old.end());
+  expect.insert(expect.end(), first.begin(), first.end());
+  CHECK(hpcz::lossless_decompress(both.data(), both.size(), o) == expect);
+  std::vector<uint8_t> twice = a;
+  twice.insert(twice.end(), a.begin(), a.end());
+  std::vector<uint8_t> expect2 = part;
+  expect2.insert(expect2.end(), part.begin(), part.end());
+  CHECK(hpcz::lossless_decompress(twice.data(), twice.size(), o) == expect2);
+#endif
+}

@@ -245,9 +245,12 @@ std::vector<uint8_t> rle_decompress_container(const uint8_t* d, size_t size, con
 }
 
 // ---- indexed gzip (Deflate) ------------------------------------------------------------------------
-// Member: 1f 8b 08 04 (FEXTRA), MTIME 0, XFL 0, OS 255, XLEN 8, subfield 'H' 'Z' LEN 4: the member's
-// total size; then raw Deflate, CRC-32 and ISIZE.
-constexpr uint64_t kMemberHeader = 20;
+// Member: 1f 8b 08 04 (FEXTRA), MTIME 0, XFL 0, OS 255, XLEN 16, subfield 'H' 'Z' LEN 12: the member's
+// total size, its index in its file and the file's member count; then raw Deflate, CRC-32 and ISIZE.
+// The index and count make a file cut at a member boundary an error (it would otherwise be a shorter
+// valid gzip file), while files concatenated with cat still read: each is a complete group.
+// Before, hpcz wrote LEN 4 (the size alone, XLEN 8, a 20-byte header); those files still read.
+constexpr uint64_t kMemberHeader = 28, kMemberHeaderSizeOnly = 20;
 constexpr uint64_t kMaxDeflateExpansion = 1032;
 
 #if HPCZ_HAS_ZLIB
@@ -271,6 +274,7 @@ std::vector<uint8_t> raw_deflate(const uint8_t* d, size_t size) {
 std::vector<uint8_t> gzip_compress(const uint8_t* data, size_t size, const LosslessOptions& o) {
   if (o.chunk_bytes == 0 || o.chunk_bytes > (1u << 30)) fail(ErrorCode::invalid_argument, "chunk size must be 1 byte to 1 GiB");
   const uint64_t per = o.chunk_bytes, n_chunks = size ? (size + per - 1) / per : 1;  // an empty input is one empty member
+  if (n_chunks > 0xffffffffull) fail(ErrorCode::invalid_argument, "more than 2^32 - 1 Deflate chunks: use larger chunks");
   std::vector<std::vector<uint8_t>> members(n_chunks);
 #pragma omp parallel for schedule(dynamic, 4)
   for (long long c = 0; c < (long long)n_chunks; ++c) {
@@ -278,9 +282,11 @@ std::vector<uint8_t> gzip_compress(const uint8_t* data, size_t size, const Lossl
     const std::vector<uint8_t> body = raw_deflate(data + first, cnt);
     std::vector<uint8_t>& m = members[size_t(c)];
     m.assign(kMemberHeader + body.size() + 8, 0);
-    const uint8_t head[16] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 255, 8, 0, 'H', 'Z', 4, 0};
+    const uint8_t head[16] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 255, 16, 0, 'H', 'Z', 12, 0};
     std::memcpy(m.data(), head, 16);
     store_u32_le(&m[16], uint32_t(m.size()));
+    store_u32_le(&m[20], uint32_t(c));
+    store_u32_le(&m[24], uint32_t(n_chunks));
     std::memcpy(&m[kMemberHeader], body.data(), body.size());
     store_u32_le(&m[kMemberHeader + body.size()], crc32_of(data + first, cnt));
     store_u32_le(&m[kMemberHeader + body.size() + 4], uint32_t(cnt));
@@ -291,29 +297,51 @@ std::vector<uint8_t> gzip_compress(const uint8_t* data, size_t size, const Lossl
 }
 #endif
 
-// The member list of an indexed gzip file, or false if any member lacks the index (then the file is
-// decoded serially).
+// The member list of an indexed gzip file, or false if it is not one (then the file is decoded
+// serially, which also reports most damage). Throws when indexed members do not form complete groups:
+// a file cut at a member boundary, or members lost or spliced.
 bool index_gzip(const uint8_t* d, size_t size, std::vector<ChunkRef>& chunks, uint64_t& out_total) {
   chunks.clear();
   out_total = 0;
-  uint64_t at = 0;
+  uint64_t at = 0, group_next = 0, group_count = 0;  // the open group of indexed members (count 0: none)
+  auto bad_group = [&](const std::string& what) {
+    fail(ErrorCode::corrupt_archive, "corrupt or truncated Deflate file: gzip member " + std::to_string(chunks.size()) + " " + what);
+  };
   while (at < size) {
-    if (size - at < kMemberHeader + 8) return false;
+    if (size - at < kMemberHeaderSizeOnly + 8) break;
     const uint8_t* m = d + at;
-    if (m[0] != 0x1f || m[1] != 0x8b || m[2] != 8 || m[3] != 4 || m[10] != 8 || m[11] != 0 || m[12] != 'H' ||
-        m[13] != 'Z' || m[14] != 4 || m[15] != 0)
-      return false;
+    if (m[0] != 0x1f || m[1] != 0x8b || m[2] != 8 || m[3] != 4 || m[11] != 0 || m[12] != 'H' || m[13] != 'Z' || m[15] != 0)
+      break;
+    uint64_t head;
+    if (m[10] == 16 && m[14] == 12 && size - at >= kMemberHeader + 8) {
+      head = kMemberHeader;
+      const uint32_t index = load_u32_le(m + 20), count = load_u32_le(m + 24);
+      if (group_count == 0 && index == 0 && count > 0) group_count = count;  // a new group starts
+      if (index != group_next || count != group_count)
+        bad_group("says it is number " + std::to_string(index) + " of " + std::to_string(count) + " where number " +
+                  std::to_string(group_next) + " of " + std::to_string(group_count) + " was due");
+      if (++group_next == group_count) group_next = group_count = 0;
+    } else if (m[10] == 8 && m[14] == 4) {
+      head = kMemberHeaderSizeOnly;  // written before member groups existed: nothing to count
+      if (group_count) bad_group("lacks the index its group needs");
+    } else {
+      break;
+    }
     const uint64_t len = load_u32_le(m + 16);
-    if (len < kMemberHeader + 8 || len > size - at) return false;
-    const uint64_t isize = load_u32_le(m + len - 4), body = len - kMemberHeader - 8;
+    if (len < head + 8 || len > size - at) break;
+    const uint64_t isize = load_u32_le(m + len - 4), body = len - head - 8;
     // Deflate expands at most 1032:1 (a 258-byte match in under 2 bits, RFC 1951), so a larger claim
     // is damage: refuse it before allocating for it (the serial decoder then reports the error).
-    if (isize > kMaxDeflateExpansion * body + 16) return false;
-    chunks.push_back({at + kMemberHeader, len - kMemberHeader - 8, out_total, isize});
+    if (isize > kMaxDeflateExpansion * body + 16) break;
+    chunks.push_back({at + head, body, out_total, isize});
     out_total += isize;
     at += len;
   }
-  return !chunks.empty();
+  if (at < size || chunks.empty()) return false;  // the serial decoder reads it or says what is wrong
+  if (group_count)
+    bad_group("is missing: the file ends after " + std::to_string(group_next) + " of the " + std::to_string(group_count) +
+              " members of a group");
+  return true;
 }
 
 // Whole-stream decoding on the CPU: gzip (any number of members), zlib or raw Deflate.
