@@ -9,11 +9,9 @@
 
 #if defined(__CUDACC__)
 #define HPCZ_HD __host__ __device__ __forceinline__
-#define HPCZ_HD_NOINLINE __host__ __device__ __noinline__  // rare paths kept out of unrolled hot loops
 #define HPCZ_UNROLL _Pragma("unroll")
 #else
 #define HPCZ_HD inline
-#define HPCZ_HD_NOINLINE inline
 #define HPCZ_UNROLL _Pragma("GCC unroll 32")
 #endif
 

@@ -98,9 +98,7 @@ template <> HPCZ_HD double round_half_even<double>(double x) { return rint(x); }
 template <class T> HPCZ_HD T dequantize(int32_t q, T step) { return T(q) * step; }
 
 // The exact search behind quantize(): the first of q0, q0 - 1, q0 + 1 whose reconstruction is within
-// eb, or kNoQ. Not inlined: quantize() reaches it for a tiny fraction of values (those within about an
-// ulp of the bound, and the fast path's rejects), and 32 inlined copies per block would flood the GPU's
-// instruction cache and registers.
+// eb, or kNoQ. quantize_fast() below settles almost every value without it.
 constexpr int32_t kNoQ = INT32_MIN;
 template <class T> HPCZ_HD int32_t quantize_search(T x, T step, double eb, int32_t q0) {
   for (int k = 0; k < 3; ++k) {
@@ -175,6 +173,8 @@ HPCZ_HD int payload_size(uint8_t code, int value_bytes) {
   return k + (w ? 4 + 4 * w : 0) + e;
 }
 
+HPCZ_HD uint32_t lanes_below(int count) { return count >= kB ? ~0u : (1u << count) - 1; }
+
 // Quantizes the block's lanes once. Returns the lanes with no q: those stored exactly (NaN, Inf, fill,
 // out of range; their bits, restricted to count, form the exception mask) and those past count.
 // *tail gets the q of the last quantized lane, if any (*has_tail): that is what the next block's chain
@@ -183,8 +183,6 @@ HPCZ_HD int payload_size(uint8_t code, int value_bytes) {
 // undecided (almost never any) are settled by the exact search, reading their values again through
 // reload(i); the search's answer is one of q0 - 1, q0, q0 + 1 or none, kept as bit masks and applied
 // at the end, so the rare path never indexes q: the GPU encoder keeps q in registers.
-HPCZ_HD uint32_t lanes_below(int count) { return count >= kB ? ~0u : (1u << count) - 1; }
-
 template <class T, class Reload>
 HPCZ_HD uint32_t quantize_lanes(const T* v, Reload&& reload, int count, const QuantParams<T>& p, int32_t* q,
                                 int32_t& tail, bool& has_tail) {
@@ -237,16 +235,6 @@ HPCZ_UNROLL
     if (invalid >> i & 1) q[i] = prev;
     prev = q[i];
   }
-}
-
-
-// The chain value a block of stored values (raw, uniform) passes on: its last quantizable lane's q.
-template <class T>
-HPCZ_HD bool block_tail(const T* v, int count, const QuantParams<T>& p, int32_t& tail) {
-  int32_t q[kB];
-  bool has;
-  quantize_lanes(v, count, p, q, tail, has);
-  return has;
 }
 
 // True for the codes that store values rather than q (the decoder re-quantizes them for the chain).
@@ -436,8 +424,8 @@ HPCZ_UNROLL
   });
 }
 
-// block_tail for a raw or uniform block, read from its payload: the q of the last quantizable lane
-// below count, scanning from the end (most blocks stop at the first try).
+// The chain value a raw or uniform block passes on, read from its payload: the q of its last
+// quantizable lane below count, scanning from the end (most blocks stop at the first try).
 template <class T>
 HPCZ_HD bool stored_block_tail(uint8_t code, const uint8_t* src, int count, const QuantParams<T>& p, int32_t& tail) {
   const bool uniform = (code & 0x7f) == kCodeUniform;
@@ -448,7 +436,7 @@ HPCZ_HD bool stored_block_tail(uint8_t code, const uint8_t* src, int count, cons
 
 // What a coded block does to the chain of q values: (absolute, value) with absolute meaning the block
 // ends on `value` whatever came before (outlier mode), else it ends on prev + value (wrapping).
-// Raw blocks hold no q: the decoder re-quantizes their values as the encoder did (block_tail).
+// Raw blocks hold no q: the decoder re-quantizes their values as the encoder did (stored_block_tail).
 struct Chain {
   uint32_t absolute;
   uint32_t value;
