@@ -316,8 +316,8 @@ bool index_gzip(const uint8_t* d, size_t size, std::vector<ChunkRef>& chunks, ui
     if (m[10] == 16 && m[14] == 12 && size - at >= kMemberHeader + 8) {
       head = kMemberHeader;
       const uint32_t index = load_u32_le(m + 20), count = load_u32_le(m + 24);
-      if (group_count == 0 && index == 0 && count > 0) group_count = count;  // a new group starts
-      if (index != group_next || count != group_count)
+      if (group_count == 0 && index == 0) group_count = count;  // a new group starts
+      if (count == 0 || index != group_next || count != group_count)
         bad_group("says it is number " + std::to_string(index) + " of " + std::to_string(count) + " where number " +
                   std::to_string(group_next) + " of " + std::to_string(group_count) + " was due");
       if (++group_next == group_count) group_next = group_count = 0;
