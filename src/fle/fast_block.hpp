@@ -481,6 +481,18 @@ HPCZ_HD uint64_t range_key(double v) {
 HPCZ_HD double range_value(uint64_t k) {
   return from_bits<double>((k >> 63) ? (k & 0x7fffffffffffffffull) : ~k);
 }
+// Order-preserving key in the value's own width (cheaper than range_key per value); widened once per
+// thread with range_key(double(narrow_value(k))). The map to double is exact and monotonic, so the
+// result equals range_key's.
+template <class T> HPCZ_HD typename Bits<T>::type narrow_key(T x) {
+  auto u = to_bits(x);
+  constexpr auto top = typename Bits<T>::type(1) << (8 * sizeof(T) - 1);
+  return (u & top) ? ~u : (u | top);
+}
+template <class T> HPCZ_HD T narrow_value(typename Bits<T>::type k) {
+  constexpr auto top = typename Bits<T>::type(1) << (8 * sizeof(T) - 1);
+  return from_bits<T>((k & top) ? (k & ~top) : ~k);
+}
 template <class T> HPCZ_HD bool in_range_set(T x, bool has_fill, T fill) {
   return x - x == T(0) && !(has_fill && x == fill);  // finite and not the fill value
 }

@@ -119,18 +119,6 @@ __device__ __forceinline__ void reduce_range(unsigned long long kmin, unsigned l
   }
 }
 
-// Order-preserving key in the value's own width (cheaper than range_key per value); widened once per
-// thread. The map float -> double is exact and monotonic, so the result equals range_key's.
-template <class T> __device__ __forceinline__ typename Bits<T>::type narrow_key(T x) {
-  auto u = to_bits(x);
-  constexpr auto top = typename Bits<T>::type(1) << (8 * sizeof(T) - 1);
-  return (u & top) ? ~u : (u | top);
-}
-template <class T> __device__ __forceinline__ T narrow_value(typename Bits<T>::type k) {
-  constexpr auto top = typename Bits<T>::type(1) << (8 * sizeof(T) - 1);
-  return from_bits<T>((k & top) ? (k & ~top) : ~k);
-}
-
 template <class T>
 static __global__ void __launch_bounds__(kThreads) range_kernel(const T* in, unsigned long long n, int has_fill, T fill,
                                                          CompressState* st) {

@@ -60,15 +60,19 @@ std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
   const uint64_t n = h.n_values;
   const bool has_fill = h.flags & format::kFlagFill;
   const T fill = T(h.fill);
-  uint64_t kmin = ~uint64_t(0), kmax = 0;
-#pragma omp parallel for reduction(min : kmin) reduction(max : kmax) schedule(static)
+  using K = typename detail::Bits<T>::type;  // keys in the value's own width, widened once (as on the GPU)
+  K nmin = ~K(0), nmax = 0;
+#pragma omp parallel for reduction(min : nmin) reduction(max : nmax) schedule(static)
   for (int64_t i = 0; i < int64_t(n); ++i) {
     if (fle::in_range_set(in[i], has_fill, fill)) {
-      uint64_t k = fle::range_key(double(in[i]));
-      kmin = std::min(kmin, k);
-      kmax = std::max(kmax, k);
+      const K k = fle::narrow_key(in[i]);
+      nmin = std::min(nmin, k);
+      nmax = std::max(nmax, k);
     }
   }
+  const bool any = nmin <= nmax;
+  const uint64_t kmin = any ? fle::range_key(double(fle::narrow_value<T>(nmin))) : ~uint64_t(0);
+  const uint64_t kmax = any ? fle::range_key(double(fle::narrow_value<T>(nmax))) : 0;
   fle::settle_range(h, kmin, kmax);
   const fle::QuantParams<T> p = fle::encoder_params<T>(h);
   if (h.codec == uint8_t(Codec::ratio)) return compress_ratio_cpu(in, h, p);
