@@ -235,8 +235,9 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     bool has = false;
     // v is not needed past the quantizer's quick loop: the rare paths re-read the input.
     const T* src = in + first_value + b * kB;
+    auto reread = [&](int i) { return __ldg(src + i); };
     const bool uniform = uniform_bits(v, cnt);
-    const uint32_t invalid = quantize_lanes(v, [&](int i) { return __ldg(src + i); }, cnt, p, q, tail, has);
+    const uint32_t invalid = quantize_lanes(v, reread, cnt, p, q, tail, has);
     int32_t prev, agg;
     ChainScan(scan_tmp.chain).ExclusiveScan(has ? tail : kNoQ, prev, carry, LastValid(), agg);
     if (agg != kNoQ) carry = agg;
@@ -250,7 +251,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
       stage[b] = bp.code;
       uint32_t at = nb + pay + (before >> kExcBits);
       uint32_t x0 = nexc + (before & ((1u << kExcBits) - 1));
-      write_block<T>(bp, [&](int i) { return __ldg(src + i); }, cnt, q, prev, stage + at, [&](int j, T x) {
+      write_block<T>(bp, reread, cnt, q, prev, stage + at, [&](int j, T x) {
         store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
       });
     }
