@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: build, GPU tests, compute-sanitizer, CPU/GPU byte identity, benchmark.
 # usage (on the GPU machine, repo root, shared fields staged in .data/):
-#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,bench-fast,bench-fast-occupancy,bench-ratio,lossless,ncu,ncu-fast,ncu-lossless,nsys
+#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,bench-fast,bench-fast-occupancy,bench-fast-variants,bench-ratio,lossless,ncu,ncu-fast,ncu-lossless,nsys,kernel-times
 # lossless also runs bench/compare/ (nvCOMP, libdeflate) when bench/ext/ was carried.
 set -u
 out=${1:-${OUT:-/tmp/hpcz_out}}
@@ -62,6 +62,17 @@ if has bench-fast-occupancy; then
     echo "blocks $b rc=$?"; grep -E "^mean" "$out/bench-fast-b$b.md"
   done
 fi
+if has bench-fast-variants; then
+  # Experiments behind environment switches, throughput only (--quick): VARIANTS holds one
+  # assignment per variant, e.g. VARIANTS="HPCZ_ENCODE_BLOCKS_PER_SM=3".
+  echo "== bench fast variants (--quick): ${VARIANTS:-none given} =="
+  for v in ${VARIANTS:-}; do
+    name=$(echo "$v" | tr -c 'A-Za-z0-9_.\n-' '_')
+    env "$v" timeout 150 build-gpu/hpcz bench --mode fast --quick --data .data --size-mib 512 --reps 10 \
+      --out "$out/bench-fast-$name.md" >"$out/bench-fast-$name.log" 2>&1
+    echo "$v rc=$?"; grep -E "^mean" "$out/bench-fast-$name.md"
+  done
+fi
 for mode in ratio fast; do
   has bench-$mode || continue
   echo "== bench $mode =="
@@ -106,4 +117,26 @@ if has nsys && command -v nsys >/dev/null; then
     --bounds rel:1e-3 --reps 3 >/dev/null 2>&1
   nsys stats -r cuda_gpu_kern_sum "$out/ratio.nsys-rep" 2>/dev/null | head -40 | tee "$out/nsys-ratio.txt"
   rm -f "$out/ratio.nsys-rep" "$out/ratio.sqlite"
+fi
+if has kernel-times; then
+  # Per-kernel GPU time at the application's clocks (ncu without clock control), median per kernel
+  # over 5 calls: where a compression or decompression call's time goes.
+  echo "== kernel times, fast mode, rel 1e-3 (ncu --clock-control none, median of 5 calls) =="
+  for f in era5 pressure; do
+    timeout 120 ncu --clock-control none --csv --metrics gpu__time_duration.sum build-gpu/hpcz bench --mode fast --quick \
+      --data .data --fields $f --bounds rel:1e-3 --reps 3 --size-mib 512 >"$out/kt-$f.csv" 2>/dev/null
+    python3 - "$out/kt-$f.csv" "$f" <<'PY' | tee -a "$out/kernel-times.txt"
+import csv, sys, statistics, collections
+t = collections.defaultdict(list)
+rows = list(csv.reader(l for l in open(sys.argv[1]) if l.startswith('"')))
+if rows:
+    col = {name: i for i, name in enumerate(rows[0])}
+    for r in rows[1:]:
+        if len(r) != len(rows[0]) or r[col["Metric Name"]] != "gpu__time_duration.sum": continue
+        scale = {"ns": 1e-3, "usecond": 1, "us": 1, "nsecond": 1e-3, "ms": 1e3, "msecond": 1e3}.get(r[col["Metric Unit"]], 1)
+        t[r[col["Kernel Name"]].split("(")[0]].append(float(r[col["Metric Value"]].replace(",", "")) * scale)
+for k, v in t.items():
+    print(f"{sys.argv[2]}: {k[:60]:60s} calls {len(v):3d}  median {statistics.median(v):9.1f} us")
+PY
+  done
 fi

@@ -74,6 +74,7 @@ int bench_main(const std::vector<std::string>& args) {
   std::string bounds_s = "rel:1e-2,rel:1e-3,rel:1e-4", mode = "fast";
   double size_mib = -1;
   int reps = 10;
+  bool quick = false;  // throughput only: no CPU archive comparison, no host-to-host run
   for (size_t i = 0; i < args.size(); ++i) {
     auto val = [&]() -> std::string {
       if (i + 1 >= args.size()) throw UsageError(args[i] + " needs a value");
@@ -87,6 +88,7 @@ int bench_main(const std::vector<std::string>& args) {
     else if (args[i] == "--out") out_path = val();
     else if (args[i] == "--device") device = val();
     else if (args[i] == "--mode") mode = val();
+    else if (args[i] == "--quick") quick = true;
     else throw UsageError("unknown bench option " + args[i]);
   }
   if (device != "gpu" && device != "cpu") throw UsageError("--device must be gpu or cpu");
@@ -211,25 +213,28 @@ int bench_main(const std::vector<std::string>& args) {
         cudaFree(d_dws);
         tc = median(tcs);
         td = median(tds);
-        // Byte identity with the CPU backend on the untiled field.
-        Options oc = o, og = o;
-        oc.backend = Backend::cpu;
-        og.backend = Backend::gpu;
-        same = compress(raw.data(), f.dtype, f.dims, oc) == compress(raw.data(), f.dtype, f.dims, og) ? "yes" : "NO";
-        // Host to host, as the CLI does it: file in, compress, file out.
-        std::string tmp_in = "/tmp/hpcz_bench_in.bin", tmp_out = "/tmp/hpcz_bench_out.hpcz";
-        write_file(tmp_in, data.data(), data.size());
-        std::vector<double> th;
-        for (int r = 0; r < 3; ++r) {
-          auto t0 = std::chrono::steady_clock::now();
-          auto in = read_file(tmp_in);
-          auto a2 = compress(in.data(), f.dtype, dims, og);
-          write_file(tmp_out, a2.data(), a2.size());
-          th.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        // --quick leaves out the byte-identity check and the host-to-host run (experiments).
+        if (!quick) {
+          // Byte identity with the CPU backend on the untiled field.
+          Options oc = o, og = o;
+          oc.backend = Backend::cpu;
+          og.backend = Backend::gpu;
+          same = compress(raw.data(), f.dtype, f.dims, oc) == compress(raw.data(), f.dtype, f.dims, og) ? "yes" : "NO";
+          // Host to host, as the CLI does it: file in, compress, file out.
+          std::string tmp_in = "/tmp/hpcz_bench_in.bin", tmp_out = "/tmp/hpcz_bench_out.hpcz";
+          write_file(tmp_in, data.data(), data.size());
+          std::vector<double> th;
+          for (int r = 0; r < 3; ++r) {
+            auto t0 = std::chrono::steady_clock::now();
+            auto in = read_file(tmp_in);
+            auto a2 = compress(in.data(), f.dtype, dims, og);
+            write_file(tmp_out, a2.data(), a2.size());
+            th.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+          }
+          std::remove(tmp_in.c_str());
+          std::remove(tmp_out.c_str());
+          h2h = fmt("%.2f", double(data.size()) / median(th) / 1e9);
         }
-        std::remove(tmp_in.c_str());
-        std::remove(tmp_out.c_str());
-        h2h = fmt("%.2f", double(data.size()) / median(th) / 1e9);
       }
 #endif
       ArchiveInfo info = inspect(archive.data(), archive.size());

@@ -22,7 +22,7 @@ static const char* kUsageText =
     "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu]\n"
     "  hpcz info IN [--json]\n"
     "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
-    "  hpcz bench [--data DIR] [--size-mib N] [--reps N] [--bounds rel:1e-2,abs:0.1,...] [--device gpu|cpu]\n"
+    "  hpcz bench [--data DIR] [--size-mib N] [--reps N] [--bounds rel:1e-2,abs:0.1,...] [--device gpu|cpu] [--quick]\n"
     "             [--fields SUBSTR] [--out FILE] [--mode fast|ratio]\n"
     "  hpcz lossless compress|decompress --codec rle1|rle2|deflate -i IN -o OUT [--elem 1|2|4|8] [--signed]\n"
     "                [--device auto|gpu|cpu] [--chunk-kib K]\n"

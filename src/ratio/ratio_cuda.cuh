@@ -476,6 +476,7 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
   // The tile's first bit: a decoupled look-back over the tiles of this chunk.
   if (threadIdx.x < 32) {
     const uint64_t t0 = g.first_tile(c);
+    if (threadIdx.x == 0) fle::cuda::publish_size(tile_desc + t0, t - t0, tile_total);
     const unsigned long long b = fle::cuda::lookback(tile_desc + t0, t - t0, tile_total);
     if (threadIdx.x == 0) s_base = b;
   }
