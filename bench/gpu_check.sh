@@ -121,11 +121,12 @@ fi
 if has kernel-times; then
   # Per-kernel GPU time at the application's clocks (ncu without clock control), median per kernel
   # over 5 calls: where a compression or decompression call's time goes.
-  echo "== kernel times, fast mode, rel 1e-3 (ncu --clock-control none, median of 5 calls) =="
-  for f in era5 pressure; do
-    timeout 120 ncu --clock-control none --csv --metrics gpu__time_duration.sum build-gpu/hpcz bench --mode fast --quick \
-      --data .data --fields $f --bounds rel:1e-3 --reps 3 --size-mib 512 >"$out/kt-$f.csv" 2>/dev/null
-    python3 - "$out/kt-$f.csv" "$f" <<'PY' | tee -a "$out/kernel-times.txt"
+  echo "== kernel times, rel 1e-3 (ncu --clock-control none, median of 5 calls) =="
+  for mf in fast:era5 fast:pressure ratio:era5 ratio:pressure; do
+    m=${mf%%:*} f=${mf#*:}
+    timeout 120 ncu --clock-control none --csv --metrics gpu__time_duration.sum build-gpu/hpcz bench --mode $m --quick \
+      --data .data --fields $f --bounds rel:1e-3 --reps 3 --size-mib 512 >"$out/kt-$m-$f.csv" 2>/dev/null
+    python3 - "$out/kt-$m-$f.csv" "$m $f" <<'PY' | tee -a "$out/kernel-times.txt"
 import csv, sys, statistics, collections
 t = collections.defaultdict(list)
 rows = list(csv.reader(l for l in open(sys.argv[1]) if l.startswith('"')))
@@ -136,7 +137,7 @@ if rows:
         scale = {"ns": 1e-3, "usecond": 1, "us": 1, "nsecond": 1e-3, "ms": 1e3, "msecond": 1e3}.get(r[col["Metric Unit"]], 1)
         t[r[col["Kernel Name"]].split("(")[0]].append(float(r[col["Metric Value"]].replace(",", "")) * scale)
 for k, v in t.items():
-    print(f"{sys.argv[2]}: {k[:60]:60s} calls {len(v):3d}  median {statistics.median(v):9.1f} us")
+    print(f"{sys.argv[2]}: {k[:56]:56s} calls {len(v):3d}  median {statistics.median(v):9.1f} us")
 PY
   done
 fi

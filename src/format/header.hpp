@@ -72,6 +72,13 @@ HPCZ_HD void write_chunk_entry(uint8_t* d, uint64_t offset, uint32_t size, uint3
   detail::store_u32_le(d + 12, checksum);
 }
 
+// Entry c's share of the chunk table's checksum sum (its four words, as checksum_sum over the table
+// counts them): lets each GPU block add its own entry instead of a pass over the table.
+HPCZ_HD uint64_t chunk_entry_terms(uint64_t c, uint64_t offset, uint32_t size, uint32_t checksum) {
+  return checksum_term(4 * c, uint32_t(offset)) + checksum_term(4 * c + 1, uint32_t(offset >> 32)) +
+         checksum_term(4 * c + 2, size) + checksum_term(4 * c + 3, checksum);
+}
+
 HPCZ_HD uint64_t data_offset(uint64_t n_chunks) { return kHeaderBytes + n_chunks * kChunkEntryBytes; }
 
 }  // namespace hpcz::format

@@ -137,7 +137,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     table_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(b.info, nc, d_out);
     check(cudaGetLastError(), "ratio encode");
   }
-  fle::cuda::seal_kernel<<<1, fle::cuda::kThreads, 0, s>>>(h, b.st, d_out, reinterpret_cast<unsigned long long*>(d_size));
+  fle::cuda::seal_kernel<<<1, fle::cuda::kThreads, 0, s>>>(h, b.st, false, d_out, reinterpret_cast<unsigned long long*>(d_size));
   check(cudaGetLastError(), "seal");
 }
 
