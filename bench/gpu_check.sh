@@ -64,13 +64,14 @@ if has bench-fast-occupancy; then
 fi
 if has bench-fast-variants; then
   # Experiments behind environment switches, throughput only (--quick): VARIANTS holds one
-  # assignment per variant, e.g. VARIANTS="HPCZ_ENCODE_BLOCKS_PER_SM=3".
-  echo "== bench fast variants (--quick): ${VARIANTS:-none given} =="
+  # assignment per variant, e.g. VARIANTS="HPCZ_ENCODE_BLOCKS_PER_SM=3"; VARIANT_MODE=fast|ratio.
+  vm=${VARIANT_MODE:-fast}
+  echo "== bench $vm variants (--quick): ${VARIANTS:-none given} =="
   for v in ${VARIANTS:-}; do
-    name=$(echo "$v" | tr -c 'A-Za-z0-9_.\n-' '_')
-    env "$v" timeout 150 build-gpu/hpcz bench --mode fast --quick --data .data --size-mib 512 --reps 10 \
-      --out "$out/bench-fast-$name.md" >"$out/bench-fast-$name.log" 2>&1
-    echo "$v rc=$?"; grep -E "^mean" "$out/bench-fast-$name.md"
+    name=$vm-$(echo "$v" | tr -c 'A-Za-z0-9_.\n-' '_')
+    env "$v" timeout 150 build-gpu/hpcz bench --mode $vm --quick --data .data --size-mib 512 --reps 10 \
+      --out "$out/bench-$name.md" >"$out/bench-$name.log" 2>&1
+    echo "$v rc=$?"; grep -E "^mean" "$out/bench-$name.md"
   done
 fi
 for mode in ratio fast; do
@@ -122,7 +123,7 @@ if has kernel-times; then
   # Per-kernel GPU time at the application's clocks (ncu without clock control), median per kernel
   # over 5 calls: where a compression or decompression call's time goes.
   echo "== kernel times, rel 1e-3 (ncu --clock-control none, median of 5 calls) =="
-  for mf in fast:era5 fast:pressure ratio:era5 ratio:pressure; do
+  for mf in ${KERNEL_TIMES:-fast:era5 fast:pressure ratio:era5 ratio:pressure}; do
     m=${mf%%:*} f=${mf#*:}
     timeout 120 ncu --clock-control none --csv --metrics gpu__time_duration.sum build-gpu/hpcz bench --mode $m --quick \
       --data .data --fields $f --bounds rel:1e-3 --reps 3 --size-mib 512 >"$out/kt-$m-$f.csv" 2>/dev/null

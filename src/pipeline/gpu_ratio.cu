@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <cub/device/device_scan.cuh>
 
+#include <cstdlib>
 #include <string>
 
 #include "pipeline/gpu_ratio.hpp"
@@ -88,6 +89,7 @@ __global__ void ratio_init_kernel(fle::cuda::CompressState* st, uint32_t* hist, 
   for (unsigned long long i = i0; i < n_hist; i += stride) hist[i] = 0;
   for (unsigned long long i = i0; i < nt; i += stride) {
     tile_exc[i] = 0;   // counted with atomics
+    tile_out[i] = 0;   // counted with atomics by dual_quant_kernel (lorenzo_kernel sets it)
     tile_desc[i] = 0;  // look-back: nothing published yet
   }
 }
@@ -115,8 +117,17 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     const unsigned rgrid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((n / 4 + 255) / 256, uint64_t(sms) * 16));
     fle::cuda::range_kernel<T><<<rgrid, fle::cuda::kThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
-    prequant_kernel<T><<<blocks_for(n / 4, uint64_t(sms) * 16), kThreads, 0, s>>>(d_in, n, g, h, b.st, b.q, b.tile_exc);
-    lorenzo_kernel<<<(unsigned)nt, kThreads, nsym * 4, s>>>(g, h.block_values, b.q, b.sym, b.hist, b.tile_out);
+    // HPCZ_RATIO_TWO_PASS=1 (an experiment switch for the benchmark): prequant + lorenzo everywhere.
+    const DualPlan dp = std::getenv("HPCZ_RATIO_TWO_PASS") ? DualPlan{} : dual_plan(g);
+    if (dp.history) {
+      const size_t smem = (size_t(dp.ring) + nsym) * 4;
+      check(cudaFuncSetAttribute(dual_quant_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "dual smem");
+      dual_quant_kernel<T><<<dim3(dp.blocks_per_chunk, (unsigned)nc), kThreads, smem, s>>>(
+          d_in, g, dp, h.block_values, h, b.st, b.q, b.sym, b.hist, b.tile_out, b.tile_exc);
+    } else {
+      prequant_kernel<T><<<blocks_for(n / 4, uint64_t(sms) * 16), kThreads, 0, s>>>(d_in, n, g, h, b.st, b.q, b.tile_exc);
+      lorenzo_kernel<<<(unsigned)nt, kThreads, nsym * 4, s>>>(g, h.block_values, b.q, b.sym, b.hist, b.tile_out);
+    }
     check(cudaGetLastError(), "lorenzo");
     size_t tb = L.scan_bytes;
     check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, b.tile_out, b.tile_out, int(nt + 1), s), "scan");
@@ -131,7 +142,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.st, b.tile_desc,
                                                           d_out);
     emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_values, h, b.st, d_in, b.q, b.sym, b.tile_out,
-                                                     b.tile_exc, b.info, d_out);
+                                                     b.tile_exc, b.info, d_out, dp.history != 0);
     chunk_head_kernel<T><<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(g, nsym, d_in, b.len, b.info, d_out);
     checksum_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
     table_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(b.info, nc, d_out);

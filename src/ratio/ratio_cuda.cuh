@@ -3,8 +3,8 @@
 // same codebook steps and the same stream helpers.
 //
 // Compression, all on the caller's stream, sizes known to the host from the dims alone:
-//   range -> prequant (q per value) -> lorenzo (symbols, per-chunk histograms, per-tile outlier and
-//   exception counts) -> scans of the tile counts -> book (per chunk: sort, lengths, codes) -> bit counts
+//   range -> dual_quant (symbols, per-chunk histograms, per-tile outlier and exception counts), or for
+//   chunks whose planes are too large for it prequant (q per value) -> lorenzo -> scans of the tile counts -> book (per chunk: sort, lengths, codes) -> bit counts
 //   per tile -> scan -> layout (chunk sizes and offsets, raw fallback) -> zero -> encode (codewords,
 //   gaps, sequence starts) + emit (outliers, exceptions) + chunk headers + raw chunks -> checksums -> seal.
 // Decompression:
@@ -203,6 +203,113 @@ static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32
   const uint32_t a = Reduce(red).Sum(n_out);
   if (threadIdx.x == 0) tile_out[t] = a;
   __syncthreads();
+  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
+    if (s_hist[k]) atomicAdd(&hist[c * nsym + k], s_hist[k]);
+}
+
+// Dual quantization in one pass (prequantization and Lorenzo prediction fused), for chunks whose
+// prediction history fits in shared memory: it saves prequant_kernel's write and lorenzo_kernel's read
+// of q, 8 bytes of traffic per value. Each block covers a range of one chunk's values, in chunk order,
+// a step of kDualStep at a time: it quantizes the step into a ring of the last `ring` q values, then
+// predicts the step from the ring (a value looks back at most `history` values: a plane, a row and
+// one). The range starts `history` values early, with q only (the halo), so every block is
+// independent. Outputs as lorenzo_kernel's, plus the full delta of each outlier in dq (for
+// emit_kernel); tile_out is counted with atomics (zeroed by the init kernel).
+constexpr uint32_t kDualStep = 4 * kThreads;
+constexpr uint32_t kDualMaxRing = 16384;  // 64 KiB of q
+struct DualPlan {
+  uint32_t history;  // how far back a prediction looks (0: no fused pass for this shape)
+  uint32_t ring;     // q values kept: a power of two >= history + kDualStep
+  uint32_t range;    // values per block, a multiple of kDualStep
+  uint32_t blocks_per_chunk;
+};
+inline DualPlan dual_plan(const Grid& g) {
+  DualPlan d{};
+  const ChunkShape& f = g.full;
+  if (!g.n_chunks) return d;
+  const uint64_t plane = uint64_t(f.cy) * f.cx;
+  const uint64_t h = f.cz > 1 ? plane + f.cx + 1 : (f.cy > 1 ? uint64_t(f.cx) + 1 : 1);
+  uint64_t ring = 1;
+  while (ring < h + kDualStep) ring *= 2;
+  if (ring > kDualMaxRing) return d;
+  d.history = uint32_t(h);
+  d.ring = uint32_t(ring);
+  // Long ranges keep the halo small (at most 1/8 of the work); 32 Ki values at least.
+  const uint64_t r = std::max<uint64_t>(32768, 8 * h);
+  d.range = uint32_t(div_ceil(r, kDualStep) * kDualStep);
+  d.blocks_per_chunk = uint32_t(div_ceil(f.count(), d.range));
+  return d;
+}
+
+template <class T>
+static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __restrict__ in, Grid g, DualPlan dp,
+                                                                     uint32_t radius, format::HeaderFields h,
+                                                                     const fle::cuda::CompressState* st,
+                                                                     uint32_t* __restrict__ dq, uint16_t* __restrict__ sym,
+                                                                     uint32_t* hist, uint32_t* tile_out, uint32_t* tile_exc) {
+  extern __shared__ uint32_t s_dual[];
+  uint32_t* ring = s_dual;               // dp.ring q values
+  uint32_t* s_hist = s_dual + dp.ring;   // 2 radius counts
+  const uint32_t nsym = 2 * radius, mask = dp.ring - 1;
+  const uint64_t c = blockIdx.y;
+  const ChunkShape cs = g.shape(c);
+  const uint32_t count = cs.count(), v0 = blockIdx.x * dp.range;
+  if (v0 >= count) return;  // the last chunk has fewer values
+  const uint32_t v1 = min(count, v0 + dp.range);
+  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
+  fle::settle_range(h, st->key_min, st->key_max);
+  const fle::QuantParams<T> p = fle::encoder_params<T>(h);
+  const T* xc = in + c * g.chunk_values;
+  const uint64_t first_tile = g.first_tile(c);
+  const uint32_t cx = cs.cx, plane = cs.cy * cs.cx;
+  const uint32_t s0 = v0 > dp.history ? (v0 - dp.history) / kDualStep * kDualStep : 0;
+  // This thread's value and its chunk coordinates, advanced by kThreads values per step (as in
+  // lorenzo_kernel: at most one carry per axis).
+  uint32_t i = s0 + threadIdx.x, z, y, x, sz, sy, sx;
+  local_xyz(cs, i, z, y, x);
+  local_xyz(cs, kThreads, sz, sy, sx);
+  const int lane = threadIdx.x & 31;
+  for (uint32_t step = s0; step < v1; step += kDualStep) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const uint32_t j = step + k * kThreads + threadIdx.x;
+      if (j < v1) {
+        int32_t v;
+        const bool ok = fle::quantize(xc[j], p, v);
+        ring[j & mask] = ok ? uint32_t(v) : 0u;
+        if (!ok && j >= v0) atomicAdd(&tile_exc[first_tile + j / kTile], 1u);
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const bool own = i >= v0 && i < v1;
+      uint32_t s = 1;  // any symbol but the outlier's for lanes that predict nothing
+      if (own) {
+        const uint32_t d = predict::lorenzo_delta(z > 0, y > 0, x > 0, [&](int dz, int dy, int dx) {
+          return ring[(i - dz * plane - dy * cx - dx) & mask];
+        });
+        s = predict::quant_symbol(d, radius);
+        sym[c * g.chunk_values + i] = uint16_t(s);
+        if (s == 0) dq[c * g.chunk_values + i] = d;
+        const unsigned peers = __match_any_sync(__activemask(), s);
+        if (lane == __ffs(peers) - 1) atomicAdd(&s_hist[s], uint32_t(__popc(peers)));
+      }
+      // Outliers per tile: a warp's 32 consecutive values lie in at most two tiles.
+      const uint32_t i_lane0 = i - lane;
+      const unsigned outl = __ballot_sync(0xffffffffu, own && s == 0);
+      const unsigned in_first = __ballot_sync(0xffffffffu, own && s == 0 && (i / kTile) == (i_lane0 / kTile));
+      if (lane == 0 && outl) {
+        if (in_first) atomicAdd(&tile_out[first_tile + i_lane0 / kTile], uint32_t(__popc(in_first)));
+        if (outl & ~in_first) atomicAdd(&tile_out[first_tile + i_lane0 / kTile + 1], uint32_t(__popc(outl & ~in_first)));
+      }
+      i += kThreads;
+      x += sx; y += sy; z += sz;
+      if (x >= cs.cx) { x -= cs.cx; ++y; }
+      if (y >= cs.cy) { y -= cs.cy; ++z; }
+    }
+    __syncthreads();  // the next step overwrites the oldest q
+  }
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
     if (s_hist[k]) atomicAdd(&hist[c * nsym + k], s_hist[k]);
 }
@@ -518,13 +625,14 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
   }
 }
 
-// Outliers and exceptions of one tile, in index order, at their places in the chunk.
+// Outliers and exceptions of one tile, in index order, at their places in the chunk. q holds the row
+// differences (prequant_kernel) or, with q_is_delta, each outlier's full delta (dual_quant_kernel).
 template <class T>
 static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t radius, format::HeaderFields h,
                                                                const fle::cuda::CompressState* st, const T* __restrict__ in,
                                                                const uint32_t* __restrict__ q, const uint16_t* __restrict__ sym,
                                                                const uint32_t* tile_out, const uint32_t* tile_exc,
-                                                               const ChunkInfo* info, uint8_t* out) {
+                                                               const ChunkInfo* info, uint8_t* out, bool q_is_delta) {
   using Scan = cub::BlockScan<uint32_t, kThreads>;
   __shared__ typename Scan::TempStorage scan;
   const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
@@ -558,7 +666,7 @@ static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t 
       uint32_t z, y, x;
       local_xyz(cs, i, z, y, x);
       store_u32_le(chunk + L.out_idx + 4 * jo, i);
-      store_u32_le(chunk + L.out_delta + 4 * jo, lorenzo_yz(qc, cs, i, z, y));
+      store_u32_le(chunk + L.out_delta + 4 * jo, q_is_delta ? qc[i] : lorenzo_yz(qc, cs, i, z, y));
       ++jo;
     }
     if (exc_mask >> k & 1) {
