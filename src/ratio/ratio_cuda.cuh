@@ -215,7 +215,8 @@ static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32
 // one). The range starts `history` values early, with q only (the halo), so every block is
 // independent. Outputs as lorenzo_kernel's, plus the full delta of each outlier in dq (for
 // emit_kernel); tile_out is counted with atomics (zeroed by the init kernel).
-constexpr uint32_t kDualStep = 4 * kThreads;
+constexpr int kDualPer = 8;  // values per thread and step
+constexpr uint32_t kDualStep = kDualPer * kThreads;
 constexpr uint32_t kDualMaxRing = 16384;  // 64 KiB of q
 struct DualPlan {
   uint32_t history;  // how far back a prediction looks (0: no fused pass for this shape)
@@ -263,26 +264,40 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
   const uint64_t first_tile = g.first_tile(c);
   const uint32_t cx = cs.cx, plane = cs.cy * cs.cx;
   const uint32_t s0 = v0 > dp.history ? (v0 - dp.history) / kDualStep * kDualStep : 0;
-  // This thread's value and its chunk coordinates, advanced by kThreads values per step (as in
+  // This thread's value and its chunk coordinates, advanced by kThreads values at a time (as in
   // lorenzo_kernel: at most one carry per axis).
   uint32_t i = s0 + threadIdx.x, z, y, x, sz, sy, sx;
   local_xyz(cs, i, z, y, x);
   local_xyz(cs, kThreads, sz, sy, sx);
   const int lane = threadIdx.x & 31;
+  // The three central symbols (most values on smooth data) are counted in registers, the others with
+  // shared-memory atomics: no warp-wide match per value.
+  uint32_t n_center[3] = {0, 0, 0};
+  // The next step's input is loaded while this step is predicted, so a step never waits on DRAM.
+  T next[kDualPer];
+  auto load_step = [&](uint32_t step) {
+#pragma unroll
+    for (int k = 0; k < kDualPer; ++k) {
+      const uint32_t j = step + k * kThreads + threadIdx.x;
+      next[k] = j < v1 ? xc[j] : T(0);
+    }
+  };
+  load_step(s0);
   for (uint32_t step = s0; step < v1; step += kDualStep) {
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < kDualPer; ++k) {
       const uint32_t j = step + k * kThreads + threadIdx.x;
       if (j < v1) {
         int32_t v;
-        const bool ok = fle::quantize(xc[j], p, v);
+        const bool ok = fle::quantize(next[k], p, v);
         ring[j & mask] = ok ? uint32_t(v) : 0u;
         if (!ok && j >= v0) atomicAdd(&tile_exc[first_tile + j / kTile], 1u);
       }
     }
+    if (step + kDualStep < v1) load_step(step + kDualStep);
     __syncthreads();
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < kDualPer; ++k) {
       const bool own = i >= v0 && i < v1;
       uint32_t s = 1;  // any symbol but the outlier's for lanes that predict nothing
       if (own) {
@@ -292,8 +307,14 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
         s = predict::quant_symbol(d, radius);
         sym[c * g.chunk_values + i] = uint16_t(s);
         if (s == 0) dq[c * g.chunk_values + i] = d;
-        const unsigned peers = __match_any_sync(__activemask(), s);
-        if (lane == __ffs(peers) - 1) atomicAdd(&s_hist[s], uint32_t(__popc(peers)));
+        const uint32_t off = s - (radius - 1);  // 0, 1, 2 for the central symbols
+        if (off < 3) {
+          n_center[0] += off == 0;
+          n_center[1] += off == 1;
+          n_center[2] += off == 2;
+        } else {
+          atomicAdd(&s_hist[s], 1u);
+        }
       }
       // Outliers per tile: a warp's 32 consecutive values lie in at most two tiles.
       const uint32_t i_lane0 = i - lane;
@@ -310,6 +331,13 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
     }
     __syncthreads();  // the next step overwrites the oldest q
   }
+#pragma unroll
+  for (int k = 0; k < 3; ++k) {  // warp sums first: one atomic per warp and symbol
+    uint32_t t = n_center[k];
+    for (int o = 16; o; o >>= 1) t += __shfl_xor_sync(0xffffffffu, t, o);
+    if (lane == 0 && t) atomicAdd(&s_hist[radius - 1 + k], t);
+  }
+  __syncthreads();
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
     if (s_hist[k]) atomicAdd(&hist[c * nsym + k], s_hist[k]);
 }
