@@ -88,18 +88,20 @@ if has ncu; then
     "$out/ncu-raw.txt" | sed -E 's/^cub::DeviceScan(Init)?Kernel<[^ ]*/cub::scan/' | awk '!seen[$1]++' | tee "$out/ncu-stages.txt"
 fi
 if has ncu-fast; then
-  echo "== ncu: fast-mode encode and decode kernels (era5 rel 1e-3, first call of each) =="
-  for k in encode_kernel decode_kernel; do
+  # NCU_MODE, NCU_KERNELS, NCU_FIELD, NCU_BOUND pick another kernel (default: the fast mode's two).
+  nm=${NCU_MODE:-fast} nf=${NCU_FIELD:-era5} nb=${NCU_BOUND:-rel:1e-3}
+  echo "== ncu: $nm-mode kernels ${NCU_KERNELS:-encode_kernel decode_kernel} ($nf $nb, first call of each) =="
+  for k in ${NCU_KERNELS:-encode_kernel decode_kernel}; do
     timeout 120 ncu --kernel-name-base function --kernel-name "regex:$k" --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
       --section InstructionStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section SourceCounters \
-      build-gpu/hpcz bench --mode fast --data .data --fields era5 --bounds rel:1e-3 --reps 1 --size-mib 512 >"$out/ncu-fast-$k.txt" 2>&1
-    grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Warp Cycles Per Issued|Executed Ipc A|No Eligible|Executed Instructions  |DRAM Throughput|Local" "$out/ncu-fast-$k.txt" | head -24
+      build-gpu/hpcz bench --mode $nm --quick --data .data --fields $nf --bounds $nb --reps 1 --size-mib 512 >"$out/ncu-$nm-$k.txt" 2>&1
+    grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Warp Cycles Per Issued|Executed Ipc A|No Eligible|Executed Instructions  |DRAM Throughput|Local" "$out/ncu-$nm-$k.txt" | head -24
     # executed count of every SASS instruction, to see where the instructions go
     timeout 120 ncu --kernel-name-base function --kernel-name "regex:$k" --launch-count 1 --section SourceCounters \
-      --page source --print-source sass --csv build-gpu/hpcz bench --mode fast --data .data --fields era5 --bounds rel:1e-3 \
-      --reps 1 --size-mib 512 >"$out/ncu-fast-$k-sass.csv" 2>&1
-    echo "sass page rc=$? lines=$(wc -l <"$out/ncu-fast-$k-sass.csv")"
+      --page source --print-source sass --csv build-gpu/hpcz bench --mode $nm --quick --data .data --fields $nf --bounds $nb \
+      --reps 1 --size-mib 512 >"$out/ncu-$nm-$k-sass.csv" 2>&1
+    echo "sass page rc=$? lines=$(wc -l <"$out/ncu-$nm-$k-sass.csv")"
   done
 fi
 if has ncu-lossless; then

@@ -249,7 +249,7 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
                                                                      uint32_t* __restrict__ dq, uint16_t* __restrict__ sym,
                                                                      uint32_t* hist, uint32_t* tile_out, uint32_t* tile_exc) {
   extern __shared__ uint32_t s_dual[];
-  uint32_t* ring = s_dual;               // dp.ring q values
+  uint32_t* ring = s_dual;               // dp.ring row differences (1 - Sx) q
   uint32_t* s_hist = s_dual + dp.ring;   // 2 radius counts
   const uint32_t nsym = 2 * radius, mask = dp.ring - 1;
   const uint64_t c = blockIdx.y;
@@ -261,52 +261,103 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
   fle::settle_range(h, st->key_min, st->key_max);
   const fle::QuantParams<T> p = fle::encoder_params<T>(h);
   const T* xc = in + c * g.chunk_values;
+  uint16_t* sym_c = sym + c * g.chunk_values;
+  uint32_t* dq_c = dq + c * g.chunk_values;
   const uint64_t first_tile = g.first_tile(c);
   const uint32_t cx = cs.cx, plane = cs.cy * cs.cx;
   const uint32_t s0 = v0 > dp.history ? (v0 - dp.history) / kDualStep * kDualStep : 0;
-  // This thread's value and its chunk coordinates, advanced by kThreads values at a time (as in
-  // lorenzo_kernel: at most one carry per axis).
-  uint32_t i = s0 + threadIdx.x, z, y, x, sz, sy, sx;
-  local_xyz(cs, i, z, y, x);
-  local_xyz(cs, kThreads, sz, sy, sx);
   const int lane = threadIdx.x & 31;
+  // Warp w takes values [step + 256 w, step + 256 w + 256) of each step, 32 consecutive ones per k,
+  // so a value's left neighbour is in the same warp except at a warp's first value of a step.
+  const uint32_t warp_first = (threadIdx.x >> 5) * 32 * kDualPer;
+  auto value_at = [&](uint32_t step, int k) { return step + warp_first + 32 * k + lane; };
+  // This thread's row and column, advanced to its next value (as in lorenzo_kernel: at most one carry
+  // per axis); a value has a plane before it iff its index is >= plane.
+  uint32_t y, x, sy, sx, sy_step, sx_step;
+  {
+    uint32_t z;
+    local_xyz(cs, value_at(s0, 0), z, y, x);
+    local_xyz(cs, 32, z, sy, sx);
+    local_xyz(cs, kDualStep - 32 * (kDualPer - 1), z, sy_step, sx_step);
+  }
   // The three central symbols (most values on smooth data) are counted in registers, the others with
   // shared-memory atomics: no warp-wide match per value.
   uint32_t n_center[3] = {0, 0, 0};
   // The next step's input is loaded while this step is predicted, so a step never waits on DRAM.
-  T next[kDualPer];
+  // Lane 0 also loads the value before the warp's first one (its q is quantized again, as in
+  // prequant_kernel, for the first row difference).
+  T next[kDualPer], before_first = T(0);
   auto load_step = [&](uint32_t step) {
 #pragma unroll
     for (int k = 0; k < kDualPer; ++k) {
-      const uint32_t j = step + k * kThreads + threadIdx.x;
+      const uint32_t j = value_at(step, k);
       next[k] = j < v1 ? xc[j] : T(0);
     }
+    const uint32_t j0 = value_at(step, 0);
+    before_first = lane == 0 && j0 > 0 && j0 < v1 ? xc[j0 - 1] : T(0);
   };
   load_step(s0);
   for (uint32_t step = s0; step < v1; step += kDualStep) {
+    // Quantize: the quick test for all values, the exact search only where it left a value undecided
+    // (the same choice as quantize(), kept in registers).
+    int32_t qv[kDualPer];
+    uint32_t none = 0, search = 0;
 #pragma unroll
     for (int k = 0; k < kDualPer; ++k) {
-      const uint32_t j = step + k * kThreads + threadIdx.x;
+      const fle::QuantResult r = fle::quantize_fast(next[k], p, qv[k]);
+      none |= uint32_t(r == fle::kQuantNone) << k;
+      search |= uint32_t(r == fle::kQuantSearch) << k;
+    }
+    if (search) {
+#pragma unroll
+      for (int k = 0; k < kDualPer; ++k)
+        if (search >> k & 1) {
+          const int32_t q = fle::quantize_search<T>(next[k], p.step, p.eb, qv[k]);
+          if (q == fle::kNoQ) none |= 1u << k;
+          else qv[k] = q;
+        }
+    }
+    // Row differences into the ring; whether each value has a row before it, for the prediction.
+    uint32_t q_last = 0;  // lane 0: the q before its value
+    if (lane == 0) {
+      int32_t v;
+      q_last = fle::quantize(before_first, p, v) ? uint32_t(v) : 0u;
+    }
+    uint32_t has_y = 0;
+#pragma unroll
+    for (int k = 0; k < kDualPer; ++k) {
+      const uint32_t j = value_at(step, k);
+      const uint32_t q = none >> k & 1 ? 0u : uint32_t(qv[k]);
+      uint32_t q_before = __shfl_up_sync(0xffffffffu, q, 1);
+      if (lane == 0) q_before = q_last;
+      q_last = __shfl_sync(0xffffffffu, q, 31);
       if (j < v1) {
-        int32_t v;
-        const bool ok = fle::quantize(next[k], p, v);
-        ring[j & mask] = ok ? uint32_t(v) : 0u;
-        if (!ok && j >= v0) atomicAdd(&tile_exc[first_tile + j / kTile], 1u);
+        ring[j & mask] = x > 0 ? q - q_before : q;
+        if ((none >> k & 1) && j >= v0) atomicAdd(&tile_exc[first_tile + j / kTile], 1u);
       }
+      has_y |= uint32_t(y > 0) << k;
+      x += k + 1 < kDualPer ? sx : sx_step;
+      y += k + 1 < kDualPer ? sy : sy_step;
+      if (x >= cs.cx) { x -= cs.cx; ++y; }
+      if (y >= cs.cy) y -= cs.cy;
     }
     if (step + kDualStep < v1) load_step(step + kDualStep);
     __syncthreads();
+    // Predict: (1 - Sy)(1 - Sz) applied to the row differences, lorenzo_yz's formula on the ring.
 #pragma unroll
     for (int k = 0; k < kDualPer; ++k) {
+      const uint32_t i = value_at(step, k);
       const bool own = i >= v0 && i < v1;
       uint32_t s = 1;  // any symbol but the outlier's for lanes that predict nothing
       if (own) {
-        const uint32_t d = predict::lorenzo_delta(z > 0, y > 0, x > 0, [&](int dz, int dy, int dx) {
-          return ring[(i - dz * plane - dy * cx - dx) & mask];
-        });
+        const bool hy = has_y >> k & 1, hz = i >= plane;
+        uint32_t d = ring[i & mask];
+        if (hy) d -= ring[(i - cx) & mask];
+        if (hz) d -= ring[(i - plane) & mask];
+        if (hy && hz) d += ring[(i - plane - cx) & mask];
         s = predict::quant_symbol(d, radius);
-        sym[c * g.chunk_values + i] = uint16_t(s);
-        if (s == 0) dq[c * g.chunk_values + i] = d;
+        sym_c[i] = uint16_t(s);
+        if (s == 0) dq_c[i] = d;
         const uint32_t off = s - (radius - 1);  // 0, 1, 2 for the central symbols
         if (off < 3) {
           n_center[0] += off == 0;
@@ -317,19 +368,17 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
         }
       }
       // Outliers per tile: a warp's 32 consecutive values lie in at most two tiles.
-      const uint32_t i_lane0 = i - lane;
       const unsigned outl = __ballot_sync(0xffffffffu, own && s == 0);
-      const unsigned in_first = __ballot_sync(0xffffffffu, own && s == 0 && (i / kTile) == (i_lane0 / kTile));
-      if (lane == 0 && outl) {
-        if (in_first) atomicAdd(&tile_out[first_tile + i_lane0 / kTile], uint32_t(__popc(in_first)));
-        if (outl & ~in_first) atomicAdd(&tile_out[first_tile + i_lane0 / kTile + 1], uint32_t(__popc(outl & ~in_first)));
+      if (outl) {
+        const uint32_t i_lane0 = i - lane;
+        const unsigned in_first = __ballot_sync(0xffffffffu, own && s == 0 && (i / kTile) == (i_lane0 / kTile));
+        if (lane == 0) {
+          if (in_first) atomicAdd(&tile_out[first_tile + i_lane0 / kTile], uint32_t(__popc(in_first)));
+          if (outl & ~in_first) atomicAdd(&tile_out[first_tile + i_lane0 / kTile + 1], uint32_t(__popc(outl & ~in_first)));
+        }
       }
-      i += kThreads;
-      x += sx; y += sy; z += sz;
-      if (x >= cs.cx) { x -= cs.cx; ++y; }
-      if (y >= cs.cy) { y -= cs.cy; ++z; }
     }
-    __syncthreads();  // the next step overwrites the oldest q
+    __syncthreads();  // the next step overwrites the oldest row differences
   }
 #pragma unroll
   for (int k = 0; k < 3; ++k) {  // warp sums first: one atomic per warp and symbol
