@@ -2,12 +2,12 @@
 // this header is included by more than one translation unit.)
 //
 // Compression: each thread quantizes and plans whole 32-value blocks (8 x 16-byte loads), a block-wide
-// scan places their payloads, and the chunk is assembled in shared memory (payload growing up from the
-// codes, exception values growing down from the top). The chunk's size is then published for a
-// decoupled look-back across chunks (chunk ids taken in launch order from an atomic counter, so every
-// chunk we wait on is running), which gives its offset in the archive; the chunk is written out with
-// coalesced word stores and its checksum summed on the way. One pass over the input, one write of
-// the output: no second kernel, no gather.
+// scan places their payloads and gives the chunk's size, published at once for a decoupled look-back
+// across chunks (chunk ids taken in launch order from an atomic counter, so every chunk we wait on is
+// running). The chunk is assembled in shared memory (payload growing up from the codes, exception
+// values growing down from the top), the look-back gives its offset in the archive, and it is
+// written out with coalesced word stores, its checksum summed on the way. One pass over the input,
+// one write of the output: no second kernel, no gather.
 //
 // Decompression: each thread block loads its chunk into shared memory with 16-byte loads, checks its
 // checksum, scans the codes and exception masks, and each thread decodes whole blocks.
