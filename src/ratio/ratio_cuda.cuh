@@ -155,14 +155,20 @@ static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __re
   }
 }
 
+// (1 - Sy)(1 - Sz) applied to the row differences dq(back), `back` values before the value predicted
+// (hy, hz: it has a row, a plane before it in the chunk).
+template <class Dq>
+__device__ __forceinline__ uint32_t yz_difference(Dq&& dq, uint32_t cx, uint32_t plane, bool hy, bool hz) {
+  uint32_t d = dq(0u);
+  if (hy) d -= dq(cx);
+  if (hz) d -= dq(plane);
+  if (hy && hz) d += dq(plane + cx);
+  return d;
+}
+
 __device__ __forceinline__ uint32_t lorenzo_yz(const uint32_t* __restrict__ dqc, const ChunkShape& c, uint32_t i,
                                                uint32_t z, uint32_t y) {
-  const uint32_t cx = c.cx, plane = c.cy * c.cx;
-  uint32_t d = dqc[i];
-  if (y) d -= dqc[i - cx];
-  if (z) d -= dqc[i - plane];
-  if (y && z) d += dqc[i - plane - cx];
-  return d;
+  return yz_difference([&](uint32_t back) { return dqc[i - back]; }, c.cx, c.cy * c.cx, y > 0, z > 0);
 }
 
 // Symbols, the chunk's histogram, and the tile's outlier count.
@@ -343,18 +349,15 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
     }
     if (step + kDualStep < v1) load_step(step + kDualStep);
     __syncthreads();
-    // Predict: (1 - Sy)(1 - Sz) applied to the row differences, lorenzo_yz's formula on the ring.
+    // Predict: (1 - Sy)(1 - Sz) applied to the row differences in the ring.
 #pragma unroll
     for (int k = 0; k < kDualPer; ++k) {
       const uint32_t i = value_at(step, k);
       const bool own = i >= v0 && i < v1;
       uint32_t s = 1;  // any symbol but the outlier's for lanes that predict nothing
       if (own) {
-        const bool hy = has_y >> k & 1, hz = i >= plane;
-        uint32_t d = ring[i & mask];
-        if (hy) d -= ring[(i - cx) & mask];
-        if (hz) d -= ring[(i - plane) & mask];
-        if (hy && hz) d += ring[(i - plane - cx) & mask];
+        const uint32_t d = yz_difference([&](uint32_t back) { return ring[(i - back) & mask]; }, cx, plane,
+                                         has_y >> k & 1, i >= plane);
         s = predict::quant_symbol(d, radius);
         sym_c[i] = uint16_t(s);
         if (s == 0) dq_c[i] = d;
