@@ -233,6 +233,11 @@ TEST(unit_lorenzo_inverse_is_exact) {
     for (uint32_t z = 0; z < c.cz; ++z)
       for (uint32_t y = 0; y < c.cy; ++y)
         for (uint32_t x = 0; x < c.cx; ++x, ++i) d[i] = predict::lorenzo_delta(z > 0, y > 0, x > 0, back);
+    // The encoder's row-by-row form gives the same residuals.
+    std::vector<uint32_t> rows(n, 0), zero(cx, 0), seen;
+    predict::lorenzo_rows(c, q.data(), zero.data(), [&](uint32_t k, uint32_t v) { rows[k] = v; seen.push_back(k); });
+    CHECK(rows == d);
+    CHECK(seen.size() == n && std::is_sorted(seen.begin(), seen.end()));
     predict::inverse_lorenzo(c, d.data());
     CHECK(d == q);
   }

@@ -92,7 +92,7 @@ inline Book build_book(const uint32_t* hist, uint32_t nsym) {
 
 template <class T>
 struct EncodeScratch {
-  std::vector<uint32_t> q, sym, out_idx, out_delta, exc_idx, hist;
+  std::vector<uint32_t> q, sym, out_idx, out_delta, exc_idx, hist, zero_row;
   std::vector<T> exc_val;
 };
 
@@ -116,18 +116,13 @@ void encode_chunk(const T* in, const ChunkShape& c, const fle::QuantParams<T>& p
       s.exc_val.push_back(in[i]);
     }
   }
-  const uint32_t cx = c.cx, plane = c.cx * c.cy;
-  uint32_t i = 0;
-  auto q_back = [&](uint32_t dz, uint32_t dy, uint32_t dx) { return s.q[i - dz * plane - dy * cx - dx]; };
-  for (uint32_t z = 0; z < c.cz; ++z)
-    for (uint32_t y = 0; y < c.cy; ++y)
-      for (uint32_t x = 0; x < c.cx; ++x, ++i) {
-        const uint32_t d = predict::lorenzo_delta(z > 0, y > 0, x > 0, q_back);
-        const uint32_t sym = predict::quant_symbol(d, radius);
-        if (!sym) { s.out_idx.push_back(i); s.out_delta.push_back(d); }
-        s.sym[i] = sym;
-        ++s.hist[sym];
-      }
+  s.zero_row.assign(c.cx, 0);
+  predict::lorenzo_rows(c, s.q.data(), s.zero_row.data(), [&](uint32_t i, uint32_t d) {
+    const uint32_t sym = predict::quant_symbol(d, radius);
+    if (!sym) { s.out_idx.push_back(i); s.out_delta.push_back(d); }
+    s.sym[i] = sym;
+    ++s.hist[sym];
+  });
   const Book book = build_book(s.hist.data(), nsym);
   uint64_t bits64 = 0;
   for (uint32_t k = 0; k < nsym; ++k) bits64 += uint64_t(s.hist[k]) * book.len[k];
