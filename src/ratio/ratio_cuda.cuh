@@ -216,17 +216,18 @@ static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32
 // Dual quantization in one pass (prequantization and Lorenzo prediction fused), for chunks whose
 // prediction history fits in shared memory: it saves prequant_kernel's write and lorenzo_kernel's read
 // of q, 8 bytes of traffic per value. Each block covers a range of one chunk's values, in chunk order,
-// a step of kDualStep at a time: it quantizes the step into a ring of the last `ring` q values, then
-// predicts the step from the ring (a value looks back at most `history` values: a plane, a row and
-// one). The range starts `history` values early, with q only (the halo), so every block is
-// independent. Outputs as lorenzo_kernel's, plus the full delta of each outlier in dq (for
-// emit_kernel); tile_out is counted with atomics (zeroed by the init kernel).
+// a step of kDualStep at a time: it quantizes the step and puts its row differences (1 - Sx) q into a
+// ring of the last `ring` values, then predicts the step from the ring with lorenzo_yz's four reads (a
+// value looks back at most `history` values: a plane and a row). The range starts `history` values
+// early, quantized but not coded (the halo), so every block is independent. Outputs as lorenzo_kernel's,
+// plus the full delta of each outlier in dq (for emit_kernel); tile_out is counted with atomics (zeroed
+// by the init kernel).
 constexpr int kDualPer = 8;  // values per thread and step
 constexpr uint32_t kDualStep = kDualPer * kThreads;
 constexpr uint32_t kDualMaxRing = 16384;  // 64 KiB of q
 struct DualPlan {
   uint32_t history;  // how far back a prediction looks (0: no fused pass for this shape)
-  uint32_t ring;     // q values kept: a power of two >= history + kDualStep
+  uint32_t ring;     // row differences kept: a power of two >= history + kDualStep
   uint32_t range;    // values per block, a multiple of kDualStep
   uint32_t blocks_per_chunk;
 };
