@@ -13,6 +13,7 @@
 #include "huffman/codebook.hpp"
 #include "huffman/stream.hpp"
 #include "predict/lorenzo.hpp"
+#include "ratio/dual_plan.hpp"
 #include "ratio/ratio_chunk.hpp"
 
 using namespace hpcz;
@@ -241,6 +242,41 @@ TEST(unit_lorenzo_inverse_is_exact) {
     predict::inverse_lorenzo(c, d.data());
     CHECK(d == q);
   }
+}
+
+TEST(unit_ratio_dual_plan_covers_the_prediction) {
+  // The fused GPU kernel keeps the last `ring` row differences and starts each block `history` values
+  // early; a prediction reads a plane and a row back (lorenzo_yz), and the row difference one more.
+  // Its plan must cover that, hold a step on top, and tile every chunk; shapes it cannot hold fall
+  // back to the two-kernel path.
+  using hpcz::ratio::kDualStep;
+  using hpcz::ratio::kDualMaxRing;
+  for (auto dims : {std::vector<uint64_t>{5000000}, std::vector<uint64_t>{384, 384}, std::vector<uint64_t>{7, 100000},
+                    std::vector<uint64_t>{744, 33, 49}, std::vector<uint64_t>{132, 73, 144},
+                    std::vector<uint64_t>{20, 180, 360}, std::vector<uint64_t>{91, 91, 91},
+                    std::vector<uint64_t>{4, 14, 48, 48}, std::vector<uint64_t>{3, 1, 1}}) {
+    const auto shape = predict::working_shape(dims.data(), int(dims.size()));
+    const uint64_t n_chunks = hpcz::detail::div_ceil(shape.slabs, shape.chunk_slabs);
+    const auto full = predict::chunk_shape(shape, 0);
+    const auto plan = hpcz::ratio::dual_plan(full, n_chunks);
+    const uint64_t plane = uint64_t(full.cy) * full.cx;
+    const uint64_t reach = (full.cz > 1 ? plane + full.cx : full.cy > 1 ? full.cx : 0) + 1;
+    uint64_t need = 1;
+    while (need < reach + kDualStep) need *= 2;
+    CHECK_MSG((plan.history != 0) == (need <= kDualMaxRing), "fused exactly when the ring fits: " << dims.size() << "-D");
+    if (!plan.history) continue;
+    CHECK(plan.history >= reach);
+    CHECK((plan.ring & (plan.ring - 1)) == 0 && plan.ring >= plan.history + kDualStep && plan.ring <= kDualMaxRing);
+    CHECK(plan.range % kDualStep == 0 && plan.range >= 8 * uint64_t(plan.history));
+    for (uint64_t c : {uint64_t(0), n_chunks - 1}) {  // every chunk, the short last one too, is tiled
+      const uint64_t count = predict::chunk_shape(shape, c).count();
+      CHECK(uint64_t(plan.blocks_per_chunk) * plan.range >= count);
+    }
+  }
+  // Levitus' planes (180 x 360) are too large for the ring; era5's (33 x 49) are not.
+  const uint64_t lev[] = {20, 180, 360}, era5[] = {744, 33, 49};
+  CHECK(hpcz::ratio::dual_plan(predict::chunk_shape(predict::working_shape(lev, 3), 0), 1).history == 0);
+  CHECK(hpcz::ratio::dual_plan(predict::chunk_shape(predict::working_shape(era5, 3), 0), 1).history != 0);
 }
 
 TEST(unit_huffman_gpu_books_match_cpu) {

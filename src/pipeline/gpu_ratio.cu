@@ -118,7 +118,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     const unsigned rgrid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((n / 4 + 255) / 256, uint64_t(sms) * 16));
     fle::cuda::range_kernel<T><<<rgrid, fle::cuda::kThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
     // HPCZ_RATIO_TWO_PASS=1 (an experiment switch for the benchmark): prequant + lorenzo everywhere.
-    const DualPlan dp = std::getenv("HPCZ_RATIO_TWO_PASS") ? DualPlan{} : dual_plan(g);
+    const ratio::DualPlan dp = std::getenv("HPCZ_RATIO_TWO_PASS") ? ratio::DualPlan{} : ratio::dual_plan(g.full, g.n_chunks);
     if (dp.history) {
       const size_t smem = (size_t(dp.ring) + nsym) * 4;
       check(cudaFuncSetAttribute(dual_quant_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "dual smem");

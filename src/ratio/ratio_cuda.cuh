@@ -22,6 +22,7 @@
 #include "fle/fast_cuda.cuh"
 #include "fle/fast_header.hpp"
 #include "format/header.hpp"
+#include "ratio/dual_plan.hpp"
 #include "ratio/ratio_chunk.hpp"
 
 namespace hpcz::ratio::cuda {
@@ -222,32 +223,8 @@ static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32
 // early, quantized but not coded (the halo), so every block is independent. Outputs as lorenzo_kernel's,
 // plus the full delta of each outlier in dq (for emit_kernel); tile_out is counted with atomics (zeroed
 // by the init kernel).
-constexpr int kDualPer = 8;  // values per thread and step
-constexpr uint32_t kDualStep = kDualPer * kThreads;
-constexpr uint32_t kDualMaxRing = 16384;  // 64 KiB of q
-struct DualPlan {
-  uint32_t history;  // how far back a prediction looks (0: no fused pass for this shape)
-  uint32_t ring;     // row differences kept: a power of two >= history + kDualStep
-  uint32_t range;    // values per block, a multiple of kDualStep
-  uint32_t blocks_per_chunk;
-};
-inline DualPlan dual_plan(const Grid& g) {
-  DualPlan d{};
-  const ChunkShape& f = g.full;
-  if (!g.n_chunks) return d;
-  const uint64_t plane = uint64_t(f.cy) * f.cx;
-  const uint64_t h = f.cz > 1 ? plane + f.cx + 1 : (f.cy > 1 ? uint64_t(f.cx) + 1 : 1);
-  uint64_t ring = 1;
-  while (ring < h + kDualStep) ring *= 2;
-  if (ring > kDualMaxRing) return d;
-  d.history = uint32_t(h);
-  d.ring = uint32_t(ring);
-  // Long ranges keep the halo small (at most 1/8 of the work); 32 Ki values at least.
-  const uint64_t r = std::max<uint64_t>(32768, 8 * h);
-  d.range = uint32_t(div_ceil(r, kDualStep) * kDualStep);
-  d.blocks_per_chunk = uint32_t(div_ceil(f.count(), d.range));
-  return d;
-}
+// The plan (history, ring, range) is host code in dual_plan.hpp.
+static_assert(kDualStep == kDualPer * kThreads, "a step is kDualPer values per thread");
 
 template <class T>
 static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __restrict__ in, Grid g, DualPlan dp,
