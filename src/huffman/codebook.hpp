@@ -122,10 +122,15 @@ HPCZ_HD void assign_codes(const uint8_t* len, uint32_t nsym, const uint32_t* fir
   for (uint32_t s = 0; s < nsym; ++s) code[s] = len[s] ? next[len[s]]++ : 0;
 }
 
-// Decode entry: symbol in bits 0..15, length in bits 16..23; length 0 = no codeword there.
-HPCZ_HD uint32_t table_entry(uint32_t sym, uint32_t len) { return sym | len << 16; }
-HPCZ_HD uint32_t entry_symbol(uint32_t e) { return e & 0xffff; }
-HPCZ_HD uint32_t entry_length(uint32_t e) { return (e >> 16) & 0xff; }
+// Decode entry: up to two codewords. Symbol in bits 0..11, length in bits 24..27 (0 = no codeword
+// there); the first-level table adds the codeword after it when that one also lies wholly in the
+// kFastBits window: its symbol in bits 12..23, its length in bits 28..31 (0 = none).
+static_assert(kMaxSymbols <= 4096 && kMaxLen < 16, "a decode entry packs 12-bit symbols and 4-bit lengths");
+HPCZ_HD uint32_t table_entry(uint32_t sym, uint32_t len) { return sym | len << 24; }
+HPCZ_HD uint32_t entry_symbol(uint32_t e) { return e & 0xfff; }
+HPCZ_HD uint32_t entry_length(uint32_t e) { return (e >> 24) & 15; }
+HPCZ_HD uint32_t entry_symbol2(uint32_t e) { return (e >> 12) & 0xfff; }
+HPCZ_HD uint32_t entry_length2(uint32_t e) { return e >> 28; }
 
 // Second level: the canonical ranges per length, for codes longer than kFastBits.
 struct CanonicalRanges {
@@ -159,14 +164,26 @@ HPCZ_HD bool build_ranges(const uint8_t* len, uint32_t nsym, DecodeTables& t) {
   return true;
 }
 
-// First-level entry i (independent per i: the GPU fills the table with all threads).
-HPCZ_HD uint32_t fast_entry(const DecodeTables& t, uint32_t i) {
+// The codeword of at most max_len bits at the front of the kFastBits-bit window i, as an entry, or 0.
+// A codeword is determined by its own bits, so zero-filling after the window changes nothing.
+HPCZ_HD uint32_t short_entry(const DecodeTables& t, uint32_t i, int max_len) {
   const CanonicalRanges& r = t.ranges;
-  for (int l = 1; l <= kFastBits; ++l) {
+  for (int l = 1; l <= max_len; ++l) {
     const uint32_t c = i >> (kFastBits - l);
     if (c - r.first[l] < r.count[l]) return table_entry(t.sorted[r.offset[l] + c - r.first[l]], l);
   }
   return 0;
+}
+
+// First-level entry i (independent per i: the GPU fills the table with all threads): the window's
+// first codeword and, when it fits in the rest of the window, the second (a decoder emits both with
+// one lookup).
+HPCZ_HD uint32_t fast_entry(const DecodeTables& t, uint32_t i) {
+  const uint32_t e = short_entry(t, i, kFastBits);
+  const uint32_t l = entry_length(e);
+  if (l == 0 || l == uint32_t(kFastBits)) return e;
+  const uint32_t e2 = short_entry(t, (i << l) & ((1u << kFastBits) - 1), kFastBits - int(l));
+  return e2 ? e | entry_symbol(e2) << 12 | entry_length(e2) << 28 : e;
 }
 
 // How many whole codewords the kFastBits-bit window i starts with, and their total length: lets a
@@ -190,8 +207,9 @@ HPCZ_HD bool build_decode_tables(const uint8_t* len, uint32_t nsym, DecodeTables
   return true;
 }
 
-// The codeword at the front of window (the next kMaxLen bits): its entry, or 0 if none matches.
-// The tables may be copies (the GPU keeps fast and ranges in shared memory).
+// The codeword at the front of window (the next kMaxLen bits): its entry, or 0 if none matches (with
+// the codeword after it for a short one, see fast_entry). The tables may be copies (the GPU keeps fast
+// and ranges in shared memory).
 HPCZ_HD uint32_t decode_entry(const uint32_t* fast, const CanonicalRanges& r, const uint16_t* sorted,
                               uint32_t window) {
   const uint32_t e = fast[window >> (kMaxLen - kFastBits)];

@@ -75,6 +75,9 @@ HPCZ_HD uint32_t count_run(Words&& word, uint32_t total_bits, const uint32_t* fa
   return pos;
 }
 
+// One or two codewords per lookup: the second, when the entry has one, is the codeword that a lookup
+// at its start would give, so it is taken under the same rules (it starts before limit and ends
+// before total_bits, else the run is corrupt).
 template <class Words, class Emit>
 HPCZ_HD uint32_t decode_run(Words&& word, uint32_t total_bits, const uint32_t* fast, const CanonicalRanges& ranges,
                             const uint16_t* sorted, uint32_t from, uint32_t limit, Emit&& emit) {
@@ -85,6 +88,12 @@ HPCZ_HD uint32_t decode_run(Words&& word, uint32_t total_bits, const uint32_t* f
     if (len == 0 || len > total_bits - pos) return ~0u;
     emit(entry_symbol(e));
     pos += len;
+    const uint32_t len2 = entry_length2(e);
+    if (len2 && pos < limit) {
+      if (len2 > total_bits - pos) return ~0u;
+      emit(entry_symbol2(e));
+      pos += len2;
+    }
   }
   return pos;
 }

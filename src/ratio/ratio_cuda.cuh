@@ -948,6 +948,14 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
       zeros += sy == 0;
       pos += huffman::entry_length(e);
       more = pos < limit && e;  // e == 0 cannot follow a clean first pass; never spin on it
+      // The entry's second codeword, as decode_run takes it (one lookup for two symbols).
+      if (more && huffman::entry_length2(e) && cnt < 32) {
+        const uint32_t sy2 = huffman::entry_symbol2(e);
+        rows[lane * 33 + cnt++] = predict::symbol_delta(sy2, radius);
+        zeros += sy2 == 0;
+        pos += huffman::entry_length2(e);
+        more = pos < limit;
+      }
     }
     __syncwarp();
     for (uint32_t r = 0; r < 32; ++r) {
