@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: build, GPU tests, compute-sanitizer, CPU/GPU byte identity, benchmark.
 # usage (on the GPU machine, repo root, shared fields staged in .data/):
-#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,bench-fast,bench-fast-occupancy,bench-fast-variants,bench-ratio,lossless,ncu,ncu-fast,ncu-lossless,nsys,kernel-times
+#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,sanitize-ratio,bench-fast,bench-fast-occupancy,bench-fast-variants,bench-ratio,lossless,ncu,ncu-fast,ncu-lossless,nsys,kernel-times
 # lossless also runs bench/compare/ (nvCOMP, libdeflate) when bench/ext/ was carried.
 set -u
 out=${1:-${OUT:-/tmp/hpcz_out}}
@@ -28,6 +28,18 @@ if has sanitize; then
   echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/sanitizer.log" | tail -3
   timeout 90 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/hpcz_tests adv_lengths golden_ >"$out/racecheck.log" 2>&1
   echo "racecheck rc=$?"; grep -E "ERROR SUMMARY|RACE" "$out/racecheck.log" | tail -3
+fi
+if has sanitize-ratio; then
+  echo "== compute-sanitizer on the ratio mode's GPU round trips of the real fields (every kernel, both ways) =="
+  timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests \
+    roundtrip_ratio_real_fields_gpu >"$out/sanitizer-ratio.log" 2>&1
+  echo "ratio memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/sanitizer-ratio.log" | tail -2
+  timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/hpcz_tests \
+    roundtrip_ratio_real_fields_gpu >"$out/racecheck-ratio.log" 2>&1
+  echo "ratio racecheck rc=$?"; grep -E "RACECHECK SUMMARY|passed" "$out/racecheck-ratio.log" | tail -2
+  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests \
+    roundtrip_ratio_multichunk >"$out/sanitizer-ratio-multichunk.log" 2>&1
+  echo "ratio multichunk memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/sanitizer-ratio-multichunk.log" | tail -2
 fi
 if has lossless; then
   echo "== lossless: GPU == CPU on valid and damaged chunks, sanitizers, bench =="

@@ -14,6 +14,7 @@
 #include "huffman/stream.hpp"
 #include "predict/lorenzo.hpp"
 #include "ratio/dual_plan.hpp"
+#include "ratio/recon_plan.hpp"
 #include "ratio/ratio_chunk.hpp"
 
 using namespace hpcz;
@@ -277,6 +278,63 @@ TEST(unit_ratio_dual_plan_covers_the_prediction) {
   const uint64_t lev[] = {20, 180, 360}, era5[] = {744, 33, 49};
   CHECK(hpcz::ratio::dual_plan(predict::chunk_shape(predict::working_shape(lev, 3), 0), 1).history == 0);
   CHECK(hpcz::ratio::dual_plan(predict::chunk_shape(predict::working_shape(era5, 3), 0), 1).history != 0);
+}
+
+TEST(unit_ratio_recon_plan_tiles_the_chunks) {
+  // The fused reconstruction: a block holds `planes` whole planes (two at least, within its shared
+  // memory), segments tile every chunk's planes, the short last chunk's too, and a segment index maps
+  // back to its chunk as the kernel computes it. 1-D arrays and planes too large or too small fall
+  // back to the multi-pass kernels.
+  using hpcz::ratio::kReconMinPlane;
+  using hpcz::ratio::kReconValues;
+  int fused = 0, multi_chunk = 0;
+  for (auto dims : {std::vector<uint64_t>{5000000}, std::vector<uint64_t>{384, 384}, std::vector<uint64_t>{30000, 384},
+                    std::vector<uint64_t>{7, 100000}, std::vector<uint64_t>{2976, 33, 49}, std::vector<uint64_t>{132, 73, 144},
+                    std::vector<uint64_t>{20, 180, 360}, std::vector<uint64_t>{91, 91, 91}, std::vector<uint64_t>{4, 14, 48, 48},
+                    std::vector<uint64_t>{1000, 100, 100}, std::vector<uint64_t>{3000, 60, 80}, std::vector<uint64_t>{100000, 8, 8},
+                    std::vector<uint64_t>{3, 1, 1}}) {
+    const auto shape = predict::working_shape(dims.data(), int(dims.size()));
+    const uint64_t n_chunks = hpcz::detail::div_ceil(shape.slabs, shape.chunk_slabs);
+    const auto full = predict::chunk_shape(shape, 0), last = predict::chunk_shape(shape, n_chunks - 1);
+    const auto p = hpcz::ratio::recon_plan(shape.rank, full, last, n_chunks);
+    const uint64_t plane = shape.rank == 3 ? uint64_t(full.cy) * full.cx : full.cx;
+    const bool expect = shape.rank >= 2 && plane >= kReconMinPlane && hpcz::ratio::kReconMinPlanes * plane <= kReconValues;
+    CHECK_MSG((p.planes != 0) == expect, "fused exactly for 2-D and 3-D planes that fit kReconMinPlanes times: " << dims[0]);
+    if (!p.planes) continue;
+    ++fused;
+    CHECK(p.plane() == plane && p.planes >= hpcz::ratio::kReconMinPlanes && uint64_t(p.planes) * plane <= kReconValues);
+    // A full chunk's values plane by plane, and the kernel's chunk stride when there are several.
+    CHECK(uint64_t(p.nz_full) * plane == full.count() && (n_chunks == 1 || full.count() == shape.chunk_values()));
+    for (uint64_t c : {uint64_t(0), n_chunks - 1}) {
+      const uint32_t nz = c + 1 == n_chunks ? p.nz_last : p.nz_full;
+      const uint32_t segs = c + 1 == n_chunks ? p.segs_last : p.segs_full;
+      CHECK(uint64_t(nz) * plane == predict::chunk_shape(shape, c).count());
+      CHECK(uint64_t(segs) * p.planes >= nz && uint64_t(segs - 1) * p.planes < nz);  // tiled, none empty
+      for (uint32_t sg : {0u, segs - 1}) {  // the kernel's mapping from a segment index back
+        const uint64_t s = c * p.segs_full + sg;
+        CHECK(s < p.n_segments && s / p.segs_full == c && s - (s / p.segs_full) * p.segs_full == sg);
+      }
+    }
+    CHECK(p.segs_last <= p.segs_full);
+    // Tickets: every segment exactly once, each after its predecessor in the chunk.
+    std::vector<uint64_t> ticket_of(p.n_segments, UINT64_MAX);
+    for (uint64_t t = 0; t < p.n_segments; ++t) {
+      uint64_t c;
+      uint32_t sg;
+      p.segment_of_ticket(t, c, sg);
+      const bool in_range = c < n_chunks && sg < (c + 1 == n_chunks ? p.segs_last : p.segs_full);
+      CHECK(in_range);
+      if (!in_range) break;
+      CHECK(ticket_of[c * p.segs_full + sg] == UINT64_MAX);
+      ticket_of[c * p.segs_full + sg] = t;
+    }
+    for (uint64_t c = 0; c < n_chunks; ++c)
+      for (uint32_t sg = 1; sg < (c + 1 == n_chunks ? p.segs_last : p.segs_full); ++sg)
+        CHECK(ticket_of[c * p.segs_full + sg] != UINT64_MAX &&
+              ticket_of[c * p.segs_full + sg - 1] < ticket_of[c * p.segs_full + sg]);
+    multi_chunk += n_chunks > 1;
+  }
+  CHECK(fused >= 5 && multi_chunk >= 3);
 }
 
 TEST(unit_huffman_gpu_books_match_cpu) {

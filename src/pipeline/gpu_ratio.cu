@@ -158,8 +158,12 @@ struct DecompressLayout {
   huffman::DecodeTables* tables;
   Seg* tile_agg;
   Seg* tile_carry;
-  uint32_t* seg;  // segment sums of the column prefix sums
+  ratio::ReconPlan rp;   // the fused reconstruction's (rp.planes == 0: the multi-pass kernels')
+  uint32_t* seg;  // multi-pass: segment sums of the column prefix sums
   uint64_t seg_per_chunk;
+  uint32_t* recon_flags;  // fused: ticket and segment states, segment aggregates and inclusive sums
+  uint32_t* recon_agg;
+  uint32_t* recon_incl;
   void* scan_temp;
   size_t scan_bytes;
   size_t total;
@@ -180,9 +184,25 @@ DecompressLayout carve_decompress(void* ws, const ArchiveInfo& info, const Grid&
   L.tables = cv.take<huffman::DecodeTables>(sizeof(huffman::DecodeTables) * g.n_chunks);
   L.tile_agg = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
   L.tile_carry = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
-  // Segments of a chunk: at most chunk_values / kSegLen + lanes (z: plane, y: cz * cx; both <= count).
-  L.seg_per_chunk = g.n_chunks ? g.full.count() / kSegLen + g.full.count() : 0;
-  L.seg = cv.take<uint32_t>(4 * L.seg_per_chunk * g.n_chunks);
+  const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));
+  // Switches for measurements: HPCZ_RATIO_MULTIPASS_RECON forces the multi-pass kernels,
+  // HPCZ_RATIO_RECON_MIN_PLANES raises the fewest planes a fused segment may hold.
+  const char* min_planes = std::getenv("HPCZ_RATIO_RECON_MIN_PLANES");
+  L.rp = std::getenv("HPCZ_RATIO_MULTIPASS_RECON")
+             ? ratio::ReconPlan{}
+             : ratio::recon_plan(shape.rank, g.full, g.last, g.n_chunks,
+                                 min_planes ? uint32_t(std::atoi(min_planes)) : ratio::kReconMinPlanes);
+  L.seg_per_chunk = 0;
+  L.seg = L.recon_flags = L.recon_agg = L.recon_incl = nullptr;
+  if (L.rp.planes) {
+    L.recon_flags = cv.take<uint32_t>(4 * (L.rp.n_segments + 1));
+    L.recon_agg = cv.take<uint32_t>(4 * L.rp.n_segments * L.rp.plane());
+    L.recon_incl = cv.take<uint32_t>(4 * L.rp.n_segments * L.rp.plane());
+  } else {
+    // Segments of a chunk: at most chunk_values / kSegLen + lanes (z: plane, y: cz * cx; both <= count).
+    L.seg_per_chunk = g.n_chunks ? g.full.count() / kSegLen + g.full.count() : 0;
+    L.seg = cv.take<uint32_t>(4 * L.seg_per_chunk * g.n_chunks);
+  }
   L.scan_bytes = carry_scan_bytes(g.n_tiles);
   L.scan_temp = cv.take<uint8_t>(L.scan_bytes);
   L.total = cv.used;
@@ -207,6 +227,17 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
   decode_kernel<<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.v, d_status);
   outlier_kernel<<<dim3(16, nc), kThreads, 0, s>>>(g, info.block_values, d_a, L.dc, L.v, d_status);
   check(cudaGetLastError(), "ratio decode");
+  if (L.rp.planes) {  // all three axes and the dequantization in one pass (recon_plan.hpp)
+    const ratio::ReconPlan& rp = L.rp;
+    check(cudaMemsetAsync(L.recon_flags, 0, 4 * (rp.n_segments + 1), s), "recon flags");
+    const size_t smem = 4 * (size_t(rp.planes) * rp.plane() + 8);  // + the alignment padding
+    check(cudaFuncSetAttribute(recon_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "recon smem");
+    recon_kernel<T><<<unsigned(rp.n_segments), kThreads, smem, s>>>(g, rp, L.dc, L.v, L.recon_flags, L.recon_agg,
+                                                                    L.recon_incl, T(info.step), d_out);
+    exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
+    check(cudaGetLastError(), "ratio reconstruct");
+    return;
+  }
   // Along z, then along y: segment sums, carries, scans (see column_kernel). When a plane fits in
   // shared memory, plane_kernel does y, x and the dequantization in one pass after z.
   const bool by_plane = uint64_t(f.cy) * f.cx <= kPlaneMax;

@@ -24,6 +24,7 @@
 #include "format/header.hpp"
 #include "ratio/dual_plan.hpp"
 #include "ratio/ratio_chunk.hpp"
+#include "ratio/recon_plan.hpp"
 
 namespace hpcz::ratio::cuda {
 
@@ -1194,6 +1195,182 @@ static __global__ void __launch_bounds__(kThreads) plane_kernel(Grid g, const De
   }
   __syncthreads();
   for (uint32_t k = threadIdx.x; k < plane; k += kThreads) out[first + k] = fle::dequantize<T>(int32_t(s_plane[k]), step);
+}
+
+// ---- fused reconstruction (plan and reasoning: recon_plan.hpp) ------------------------------------
+// One block per segment of rp.planes planes, in ticket order: the segment's deltas go to shared
+// memory (cp.async, no registers held), the sums along z that cross into it are taken from the
+// segments before it by a decoupled look-back (as in the fast encoder, but an aggregate is a whole
+// plane), then z, y and x prefix sums run in shared memory and x's is fused with dequantization and
+// the coalesced store: one read of v and one write of the output, against five passes otherwise.
+// flags[0] is the ticket counter, flags[1 + s] segment s's state; all zeroed before the launch.
+constexpr uint32_t kSegAggregate = 1, kSegInclusive = 2;
+
+__device__ __forceinline__ void copy_async16(void* smem, const void* gmem) {
+  const unsigned sa = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void copy_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+__device__ __forceinline__ void store_release(uint32_t* p, uint32_t x) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(x) : "memory");
+}
+__device__ __forceinline__ uint32_t load_acquire(const uint32_t* p) {
+  uint32_t x;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(x) : "l"(p) : "memory");
+  return x;
+}
+
+// Column prefix sums in shared memory: n values stride apart from col, starting from acc; returns
+// the last sum. Loads go out eight at a time ahead of the dependent adds.
+__device__ __forceinline__ uint32_t scan_column(uint32_t* col, uint32_t n, uint32_t stride, uint32_t acc) {
+  uint32_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    uint32_t b[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) b[j] = col[(k + j) * stride];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) col[(k + j) * stride] = acc += b[j];
+  }
+  for (; k < n; ++k) col[k * stride] = acc += col[k * stride];
+  return acc;
+}
+
+template <class T>
+static __global__ void __launch_bounds__(kThreads, 2) recon_kernel(Grid g, ReconPlan rp, const DecodeChunk* dc,
+                                                                   const uint32_t* __restrict__ v, uint32_t* flags,
+                                                                   uint32_t* agg, uint32_t* incl, T step,
+                                                                   T* __restrict__ out) {
+  extern __shared__ __align__(16) uint32_t s_seg[];
+  __shared__ uint32_t s_ticket, s_flag;
+  if (threadIdx.x == 0) s_ticket = atomicAdd(flags, 1u);
+  __syncthreads();
+  uint64_t c;
+  uint32_t sg;
+  rp.segment_of_ticket(s_ticket, c, sg);
+  const uint64_t s = c * rp.segs_full + sg;
+  if (dc[c].bad || dc[c].raw) return;  // so do the chunk's other segments: no one waits on this one
+  const uint32_t P = rp.plane(), X = rp.nx, Y = rp.ny;
+  const uint32_t nz = c + 1 == g.n_chunks ? rp.nz_last : rp.nz_full;
+  const uint32_t z0 = sg * rp.planes, kz = min(rp.planes, nz - z0), m = kz * P;
+  const uint64_t first = c * g.chunk_values + uint64_t(z0) * P;
+
+  // v is 16-byte aligned (the workspace is): copy from the aligned word at or before `first`, so
+  // value i of the segment lands at sv[i] (the padding words around it are never used; the
+  // workspace's 256-byte carving keeps the last vector in bounds).
+  const uint32_t head = uint32_t(first & 3);
+  uint32_t* sv = s_seg + head;
+  const uint32_t vecs = (head + m + 3) / 4;
+  for (uint32_t j = threadIdx.x; j < vecs; j += kThreads) copy_async16(s_seg + 4 * j, v + (first - head) + 4 * j);
+  copy_async_wait_all();
+  __syncthreads();
+
+  const uint32_t tid = threadIdx.x;
+  if (sg > 0) {
+    // The aggregate (the segment's sum along z per column) out first, for later segments' look-backs.
+    for (uint32_t p = tid; p < P; p += kThreads) {
+      uint32_t a = 0;
+      for (uint32_t k = 0; k < kz; ++k) a += sv[k * P + p];
+      agg[s * P + p] = a;
+    }
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) store_release(flags + 1 + s, kSegAggregate);
+    // Look back: add predecessors' aggregates to the first plane until one has its inclusive sums
+    // (segment 0 of the chunk always publishes those, so the walk ends inside the chunk). Warp 0
+    // reads up to 32 predecessors' states at once; the run of published ones nearest this segment
+    // is summed, up to and including the first inclusive one, all loads in flight together.
+    for (uint32_t back = 0; back < sg;) {  // predecessors sg - 1 - back, ... of this chunk
+      if (tid < 32) {
+        const uint32_t window = min(32u, sg - back);
+        uint32_t take = 0, done = 0;
+        while (!take) {
+          const uint32_t f = tid < window ? load_acquire(flags + 1 + (s - 1 - back - tid)) : 0;
+          const uint32_t ready = __ballot_sync(0xffffffffu, f != 0), inc = __ballot_sync(0xffffffffu, f == kSegInclusive);
+          const uint32_t run = ready == 0xffffffffu ? 32 : __ffs(~ready) - 1;  // published, from the nearest on
+          const uint32_t inc_in_run = run == 32 ? inc : inc & ((1u << run) - 1);
+          if (inc_in_run) {
+            take = __ffs(inc_in_run);
+            done = 1;
+          } else if (run) {
+            take = min(run, window);
+          } else {
+            __nanosleep(64);
+          }
+        }
+        if (tid == 0) s_flag = take | done << 8;
+      }
+      __syncthreads();
+      const uint32_t take = s_flag & 0xff, done = s_flag >> 8;
+      for (uint32_t p = tid; p < P; p += kThreads) {
+        uint32_t a = 0;
+        for (uint32_t j0 = 0; j0 < take; j0 += 8) {  // eight loads in flight before the adds
+          uint32_t b[8];
+#pragma unroll
+          for (uint32_t j = j0; j < j0 + 8; ++j) {
+            const uint64_t pred = s - 1 - back - j;
+            b[j - j0] = j < take ? __ldcg((done && j + 1 == take ? incl : agg) + pred * P + p) : 0;
+          }
+#pragma unroll
+          for (int j = 0; j < 8; ++j) a += b[j];
+        }
+        sv[p] += a;
+      }
+      back += take;
+      __syncthreads();  // s_flag is rewritten by the next step
+      if (done) break;
+    }
+  }
+  // Along z; the last sums of each column are the chunk's inclusive sums at this segment's end.
+  for (uint32_t p = tid; p < P; p += kThreads) incl[s * P + p] = scan_column(sv + p, kz, P, 0);
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) store_release(flags + 1 + s, kSegInclusive);
+  if (Y > 1) {  // along y: a thread per (plane, column)
+    for (uint32_t t = tid; t < kz * X; t += kThreads) {
+      const uint32_t k = t / X;
+      scan_column(sv + k * P + (t - k * X), Y, X, 0);
+    }
+    __syncthreads();
+  }
+  // Along x, fused with dequantization and the store: each warp takes whole rows, 32 consecutive
+  // values a step, in a segmented scan whose heads are the rows' first values. Four steps' scans are
+  // independent (only the carries chain), so their shuffles interleave instead of waiting in turn.
+  constexpr int kSteps = 4;
+  const uint32_t lane = tid & 31, warp = tid >> 5, rows = kz * Y;
+  const uint32_t per_warp = (rows + kThreads / 32 - 1) / (kThreads / 32);
+  const uint32_t r0 = min(rows, warp * per_warp), r1 = min(rows, r0 + per_warp);
+  const uint32_t end = r1 * X, x_step = 32 % X;
+  uint32_t x = lane % X, carry = 0;
+  T* o = out + first;
+  for (uint32_t i0 = r0 * X; i0 < end; i0 += 32 * kSteps) {
+    uint32_t a[kSteps], h[kSteps];
+#pragma unroll
+    for (int u = 0; u < kSteps; ++u) {
+      const uint32_t i = i0 + 32 * u + lane;
+      a[u] = i < end ? sv[i] : 0;
+      h[u] = x == 0;
+      x += x_step;
+      if (x >= X) x -= X;
+    }
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+#pragma unroll
+      for (int u = 0; u < kSteps; ++u) {
+        const uint32_t ua = __shfl_up_sync(0xffffffffu, a[u], d), uh = __shfl_up_sync(0xffffffffu, h[u], d);
+        if (lane >= uint32_t(d) && !h[u]) {
+          a[u] += ua;
+          h[u] = uh;
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kSteps; ++u) {
+      if (!h[u]) a[u] += carry;
+      carry = __shfl_sync(0xffffffffu, a[u], 31);
+      const uint32_t i = i0 + 32 * u + lane;
+      if (i < end) o[i] = fle::dequantize<T>(int32_t(a[u]), step);
+    }
+  }
 }
 
 template <class T>

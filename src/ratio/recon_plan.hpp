@@ -1,0 +1,70 @@
+// How the fused reconstruction kernel (ratio_cuda.cuh, recon_kernel) covers the chunks: host code,
+// here so that its invariants are tested without a GPU.
+//
+// Decoding ends with the inverse of the Lorenzo prediction, a prefix sum along each axis of the
+// chunk. recon_kernel does all of them in one read of the decoded deltas and one write of the
+// values: a block takes a segment of `planes` consecutive planes of one chunk into shared memory,
+// and the sums along z that cross into it from the chunk's earlier planes come from a decoupled
+// look-back over the segments before it, whose aggregates are whole planes (one sum per column).
+// 2-D chunks are seen as planes of one row (ny = 1); 1-D chunks, planes too large for two of them
+// to fit and rows too short to keep a block busy take the multi-pass kernels instead.
+#pragma once
+#include <cstdint>
+
+#include "common/hd.hpp"
+#include "predict/lorenzo.hpp"
+
+namespace hpcz::ratio {
+
+constexpr uint32_t kReconValues = 24576;  // per block: 96 KiB of shared memory, two blocks per SM
+constexpr uint32_t kReconMinPlane = 128;  // a thread per column along z: at least this many columns
+// A look-back reads whole planes: with few planes a segment it reads more than the segment holds.
+constexpr uint32_t kReconMinPlanes = 4;
+
+struct ReconPlan {
+  uint32_t nz_full, nz_last;      // planes of a full chunk and of the last chunk
+  uint32_t ny, nx;                // a plane is ny rows of nx values
+  uint32_t planes;                // per segment (0: no fused pass for this shape)
+  uint32_t segs_full, segs_last;  // segments of a full chunk and of the last chunk
+  uint64_t n_chunks, n_segments;
+  HPCZ_HD uint32_t plane() const { return ny * nx; }
+  // Blocks take segments in ticket order, the chunks interleaved: segment sg of every chunk, then
+  // sg + 1, so the blocks resident at once spread over all chunks and few of them wait on the same
+  // chain. A segment's predecessor in its chunk always has a smaller ticket. Segment (c, sg) is
+  // stored at index c * segs_full + sg.
+  HPCZ_HD void segment_of_ticket(uint64_t t, uint64_t& c, uint32_t& sg) const {
+    const uint64_t both = n_chunks * segs_last;  // tickets while every chunk still has segments
+    if (t < both) {
+      c = t % n_chunks;
+      sg = uint32_t(t / n_chunks);
+    } else {  // the last chunk is done: the others' remaining segments
+      c = (t - both) % (n_chunks - 1);
+      sg = segs_last + uint32_t((t - both) / (n_chunks - 1));
+    }
+  }
+};
+
+// rank: of the working shape (predict::working_shape); full, last: the chunks' local extents.
+// min_planes: the fewest planes a segment may hold (2 at least; see below).
+inline ReconPlan recon_plan(int rank, const predict::ChunkShape& full, const predict::ChunkShape& last,
+                            uint64_t n_chunks, uint32_t min_planes = kReconMinPlanes) {
+  ReconPlan p{};
+  if (!n_chunks || rank < 2) return p;
+  p.nz_full = rank == 3 ? full.cz : full.cy;
+  p.nz_last = rank == 3 ? last.cz : last.cy;
+  p.ny = rank == 3 ? full.cy : 1;
+  p.nx = full.cx;
+  const uint64_t plane = uint64_t(p.ny) * p.nx;
+  // Two planes a segment at least: a segment's aggregate and prefix then take at most as much
+  // workspace as the values themselves.
+  if (min_planes < 2) min_planes = 2;
+  if (plane < kReconMinPlane || min_planes * plane > kReconValues) return ReconPlan{};
+  p.n_chunks = n_chunks;
+  p.planes = uint32_t(kReconValues / plane);
+  p.segs_full = uint32_t(detail::div_ceil(p.nz_full, p.planes));
+  p.segs_last = uint32_t(detail::div_ceil(p.nz_last, p.planes));
+  p.n_segments = (n_chunks - 1) * p.segs_full + p.segs_last;
+  return p;
+}
+
+}  // namespace hpcz::ratio
