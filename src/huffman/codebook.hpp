@@ -96,6 +96,20 @@ HPCZ_HD void lengths_from_sorted(const uint64_t* keys, uint32_t m, uint32_t* wor
 // Step 3, sequential form: canonical codes from lengths (nsym symbols). first[l] = first code of length
 // l; used by both the encoder (codes) and the decoder (table). Returns false if the lengths oversubscribe
 // the code space (a corrupt codebook) or no symbol has a length.
+// From the number of codes of each length (count[0] is ignored): false for an empty or
+// oversubscribed book. The GPU counts in parallel and calls this directly.
+HPCZ_HD bool first_codes_from_counts(const uint32_t* count /*[kMaxLen+1]*/, uint32_t* first /*[kMaxLen+2]*/) {
+  uint32_t code = 0, kraft = 0, any = 0;
+  for (int l = 1; l <= kMaxLen; ++l) {  // RFC 1951, 3.2.2
+    code = (code + (l > 1 ? count[l - 1] : 0)) << 1;
+    first[l] = code;
+    kraft += count[l] << (kMaxLen - l);
+    any |= count[l];
+  }
+  first[kMaxLen + 1] = 0;
+  return any && kraft <= (1u << kMaxLen);
+}
+
 HPCZ_HD bool canonical_first_codes(const uint8_t* len, uint32_t nsym, uint32_t* first /*[kMaxLen+2]*/) {
   uint32_t count[kMaxLen + 1];
   for (int l = 0; l <= kMaxLen; ++l) count[l] = 0;
@@ -103,16 +117,7 @@ HPCZ_HD bool canonical_first_codes(const uint8_t* len, uint32_t nsym, uint32_t* 
     if (len[s] > kMaxLen) return false;
     ++count[len[s]];
   }
-  count[0] = 0;
-  uint32_t code = 0, kraft = 0, any = 0;
-  for (int l = 1; l <= kMaxLen; ++l) {  // RFC 1951, 3.2.2
-    code = (code + count[l - 1]) << 1;
-    first[l] = code;
-    kraft += count[l] << (kMaxLen - l);
-    any |= count[l];
-  }
-  first[kMaxLen + 1] = 0;
-  return any && kraft <= (1u << kMaxLen);
+  return first_codes_from_counts(count, first);
 }
 
 // Codes for every symbol (0 for unused ones), in canonical (length, symbol) order.

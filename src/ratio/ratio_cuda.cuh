@@ -806,7 +806,10 @@ template <class T>
 static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t nsym, const uint8_t* __restrict__ a,
                                                                 unsigned long long archive_size, DecodeChunk* dc,
                                                                 huffman::DecodeTables* tables, uint32_t* status) {
+  constexpr int kL = huffman::kMaxLen + 1, kWarps = kThreads / 32;
   __shared__ uint8_t s_len[huffman::kMaxSymbols];
+  __shared__ huffman::DecodeTables s_t;  // built here, then copied out whole
+  __shared__ uint32_t s_count[kL], s_next[kL], s_warp[kWarps][kL];
   __shared__ uint32_t s_bad;
   const uint64_t c = blockIdx.x;
   const uint32_t count = g.shape(c).count();
@@ -834,16 +837,58 @@ static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t
   }
   __syncthreads();
   if (!s_bad && !d.raw) {
-    for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_len[k] = uint8_t(huffman::get_nibble(a + off + d.L.lengths, k));
+    // The tables of huffman::build_decode_tables, built in shared memory by all threads (a serial
+    // build by one thread was most of this kernel's time): lengths counted with atomics, then the
+    // symbols placed in (length, symbol) order by a stable counting sort, 256 symbols a round.
+    const uint32_t tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    if (tid < kL) s_count[tid] = 0;
     __syncthreads();
-    if (threadIdx.x == 0 && !huffman::build_ranges(s_len, nsym, tables[c])) s_bad = kBadChunk;
+    for (uint32_t k = tid; k < nsym; k += kThreads) {
+      const uint32_t l = huffman::get_nibble(a + off + d.L.lengths, k);
+      s_len[k] = uint8_t(l);
+      if (l > uint32_t(huffman::kMaxLen)) s_bad = kBadChunk;
+      else if (l) atomicAdd(&s_count[l], 1u);
+    }
+    __syncthreads();
+    huffman::CanonicalRanges& r = s_t.ranges;
+    if (tid == 0 && !s_bad) {
+      s_count[0] = 0;
+      if (!huffman::first_codes_from_counts(s_count, r.first)) s_bad = kBadChunk;
+      uint32_t at = 0;
+      for (int l = 0; l < kL; ++l) {
+        r.count[l] = s_count[l];
+        r.offset[l] = l ? at : 0;
+        s_next[l] = r.offset[l];
+        at += l ? s_count[l] : 0;
+      }
+    }
     __syncthreads();
     if (!s_bad) {
-      for (uint32_t i = threadIdx.x; i < (1u << huffman::kFastBits); i += kThreads)
-        tables[c].fast[i] = huffman::fast_entry(tables[c], i);
+      for (uint32_t base = 0; base < nsym; base += kThreads) {
+        const uint32_t k = base + tid, l = k < nsym ? s_len[k] : 0;
+        const uint32_t peers = __match_any_sync(0xffffffffu, l);  // this warp's symbols of length l
+        if (tid < kWarps * kL) s_warp[tid / kL][tid % kL] = 0;
+        __syncthreads();
+        if (lane == uint32_t(__ffs(peers) - 1)) s_warp[warp][l] = __popc(peers);
+        __syncthreads();
+        if (l) {
+          uint32_t at = s_next[l] + __popc(peers & ((1u << lane) - 1));
+          for (uint32_t w = 0; w < warp; ++w) at += s_warp[w][l];
+          s_t.sorted[at] = uint16_t(k);
+        }
+        __syncthreads();
+        if (tid > 0 && tid < uint32_t(kL))
+          for (int w = 0; w < kWarps; ++w) s_next[tid] += s_warp[w][tid];
+        __syncthreads();  // s_warp is zeroed by the next round
+      }
+      for (uint32_t i = tid; i < (1u << huffman::kFastBits); i += kThreads) s_t.fast[i] = huffman::fast_entry(s_t, i);
       __syncthreads();
-      for (uint32_t i = threadIdx.x; i < (1u << huffman::kFastBits); i += kThreads)
-        tables[c].multi[i] = huffman::multi_entry(tables[c].fast, i);
+      for (uint32_t i = tid; i < (1u << huffman::kFastBits); i += kThreads) s_t.multi[i] = huffman::multi_entry(s_t.fast, i);
+      __syncthreads();
+      static_assert(sizeof(huffman::DecodeTables) % 4 == 0, "copied as words");
+      const uint32_t* from = reinterpret_cast<const uint32_t*>(&s_t);
+      uint32_t* to = reinterpret_cast<uint32_t*>(&tables[c]);
+      for (uint32_t i = tid; i < sizeof(huffman::DecodeTables) / 4; i += kThreads) to[i] = from[i];
     }
   }
   __syncthreads();
