@@ -120,27 +120,35 @@ HPCZ_HD uint32_t quant_symbol(uint32_t delta, uint32_t radius) {
 }
 HPCZ_HD uint32_t symbol_delta(uint32_t sym, uint32_t radius) { return sym - radius; }
 
-// CPU inverse: in-place prefix sums along x, y, z of a chunk (mod 2^32).
-inline void inverse_lorenzo(const ChunkShape& c, uint32_t* v) {
-  const uint64_t cx = c.cx, cy = c.cy, plane = cx * cy;
-  for (uint64_t z = 0; z < c.cz; ++z)
-    for (uint64_t y = 0; y < cy; ++y) {
-      uint32_t* row = v + z * plane + y * cx;
+// CPU inverse, in place (mod 2^32), a row at a time: with A the row's prefix sum along x,
+// q = A + q_y + q_z - q_yz (the neighbours' rows are final already, zero outside the chunk). Each
+// row goes to emit(first index, row, cx) as soon as it is final, while it is in cache: the chunk
+// is read and written once, instead of once per axis and again by the caller.
+template <class Emit>
+inline void inverse_lorenzo_rows(const ChunkShape& c, uint32_t* v, Emit&& emit) {
+  const uint64_t cx = c.cx, plane = uint64_t(c.cy) * cx;
+  uint64_t i = 0;
+  for (uint32_t z = 0; z < c.cz; ++z)
+    for (uint32_t y = 0; y < c.cy; ++y, i += cx) {
+      uint32_t* r = v + i;
       uint32_t acc = 0;
-      for (uint64_t x = 0; x < cx; ++x) row[x] = acc += row[x];
-    }
-  if (cy > 1)
-    for (uint64_t z = 0; z < c.cz; ++z)
-      for (uint64_t y = 1; y < cy; ++y) {
-        uint32_t* row = v + z * plane + y * cx;
-        const uint32_t* up = row - cx;
-        for (uint64_t x = 0; x < cx; ++x) row[x] += up[x];
+      for (uint64_t x = 0; x < cx; ++x) r[x] = acc += r[x];
+      if (y && z) {
+        const uint32_t *ry = r - cx, *rz = r - plane, *ryz = rz - cx;
+        for (uint64_t x = 0; x < cx; ++x) r[x] += ry[x] + rz[x] - ryz[x];
+      } else if (y) {
+        const uint32_t* ry = r - cx;
+        for (uint64_t x = 0; x < cx; ++x) r[x] += ry[x];
+      } else if (z) {
+        const uint32_t* rz = r - plane;
+        for (uint64_t x = 0; x < cx; ++x) r[x] += rz[x];
       }
-  for (uint64_t z = 1; z < c.cz; ++z) {
-    uint32_t* p = v + z * plane;
-    const uint32_t* below = p - plane;
-    for (uint64_t i = 0; i < plane; ++i) p[i] += below[i];
-  }
+      emit(i, static_cast<const uint32_t*>(r), cx);
+    }
+}
+
+inline void inverse_lorenzo(const ChunkShape& c, uint32_t* v) {
+  inverse_lorenzo_rows(c, v, [](uint64_t, const uint32_t*, uint64_t) {});
 }
 
 }  // namespace hpcz::predict

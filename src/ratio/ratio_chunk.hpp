@@ -240,8 +240,9 @@ bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const 
     if (v[i] != predict::symbol_delta(0, radius)) return false;  // not a position coded as an outlier
     v[i] = load_u32_le(src + L.out_delta + 4 * k);
   }
-  predict::inverse_lorenzo(c, v.data());
-  for (uint32_t i = 0; i < n; ++i) out[i] = fle::dequantize<T>(int32_t(v[i]), p.step);
+  predict::inverse_lorenzo_rows(c, v.data(), [&](uint64_t i0, const uint32_t* row, uint64_t len) {
+    for (uint64_t x = 0; x < len; ++x) out[i0 + x] = fle::dequantize<T>(int32_t(row[x]), p.step);
+  });
   for (uint32_t k = 0; k < L.n_exc; ++k) {
     const uint32_t i = load_u32_le(src + L.exc_idx + 4 * k);
     if (i >= n || (k && i <= load_u32_le(src + L.exc_idx + 4 * k - 4))) return false;
