@@ -1,9 +1,12 @@
 // Writes a starting corpus for the fuzzers: streams made by hpcz::lossless_compress from small
 // patterned arrays (runs, ramps, noise, outliers), one directory per codec. For rle1/rle2 each file
 // starts with the fuzz target's element-type byte (bits 0-1: log2 of the element size; bit 2: signed).
-// Usage: make_seeds OUTDIR (writes OUTDIR/rle1, OUTDIR/rle2, OUTDIR/deflate, which must exist).
+// Small archives of both lossy codecs go to OUTDIR/archive.
+// Usage: make_seeds OUTDIR (writes OUTDIR/rle1, OUTDIR/rle2, OUTDIR/deflate, OUTDIR/archive, which must exist).
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -84,6 +87,44 @@ int main(int argc, char** argv) {
         break;
       }
     }
+  // Archives (fuzz_archive): both codecs, f32 and f64, ranks 1 to 4, smooth and noisy data (raw
+  // chunks), NaN and Inf (exceptions), a fill value, spikes (outliers), and the second stage.
+  const std::vector<std::vector<uint64_t>> shapes = {{300}, {12, 25}, {4, 6, 9}, {2, 3, 4, 5}, {1}, {33}};
+  int k = 0;
+  for (const auto& dims : shapes)
+    for (int dt = 0; dt < 2; ++dt)
+      for (int codec = 0; codec < 2; ++codec)
+        for (int p = 0; p < 4; ++p) {
+          uint64_t n = 1;
+          for (uint64_t d : dims) n *= d;
+          std::vector<double> x(n);
+          uint64_t rng = 99 + p;
+          for (uint64_t i = 0; i < n; ++i) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            const double noise = double(rng >> 40) / double(1 << 24);
+            x[i] = p == 1 ? noise : 20 + 3 * std::sin(0.1 * double(i)) + 0.01 * noise;  // noise: raw chunks
+            if (p == 2 && i % 37 == 3) x[i] = i % 2 ? std::nan("") : -HUGE_VAL;        // exceptions
+            if (p == 3 && i % 29 == 7) x[i] = 1e4 * noise;                             // outliers
+          }
+          std::vector<uint8_t> raw(n * (dt ? 8 : 4));
+          for (uint64_t i = 0; i < n; ++i) {
+            if (dt) std::memcpy(&raw[8 * i], &x[i], 8);
+            else { const float f = float(x[i]); std::memcpy(&raw[4 * i], &f, 4); }
+          }
+          hpcz::Options o;
+          o.codec = codec ? hpcz::Codec::ratio : hpcz::Codec::fast;
+          o.backend = hpcz::Backend::cpu;
+          o.bound = p == 3 ? 1e-4 : 1e-2;
+          o.mode = p == 2 ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
+          if (p == 0 && dims.size() == 2) o.fill = 20.0;
+          o.second_stage = (k % 3) == 0;
+          try {
+            write_file(dir + "/archive/gen_" + std::to_string(k++),
+                       hpcz::compress(raw.data(), dt ? hpcz::DType::f64 : hpcz::DType::f32, dims, o));
+          } catch (const hpcz::Error& e) {
+            std::fprintf(stderr, "make_seeds: archive: %s\n", e.what());
+          }
+        }
   std::printf("make_seeds: %d seeds in %s\n", written, dir.c_str());
   return 0;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Short libFuzzer runs of the lossless decoders (hpcz::lossless_decompress: ORC RLE v1, v2, Deflate),
-# under AddressSanitizer and UBSan. A separate clang build in build-fuzz (the main build is untouched);
+# Short libFuzzer runs of the lossless decoders (hpcz::lossless_decompress: ORC RLE v1, v2, Deflate) and
+# of the archive reader (inspect, stage_sizes, decompress), under AddressSanitizer and UBSan. A separate
+# clang build in build-fuzz (the main build is untouched; its library accepts any stored checksum);
 # installs clang, libomp-dev and zlib1g-dev with apt-get when missing. Fails if any fuzzer finds a crash,
 # a sanitizer report, an uncaught exception other than hpcz::Error, a timeout or an out-of-memory; the
 # input that did it is kept in build-fuzz/artifacts and printed in hex.
@@ -38,12 +39,13 @@ fi
 # Build: the instrumented library, the three fuzzers (FUZZ_CODEC 0, 1, 2) and the seed writer.
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$CXX_FUZZ" -DHPCZ_CUDA=OFF \
   -DHPCZ_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
-cmake --build "$B" -j"$(nproc)" --target fuzz_rle1 fuzz_rle2 fuzz_deflate fuzz_make_seeds >/dev/null
+cmake --build "$B" -j"$(nproc)" --target fuzz_rle1 fuzz_rle2 fuzz_deflate fuzz_archive fuzz_make_seeds >/dev/null
 
 # Seeds, written afresh each run: streams from lossless_compress, hand-made ORC streams and gzip files.
 S=$B/seeds
 rm -rf "$S"
-mkdir -p "$S"/rle1 "$S"/rle2 "$S"/deflate "$B"/corpus/rle1 "$B"/corpus/rle2 "$B"/corpus/deflate "$B"/artifacts
+mkdir -p "$S"/rle1 "$S"/rle2 "$S"/deflate "$S"/archive "$B"/corpus/rle1 "$B"/corpus/rle2 "$B"/corpus/deflate \
+  "$B"/corpus/archive "$B"/artifacts
 "$B"/fuzz/fuzz_make_seeds "$S"
 # The fuzz targets read the element type from the first byte for RLE: bits 0-1 log2(bytes), bit 2 signed.
 printf '\x00\x61\x00\x07' >"$S"/rle1/run100x7          # u8: 100 copies of 7
@@ -69,7 +71,7 @@ fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 failed=()
-for c in rle1 rle2 deflate; do
+for c in rle1 rle2 deflate archive; do
   echo "fuzz: $c for ${FUZZ_TIME}s ($(ls "$S/$c" | wc -l) seeds)"
   log=$B/fuzz_$c.log
   if "$B"/fuzz/fuzz_$c -max_total_time="$FUZZ_TIME" -max_len=4096 -rss_limit_mb=2048 -timeout=20 \

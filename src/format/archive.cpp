@@ -33,7 +33,7 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
                                      " is newer than this hpcz reads (" + std::to_string(kVersion) + ")");
   uint64_t s = 0;
   for (uint32_t i = 0; i < 35; ++i) s += checksum_term(i, load_u32_le(a + 4 * i));
-  if (checksum_fold(s) != load_u32_le(a + 140)) corrupt("header checksum mismatch");
+  if (!checksum_matches(checksum_fold(s), load_u32_le(a + 140))) corrupt("header checksum mismatch");
   if ((a[6] | a[7] << 8) != kHeaderBytes) corrupt("header size field");
   if (a[8] != 1 && a[8] != 2) corrupt("dtype " + std::to_string(a[8]));
   info.dtype = DType(a[8]);
@@ -98,7 +98,7 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
     corrupt("truncated (" + std::to_string(size) + " of " + std::to_string(info.archive_size) + " bytes)");
   if (size > info.archive_size) corrupt("trailing bytes after the archive");
   const uint8_t* t = a + kHeaderBytes;
-  if (checksum(t, info.n_chunks * kChunkEntryBytes) != info.table_checksum) corrupt("chunk table checksum mismatch");
+  if (!checksum_matches(checksum(t, info.n_chunks * kChunkEntryBytes), info.table_checksum)) corrupt("chunk table checksum mismatch");
   info.chunks.resize(info.n_chunks);
   uint64_t expect = info.data_offset;
   for (uint64_t c = 0; c < info.n_chunks; ++c) {
@@ -146,7 +146,7 @@ StageSizes stage_sizes(const uint8_t* archive, size_t size) {
     const ChunkEntry& e = info.chunks[c];
     const uint8_t* src = archive + e.offset;
     const uint32_t count = predict::chunk_shape(shape, c).count();
-    if (format::checksum(src, e.size) != e.checksum)
+    if (!format::checksum_matches(format::checksum(src, e.size), e.checksum))
       pipeline::fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": checksum mismatch");
     ratio::ChunkLayout L;
     if (ratio::is_raw_chunk(src, e.size, count, vb)) {

@@ -99,7 +99,7 @@ StagePieces second_stage_pieces(const uint8_t* a, const ArchiveInfo& info) {
   for (size_t c = 0; c < n; ++c) {
     const ChunkEntry& e = info.chunks[c];
     const uint8_t* s = a + e.offset;
-    if (format::checksum(s, e.size) != e.checksum) bad(c, "checksum mismatch");
+    if (!format::checksum_matches(format::checksum(s, e.size), e.checksum)) bad(c, "checksum mismatch");
     if (e.size < 1) bad(c, "no second-stage tag");
     if (s[0] == kStored) {
       p.plain_size[c] = e.size - 1;

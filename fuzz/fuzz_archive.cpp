@@ -1,0 +1,25 @@
+// libFuzzer target for the archive reader: hpcz::inspect, hpcz::stage_sizes (what `hpcz info`
+// prints) and hpcz::decompress on the CPU, over arbitrary bytes. The fuzz build accepts any stored
+// checksum (format/checksum.hpp, FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION), so mutations reach the
+// header and table validation, both codecs' chunk decoders and the second stage.
+// A damaged archive must end in hpcz::Error; any other exception, a sanitizer report, a crash, a
+// timeout or an allocation beyond the RSS limit is a finding.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "hpcz/hpcz.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    (void)hpcz::inspect(data, size);
+    (void)hpcz::stage_sizes(data, size);
+  } catch (const hpcz::Error&) {
+  }
+  try {
+    std::vector<uint8_t> out;
+    (void)hpcz::decompress(data, size, out, hpcz::Backend::cpu);
+  } catch (const hpcz::Error&) {
+  }
+  return 0;
+}
