@@ -284,10 +284,11 @@ TEST(unit_ratio_recon_plan_tiles_the_chunks) {
   // The fused reconstruction: a block holds `planes` whole planes (two at least, within its shared
   // memory), segments tile every chunk's planes, the short last chunk's too, and a segment index maps
   // back to its chunk as the kernel computes it. 1-D arrays and planes too large or too small fall
-  // back to the multi-pass kernels.
+  // back to the multi-pass kernels. The default capacity, and the others HPCZ_RATIO_RECON_VALUES may
+  // ask for.
   using hpcz::ratio::kReconMinPlane;
-  using hpcz::ratio::kReconValues;
   int fused = 0, multi_chunk = 0;
+  for (uint32_t kReconValues : {hpcz::ratio::kReconValues, 8192u, 12288u, hpcz::ratio::kReconMaxValues})
   for (auto dims : {std::vector<uint64_t>{5000000}, std::vector<uint64_t>{384, 384}, std::vector<uint64_t>{30000, 384},
                     std::vector<uint64_t>{7, 100000}, std::vector<uint64_t>{2976, 33, 49}, std::vector<uint64_t>{132, 73, 144},
                     std::vector<uint64_t>{20, 180, 360}, std::vector<uint64_t>{91, 91, 91}, std::vector<uint64_t>{4, 14, 48, 48},
@@ -296,7 +297,7 @@ TEST(unit_ratio_recon_plan_tiles_the_chunks) {
     const auto shape = predict::working_shape(dims.data(), int(dims.size()));
     const uint64_t n_chunks = hpcz::detail::div_ceil(shape.slabs, shape.chunk_slabs);
     const auto full = predict::chunk_shape(shape, 0), last = predict::chunk_shape(shape, n_chunks - 1);
-    const auto p = hpcz::ratio::recon_plan(shape.rank, full, last, n_chunks);
+    const auto p = hpcz::ratio::recon_plan(shape.rank, full, last, n_chunks, hpcz::ratio::kReconMinPlanes, kReconValues);
     const uint64_t plane = shape.rank == 3 ? uint64_t(full.cy) * full.cx : full.cx;
     const bool expect = shape.rank >= 2 && plane >= kReconMinPlane && hpcz::ratio::kReconMinPlanes * plane <= kReconValues;
     CHECK_MSG((p.planes != 0) == expect, "fused exactly for 2-D and 3-D planes that fit kReconMinPlanes times: " << dims[0]);
@@ -334,7 +335,7 @@ TEST(unit_ratio_recon_plan_tiles_the_chunks) {
               ticket_of[c * p.segs_full + sg - 1] < ticket_of[c * p.segs_full + sg]);
     multi_chunk += n_chunks > 1;
   }
-  CHECK(fused >= 5 && multi_chunk >= 3);
+  CHECK(fused >= 20 && multi_chunk >= 11);  // 5, 3, 4 and 8 shapes fused at the four capacities
 }
 
 TEST(unit_huffman_gpu_books_match_cpu) {

@@ -186,12 +186,15 @@ DecompressLayout carve_decompress(void* ws, const ArchiveInfo& info, const Grid&
   L.tile_carry = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
   const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));
   // Switches for measurements: HPCZ_RATIO_MULTIPASS_RECON forces the multi-pass kernels,
-  // HPCZ_RATIO_RECON_MIN_PLANES raises the fewest planes a fused segment may hold.
+  // HPCZ_RATIO_RECON_MIN_PLANES sets the fewest planes a fused segment may hold,
+  // HPCZ_RATIO_RECON_VALUES a segment's capacity (shared memory per block / 4).
   const char* min_planes = std::getenv("HPCZ_RATIO_RECON_MIN_PLANES");
+  const char* values = std::getenv("HPCZ_RATIO_RECON_VALUES");
   L.rp = std::getenv("HPCZ_RATIO_MULTIPASS_RECON")
              ? ratio::ReconPlan{}
              : ratio::recon_plan(shape.rank, g.full, g.last, g.n_chunks,
-                                 min_planes ? uint32_t(std::atoi(min_planes)) : ratio::kReconMinPlanes);
+                                 min_planes ? uint32_t(std::atoi(min_planes)) : ratio::kReconMinPlanes,
+                                 values ? uint32_t(std::atoi(values)) : ratio::kReconValues);
   L.seg_per_chunk = 0;
   L.seg = L.recon_flags = L.recon_agg = L.recon_incl = nullptr;
   if (L.rp.planes) {

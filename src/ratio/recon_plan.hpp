@@ -17,6 +17,7 @@
 namespace hpcz::ratio {
 
 constexpr uint32_t kReconValues = 24576;  // per block: 96 KiB of shared memory, two blocks per SM
+constexpr uint32_t kReconMaxValues = 55296;  // 216 KiB: what one block may have on sm_90
 constexpr uint32_t kReconMinPlane = 128;  // a thread per column along z: at least this many columns
 // A look-back reads whole planes: with few planes a segment it reads more than the segment holds.
 constexpr uint32_t kReconMinPlanes = 4;
@@ -45,9 +46,11 @@ struct ReconPlan {
 };
 
 // rank: of the working shape (predict::working_shape); full, last: the chunks' local extents.
-// min_planes: the fewest planes a segment may hold (2 at least; see below).
+// min_planes: the fewest planes a segment may hold (2 at least; see below); values: a segment's
+// capacity (the kernel's shared memory is 4 bytes a value).
 inline ReconPlan recon_plan(int rank, const predict::ChunkShape& full, const predict::ChunkShape& last,
-                            uint64_t n_chunks, uint32_t min_planes = kReconMinPlanes) {
+                            uint64_t n_chunks, uint32_t min_planes = kReconMinPlanes,
+                            uint32_t values = kReconValues) {
   ReconPlan p{};
   if (!n_chunks || rank < 2) return p;
   p.nz_full = rank == 3 ? full.cz : full.cy;
@@ -58,9 +61,10 @@ inline ReconPlan recon_plan(int rank, const predict::ChunkShape& full, const pre
   // Two planes a segment at least: a segment's aggregate and prefix then take at most as much
   // workspace as the values themselves.
   if (min_planes < 2) min_planes = 2;
-  if (plane < kReconMinPlane || min_planes * plane > kReconValues) return ReconPlan{};
+  if (values > kReconMaxValues) values = kReconMaxValues;
+  if (plane < kReconMinPlane || uint64_t(min_planes) * plane > values) return ReconPlan{};
   p.n_chunks = n_chunks;
-  p.planes = uint32_t(kReconValues / plane);
+  p.planes = uint32_t(values / plane);
   p.segs_full = uint32_t(detail::div_ceil(p.nz_full, p.planes));
   p.segs_last = uint32_t(detail::div_ceil(p.nz_last, p.planes));
   p.n_segments = (n_chunks - 1) * p.segs_full + p.segs_last;
