@@ -173,3 +173,74 @@ TEST(adv_invalid_requests) {
   expect_invalid({10}, rel(std::numeric_limits<double>::quiet_NaN()));
   expect_invalid({10}, rel(std::numeric_limits<double>::infinity()));
 }
+
+// Random cases from a fixed seed: shapes of every rank (unit extents, primes, planes from tiny to
+// thousands of values), data from smooth to white noise with special values mixed in, magnitudes from
+// 1e-30 to 1e30 and near the type's largest, abs and rel bounds, a fill value, the second stage and
+// other radii. Each case: the strict bound on the CPU and, with a GPU, the same bytes from it.
+namespace {
+template <class T> std::vector<T> random_field(std::mt19937_64& r, uint64_t n, int kind) {
+  std::normal_distribution<double> N(0, 1);
+  std::uniform_real_distribution<double> U(0, 1);
+  const double mag = kind == 7 ? std::numeric_limits<T>::max() / 8 : std::pow(10.0, int(r() % 61) - 30);
+  std::vector<T> v(n);
+  double walk = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    double x;
+    switch (kind) {
+      case 0: x = std::sin(0.01 * double(i)) + 1e-3 * N(r); break;    // smooth
+      case 1: walk += N(r); x = walk; break;                            // random walk
+      case 2: x = double((i / 97) % 3); break;                          // steps
+      case 3: x = 42; break;                                            // constant
+      case 4: x = N(r); break;                                          // white noise
+      case 5: x = i % 13 == 0 ? 1e6 * N(r) : std::cos(0.003 * double(i)); break;  // spikes
+      case 6: x = U(r) < 0.5 ? 0 : N(r); break;                         // sparse
+      default: x = N(r); break;                                         // near the largest value
+    }
+    v[i] = T(x * mag);
+    if (kind >= 5 && U(r) < 0.01) {
+      const T special[] = {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
+                           -std::numeric_limits<T>::infinity(), std::numeric_limits<T>::denorm_min(), T(-1e10)};
+      v[i] = special[r() % 5];
+    }
+  }
+  return v;
+}
+}  // namespace
+
+TEST(adv_random_round_trips) {
+  std::mt19937_64 r(20261123);
+  int cases = 0;
+  while (cases < 120) {
+    const int rank = 1 + int(r() % 4);
+    std::vector<uint64_t> dims(rank);
+    uint64_t n = 1;
+    for (auto& d : dims) {
+      const int k = int(r() % 10);
+      d = k == 0 ? 1 : k < 4 ? 1 + r() % 8 : 2 + r() % 400;
+      n *= d;
+    }
+    if (n > 200000) continue;
+    const int kind = int(r() % 8);
+    hpcz::Options o;
+    o.mode = r() % 3 ? hpcz::BoundMode::rel : hpcz::BoundMode::abs;
+    o.bound = std::pow(10.0, -0.5 - 6.5 * double(r() % 1000) / 1000);
+    if (r() % 4 == 0) o.fill = -1e10;
+    o.second_stage = r() % 5 == 0;
+    const uint32_t radii[] = {1, 2, 16, 2048};
+    if (r() % 3 == 0) o.radius = radii[r() % 4];
+    char what[160];
+    std::snprintf(what, sizeof what, "random case %d (rank %d, n %llu, kind %d, %s %g)", cases, rank,
+                  (unsigned long long)n, kind, o.mode == hpcz::BoundMode::rel ? "rel" : "abs", o.bound);
+    if (r() % 2) {
+      const auto v = random_field<float>(r, n, kind);
+      if (o.mode == hpcz::BoundMode::abs) o.bound *= kind == 7 ? 1e37 : 1;
+      roundtrip(v, dims, o, what);
+    } else {
+      const auto v = random_field<double>(r, n, kind);
+      if (o.mode == hpcz::BoundMode::abs) o.bound *= kind == 7 ? 1e300 : 1;
+      roundtrip(v, dims, o, what);
+    }
+    ++cases;
+  }
+}
