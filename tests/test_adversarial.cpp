@@ -243,4 +243,5 @@ TEST(adv_random_round_trips) {
     }
     ++cases;
   }
+  std::fprintf(stderr, "  %d random cases, both codecs%s\n", cases, hpcz::gpu_available() ? ", GPU == CPU checked" : "");
 }
