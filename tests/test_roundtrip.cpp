@@ -1,6 +1,8 @@
 // Round trips of real fields at every bound: the strict guarantee, the ratio, CPU/GPU byte identity.
 #include <cstdio>
 
+#include <omp.h>
+
 #include "common.hpp"
 
 using namespace testutil;
@@ -114,6 +116,34 @@ TEST(roundtrip_ratio_multichunk_gpu_matches_cpu) {
   }
   std::fprintf(stderr, "  %d tiled arrays decoded on both\n", checked);
   CHECK(checked >= 2);
+}
+
+// The CPU decodes a ratio-mode chunk with all threads when there are fewer chunks than threads
+// (sequences in parallel, the inverse prediction in two parallel passes) and with one thread per chunk
+// otherwise (inverse_lorenzo_rows): the same values both ways, for every field read as 3-D, 2-D and 1-D.
+TEST(roundtrip_ratio_cpu_threads_agree) {
+  const int saved = omp_get_max_threads();
+  int checked = 0;
+  for (const Field& f : real_fields()) {
+    const std::vector<uint64_t> shapes[] = {f.dims, {f.n() / f.dims.back(), f.dims.back()}, {f.n()}};
+    for (const auto& dims : shapes) {
+      hpcz::Options o;
+      o.bound = 1e-3;
+      o.codec = hpcz::Codec::ratio;
+      o.backend = hpcz::Backend::cpu;
+      const auto a = hpcz::compress(f.bytes.data(), f.dtype, dims, o);
+      std::vector<uint8_t> one, many;
+      omp_set_num_threads(1);
+      const auto info = hpcz::decompress(a.data(), a.size(), one, hpcz::Backend::cpu);
+      omp_set_num_threads(3);
+      hpcz::decompress(a.data(), a.size(), many, hpcz::Backend::cpu);
+      CHECK_MSG(one == many, f.name << " " << dims.size() << "-D: 1 and 3 threads decode differently");
+      CHECK(info.n_chunks < 3);  // so that 3 threads take the within-chunk path
+      ++checked;
+    }
+  }
+  omp_set_num_threads(saved);
+  CHECK(checked >= 3);
 }
 
 // The ratio mode's target: at least public cuSZ's ratio (Lorenzo + Huffman, measured by the issue's

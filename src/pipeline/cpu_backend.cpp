@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include <omp.h>
+
 #include "fle/fast_chunk.hpp"
 #include "fle/fast_header.hpp"
 #include "ratio/ratio_chunk.hpp"
@@ -103,21 +105,29 @@ void decompress_cpu_t(const uint8_t* a, const ArchiveInfo& info, T* out) {
   const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));
   std::atomic<int64_t> bad_chunk{-1};
   std::atomic<int> bad_kind{0};
-#pragma omp parallel for schedule(dynamic, 4)
-  for (int64_t c = 0; c < int64_t(nc); ++c) {
+  auto decode = [&](int64_t c, int threads) {
     const ChunkEntry& e = info.chunks[c];
     uint32_t count = uint32_t(std::min<uint64_t>(cv, info.n_values - c * cv));
     int kind = 0;
     if (!format::checksum_matches(format::checksum(a + e.offset, e.size), e.checksum)) kind = 1;
     else if (info.codec == Codec::ratio) {
       if (!ratio::decode_chunk<T>(a + e.offset, e.size, predict::chunk_shape(shape, c), p, info.block_values,
-                                  out + c * cv))
+                                  out + c * cv, threads))
         kind = 2;
     } else if (!fle::decode_chunk<T>(a + e.offset, e.size, count, p, out + c * cv)) kind = 2;
     if (kind) {
       int64_t expected = -1;
       if (bad_chunk.compare_exchange_strong(expected, c)) bad_kind = kind;
     }
+  };
+  // Ratio-mode chunks are large (about 4 Mi values): with fewer chunks than threads, each chunk is
+  // decoded by all threads in turn instead of one thread each.
+  const int threads = omp_get_max_threads();
+  if (info.codec == Codec::ratio && nc < uint64_t(threads)) {
+    for (int64_t c = 0; c < int64_t(nc); ++c) decode(c, threads);
+  } else {
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t c = 0; c < int64_t(nc); ++c) decode(c, 1);
   }
   if (bad_chunk >= 0)
     fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(bad_chunk.load()) +

@@ -197,10 +197,63 @@ HPCZ_HD bool chunk_tables(const uint8_t* src, const ChunkLayout& L, uint32_t nsy
   return huffman::build_decode_tables(len, nsym, t);
 }
 
+// The inverse prediction and dequantization with `threads` threads (a chunk decoded alone, when
+// there are fewer chunks than threads), in two passes over v where inverse_lorenzo_rows makes one:
+// first the prefix sums inside each plane (3-D: along x and y) or row (2-D: along x), planes split
+// across threads; then the sums along the slowest axis fused with dequantization, each thread taking
+// a range of columns through all planes. A 1-D chunk is one row: per-range sums, their scan, then
+// each range's scan.
+template <class T>
+void inverse_and_dequantize_parallel(const ChunkShape& c, uint32_t* v, T step, T* out, int threads) {
+  const int64_t cx = c.cx, cy = c.cy, cz = c.cz;
+  if (cz == 1 && cy == 1) {
+    const int64_t span = std::max<int64_t>(4096, (cx + threads - 1) / threads), spans = (cx + span - 1) / span;
+    std::vector<uint32_t> carry(size_t(spans) + 1, 0);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t b = 0; b < spans; ++b) {
+      uint32_t acc = 0;
+      for (int64_t i = b * span; i < std::min(cx, (b + 1) * span); ++i) acc += v[i];
+      carry[b + 1] = acc;
+    }
+    for (int64_t b = 0; b < spans; ++b) carry[b + 1] += carry[b];
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t b = 0; b < spans; ++b) {
+      uint32_t acc = carry[b];
+      for (int64_t i = b * span; i < std::min(cx, (b + 1) * span); ++i) out[i] = fle::dequantize<T>(int32_t(acc += v[i]), step);
+    }
+    return;
+  }
+  // The slowest axis: planes of a 3-D chunk, else the rows of its one plane (a 2-D chunk).
+  const bool planes = cz > 1;
+  const int64_t np = planes ? cz : cy, P = planes ? cy * cx : cx;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t z = 0; z < np; ++z)
+    for (int64_t y = 0; y < (planes ? cy : 1); ++y) {
+      uint32_t* row = v + z * P + y * cx;
+      uint32_t acc = 0;
+      for (int64_t x = 0; x < cx; ++x) row[x] = acc += row[x];
+      if (y)
+        for (int64_t x = 0; x < cx; ++x) row[x] += row[x - cx];
+    }
+  const int64_t span = std::max<int64_t>(16, (P + threads - 1) / threads), spans = (P + span - 1) / span;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t b = 0; b < spans; ++b) {
+    const int64_t i0 = b * span, i1 = std::min(P, i0 + span);
+    for (int64_t z = 0; z < np; ++z) {
+      uint32_t* pz = v + z * P;
+      if (z)
+        for (int64_t i = i0; i < i1; ++i) pz[i] += pz[i - P];
+      for (int64_t i = i0; i < i1; ++i) out[z * P + i] = fle::dequantize<T>(int32_t(pz[i]), step);
+    }
+  }
+}
+
 // Decodes one chunk; false if its bytes are not a well-formed chunk. Never reads outside src.
+// threads > 1: the chunk's sequences (their output places are in seq_first) and the inverse
+// prediction run in parallel; the result is the same.
 template <class T>
 bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const fle::QuantParams<T>& p,
-                  uint32_t radius, T* out) {
+                  uint32_t radius, T* out, int threads = 1) {
   const uint32_t n = c.count(), nsym = 2 * radius;
   if (is_raw_chunk(src, size, n, sizeof(T))) {
     for (uint32_t i = 0; i < n; ++i) out[i] = load_value_le<T>(src + kChunkHeaderBytes + sizeof(T) * i);
@@ -212,37 +265,55 @@ bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const 
   auto tables = std::make_unique<huffman::DecodeTables>();
   if (!chunk_tables(src, L, nsym, len.data(), *tables)) return false;
   const uint32_t nw = huffman::n_words(L.total_bits), nsub = huffman::n_subsequences(L.total_bits);
+  const uint32_t nseq = huffman::n_sequences(L.total_bits);
   std::vector<uint32_t> words(nw), v(n);
   for (uint32_t k = 0; k < nw; ++k) words[k] = load_u32_le(src + L.bits + 4 * k);
-  // Subsequence by subsequence, as the GPU does, checking that each run ends where the next begins.
-  uint32_t produced = 0, zeros = 0;
-  bool ok = true;
-  if (huffman::subsequence_start(src + L.gaps, 0, L.total_bits) != 0) return false;
-  for (uint32_t sub = 0; sub < nsub && ok; ++sub) {
-    if (sub % huffman::kSeqSubs == 0 && load_u32_le(src + L.seq_first + 4 * (sub / huffman::kSeqSubs)) != produced)
-      return false;
-    const uint32_t from = huffman::subsequence_start(src + L.gaps, sub, L.total_bits);
-    const uint64_t lim64 = uint64_t(sub + 1) * huffman::kSubBits;
-    const uint32_t limit = lim64 < L.total_bits ? uint32_t(lim64) : L.total_bits;
-    auto word = [&](uint32_t k) { return k < nw ? words[k] : 0u; };
-    const uint32_t end = huffman::decode_run(word, L.total_bits, tables->fast, tables->ranges, tables->sorted, from, limit, [&](uint32_t sym) {
-      if (produced < n) v[produced] = predict::symbol_delta(sym, radius);
-      zeros += sym == 0;
-      ++produced;
-    });
-    const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(src + L.gaps, sub + 1, L.total_bits) : L.total_bits;
-    ok = end == next;
+  // Sequence j's symbols are [first(j), first(j + 1)): checked to start at 0 and never decrease, so
+  // the ranges are disjoint and each sequence can be decoded on its own. Subsequence by subsequence,
+  // as the GPU does, checking that each run ends where the next begins and that each sequence fills
+  // exactly its range.
+  auto first = [&](uint32_t j) { return j < nseq ? load_u32_le(src + L.seq_first + 4 * j) : n; };
+  if (huffman::subsequence_start(src + L.gaps, 0, L.total_bits) != 0 || first(0) != 0) return false;
+  for (uint32_t j = 0; j < nseq; ++j)
+    if (first(j + 1) < first(j)) return false;
+  auto word = [&](uint32_t k) { return k < nw ? words[k] : 0u; };
+  uint32_t zeros = 0;
+  int ok = 1;
+#pragma omp parallel for schedule(dynamic) reduction(+ : zeros) reduction(min : ok) num_threads(threads) if (threads > 1)
+  for (int64_t j = 0; j < int64_t(nseq); ++j) {
+    uint32_t produced = first(uint32_t(j));
+    const uint32_t stop = first(uint32_t(j) + 1);
+    bool good = true;
+    const uint32_t sub_end = std::min<uint32_t>(nsub, uint32_t(j + 1) * huffman::kSeqSubs);
+    for (uint32_t sub = uint32_t(j) * huffman::kSeqSubs; sub < sub_end && good; ++sub) {
+      const uint32_t from = huffman::subsequence_start(src + L.gaps, sub, L.total_bits);
+      const uint64_t lim64 = uint64_t(sub + 1) * huffman::kSubBits;
+      const uint32_t limit = lim64 < L.total_bits ? uint32_t(lim64) : L.total_bits;
+      const uint32_t end = huffman::decode_run(word, L.total_bits, tables->fast, tables->ranges, tables->sorted, from, limit,
+                                               [&](uint32_t sym) {
+                                                 if (produced < stop) v[produced] = predict::symbol_delta(sym, radius);
+                                                 zeros += sym == 0;
+                                                 ++produced;
+                                               });
+      const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(src + L.gaps, sub + 1, L.total_bits) : L.total_bits;
+      good = end == next;
+    }
+    if (!good || produced != stop) ok = 0;
   }
-  if (!ok || produced != n || zeros != L.n_out) return false;
+  if (!ok || zeros != L.n_out) return false;
   for (uint32_t k = 0; k < L.n_out; ++k) {
     const uint32_t i = load_u32_le(src + L.out_idx + 4 * k);
     if (i >= n || (k && i <= load_u32_le(src + L.out_idx + 4 * k - 4))) return false;
     if (v[i] != predict::symbol_delta(0, radius)) return false;  // not a position coded as an outlier
     v[i] = load_u32_le(src + L.out_delta + 4 * k);
   }
-  predict::inverse_lorenzo_rows(c, v.data(), [&](uint64_t i0, const uint32_t* row, uint64_t len) {
-    for (uint64_t x = 0; x < len; ++x) out[i0 + x] = fle::dequantize<T>(int32_t(row[x]), p.step);
-  });
+  if (threads > 1) {
+    inverse_and_dequantize_parallel<T>(c, v.data(), p.step, out, threads);
+  } else {
+    predict::inverse_lorenzo_rows(c, v.data(), [&](uint64_t i0, const uint32_t* row, uint64_t len) {
+      for (uint64_t x = 0; x < len; ++x) out[i0 + x] = fle::dequantize<T>(int32_t(row[x]), p.step);
+    });
+  }
   for (uint32_t k = 0; k < L.n_exc; ++k) {
     const uint32_t i = load_u32_le(src + L.exc_idx + 4 * k);
     if (i >= n || (k && i <= load_u32_le(src + L.exc_idx + 4 * k - 4))) return false;
