@@ -118,9 +118,10 @@ TEST(roundtrip_ratio_multichunk_gpu_matches_cpu) {
   CHECK(checked >= 2);
 }
 
-// The CPU decodes a ratio-mode chunk with all threads when there are fewer chunks than threads
-// (sequences in parallel, the inverse prediction in two parallel passes) and with one thread per chunk
-// otherwise (inverse_lorenzo_rows): the same values both ways, for every field read as 3-D, 2-D and 1-D.
+// The CPU codes a ratio-mode chunk with all threads when there are fewer chunks than threads (spans of
+// values and rows whose lists are joined in order; sequences decoded in parallel, the inverse
+// prediction in two parallel passes) and with one thread per chunk otherwise: the same archive and
+// the same values both ways, for every field read as 3-D, 2-D and 1-D.
 TEST(roundtrip_ratio_cpu_threads_agree) {
   const int saved = omp_get_max_threads();
   int checked = 0;
@@ -131,7 +132,11 @@ TEST(roundtrip_ratio_cpu_threads_agree) {
       o.bound = 1e-3;
       o.codec = hpcz::Codec::ratio;
       o.backend = hpcz::Backend::cpu;
+      omp_set_num_threads(1);
       const auto a = hpcz::compress(f.bytes.data(), f.dtype, dims, o);
+      omp_set_num_threads(3);
+      CHECK_MSG(hpcz::compress(f.bytes.data(), f.dtype, dims, o) == a,
+                f.name << " " << dims.size() << "-D: 1 and 3 threads write different archives");
       std::vector<uint8_t> one, many;
       omp_set_num_threads(1);
       const auto info = hpcz::decompress(a.data(), a.size(), one, hpcz::Backend::cpu);

@@ -44,13 +44,23 @@ template <class T>
 std::vector<uint8_t> compress_ratio_cpu(const T* in, format::HeaderFields& h, const fle::QuantParams<T>& p) {
   const predict::Shape shape = predict::working_shape(h.dims, h.ndims);
   std::vector<std::vector<uint8_t>> chunks(h.n_chunks);
-#pragma omp parallel
-  {
+  // Chunks are large (about 4 Mi values): with fewer chunks than threads, each is encoded by all
+  // threads in turn (the same bytes) instead of one thread each.
+  const int threads = omp_get_max_threads();
+  if (h.n_chunks < uint64_t(threads)) {
     ratio::EncodeScratch<T> scratch;
-#pragma omp for schedule(dynamic, 1)
     for (int64_t c = 0; c < int64_t(h.n_chunks); ++c)
       ratio::encode_chunk(in + uint64_t(c) * h.chunk_values, predict::chunk_shape(shape, c), p, h.block_values,
-                          scratch, chunks[c]);
+                          scratch, chunks[c], threads);
+  } else {
+#pragma omp parallel
+    {
+      ratio::EncodeScratch<T> scratch;
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t c = 0; c < int64_t(h.n_chunks); ++c)
+        ratio::encode_chunk(in + uint64_t(c) * h.chunk_values, predict::chunk_shape(shape, c), p, h.block_values,
+                            scratch, chunks[c]);
+    }
   }
   std::vector<uint32_t> sizes(h.n_chunks);
   for (uint64_t c = 0; c < h.n_chunks; ++c) sizes[c] = uint32_t(chunks[c].size());

@@ -90,27 +90,33 @@ HPCZ_HD uint32_t lorenzo_delta(bool hz, bool hy, bool hx, Q&& q) {
   return d;
 }
 
-// Every residual of a chunk, in index order: emit(i, delta) with delta = lorenzo_delta at i. Row by
-// row, a row's neighbours in the previous row and plane are whole rows (a zero row where the chunk has
-// none), so the inner loop has no per-value condition: with b(x) = q(x) - q_y(x) - q_z(x) + q_yz(x),
-// the residual is b(0) at x = 0 and b(x) - b(x - 1) after it (mod 2^32). zero_row holds cx zeros.
+// Every residual of rows [row0, row1) of a chunk (rows counted through the planes: z * cy + y), in
+// index order: emit(i, delta) with delta = lorenzo_delta at i. Row by row, a row's neighbours in the
+// previous row and plane are whole rows (a zero row where the chunk has none), so the inner loop has
+// no per-value condition: with b(x) = q(x) - q_y(x) - q_z(x) + q_yz(x), the residual is b(0) at x = 0
+// and b(x) - b(x - 1) after it (mod 2^32). zero_row holds cx zeros. Rows only read q, so ranges of
+// rows can run in parallel.
+template <class Emit>
+inline void lorenzo_rows(const ChunkShape& c, const uint32_t* q, const uint32_t* zero_row, uint64_t row0,
+                         uint64_t row1, Emit&& emit) {
+  const uint64_t cx = c.cx, plane = uint64_t(c.cy) * cx;
+  for (uint64_t row = row0; row < row1; ++row) {
+    const uint64_t z = row / c.cy, y = row - z * c.cy, i = row * cx;
+    const uint32_t* r = q + i;
+    const uint32_t* ry = y ? r - cx : zero_row;
+    const uint32_t* rz = z ? r - plane : zero_row;
+    const uint32_t* ryz = y && z ? r - plane - cx : zero_row;
+    uint32_t before = 0;
+    for (uint64_t x = 0; x < cx; ++x) {
+      const uint32_t b = r[x] - ry[x] - rz[x] + ryz[x];
+      emit(uint32_t(i + x), b - before);
+      before = b;
+    }
+  }
+}
 template <class Emit>
 inline void lorenzo_rows(const ChunkShape& c, const uint32_t* q, const uint32_t* zero_row, Emit&& emit) {
-  const uint64_t cx = c.cx, plane = uint64_t(c.cy) * cx;
-  uint64_t i = 0;
-  for (uint32_t z = 0; z < c.cz; ++z)
-    for (uint32_t y = 0; y < c.cy; ++y, i += cx) {
-      const uint32_t* r = q + i;
-      const uint32_t* ry = y ? r - cx : zero_row;
-      const uint32_t* rz = z ? r - plane : zero_row;
-      const uint32_t* ryz = y && z ? r - plane - cx : zero_row;
-      uint32_t before = 0;
-      for (uint64_t x = 0; x < cx; ++x) {
-        const uint32_t b = r[x] - ry[x] - rz[x] + ryz[x];
-        emit(uint32_t(i + x), b - before);
-        before = b;
-      }
-    }
+  lorenzo_rows(c, q, zero_row, 0, uint64_t(c.cz) * c.cy, emit);
 }
 
 // Quant codes: symbol delta + radius for |delta| < radius, else 0 (an outlier, stored on the side).

@@ -90,45 +90,75 @@ inline Book build_book(const uint32_t* hist, uint32_t nsym) {
   return b;
 }
 
+// One thread's share of a chunk being encoded: its lists (in index order) and counts, concatenated
+// in span order afterwards, so any number of spans gives the same bytes.
+template <class T>
+struct EncodeSpan {
+  std::vector<uint32_t> exc_idx, out_idx, out_delta, hist, words;
+  std::vector<T> exc_val;
+  uint64_t bits = 0;
+};
+
 template <class T>
 struct EncodeScratch {
-  std::vector<uint32_t> q, sym, out_idx, out_delta, exc_idx, hist, zero_row;
-  std::vector<T> exc_val;
+  std::vector<uint32_t> q, sym, zero_row, hist;  // hist: the last chunk's symbol counts
+  std::vector<uint8_t> gap;
+  std::vector<EncodeSpan<T>> spans;
 };
 
 // Encodes one chunk (values in memory order) into dst, which is resized. Returns nothing: dst.size()
-// is the chunk's size.
+// is the chunk's size. threads > 1 (a chunk encoded alone, when there are fewer chunks than threads)
+// splits every pass into that many spans of values or rows; the bytes do not depend on it.
 template <class T>
 void encode_chunk(const T* in, const ChunkShape& c, const fle::QuantParams<T>& p, uint32_t radius,
-                  EncodeScratch<T>& s, std::vector<uint8_t>& dst) {
+                  EncodeScratch<T>& s, std::vector<uint8_t>& dst, int threads = 1) {
   const uint32_t n = c.count(), nsym = 2 * radius;
+  const int64_t nspan = std::max(1, threads), rows = int64_t(c.cz) * c.cy;
+  auto value_span = [&](int64_t t, int64_t k) { return uint32_t(uint64_t(n) * uint64_t(t + k) / uint64_t(nspan)); };
+  auto row_span = [&](int64_t t, int64_t k) { return uint64_t(rows) * uint64_t(t + k) / uint64_t(nspan); };
   s.q.resize(n);
   s.sym.resize(n);
-  s.out_idx.clear(); s.out_delta.clear(); s.exc_idx.clear(); s.exc_val.clear();
-  s.hist.assign(nsym, 0);
-  for (uint32_t i = 0; i < n; ++i) {
-    int32_t q;
-    if (fle::quantize(in[i], p, q)) {
-      s.q[i] = uint32_t(q);
-    } else {
-      s.q[i] = 0;
-      s.exc_idx.push_back(i);
-      s.exc_val.push_back(in[i]);
+  s.zero_row.assign(c.cx, 0);
+  s.spans.resize(size_t(nspan));
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t t = 0; t < nspan; ++t) {
+    EncodeSpan<T>& sp = s.spans[t];
+    sp.exc_idx.clear(); sp.exc_val.clear(); sp.out_idx.clear(); sp.out_delta.clear();
+    sp.hist.assign(nsym, 0);
+    for (uint32_t i = value_span(t, 0); i < value_span(t, 1); ++i) {
+      int32_t q;
+      if (fle::quantize(in[i], p, q)) {
+        s.q[i] = uint32_t(q);
+      } else {
+        s.q[i] = 0;
+        sp.exc_idx.push_back(i);
+        sp.exc_val.push_back(in[i]);
+      }
     }
   }
-  s.zero_row.assign(c.cx, 0);
-  predict::lorenzo_rows(c, s.q.data(), s.zero_row.data(), [&](uint32_t i, uint32_t d) {
-    const uint32_t sym = predict::quant_symbol(d, radius);
-    if (!sym) { s.out_idx.push_back(i); s.out_delta.push_back(d); }
-    s.sym[i] = sym;
-    ++s.hist[sym];
-  });
-  const Book book = build_book(s.hist.data(), nsym);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t t = 0; t < nspan; ++t) {
+    EncodeSpan<T>& sp = s.spans[t];
+    predict::lorenzo_rows(c, s.q.data(), s.zero_row.data(), row_span(t, 0), row_span(t, 1), [&](uint32_t i, uint32_t d) {
+      const uint32_t sym = predict::quant_symbol(d, radius);
+      if (!sym) { sp.out_idx.push_back(i); sp.out_delta.push_back(d); }
+      s.sym[i] = sym;
+      ++sp.hist[sym];
+    });
+  }
+  std::vector<uint32_t>& hist = s.hist;
+  hist.assign(nsym, 0);
+  uint32_t n_out = 0, n_exc = 0;
+  for (const auto& sp : s.spans) {
+    for (uint32_t k = 0; k < nsym; ++k) hist[k] += sp.hist[k];
+    n_out += uint32_t(sp.out_idx.size());
+    n_exc += uint32_t(sp.exc_idx.size());
+  }
+  const Book book = build_book(hist.data(), nsym);
   uint64_t bits64 = 0;
-  for (uint32_t k = 0; k < nsym; ++k) bits64 += uint64_t(s.hist[k]) * book.len[k];
+  for (uint32_t k = 0; k < nsym; ++k) bits64 += uint64_t(hist[k]) * book.len[k];
   const uint32_t total_bits = uint32_t(bits64);  // n <= 2^26 values of <= 12 bits
-  const ChunkLayout L = chunk_layout(nsym, total_bits, uint32_t(s.out_idx.size()), uint32_t(s.exc_idx.size()),
-                                     sizeof(T));
+  const ChunkLayout L = chunk_layout(nsym, total_bits, n_out, n_exc, sizeof(T));
   if (L.size64 >= raw_chunk_bytes(n, sizeof(T))) {
     dst.assign(raw_chunk_bytes(n, sizeof(T)), 0);
     store_u32_le(dst.data() + 12, kKindRaw);
@@ -141,35 +171,66 @@ void encode_chunk(const T* in, const ChunkShape& c, const fle::QuantParams<T>& p
   store_u32_le(d + 4, L.n_out);
   store_u32_le(d + 8, L.n_exc);
   for (uint32_t k = 0; k < nsym; ++k) d[L.lengths + k / 2] |= uint8_t(book.len[k] << ((k & 1) * 4));
-  // Bit stream, gaps and sequence starts in one pass over the symbols.
+  // Bit stream, gaps and sequence starts: each span's first bit from the bit counts of the spans
+  // before it; its codewords go to words of its own, OR-ed into the stream after (neighbouring spans
+  // share a word at their boundary). A subsequence's gap and a sequence's first symbol are written by
+  // the span in which that codeword starts.
   const uint32_t nw = huffman::n_words(total_bits), nsub = huffman::n_subsequences(total_bits);
-  std::vector<uint32_t> words(nw + 1, 0);
-  std::vector<uint8_t> gap(nsub, uint8_t(huffman::kNoStart));
-  uint32_t pos = 0;
-  int64_t last_sub = -1;
-  for (uint32_t k = 0; k < n; ++k) {
-    const uint32_t sub = pos / huffman::kSubBits;
-    if (int64_t(sub) != last_sub) {
-      gap[sub] = uint8_t(pos - sub * huffman::kSubBits);
-      if (sub % huffman::kSeqSubs == 0) store_u32_le(d + L.seq_first + 4 * (sub / huffman::kSeqSubs), k);
-      last_sub = sub;
+  s.gap.assign(nsub, uint8_t(huffman::kNoStart));
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t t = 0; t < nspan; ++t) {
+    uint64_t b = 0;
+    for (uint32_t k = value_span(t, 0); k < value_span(t, 1); ++k) b += book.len[s.sym[k]];
+    s.spans[t].bits = b;
+  }
+  uint64_t start = 0;
+  std::vector<uint64_t> first_bit(static_cast<size_t>(nspan));
+  for (int64_t t = 0; t < nspan; ++t) {
+    first_bit[t] = start;
+    start += s.spans[t].bits;
+  }
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t t = 0; t < nspan; ++t) {
+    EncodeSpan<T>& sp = s.spans[t];
+    const uint32_t k0 = value_span(t, 0), k1 = value_span(t, 1);
+    uint32_t pos = uint32_t(first_bit[t]);
+    const uint32_t w0 = pos >> 5;
+    sp.words.assign(((pos + uint32_t(sp.bits)) >> 5) - w0 + 2, 0);
+    // The subsequence of the codeword before this span's first one (none for the chunk's first).
+    int64_t last_sub = k0 ? int64_t((pos - book.len[s.sym[k0 - 1]]) / huffman::kSubBits) : -1;
+    for (uint32_t k = k0; k < k1; ++k) {
+      const uint32_t sub = pos / huffman::kSubBits;
+      if (int64_t(sub) != last_sub) {
+        s.gap[sub] = uint8_t(pos - sub * huffman::kSubBits);
+        if (sub % huffman::kSeqSubs == 0) store_u32_le(d + L.seq_first + 4 * (sub / huffman::kSeqSubs), k);
+        last_sub = sub;
+      }
+      uint32_t hi, lo;
+      const uint32_t len = book.len[s.sym[k]];
+      huffman::code_bits(book.code[s.sym[k]], len, pos, hi, lo);
+      sp.words[(pos >> 5) - w0] |= hi;
+      sp.words[(pos >> 5) - w0 + 1] |= lo;
+      pos += len;
     }
-    uint32_t hi, lo;
-    const uint32_t len = book.len[s.sym[k]];
-    huffman::code_bits(book.code[s.sym[k]], len, pos, hi, lo);
-    words[pos >> 5] |= hi;
-    words[(pos >> 5) + 1] |= lo;
-    pos += len;
   }
-  for (uint32_t k = 0; k < nsub; ++k) d[L.gaps + k / 2] |= uint8_t(gap[k] << ((k & 1) * 4));
+  std::vector<uint32_t> words(nw + 1, 0);
+  for (int64_t t = 0; t < nspan; ++t) {
+    const uint32_t w0 = uint32_t(first_bit[t] >> 5);
+    const std::vector<uint32_t>& sw = s.spans[t].words;
+    for (size_t j = 0; j < sw.size() && w0 + j < words.size(); ++j) words[w0 + j] |= sw[j];
+  }
+  for (uint32_t k = 0; k < nsub; ++k) d[L.gaps + k / 2] |= uint8_t(s.gap[k] << ((k & 1) * 4));
   for (uint32_t k = 0; k < nw; ++k) store_u32_le(d + L.bits + 4 * k, words[k]);
-  for (uint32_t k = 0; k < L.n_out; ++k) {
-    store_u32_le(d + L.out_idx + 4 * k, s.out_idx[k]);
-    store_u32_le(d + L.out_delta + 4 * k, s.out_delta[k]);
-  }
-  for (uint32_t k = 0; k < L.n_exc; ++k) {
-    store_u32_le(d + L.exc_idx + 4 * k, s.exc_idx[k]);
-    store_value_le<T>(d + L.exc_val + sizeof(T) * k, s.exc_val[k]);
+  uint32_t at_out = 0, at_exc = 0;
+  for (const auto& sp : s.spans) {
+    for (size_t k = 0; k < sp.out_idx.size(); ++k, ++at_out) {
+      store_u32_le(d + L.out_idx + 4 * at_out, sp.out_idx[k]);
+      store_u32_le(d + L.out_delta + 4 * at_out, sp.out_delta[k]);
+    }
+    for (size_t k = 0; k < sp.exc_idx.size(); ++k, ++at_exc) {
+      store_u32_le(d + L.exc_idx + 4 * at_exc, sp.exc_idx[k]);
+      store_value_le<T>(d + L.exc_val + sizeof(T) * at_exc, sp.exc_val[k]);
+    }
   }
 }
 
