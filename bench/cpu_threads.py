@@ -3,6 +3,7 @@
 # the two thread counts interleaved so that drift in the machine speed hits both alike. Prints table rows:
 # field | comp T=1 | comp T=2 | decomp T=1 | decomp T=2 (GB/s of field). Run from the repo root after a build,
 # with the shared fields in .data/.
+import os, re, statistics, subprocess
 fields = ["era5", "pressure_slice", "ncar", "mpas", "vorticity", "wrf"]
 rows = []
 for f in fields:
