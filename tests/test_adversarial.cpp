@@ -245,3 +245,22 @@ TEST(adv_random_round_trips) {
   }
   std::fprintf(stderr, "  %d random cases, both codecs%s\n", cases, hpcz::gpu_available() ? ", GPU == CPU checked" : "");
 }
+
+// A chunk whose last sequence holds nothing but the tail of its last codeword (total_bits mod 131072
+// in [1, 13]): no codeword starts there, so its seq_first entry is not a symbol index. Decoders take
+// it as count (docs/FORMAT.md 7.4); before, every decoder rejected the chunk that every encoder wrote.
+// Found by review: zeros with two ones, abs 0.5, so every symbol but two is the 1-bit central one.
+TEST(adv_ratio_empty_last_sequence) {
+  const uint64_t n = 131070;
+  std::vector<float> v(n, 0.0f);
+  v[5] = v[n - 1] = 1.0f;
+  hpcz::Options o = abs_(0.5);
+  o.codec = hpcz::Codec::ratio;
+  o.backend = hpcz::Backend::cpu;
+  const auto a = hpcz::compress(v.data(), hpcz::DType::f32, {n}, o);
+  const auto info = hpcz::inspect(a.data(), a.size());
+  const uint32_t total_bits = hpcz::detail::load_u32_le(a.data() + info.chunks[0].offset);
+  CHECK_MSG(total_bits % 131072 >= 1 && total_bits % 131072 <= 13, "the case needs its last codeword to cross a sequence: "
+                                                                      << total_bits << " bits");
+  roundtrip_codec(v, {n}, o, "ratio, empty last sequence", 0);  // CPU, and GPU == CPU both ways
+}

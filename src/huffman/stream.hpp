@@ -105,4 +105,14 @@ HPCZ_HD uint32_t subsequence_start(const uint8_t* gaps, uint32_t s, uint32_t tot
   return g == kNoStart || p >= total_bits ? total_bits : uint32_t(p);
 }
 
+// Index of the first symbol of sequence j, count for j >= the number of sequences: seq_first[j]
+// (little-endian u32s), except for a sequence in which no codeword starts, which has no symbols.
+// Only the last sequence can be one, when it holds nothing but the tail of the last codeword; its
+// entry is not a symbol index (the encoders leave 0), so it is taken as count (docs/FORMAT.md 7.4).
+HPCZ_HD uint32_t sequence_first(const uint8_t* seq_first, const uint8_t* gaps, uint32_t j, uint32_t total_bits,
+                                uint32_t count) {
+  if (j >= n_sequences(total_bits) || subsequence_start(gaps, j * kSeqSubs, total_bits) == total_bits) return count;
+  return detail::load_u32_le(seq_first + 4 * j);
+}
+
 }  // namespace hpcz::huffman

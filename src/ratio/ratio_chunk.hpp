@@ -333,7 +333,7 @@ bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const 
   // the ranges are disjoint and each sequence can be decoded on its own. Subsequence by subsequence,
   // as the GPU does, checking that each run ends where the next begins and that each sequence fills
   // exactly its range.
-  auto first = [&](uint32_t j) { return j < nseq ? load_u32_le(src + L.seq_first + 4 * j) : n; };
+  auto first = [&](uint32_t j) { return huffman::sequence_first(src + L.seq_first, src + L.gaps, j, L.total_bits, n); };
   if (huffman::subsequence_start(src + L.gaps, 0, L.total_bits) != 0 || first(0) != 0) return false;
   for (uint32_t j = 0; j < nseq; ++j)
     if (first(j + 1) < first(j)) return false;

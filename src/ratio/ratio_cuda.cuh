@@ -971,8 +971,9 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   uint32_t excl, total;
   Scan(tmp.scan).ExclusiveSum(n_here, excl, total);
   __syncthreads();
-  const uint32_t* seq_first = reinterpret_cast<const uint32_t*>(chunk + L.seq_first);
-  const uint32_t base = seq_first[j], next_base = j + 1 < nseq ? seq_first[j + 1] : count;
+  // The same rule as the CPU decoder: a sequence in which no codeword starts begins at count.
+  const uint32_t base = huffman::sequence_first(chunk + L.seq_first, gaps, j, L.total_bits, count);
+  const uint32_t next_base = huffman::sequence_first(chunk + L.seq_first, gaps, j + 1, L.total_bits, count);
   if (s_bad || base > count || next_base > count || uint64_t(base) + total != next_base) {
     if (threadIdx.x == 0) { atomicOr(status, kBadChunk); }
     return;
