@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Short libFuzzer runs of the lossless decoders (hpcz::lossless_decompress: ORC RLE v1, v2, Deflate) and
-# of the archive reader (inspect, stage_sizes, decompress), under AddressSanitizer and UBSan. A separate
-# clang build in build-fuzz (the main build is untouched; its library accepts any stored checksum);
-# installs clang, libomp-dev and zlib1g-dev with apt-get when missing. Fails if any fuzzer finds a crash,
+# Short libFuzzer runs of the lossless decoders (hpcz::lossless_decompress: ORC RLE v1, v2, Deflate), of
+# the archive reader (inspect, stage_sizes, decompress) and of the encoders (arbitrary arrays must come
+# back within the bound), under AddressSanitizer and UBSan. A separate clang build in build-fuzz (the main
+# build is untouched; its library accepts any stored checksum); installs clang, libomp-dev and zlib1g-dev with apt-get when missing. Fails if any fuzzer finds a crash,
 # a sanitizer report, an uncaught exception other than hpcz::Error, a timeout or an out-of-memory; the
 # input that did it is kept in build-fuzz/artifacts and printed in hex.
 # Environment: FUZZ_TIME (seconds per fuzzer, default 20), CXX_FUZZ (default clang++).
@@ -39,13 +39,14 @@ fi
 # Build: the instrumented library, the three fuzzers (FUZZ_CODEC 0, 1, 2) and the seed writer.
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$CXX_FUZZ" -DHPCZ_CUDA=OFF \
   -DHPCZ_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
-cmake --build "$B" -j"$(nproc)" --target fuzz_rle1 fuzz_rle2 fuzz_deflate fuzz_archive fuzz_make_seeds >/dev/null
+cmake --build "$B" -j"$(nproc)" --target fuzz_rle1 fuzz_rle2 fuzz_deflate fuzz_archive fuzz_roundtrip fuzz_make_seeds \
+  >/dev/null
 
 # Seeds, written afresh each run: streams from lossless_compress, hand-made ORC streams and gzip files.
 S=$B/seeds
 rm -rf "$S"
-mkdir -p "$S"/rle1 "$S"/rle2 "$S"/deflate "$S"/archive "$B"/corpus/rle1 "$B"/corpus/rle2 "$B"/corpus/deflate \
-  "$B"/corpus/archive "$B"/artifacts
+mkdir -p "$S"/rle1 "$S"/rle2 "$S"/deflate "$S"/archive "$S"/roundtrip "$B"/corpus/rle1 "$B"/corpus/rle2 \
+  "$B"/corpus/deflate "$B"/corpus/archive "$B"/corpus/roundtrip "$B"/artifacts
 "$B"/fuzz/fuzz_make_seeds "$S"
 # The fuzz targets read the element type from the first byte for RLE: bits 0-1 log2(bytes), bit 2 signed.
 printf '\x00\x61\x00\x07' >"$S"/rle1/run100x7          # u8: 100 copies of 7
@@ -67,11 +68,25 @@ if command -v python3 >/dev/null; then  # zlib and raw Deflate framings
     "$S"/deflate/zlib.z "$S"/deflate/raw.deflate
 fi
 
+# Round trips (fuzz_roundtrip.cpp): 5 option bytes, then values from the bundled field, both codecs.
+python3 - "$S"/roundtrip data/*.bin <<'PY'
+import sys
+out, files = sys.argv[1], sys.argv[2:]
+k = 0
+for f in files:
+    b = open(f, "rb").read()
+    f64 = f.endswith("_f64.bin")
+    for mode in (0x00, 0x02, 0x04, 0x06, 0x0a, 0x22, 0x42, 0x62, 0x12):
+        for off in (0, len(b) // 3):
+            open(f"{out}/s{k}", "wb").write(bytes([mode | f64, 6, 9, 33, 49]) + b[off:off + 3000])
+            k += 1
+PY
+
 # Fuzz: -max_len keeps inputs small (decoders may legitimately expand ~1000x), -rss_limit_mb caps memory.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 failed=()
-for c in rle1 rle2 deflate archive; do
+for c in rle1 rle2 deflate archive roundtrip; do
   echo "fuzz: $c for ${FUZZ_TIME}s ($(ls "$S/$c" | wc -l) seeds)"
   log=$B/fuzz_$c.log
   if "$B"/fuzz/fuzz_$c -max_total_time="$FUZZ_TIME" -max_len=4096 -rss_limit_mb=2048 -timeout=20 \
