@@ -3,8 +3,9 @@
 # the archive reader (inspect, stage_sizes, decompress) and of the encoders (arbitrary arrays must come
 # back within the bound), under AddressSanitizer and UBSan. A separate clang build in build-fuzz (the main
 # build is untouched; its library accepts any stored checksum); installs clang, libomp-dev and zlib1g-dev
-# with apt-get when missing. Fails if any fuzzer finds a crash, a sanitizer report, an uncaught exception other than hpcz::Error, a timeout or an out-of-memory; the
-# input that did it is kept in build-fuzz/artifacts and printed in hex.
+# with apt-get when missing. Fails if any fuzzer finds a crash, a sanitizer report, an uncaught exception
+# other than hpcz::Error, a timeout or an out-of-memory; the input that did it is kept in
+# build-fuzz/artifacts and printed in hex.
 # Environment: FUZZ_TIME (seconds per fuzzer, default 20), CXX_FUZZ (default clang++).
 set -euo pipefail
 cd "$(dirname "$0")/.."
