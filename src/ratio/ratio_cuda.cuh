@@ -598,7 +598,10 @@ static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* 
 
 // Codewords of one tile, staged in shared memory; gaps and sequence starts of the subsequences whose
 // first codeword is in this tile. Symbols are loaded coalesced and transposed so each thread codes 16
-// consecutive ones; the codebook sits in shared memory.
+// consecutive ones; the codebook sits in shared memory. kWordRuns (HPCZ_RATIO_ENCODE_VARIANT=1, being
+// measured): a thread assembles its codewords into words in a register and stores each completed word
+// once (OR-ed only where it shares the word with a neighbour) instead of two shared atomics a codeword.
+template <bool kWordRuns>
 static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
                                                           const uint8_t* __restrict__ len,
                                                           const uint32_t* __restrict__ code, const ChunkInfo* info,
@@ -654,6 +657,9 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
   // Start of the symbol before this thread's first one (the first symbol of a chunk has none).
   uint32_t prev_start = ~0u;
   if (i0 > 0 && i0 < count) prev_start = pos - s_len[sc[i0 - 1]];
+  // kWordRuns: this thread's word in progress (see below).
+  uint32_t cur = 0, cur_word = (pos >> 5) - word0;
+  bool cur_shared = (pos & 31) != 0;
   for (int k = 0; k < kPerThread; ++k) {
     const uint32_t i = i0 + k;
     if (i >= count) break;
@@ -667,12 +673,26 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
       atomicOr(gapw + (nsub - 1) / 8, huffman::kNoStart << (4 * ((nsub - 1) % 8)));
     uint32_t hi, lo;
     huffman::code_bits(s_code[s], l, pos, hi, lo);
-    const uint32_t w = (pos >> 5) - word0;
-    if (hi) atomicOr(&stage[w], hi);
-    if (lo) atomicOr(&stage[w + 1], lo);
+    if (kWordRuns) {
+      // cur collects the word at pos; a word is stored once complete: plainly when this thread wrote
+      // all of it, else OR-ed (it shares bits with the thread before).
+      cur |= hi;
+      if ((pos & 31) + l >= 32) {
+        if (cur_shared) atomicOr(&stage[cur_word], cur);
+        else stage[cur_word] = cur;
+        ++cur_word;
+        cur = lo;
+        cur_shared = false;
+      }
+    } else {
+      const uint32_t w = (pos >> 5) - word0;
+      if (hi) atomicOr(&stage[w], hi);
+      if (lo) atomicOr(&stage[w + 1], lo);
+    }
     prev_start = pos;
     pos += l;
   }
+  if (kWordRuns && (pos & 31) && cur) atomicOr(&stage[cur_word], cur);  // shared with the thread after
   __syncthreads();
   // Out: words wholly inside this tile's bit range are stored; the two partial ends are OR-ed.
   const uint32_t end_bit = tile_bit0 + tile_total, last_word = (end_bit + 31) / 32;  // exclusive
