@@ -139,12 +139,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, b.tile_out, b.tile_exc, b.info, b.st);
     const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(g.full.count(), 16 * 256));
     zero_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
-    static const bool word_runs = [] { const char* v = std::getenv("HPCZ_RATIO_ENCODE_VARIANT"); return v && *v == '1'; }();
-    if (word_runs)
-      encode_kernel<true><<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.st, b.tile_desc,
-                                                          d_out);
-    else
-      encode_kernel<false><<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.st, b.tile_desc,
+    encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.st, b.tile_desc,
                                                           d_out);
     emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_values, h, b.st, d_in, b.q, b.sym, b.tile_out,
                                                      b.tile_exc, b.info, d_out, dp.history != 0);

@@ -13,6 +13,8 @@
 //   with dequantization -> exceptions, raw chunks.
 // Tiles of kTile values never straddle a chunk, so every per-tile result belongs to one chunk.
 #pragma once
+#include <type_traits>
+
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_store.cuh>
@@ -226,6 +228,9 @@ static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32
 // by the init kernel).
 // The plan (history, ring, range) is host code in dual_plan.hpp.
 static_assert(kDualStep == kDualPer * kThreads, "a step is kDualPer values per thread");
+// A thread predicts at most range / kThreads values of a block (range < 8 kDualMaxRing + kDualStep):
+// its counts of the three central symbols fit 10-bit fields of one word.
+static_assert((8 * kDualMaxRing + kDualStep) / kThreads < 1024, "central-symbol counts fit 10 bits");
 
 template <class T>
 static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __restrict__ in, Grid g, DualPlan dp,
@@ -265,9 +270,9 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
     local_xyz(cs, 32, z, sy, sx);
     local_xyz(cs, kDualStep - 32 * (kDualPer - 1), z, sy_step, sx_step);
   }
-  // The three central symbols (most values on smooth data) are counted in registers, the others with
-  // shared-memory atomics: no warp-wide match per value.
-  uint32_t n_center[3] = {0, 0, 0};
+  // The three central symbols (most values on smooth data) are counted in registers, 10 bits each in
+  // one word, the others with shared-memory atomics: no warp-wide match per value.
+  uint32_t n_center = 0;
   // The next step's input is loaded while this step is predicted, so a step never waits on DRAM.
   // Lane 0 also loads the value before the warp's first one (its q is quantized again, as in
   // prequant_kernel, for the first row difference).
@@ -285,23 +290,22 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
   for (uint32_t step = s0; step < v1; step += kDualStep) {
     // Quantize: the quick test for all values, the exact search only where it left a value undecided
     // (the same choice as quantize(), kept in registers).
+    // flags: two bits a value, the QuantResult (bit 0: no q, stored exactly; bit 1: search).
     int32_t qv[kDualPer];
-    uint32_t none = 0, search = 0;
+    uint32_t flags = 0;
 #pragma unroll
-    for (int k = 0; k < kDualPer; ++k) {
-      const fle::QuantResult r = fle::quantize_fast(next[k], p, qv[k]);
-      none |= uint32_t(r == fle::kQuantNone) << k;
-      search |= uint32_t(r == fle::kQuantSearch) << k;
-    }
-    if (search) {
+    for (int k = 0; k < kDualPer; ++k) flags |= uint32_t(fle::quantize_fast(next[k], p, qv[k])) << (2 * k);
+    static_assert(fle::kQuantNone == 1 && fle::kQuantSearch == 2, "flag bits");
+    if (flags & 0xaaaau) {
 #pragma unroll
       for (int k = 0; k < kDualPer; ++k)
-        if (search >> k & 1) {
+        if (flags >> (2 * k + 1) & 1) {
           const int32_t q = fle::quantize_search<T>(next[k], p.step, p.eb, qv[k]);
-          if (q == fle::kNoQ) none |= 1u << k;
+          if (q == fle::kNoQ) flags |= 1u << (2 * k);
           else qv[k] = q;
         }
     }
+    auto none_at = [&](int k) { return (flags >> (2 * k) & 1) != 0; };
     // Row differences into the ring; whether each value has a row before it, for the prediction.
     uint32_t q_last = 0;  // lane 0: the q before its value
     if (lane == 0) {
@@ -312,13 +316,13 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
 #pragma unroll
     for (int k = 0; k < kDualPer; ++k) {
       const uint32_t j = value_at(step, k);
-      const uint32_t q = none >> k & 1 ? 0u : uint32_t(qv[k]);
+      const uint32_t q = none_at(k) ? 0u : uint32_t(qv[k]);
       uint32_t q_before = __shfl_up_sync(0xffffffffu, q, 1);
       if (lane == 0) q_before = q_last;
       q_last = __shfl_sync(0xffffffffu, q, 31);
       if (j < v1) {
         ring[j & mask] = x > 0 ? q - q_before : q;
-        if ((none >> k & 1) && j >= v0) atomicAdd(&tile_exc[first_tile + j / kTile], 1u);
+        if (none_at(k) && j >= v0) atomicAdd(&tile_exc[first_tile + j / kTile], 1u);
       }
       has_y |= uint32_t(y > 0) << k;
       x += k + 1 < kDualPer ? sx : sx_step;
@@ -328,43 +332,47 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
     }
     if (step + kDualStep < v1) load_step(step + kDualStep);
     __syncthreads();
-    // Predict: (1 - Sy)(1 - Sz) applied to the row differences in the ring.
+    // Predict: (1 - Sy)(1 - Sz) applied to the row differences in the ring. A step wholly inside the
+    // block's range (most of them) skips the per-value range test; stores use the step's base pointers
+    // with constant offsets.
+    const uint32_t i0 = value_at(step, 0);
+    uint16_t* const sym_w = sym_c + i0;
+    uint32_t* const dq_w = dq_c + i0;
+    auto predict_step = [&](auto interior) {
 #pragma unroll
-    for (int k = 0; k < kDualPer; ++k) {
-      const uint32_t i = value_at(step, k);
-      const bool own = i >= v0 && i < v1;
-      uint32_t s = 1;  // any symbol but the outlier's for lanes that predict nothing
-      if (own) {
-        const uint32_t d = yz_difference([&](uint32_t back) { return ring[(i - back) & mask]; }, cx, plane,
-                                         has_y >> k & 1, i >= plane);
-        s = predict::quant_symbol(d, radius);
-        sym_c[i] = uint16_t(s);
-        if (s == 0) dq_c[i] = d;
-        const uint32_t off = s - (radius - 1);  // 0, 1, 2 for the central symbols
-        if (off < 3) {
-          n_center[0] += off == 0;
-          n_center[1] += off == 1;
-          n_center[2] += off == 2;
-        } else {
-          atomicAdd(&s_hist[s], 1u);
+      for (int k = 0; k < kDualPer; ++k) {
+        const uint32_t i = i0 + 32 * k;
+        const bool own = decltype(interior)::value || (i >= v0 && i < v1);
+        uint32_t s = 1;  // any symbol but the outlier's for lanes that predict nothing
+        if (own) {
+          const uint32_t d = yz_difference([&](uint32_t back) { return ring[(i - back) & mask]; }, cx, plane,
+                                           has_y >> k & 1, i >= plane);
+          s = predict::quant_symbol(d, radius);
+          sym_w[32 * k] = uint16_t(s);
+          if (s == 0) dq_w[32 * k] = d;
+          const uint32_t off = s - (radius - 1);  // 0, 1, 2 for the central symbols
+          if (off < 3) n_center += 1u << (10 * off);
+          else atomicAdd(&s_hist[s], 1u);
+        }
+        // Outliers per tile: a warp's 32 consecutive values lie in at most two tiles.
+        const unsigned outl = __ballot_sync(0xffffffffu, own && s == 0);
+        if (outl) {
+          const uint32_t i_lane0 = i - lane;
+          const unsigned in_first = __ballot_sync(0xffffffffu, own && s == 0 && (i / kTile) == (i_lane0 / kTile));
+          if (lane == 0) {
+            if (in_first) atomicAdd(&tile_out[first_tile + i_lane0 / kTile], uint32_t(__popc(in_first)));
+            if (outl & ~in_first) atomicAdd(&tile_out[first_tile + i_lane0 / kTile + 1], uint32_t(__popc(outl & ~in_first)));
+          }
         }
       }
-      // Outliers per tile: a warp's 32 consecutive values lie in at most two tiles.
-      const unsigned outl = __ballot_sync(0xffffffffu, own && s == 0);
-      if (outl) {
-        const uint32_t i_lane0 = i - lane;
-        const unsigned in_first = __ballot_sync(0xffffffffu, own && s == 0 && (i / kTile) == (i_lane0 / kTile));
-        if (lane == 0) {
-          if (in_first) atomicAdd(&tile_out[first_tile + i_lane0 / kTile], uint32_t(__popc(in_first)));
-          if (outl & ~in_first) atomicAdd(&tile_out[first_tile + i_lane0 / kTile + 1], uint32_t(__popc(outl & ~in_first)));
-        }
-      }
-    }
+    };
+    if (step >= v0 && step + kDualStep <= v1) predict_step(std::true_type{});
+    else predict_step(std::false_type{});
     __syncthreads();  // the next step overwrites the oldest row differences
   }
 #pragma unroll
   for (int k = 0; k < 3; ++k) {  // warp sums first: one atomic per warp and symbol
-    uint32_t t = n_center[k];
+    uint32_t t = n_center >> (10 * k) & 1023u;
     for (int o = 16; o; o >>= 1) t += __shfl_xor_sync(0xffffffffu, t, o);
     if (lane == 0 && t) atomicAdd(&s_hist[radius - 1 + k], t);
   }
@@ -598,10 +606,7 @@ static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* 
 
 // Codewords of one tile, staged in shared memory; gaps and sequence starts of the subsequences whose
 // first codeword is in this tile. Symbols are loaded coalesced and transposed so each thread codes 16
-// consecutive ones; the codebook sits in shared memory. kWordRuns (HPCZ_RATIO_ENCODE_VARIANT=1, being
-// measured): a thread assembles its codewords into words in a register and stores each completed word
-// once (OR-ed only where it shares the word with a neighbour) instead of two shared atomics a codeword.
-template <bool kWordRuns>
+// consecutive ones; the codebook sits in shared memory.
 static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
                                                           const uint8_t* __restrict__ len,
                                                           const uint32_t* __restrict__ code, const ChunkInfo* info,
@@ -657,9 +662,6 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
   // Start of the symbol before this thread's first one (the first symbol of a chunk has none).
   uint32_t prev_start = ~0u;
   if (i0 > 0 && i0 < count) prev_start = pos - s_len[sc[i0 - 1]];
-  // kWordRuns: this thread's word in progress (see below).
-  uint32_t cur = 0, cur_word = (pos >> 5) - word0;
-  bool cur_shared = (pos & 31) != 0;
   for (int k = 0; k < kPerThread; ++k) {
     const uint32_t i = i0 + k;
     if (i >= count) break;
@@ -673,26 +675,12 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
       atomicOr(gapw + (nsub - 1) / 8, huffman::kNoStart << (4 * ((nsub - 1) % 8)));
     uint32_t hi, lo;
     huffman::code_bits(s_code[s], l, pos, hi, lo);
-    if (kWordRuns) {
-      // cur collects the word at pos; a word is stored once complete: plainly when this thread wrote
-      // all of it, else OR-ed (it shares bits with the thread before).
-      cur |= hi;
-      if ((pos & 31) + l >= 32) {
-        if (cur_shared) atomicOr(&stage[cur_word], cur);
-        else stage[cur_word] = cur;
-        ++cur_word;
-        cur = lo;
-        cur_shared = false;
-      }
-    } else {
-      const uint32_t w = (pos >> 5) - word0;
-      if (hi) atomicOr(&stage[w], hi);
-      if (lo) atomicOr(&stage[w + 1], lo);
-    }
+    const uint32_t w = (pos >> 5) - word0;
+    if (hi) atomicOr(&stage[w], hi);
+    if (lo) atomicOr(&stage[w + 1], lo);
     prev_start = pos;
     pos += l;
   }
-  if (kWordRuns && (pos & 31) && cur) atomicOr(&stage[cur_word], cur);  // shared with the thread after
   __syncthreads();
   // Out: words wholly inside this tile's bit range are stored; the two partial ends are OR-ed.
   const uint32_t end_bit = tile_bit0 + tile_total, last_word = (end_bit + 31) / 32;  // exclusive
