@@ -659,27 +659,50 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
   const uint32_t word0 = tile_bit0 >> 5;
   const uint32_t nsub = huffman::n_subsequences(ci.total_bits);
   uint32_t pos = tile_bit0 + excl;
-  // Start of the symbol before this thread's first one (the first symbol of a chunk has none).
-  uint32_t prev_start = ~0u;
-  if (i0 > 0 && i0 < count) prev_start = pos - s_len[sc[i0 - 1]];
-  for (int k = 0; k < kPerThread; ++k) {
-    const uint32_t i = i0 + k;
-    if (i >= count) break;
-    const uint32_t s = items[k], l = s_len[s];
-    const uint32_t sub = pos / huffman::kSubBits;
-    if (prev_start == ~0u || prev_start / huffman::kSubBits != sub) {
-      atomicOr(gapw + sub / 8, (pos - sub * huffman::kSubBits) << (4 * (sub % 8)));
-      if (sub % huffman::kSeqSubs == 0) reinterpret_cast<uint32_t*>(chunk + L.seq_first)[sub / huffman::kSeqSubs] = i;
+  const uint32_t n_mine = i0 < count ? min(count - i0, uint32_t(kPerThread)) : 0u;
+  // Gap entries and sequence starts: written by the threads whose codewords begin a subsequence, that
+  // is whose first start and the start before it (prev_start; none for a chunk's first symbol) lie in
+  // different subsequences or whose later starts cross a boundary; about one thread in 1024 / mine.
+  if (n_mine) {
+    const uint32_t prev_start = i0 > 0 ? pos - s_len[sc[i0 - 1]] : ~0u;
+    uint32_t last_len = 0;
+#pragma unroll
+    for (uint32_t k = 0; k < kPerThread; ++k)
+      if (k + 1 == n_mine) last_len = s_len[items[k]];
+    const uint32_t last_start = pos + mine - last_len;
+    if (prev_start == ~0u || prev_start / huffman::kSubBits != last_start / huffman::kSubBits) {
+      uint32_t p = pos, ps = prev_start;
+#pragma unroll  // constant indices keep items[] in registers
+      for (uint32_t k = 0; k < kPerThread; ++k) {
+        if (k >= n_mine) break;
+        const uint32_t sub = p / huffman::kSubBits;
+        if (ps == ~0u || ps / huffman::kSubBits != sub) {
+          atomicOr(gapw + sub / 8, (p - sub * huffman::kSubBits) << (4 * (sub % 8)));
+          if (sub % huffman::kSeqSubs == 0) reinterpret_cast<uint32_t*>(chunk + L.seq_first)[sub / huffman::kSeqSubs] = i0 + k;
+        }
+        ps = p;
+        p += s_len[items[k]];
+      }
     }
-    if (i + 1 == count && sub + 1 < nsub)  // the last subsequence has no start of its own
+    if (i0 + n_mine == count && last_start / huffman::kSubBits + 1 < nsub)  // the last subsequence has no start of its own
       atomicOr(gapw + (nsub - 1) / 8, huffman::kNoStart << (4 * ((nsub - 1) % 8)));
+  }
+  auto put = [&](uint32_t s) {
+    const uint32_t l = s_len[s];
     uint32_t hi, lo;
     huffman::code_bits(s_code[s], l, pos, hi, lo);
     const uint32_t w = (pos >> 5) - word0;
     if (hi) atomicOr(&stage[w], hi);
     if (lo) atomicOr(&stage[w + 1], lo);
-    prev_start = pos;
     pos += l;
+  };
+  if (n_mine == kPerThread) {  // all but a chunk's last thread: no count test per symbol
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) put(items[k]);
+  } else {
+#pragma unroll
+    for (uint32_t k = 0; k < kPerThread; ++k)
+      if (k < n_mine) put(items[k]);
   }
   __syncthreads();
   // Out: words wholly inside this tile's bit range are stored; the two partial ends are OR-ed.
