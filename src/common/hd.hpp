@@ -34,6 +34,14 @@ HPCZ_HD int lowest_bit32(uint32_t x) {
 #endif
 }
 
+HPCZ_HD int lowest_bit64(uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __ffsll(static_cast<long long>(x)) - 1;
+#else
+  return __builtin_ctzll(x);
+#endif
+}
+
 // Number of bits needed to represent x (0 for x == 0).
 HPCZ_HD int bit_width32(uint32_t x) {
 #if defined(__CUDA_ARCH__)

@@ -1,6 +1,7 @@
 // The GPU side of the lossless API: the batched device call and the host helper behind
 // lossless_decompress (copy in, one launch, copy back). The kernels are in warp_decode.cuh.
 #include <string>
+#include <type_traits>
 
 #include "lossless/lossless_internal.hpp"
 #include "lossless/warp_decode.cuh"
@@ -35,13 +36,28 @@ void lossless_decompress_batch_device(const LosslessOptions& opt, const uint8_t*
   const unsigned blocks = unsigned((n_chunks + k::kWarpsPerBlock - 1) / k::kWarpsPerBlock);
   const unsigned threads = 32 * k::kWarpsPerBlock;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
+  // RLE kernels are specialised on the element type.
+  auto launch = [&](auto codec, auto bytes, auto is_signed) {
+    k::batch_kernel<decltype(codec)::value, decltype(bytes)::value, decltype(is_signed)::value>
+        <<<blocks, threads, 0, s>>>(t, d_in, d_in_sizes, d_out, d_out_capacity, d_out_sizes, d_status, n_chunks);
+  };
+  auto launch_rle = [&](auto codec) {
+    using B = std::integral_constant<bool, true>;
+    using U = std::integral_constant<bool, false>;
+    switch (t.bytes * 2 + t.is_signed) {
+      case 2: launch(codec, std::integral_constant<int, 1>{}, U{}); break;
+      case 3: launch(codec, std::integral_constant<int, 1>{}, B{}); break;
+      case 4: launch(codec, std::integral_constant<int, 2>{}, U{}); break;
+      case 5: launch(codec, std::integral_constant<int, 2>{}, B{}); break;
+      case 8: launch(codec, std::integral_constant<int, 4>{}, U{}); break;
+      case 9: launch(codec, std::integral_constant<int, 4>{}, B{}); break;
+      case 16: launch(codec, std::integral_constant<int, 8>{}, U{}); break;
+      default: launch(codec, std::integral_constant<int, 8>{}, B{}); break;
+    }
+  };
   switch (opt.codec) {
-    case LosslessCodec::rle1:
-      k::batch_kernel<0><<<blocks, threads, 0, s>>>(t, d_in, d_in_sizes, d_out, d_out_capacity, d_out_sizes, d_status, n_chunks);
-      break;
-    case LosslessCodec::rle2:
-      k::batch_kernel<1><<<blocks, threads, 0, s>>>(t, d_in, d_in_sizes, d_out, d_out_capacity, d_out_sizes, d_status, n_chunks);
-      break;
+    case LosslessCodec::rle1: launch_rle(std::integral_constant<int, 0>{}); break;
+    case LosslessCodec::rle2: launch_rle(std::integral_constant<int, 1>{}); break;
     default:
       k::batch_kernel<2><<<blocks, threads, 0, s>>>(t, d_in, d_in_sizes, d_out, d_out_capacity, d_out_sizes, d_status, n_chunks);
   }

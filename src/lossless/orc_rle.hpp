@@ -21,13 +21,19 @@
 namespace hpcz::lossless {
 
 // A byte source read sequentially through operator() and, for bit-packed runs whose bounds are
-// checked beforehand, at random through at(). The CPU's is a plain pointer.
-struct PtrSource {
+// checked beforehand, at random through at(). The CPU's is a plain pointer. kWindow: window8(i) gives
+// the 8 bytes at i (little-endian; the caller has checked i + 8 <= size), so a decoder can parse a
+// whole RLE v1 run header at once; PtrSourceT<false> (tests) makes the decoders read byte by byte.
+template <bool kWindowed>
+struct PtrSourceT {
+  static constexpr bool kWindow = kWindowed;
   const uint8_t* p;
   HPCZ_HD uint32_t operator()(uint64_t i) { return p[i]; }
   HPCZ_HD uint32_t word(uint64_t i) { return detail::load_u32_le(p + i); }  // 4 bytes at i, sequentially
+  HPCZ_HD uint64_t window8(uint64_t i) { return detail::load_u64_le(p + i); }
   HPCZ_HD uint32_t at(uint64_t i) const { return p[i]; }
 };
+using PtrSource = PtrSourceT<true>;
 
 template <class Src>
 struct ReaderT {
@@ -108,9 +114,38 @@ HPCZ_HD uint64_t unpack_be(const Src& s, uint64_t start, int w, uint64_t k) {
 // Runs: header 0x00..0x7f = length - 3 (3..130), a delta byte (-128..127), the first value as varint.
 // Literals: header 0x80..0xff = -(count) (1..128), then count varints. Signed values are zigzag varints.
 // Returns false on a corrupt or truncated stream, or when the sink refuses (it says why).
+// A run whose header, delta and varint (up to 6 bytes) lie in the 8 bytes at r.pos, from one window
+// read instead of byte by byte: false (nothing consumed) where the slow path must decide, the same
+// values otherwise. w's byte 0 is the header, byte 1 the delta, bytes 2.. the varint.
+template <class R, class Sink>
+HPCZ_HD bool windowed_run(R& r, IntType t, Sink& out, bool& ok) {
+  if (r.size - r.pos < 8) return false;
+  const uint64_t w = r.src.window8(r.pos);
+  const uint32_t h = uint32_t(w & 0xff);
+  const uint64_t ends = ~w & 0x8080808080800000ull;  // bytes 2..7 without a continuation bit
+  if (h >= 0x80 || !ends) return false;
+  const int last = detail::lowest_bit64(ends) >> 3;  // 2..7: the varint's last byte
+  uint64_t raw = 0;
+  HPCZ_UNROLL
+  for (int b = 2; b < 8; ++b)
+    if (b <= last) raw |= (w >> (8 * b) & 0x7f) << (7 * (b - 2));
+  r.pos += uint64_t(last) + 1;
+  const int64_t delta = int8_t(uint8_t(w >> 8));
+  const uint64_t v = uint64_t(t.value_of(raw));
+  ok = out.values(h + 3, [=](uint32_t k) { return int64_t(v + uint64_t(k) * uint64_t(delta)); });
+  return true;
+}
+
 template <class R, class Sink>
 HPCZ_HD bool decode_rle1(R& r, IntType t, Sink& out) {
   while (!r.done()) {
+    if constexpr (std::remove_reference_t<decltype(r.src)>::kWindow) {
+      bool ok = true;
+      if (windowed_run(r, t, out, ok)) {
+        if (!ok) return false;
+        continue;
+      }
+    }
     const uint32_t h = r.byte();
     if (h < 0x80) {
       const int64_t delta = int8_t(uint8_t(r.byte()));

@@ -30,6 +30,7 @@ constexpr uint32_t kRingBytes = 256;  // two 128-byte lines
 __device__ __forceinline__ uint32_t lane_id() { return threadIdx.x & 31; }
 
 struct WarpSource {
+  static constexpr bool kWindow = true;  // window8(), for orc_rle.hpp's windowed_run
   const uint8_t* p;
   uint64_t size;
   uint8_t* ring;     // kRingBytes of this warp's shared memory
@@ -46,6 +47,20 @@ struct WarpSource {
     const uint32_t* r32 = reinterpret_cast<const uint32_t*>(ring);
     const uint32_t w = uint32_t(i >> 2) & (kRingBytes / 4 - 1);
     return __funnelshift_r(r32[w], r32[(w + 1) & (kRingBytes / 4 - 1)], uint32_t(i & 3) * 8);
+  }
+  // 8 bytes at i (i + 8 <= size), little-endian, from three aligned ring words.
+  __device__ uint64_t window8(uint64_t i) {
+    if (i + 8 > end) refill(i);
+    const uint32_t* r32 = reinterpret_cast<const uint32_t*>(ring);
+    constexpr uint32_t kMask = kRingBytes / 4 - 1;
+    const uint32_t w = uint32_t(i >> 2) & kMask, sh = uint32_t(i & 3) * 8;
+    const uint32_t a = r32[w], b = r32[(w + 1) & kMask], c = r32[(w + 2) & kMask];
+    return uint64_t(__funnelshift_r(a, b, sh)) | uint64_t(__funnelshift_r(b, c, sh)) << 32;
+  }
+  // Byte i + lane in every lane; all lanes call it with the same i (the refill is collective).
+  __device__ uint32_t lane_byte(uint64_t i) {
+    if (i + 32 > end) refill(i);
+    return ring[(i + lane_id()) & (kRingBytes - 1)];
   }
   __device__ void refill(uint64_t i) {
     const uint64_t line = i & ~uint64_t(127);
@@ -115,19 +130,22 @@ struct WarpIntSink {
     while (count > 0) {
       const uint64_t at = r.pos + lane;
       const bool have = at < r.size;
-      const uint32_t b = have ? r.src.at(at) : 0x80u;  // past the end: no varint ends there
+      const uint32_t from_ring = r.src.lane_byte(r.pos);  // the ring holds 0 past the end
+      const uint32_t b = have ? from_ring : 0x80u;         // past the end: no varint ends there
       const uint32_t ends = __ballot_sync(kFull, have && !(b & 0x80));
       if (!ends) { r.ok = false; return false; }  // over 32 bytes without an end, or truncated
       const uint32_t below = ends & ((1u << lane) - 1);
       const uint32_t rank = __popc(below);  // this lane's varint, if one ends here
       const uint32_t start = below ? 32 - __clz(below) : 0;
       const bool mine = (ends >> lane & 1) && rank < count;
+      const uint32_t len = lane - start + 1;
+      // As many gather steps as the longest varint taken has bytes (a valid one has at most 10).
+      const uint32_t steps = __reduce_max_sync(kFull, mine ? min(len, 10u) : 0u);
       uint64_t raw = 0;
-      for (uint32_t d = 0; d < 10; ++d) {  // a valid varint has at most 10 bytes
+      for (uint32_t d = 0; d < steps; ++d) {
         const uint32_t x = __shfl_sync(kFull, b, min(start + d, 31u));
         if (start + d <= lane) raw |= uint64_t(x & 0x7f) << (7 * d < 64 ? 7 * d : 0);
       }
-      const uint32_t len = lane - start + 1;
       const uint32_t last = __shfl_sync(kFull, b, lane);
       const bool malformed = len > 10 || (len == 10 && (last & 0x7e));
       const int64_t v = t.value_of(raw);
@@ -231,16 +249,20 @@ struct WarpByteSink {
   }
 };
 
-// One warp per chunk, kWarpsPerBlock chunks per block.
-// kMinBlocks: tried 12 blocks (48 warps) per SM: 40 registers with spills, no faster (bench/results, v2).
-template <int kCodec, int kMinBlocks = 1>  // codec: 0 rle1, 1 rle2, 2 deflate
-__global__ void __launch_bounds__(32 * kWarpsPerBlock, kMinBlocks)
-    batch_kernel(IntType t, const uint8_t* const* in, const uint64_t* in_sizes, uint8_t* const* out,
+// One warp per chunk, kWarpsPerBlock chunks per block. Deflate keeps the register allocation of a
+// 1-block minimum (71 registers; without it 56 and a larger stack); the RLE kernels, specialised on the
+// element type, take the compiler's default (40 registers for RLE v1, 12 blocks per SM; 48 for v2).
+// kBytes, kSigned (RLE): the element type, a constant, so stores and range checks need no switch
+// (0: the type comes in t).
+template <int kCodec, int kBytes = 0, bool kSigned = false>  // codec: 0 rle1, 1 rle2, 2 deflate
+__global__ void __launch_bounds__(32 * kWarpsPerBlock, kCodec == 2 ? 1 : 0)
+    batch_kernel(IntType t_arg, const uint8_t* const* in, const uint64_t* in_sizes, uint8_t* const* out,
                  const uint64_t* caps, uint64_t* out_sizes, LosslessStatus* status, uint64_t n_chunks) {
   __shared__ __align__(16) uint8_t rings[kWarpsPerBlock][kRingBytes];
   const uint32_t w = threadIdx.x >> 5;
   const uint64_t c = uint64_t(blockIdx.x) * kWarpsPerBlock + w;
   if (c >= n_chunks) return;
+  const IntType t = kBytes ? IntType{kBytes, kSigned} : t_arg;
   WarpSource src{in[c], in_sizes[c], rings[w]};
   LosslessStatus st = LosslessStatus::ok;
   uint64_t produced = 0;
