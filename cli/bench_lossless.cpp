@@ -20,6 +20,7 @@
 
 #include "bench_util.hpp"
 #include "cli_util.hpp"
+#include "lossless/lossless_internal.hpp"
 #include "pipeline/internal.hpp"
 
 namespace hpcz::cli {
@@ -51,27 +52,20 @@ struct Chunks {
   uint64_t out_total = 0;
 };
 
+// The dataset cut into chunk_bytes pieces, each encoded alone by the library's own chunk encoder
+// (raw Deflate or an ORC RLE stream: what the files' members and HZLC chunks hold), back to back in
+// c.file. Reading the file formats here instead went wrong once already (a header change).
 Chunks split(const Dataset& d) {
   Chunks c;
-  c.file = lossless_compress(d.data.data(), d.data.size(), d.o);
-  const uint8_t* f = c.file.data();
-  auto le32 = [&](uint64_t p) { return uint64_t(f[p]) | uint64_t(f[p + 1]) << 8 | uint64_t(f[p + 2]) << 16 | uint64_t(f[p + 3]) << 24; };
-  auto le64 = [&](uint64_t p) { return le32(p) | le32(p + 4) << 32; };
-  if (d.o.codec == LosslessCodec::deflate) {  // gzip members with the HZ size field (docs/FORMAT.md)
-    for (uint64_t at = 0; at < c.file.size();) {
-      const uint64_t len = le32(at + 16);
-      c.in_off.push_back(at + 20);
-      c.in_size.push_back(len - 28);
-      c.out_size.push_back(le32(at + len - 4));
-      at += len;
-    }
-  } else {  // HZLC container
-    const uint64_t per = le32(12), n = le64(16), nc = le64(24);
-    for (uint64_t k = 0; k < nc; ++k) {
-      c.in_off.push_back(le64(48 + 16 * k));
-      c.in_size.push_back(le32(48 + 16 * k + 8));
-      c.out_size.push_back(std::min(per, n - k * per) * uint64_t(d.o.elem_bytes));
-    }
+  const uint64_t per = d.o.chunk_bytes;
+  for (uint64_t at = 0; at < d.data.size(); at += per) {
+    const uint64_t n = std::min<uint64_t>(per, d.data.size() - at);
+    const std::vector<uint8_t> e = lossless::encode_chunk(d.data.data() + at, size_t(n), d.o);
+    if (e.empty() && n) throw Error(ErrorCode::unsupported, "this build has no Deflate encoder (zlib)");
+    c.in_off.push_back(c.file.size());
+    c.in_size.push_back(e.size());
+    c.out_size.push_back(n);
+    c.file.insert(c.file.end(), e.begin(), e.end());
   }
   for (auto s : c.out_size) c.out_total += s;
   return c;
