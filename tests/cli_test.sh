@@ -120,5 +120,15 @@ head -c 100 "$tmp/l.rle2" >"$tmp/l.trunc"
 expect 2 "lossless truncated rle2" "$hpcz" lossless decompress --codec rle2 --elem 4 -i "$tmp/l.trunc" -o "$tmp/c"
 head -c 1000 "$tmp/l.deflate" >"$tmp/d.trunc"
 expect 2 "lossless truncated deflate" "$hpcz" lossless decompress --codec deflate -i "$tmp/d.trunc" -o "$tmp/c"
+# The benchmarks run (on the CPU where there is no GPU) and find every decode right and every value
+# within its bound: a broken chunk split once made the lossless bench's Deflate rows decode garbage.
+expect 0 "bench lossless" "$hpcz" bench --mode lossless --data "$src/data" --size-mib 1 --reps 1 --no-second-stage
+grep -q "/bytes/deflate | deflate" "$tmp/out" && ! grep -qE "WRONG|\| NO \|" "$tmp/out" && pass=$((pass + 1)) \
+  || { echo "FAIL: bench --mode lossless reports a wrong decode"; grep -E "WRONG|NO" "$tmp/out" | head -3; fails=$((fails + 1)); }
+for mode in ratio fast; do
+  expect 0 "bench $mode" "$hpcz" bench --mode $mode --data "$src/data" --size-mib 1 --reps 1
+  awk -F'|' '$2 ~ /climate/ { rows++; if ($8 + 0 != 0 || $7 + 0 > 1) bad = 1 } END { exit bad || rows < 3 }' "$tmp/out" \
+    && pass=$((pass + 1)) || { echo "FAIL: bench --mode $mode: violations or too few rows"; fails=$((fails + 1)); }
+done
 echo "cli: $pass passed, $fails failed"
 [ "$fails" -eq 0 ]
