@@ -58,9 +58,6 @@ struct Chunks {
 Chunks split(const Dataset& d) {
   Chunks c;
   const uint64_t per = d.o.chunk_bytes;
-  const uint64_t elem = d.o.codec == LosslessCodec::deflate ? 1 : uint64_t(d.o.elem_bytes);
-  if (per % elem || d.data.size() % elem)  // encode_chunk would drop a partial element
-    throw Error(ErrorCode::invalid_argument, d.name + ": sizes must be multiples of the element size");
   for (uint64_t at = 0; at < d.data.size(); at += per) {
     const uint64_t n = std::min<uint64_t>(per, d.data.size() - at);
     const std::vector<uint8_t> e = lossless::encode_chunk(d.data.data() + at, size_t(n), d.o);

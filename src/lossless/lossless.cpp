@@ -143,6 +143,8 @@ std::vector<uint8_t> encode_chunk(const uint8_t* data, size_t size, const Lossle
 #endif
   }
   const IntType t = int_type(o);
+  if (size % size_t(t.bytes))
+    fail(ErrorCode::invalid_argument, "input size " + std::to_string(size) + " is not a multiple of the element size");
   return o.codec == LosslessCodec::rle1 ? encode_rle1(read_ints(data, size / size_t(t.bytes), t), t)
                                         : encode_rle2(read_ints(data, size / size_t(t.bytes), t), t);
 }
@@ -175,8 +177,7 @@ std::vector<uint8_t> rle_compress(const uint8_t* data, size_t size, const Lossle
 #pragma omp parallel for schedule(dynamic, 4)
   for (long long c = 0; c < (long long)n_chunks; ++c) {
     const uint64_t first = uint64_t(c) * per, cnt = std::min<uint64_t>(per, n - first);
-    const auto v = read_ints(data + first * uint64_t(t.bytes), cnt, t);
-    enc[size_t(c)] = o.codec == LosslessCodec::rle1 ? lossless::encode_rle1(v, t) : lossless::encode_rle2(v, t);
+    enc[size_t(c)] = lossless::encode_chunk(data + first * uint64_t(t.bytes), size_t(cnt * uint64_t(t.bytes)), o);
   }
   uint64_t total = kContainerHeader + 16 * n_chunks;
   for (auto& e : enc) total += e.size();

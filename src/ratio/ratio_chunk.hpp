@@ -177,11 +177,15 @@ void encode_chunk(const T* in, const ChunkShape& c, const fle::QuantParams<T>& p
   // the span in which that codeword starts.
   const uint32_t nw = huffman::n_words(total_bits), nsub = huffman::n_subsequences(total_bits);
   s.gap.assign(nsub, uint8_t(huffman::kNoStart));
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-  for (int64_t t = 0; t < nspan; ++t) {
-    uint64_t b = 0;
-    for (uint32_t k = value_span(t, 0); k < value_span(t, 1); ++k) b += book.len[s.sym[k]];
-    s.spans[t].bits = b;
+  if (nspan == 1) {
+    s.spans[0].bits = total_bits;
+  } else {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t t = 0; t < nspan; ++t) {
+      uint64_t b = 0;
+      for (uint32_t k = value_span(t, 0); k < value_span(t, 1); ++k) b += book.len[s.sym[k]];
+      s.spans[t].bits = b;
+    }
   }
   uint64_t start = 0;
   std::vector<uint64_t> first_bit(static_cast<size_t>(nspan));
@@ -213,11 +217,16 @@ void encode_chunk(const T* in, const ChunkShape& c, const fle::QuantParams<T>& p
       pos += len;
     }
   }
-  std::vector<uint32_t> words(nw + 1, 0);
-  for (int64_t t = 0; t < nspan; ++t) {
-    const uint32_t w0 = uint32_t(first_bit[t] >> 5);
-    const std::vector<uint32_t>& sw = s.spans[t].words;
-    for (size_t j = 0; j < sw.size() && w0 + j < words.size(); ++j) words[w0 + j] |= sw[j];
+  // One span's words are the stream (it starts at bit 0 and holds >= nw words); several are OR-ed.
+  std::vector<uint32_t> merged;
+  const std::vector<uint32_t>& words = nspan == 1 ? s.spans[0].words : merged;
+  if (nspan > 1) {
+    merged.assign(nw + 1, 0);
+    for (int64_t t = 0; t < nspan; ++t) {
+      const uint32_t w0 = uint32_t(first_bit[t] >> 5);
+      const std::vector<uint32_t>& sw = s.spans[t].words;
+      for (size_t j = 0; j < sw.size() && w0 + j < merged.size(); ++j) merged[w0 + j] |= sw[j];
+    }
   }
   for (uint32_t k = 0; k < nsub; ++k) d[L.gaps + k / 2] |= uint8_t(s.gap[k] << ((k & 1) * 4));
   for (uint32_t k = 0; k < nw; ++k) store_u32_le(d + L.bits + 4 * k, words[k]);
@@ -288,14 +297,8 @@ void inverse_and_dequantize_parallel(const ChunkShape& c, uint32_t* v, T step, T
   const bool planes = cz > 1;
   const int64_t np = planes ? cz : cy, P = planes ? cy * cx : cx;
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t z = 0; z < np; ++z)
-    for (int64_t y = 0; y < (planes ? cy : 1); ++y) {
-      uint32_t* row = v + z * P + y * cx;
-      uint32_t acc = 0;
-      for (int64_t x = 0; x < cx; ++x) row[x] = acc += row[x];
-      if (y)
-        for (int64_t x = 0; x < cx; ++x) row[x] += row[x - cx];
-    }
+  for (int64_t z = 0; z < np; ++z)  // a plane (or row) on its own: the inverse of a one-plane chunk
+    predict::inverse_lorenzo(ChunkShape{1, planes ? uint32_t(cy) : 1u, uint32_t(cx)}, v + z * P);
   const int64_t span = std::max<int64_t>(16, (P + threads - 1) / threads), spans = (P + span - 1) / span;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t b = 0; b < spans; ++b) {
