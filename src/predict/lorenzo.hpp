@@ -90,33 +90,36 @@ HPCZ_HD uint32_t lorenzo_delta(bool hz, bool hy, bool hx, Q&& q) {
   return d;
 }
 
-// Every residual of rows [row0, row1) of a chunk (rows counted through the planes: z * cy + y), in
-// index order: emit(i, delta) with delta = lorenzo_delta at i. Row by row, a row's neighbours in the
-// previous row and plane are whole rows (a zero row where the chunk has none), so the inner loop has
-// no per-value condition: with b(x) = q(x) - q_y(x) - q_z(x) + q_yz(x), the residual is b(0) at x = 0
-// and b(x) - b(x - 1) after it (mod 2^32). zero_row holds cx zeros. Rows only read q, so ranges of
-// rows can run in parallel.
+// Every residual of values [i0, i1) of a chunk, in index order: emit(i, delta) with delta =
+// lorenzo_delta at i. Row by row, a row's neighbours in the previous row and plane are whole rows (a
+// zero row where the chunk has none), so the inner loop has no per-value condition: with
+// b(x) = q(x) - q_y(x) - q_z(x) + q_yz(x), the residual is b(0) at x = 0 and b(x) - b(x - 1) after it
+// (mod 2^32). zero_row holds cx zeros. A range may start inside a row (b(x - 1) is recomputed), and
+// ranges only read q, so any split of the values runs in parallel: a 1-D chunk is one long row.
 template <class Emit>
-inline void lorenzo_rows(const ChunkShape& c, const uint32_t* q, const uint32_t* zero_row, uint64_t row0,
-                         uint64_t row1, Emit&& emit) {
+inline void lorenzo_values(const ChunkShape& c, const uint32_t* q, const uint32_t* zero_row, uint64_t i0, uint64_t i1,
+                           Emit&& emit) {
   const uint64_t cx = c.cx, plane = uint64_t(c.cy) * cx;
-  for (uint64_t row = row0; row < row1; ++row) {
-    const uint64_t z = row / c.cy, y = row - z * c.cy, i = row * cx;
-    const uint32_t* r = q + i;
+  for (uint64_t i = i0; i < i1;) {
+    const uint64_t row = i / cx, z = row / c.cy, y = row - z * c.cy, first = row * cx;
+    const uint32_t* r = q + first;
     const uint32_t* ry = y ? r - cx : zero_row;
     const uint32_t* rz = z ? r - plane : zero_row;
     const uint32_t* ryz = y && z ? r - plane - cx : zero_row;
-    uint32_t before = 0;
-    for (uint64_t x = 0; x < cx; ++x) {
+    uint64_t x = i - first;
+    const uint64_t x_end = i1 - first < cx ? i1 - first : cx;
+    uint32_t before = x ? r[x - 1] - ry[x - 1] - rz[x - 1] + ryz[x - 1] : 0;
+    for (; x < x_end; ++x) {
       const uint32_t b = r[x] - ry[x] - rz[x] + ryz[x];
-      emit(uint32_t(i + x), b - before);
+      emit(uint32_t(first + x), b - before);
       before = b;
     }
+    i = first + x_end;
   }
 }
 template <class Emit>
 inline void lorenzo_rows(const ChunkShape& c, const uint32_t* q, const uint32_t* zero_row, Emit&& emit) {
-  lorenzo_rows(c, q, zero_row, 0, uint64_t(c.cz) * c.cy, emit);
+  lorenzo_values(c, q, zero_row, 0, c.count(), emit);
 }
 
 // Quant codes: symbol delta + radius for |delta| < radius, else 0 (an outlier, stored on the side).

@@ -108,14 +108,13 @@ struct EncodeScratch {
 
 // Encodes one chunk (values in memory order) into dst, which is resized. Returns nothing: dst.size()
 // is the chunk's size. threads > 1 (a chunk encoded alone, when there are fewer chunks than threads)
-// splits every pass into that many spans of values or rows; the bytes do not depend on it.
+// splits every pass into that many spans of values; the bytes do not depend on it.
 template <class T>
 void encode_chunk(const T* in, const ChunkShape& c, const fle::QuantParams<T>& p, uint32_t radius,
                   EncodeScratch<T>& s, std::vector<uint8_t>& dst, int threads = 1) {
   const uint32_t n = c.count(), nsym = 2 * radius;
-  const int64_t nspan = std::max(1, threads), rows = int64_t(c.cz) * c.cy;
+  const int64_t nspan = std::max(1, threads);
   auto value_span = [&](int64_t t, int64_t k) { return uint32_t(uint64_t(n) * uint64_t(t + k) / uint64_t(nspan)); };
-  auto row_span = [&](int64_t t, int64_t k) { return uint64_t(rows) * uint64_t(t + k) / uint64_t(nspan); };
   s.q.resize(n);
   s.sym.resize(n);
   s.zero_row.assign(c.cx, 0);
@@ -139,7 +138,7 @@ void encode_chunk(const T* in, const ChunkShape& c, const fle::QuantParams<T>& p
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
   for (int64_t t = 0; t < nspan; ++t) {
     EncodeSpan<T>& sp = s.spans[t];
-    predict::lorenzo_rows(c, s.q.data(), s.zero_row.data(), row_span(t, 0), row_span(t, 1), [&](uint32_t i, uint32_t d) {
+    predict::lorenzo_values(c, s.q.data(), s.zero_row.data(), value_span(t, 0), value_span(t, 1), [&](uint32_t i, uint32_t d) {
       const uint32_t sym = predict::quant_symbol(d, radius);
       if (!sym) { sp.out_idx.push_back(i); sp.out_delta.push_back(d); }
       s.sym[i] = sym;
