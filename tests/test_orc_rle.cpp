@@ -19,6 +19,13 @@ bool decode_all(Dec dec, const std::vector<uint8_t>& s, IntType t, std::vector<i
     return true;
   });
 }
+// The first n values of an f32 field times scale, rounded (0 where not finite): an integer column.
+std::vector<int64_t> quantized(const testutil::Field& f, size_t n, double scale) {
+  const float* x = reinterpret_cast<const float*>(f.bytes.data());
+  std::vector<int64_t> q(n);
+  for (size_t i = 0; i < n; ++i) q[i] = std::isfinite(x[i]) ? int64_t(std::llround(double(x[i]) * scale)) : 0;
+  return q;
+}
 bool d1(const uint8_t* p, uint64_t n, IntType t, const std::function<bool(int64_t)>& e) { return decode_rle1(p, n, t, e); }
 bool d2(const uint8_t* p, uint64_t n, IntType t, const std::function<bool(int64_t)>& e) { return decode_rle2(p, n, t, e); }
 }  // namespace
@@ -60,11 +67,10 @@ TEST(unit_orc_rle_round_trips) {
   std::vector<std::vector<int64_t>> cols;
   for (const auto& f : testutil::real_fields()) {
     if (f.dtype != hpcz::DType::f32) continue;
-    const float* x = reinterpret_cast<const float*>(f.bytes.data());
     const size_t n = std::min<uint64_t>(f.n(), 200000);
-    std::vector<int64_t> q(n), dq(n), b(n);
+    const std::vector<int64_t> q = quantized(f, n, 100);
+    std::vector<int64_t> dq(n), b(n);
     for (size_t i = 0; i < n; ++i) {
-      q[i] = std::isfinite(x[i]) ? int64_t(std::llround(double(x[i]) * 100)) : 0;
       dq[i] = i ? q[i] - q[i - 1] : q[i];
       b[i] = f.bytes[i];
     }
@@ -151,13 +157,8 @@ TEST(unit_orc_rle1_windowed_runs_match_bytewise) {
   std::vector<std::vector<int64_t>> cols;
   for (const auto& f : testutil::real_fields()) {
     if (f.dtype != hpcz::DType::f32) continue;
-    const float* x = reinterpret_cast<const float*>(f.bytes.data());
-    const size_t n = std::min<uint64_t>(f.n(), 50000);
-    for (double scale : {1.0, 100.0, 1e5}) {  // run-rich to run-poor
-      std::vector<int64_t> q(n);
-      for (size_t i = 0; i < n; ++i) q[i] = std::isfinite(x[i]) ? int64_t(std::llround(double(x[i]) * scale)) : 0;
-      cols.push_back(q);
-    }
+    for (double scale : {1.0, 100.0, 1e5})  // run-rich to run-poor
+      cols.push_back(quantized(f, std::min<uint64_t>(f.n(), 50000), scale));
   }
   std::mt19937_64 rng(11);
   std::vector<int64_t> runs;
