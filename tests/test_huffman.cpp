@@ -411,3 +411,90 @@ TEST(unit_huffman_gpu_books_match_cpu) {
                  ms, cpu_ms);
   }
 }
+
+TEST(unit_huffman_self_sync_finds_the_gap_starts) {
+  // Rivera et al.'s self-synchronizing decoder finds each subsequence's first codeword start by
+  // decoding from guesses; it must find exactly the starts the gap array records, on every sequence of
+  // every chunk of the real fields at three bounds. Also reports how many restart rounds it needed.
+  std::map<int, uint64_t> rounds;
+  uint64_t sequences = 0, subsequences = 0;
+  huffman::SyncStats stats;
+  uint64_t chained = 0;
+  for (const auto& f : testutil::real_fields())
+    for (double rel : {1e-2, 1e-3, 1e-4}) {
+      hpcz::Options o;
+      o.mode = hpcz::BoundMode::rel;
+      o.bound = rel;
+      o.codec = hpcz::Codec::ratio;
+      o.backend = hpcz::Backend::cpu;
+      const auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+      const auto info = hpcz::inspect(a.data(), a.size());
+      const uint32_t vb = uint32_t(hpcz::dtype_size(f.dtype)), nsym = 2 * o.radius;
+      for (const auto& ch : info.chunks) {
+        const uint8_t* c = a.data() + ch.offset;
+        if (detail::load_u32_le(c + 12) != ratio::kKindCoded) continue;  // raw chunk
+        const ratio::ChunkLayout L = ratio::chunk_layout(nsym, detail::load_u32_le(c), detail::load_u32_le(c + 4),
+                                                         detail::load_u32_le(c + 8), vb);
+        std::vector<uint8_t> len(nsym);
+        auto t = std::make_unique<huffman::DecodeTables>();
+        REQUIRE(ratio::chunk_tables(c, L, nsym, len.data(), *t));
+        const uint32_t nw = huffman::n_words(L.total_bits), nsub = huffman::n_subsequences(L.total_bits);
+        auto word = [&](uint32_t k) { return k < nw ? detail::load_u32_le(c + L.bits + 4 * k) : 0u; };
+        std::vector<uint32_t> starts(huffman::kSeqSubs);
+        std::vector<huffman::SyncPath> paths(huffman::kSeqSubs);
+        for (uint32_t first = 0; first < nsub; first += huffman::kSeqSubs) {
+          const uint32_t n = std::min(huffman::kSeqSubs, nsub - first);
+          const uint32_t start0 = huffman::subsequence_start(c + L.gaps, first, L.total_bits);
+          const int r = huffman::self_sync_starts(word, L.total_bits, *t, first, n, start0, starts.data(), paths.data(),
+                                                  &stats);
+          REQUIRE(r >= 0);
+          ++rounds[r];
+          ++sequences;
+          // Chains of restarts on one record (the kernel reuses it round after round): after each, the
+          // exit and count are those of a fresh decoding from that bit.
+          if (first == 0 && n > 2) {
+            std::mt19937 rng(first + n);
+            const uint32_t s = 1, lo = huffman::kSubBits - huffman::kMaxLen, limit = std::min(2 * huffman::kSubBits, L.total_bits);
+            huffman::SyncPath path;
+            huffman::sync_decode(word, L.total_bits, *t, huffman::kSubBits, limit, path);
+            for (int k = 0; k < 200; ++k) {
+              const uint32_t from = std::min<uint32_t>(lo + rng() % 64, limit);
+              huffman::sync_restart(word, L.total_bits, *t, from, limit, path);
+              uint32_t count = 0;
+              const uint32_t end = huffman::count_run(word, L.total_bits, t->fast, t->multi, t->ranges, t->sorted, from,
+                                                      limit, count);
+              CHECK_MSG(path.exit == end && (end == huffman::kNoSync || path.n == count),
+                        f.name << " restart " << k << " of subsequence " << s << " from " << from);
+              // The record is the new decoding's first starts, start[j] with j symbols before it.
+              uint32_t pos = from;
+              for (uint32_t j = 0; j < path.recorded && end != huffman::kNoSync; ++j) {
+                CHECK_MSG(path.start[j] == pos, f.name << " record entry " << j << " after restart " << k);
+                pos += huffman::entry_length(huffman::decode_one(word, t->fast, t->ranges, t->sorted, pos));
+              }
+              ++chained;
+            }
+          }
+          for (uint32_t k = 0; k < n; ++k) {
+            const uint32_t s = first + k, from = huffman::subsequence_start(c + L.gaps, s, L.total_bits);
+            const uint32_t limit = std::min<uint64_t>(uint64_t(s + 1) * huffman::kSubBits, L.total_bits);
+            uint32_t count = 0;
+            const uint32_t end = huffman::count_run(word, L.total_bits, t->fast, t->multi, t->ranges, t->sorted, from,
+                                                    limit, count);
+            CHECK_MSG(starts[k] == from && paths[k].exit == end && paths[k].n == count,
+                      f.name << " rel " << rel << " subsequence " << s << ": start " << starts[k] << " / " << from
+                             << ", exit " << paths[k].exit << " / " << end << ", symbols " << paths[k].n << " / " << count);
+            ++subsequences;
+          }
+        }
+      }
+    }
+  std::fprintf(stderr, "  %llu sequences (%llu subsequences) synchronized; %llu restarts, %llu of them exited early; rounds:",
+               (unsigned long long)sequences, (unsigned long long)subsequences, (unsigned long long)stats.restarts,
+               (unsigned long long)stats.early);
+  std::fprintf(stderr, " (%llu chained restarts)", (unsigned long long)chained);
+  for (auto [r, n] : rounds) std::fprintf(stderr, " %d: %llu", r, (unsigned long long)n);
+  std::fprintf(stderr, "\n");
+  CHECK(sequences > 0);
+  CHECK(stats.early * 2 > stats.restarts);  // the early exit is what makes the restarts cheap
+  CHECK(chained > 0);
+}

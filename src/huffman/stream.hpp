@@ -115,4 +115,135 @@ HPCZ_HD uint32_t sequence_first(const uint8_t* seq_first, const uint8_t* gaps, u
   return detail::load_u32_le(seq_first + 4 * j);
 }
 
+// ---- Self-synchronization (Rivera et al.'s second decoder) -----------------------------------------
+// A Huffman decoder started at an arbitrary bit soon falls onto the true codeword boundaries (the
+// self-synchronization Klein and Wiseman describe), so a decoder can find where each subsequence's
+// codewords start without the gap array: decode from a guess, let the guess converge.
+//
+// kNoSync: a decoding met an invalid codeword (from a wrong guess, or from a true start in a corrupt
+// stream).
+constexpr uint32_t kNoSync = ~0u;
+// With early exit: a decoding records its first kSyncRecord codeword starts (start[k] has k symbols
+// before it). A restart from another bit stops as soon as it lands on a recorded start: decoding from a
+// given bit always continues the same way, so from there on it is the recorded decoding (same exit,
+// the recorded count less the symbols before that start).
+constexpr uint32_t kSyncRecord = 16;
+struct SyncPath {
+  uint32_t start[kSyncRecord];
+  uint32_t recorded;  // entries of start[]
+  uint32_t n;         // symbols from the first start to the exit
+  uint32_t exit;      // first codeword start at or after the limit, or kNoSync
+};
+
+template <class Words>
+HPCZ_HD void sync_decode(Words&& word, uint32_t total_bits, const DecodeTables& t, uint32_t from, uint32_t limit,
+                         SyncPath& p) {
+  uint32_t pos = from, k = 0;
+  while (pos < limit && k < kSyncRecord) {
+    const uint32_t len = entry_length(decode_one(word, t.fast, t.ranges, t.sorted, pos));
+    p.start[k++] = pos;
+    if (len == 0 || len > total_bits - pos) {
+      p.recorded = k;
+      p.n = k;
+      p.exit = kNoSync;
+      return;
+    }
+    pos += len;
+  }
+  p.recorded = k;
+  uint32_t n = k;
+  p.exit = pos < limit ? count_run(word, total_bits, t.fast, t.multi, t.ranges, t.sorted, pos, limit, n) : pos;
+  p.n = n;
+}
+
+// Decodes from `from` again, reusing p (a decoding of the same subsequence from another bit). True if
+// it met the recorded decoding (the early exit).
+template <class Words>
+HPCZ_HD bool sync_restart(Words&& word, uint32_t total_bits, const DecodeTables& t, uint32_t from, uint32_t limit,
+                          SyncPath& p) {
+  uint32_t fresh[kSyncRecord];
+  uint32_t pos = from, steps = 0, i = 0;
+  while (pos < limit && steps < kSyncRecord) {
+    while (i < p.recorded && p.start[i] < pos) ++i;
+    if (i < p.recorded && p.start[i] == pos) {  // synchronized with the recorded decoding
+      // The record becomes the fresh starts, then the old ones from the meeting point on.
+      const uint32_t keep = p.recorded - i < kSyncRecord - steps ? p.recorded - i : kSyncRecord - steps;
+      if (steps > i) {
+        for (uint32_t k = keep; k-- > 0;) p.start[steps + k] = p.start[i + k];  // moving up: back to front
+      } else {
+        for (uint32_t k = 0; k < keep; ++k) p.start[steps + k] = p.start[i + k];
+      }
+      for (uint32_t k = 0; k < steps; ++k) p.start[k] = fresh[k];
+      p.recorded = steps + keep;
+      p.n = p.n - i + steps;
+      return true;
+    }
+    const uint32_t len = entry_length(decode_one(word, t.fast, t.ranges, t.sorted, pos));
+    fresh[steps++] = pos;
+    if (len == 0 || len > total_bits - pos) {
+      for (uint32_t k = 0; k < steps; ++k) p.start[k] = fresh[k];
+      p.recorded = steps;
+      p.n = steps;
+      p.exit = kNoSync;
+      return false;
+    }
+    pos += len;
+  }
+  if (pos >= limit) {  // the subsequence ended before the decodings met
+    for (uint32_t k = 0; k < steps; ++k) p.start[k] = fresh[k];
+    p.recorded = steps;
+    p.n = steps;
+    p.exit = pos;
+    return false;
+  }
+  sync_decode(word, total_bits, t, from, limit, p);  // no meeting within kSyncRecord codewords
+  return false;
+}
+
+// The first codeword starts of subsequences first .. first + n - 1 (one sequence), given the first's
+// (start0, a true start), found in parallel rounds as a thread block runs them: round 0 decodes each
+// subsequence from its nominal first bit; every later round restarts subsequence k from the previous
+// round's exit of k - 1 wherever the two differ. After round r the first r + 1 starts are true, so it
+// ends within n rounds; on the real fields after one. Returns the rounds after round 0, or -1 if a
+// true start meets an invalid codeword. starts[] and paths[] hold n entries; paths[k].n is then
+// subsequence k's symbol count. stats (if given): restarts, and those that exited early.
+struct SyncStats {
+  uint64_t restarts = 0, early = 0;
+};
+template <class Words>
+HPCZ_HD int self_sync_starts(Words&& word, uint32_t total_bits, const DecodeTables& t, uint32_t first, uint32_t n,
+                             uint32_t start0, uint32_t* starts, SyncPath* paths, SyncStats* stats = nullptr) {
+  auto limit_of = [&](uint32_t k) {
+    const uint64_t lim = uint64_t(first + k + 1) * kSubBits;
+    return lim < total_bits ? uint32_t(lim) : total_bits;
+  };
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint64_t nominal = uint64_t(first + k) * kSubBits;
+    starts[k] = k == 0 ? start0 : (nominal < total_bits ? uint32_t(nominal) : total_bits);
+    sync_decode(word, total_bits, t, starts[k], limit_of(k), paths[k]);
+  }
+  for (int round = 1;; ++round) {
+    bool changed = false;
+    for (uint32_t k = n - 1; k > 0; --k)  // descending: a restart reads the previous round's exit
+      if (starts[k] != paths[k - 1].exit) {
+        starts[k] = paths[k - 1].exit;
+        if (starts[k] == kNoSync) {  // a guess that failed: nothing to decode until it is replaced
+          paths[k] = SyncPath{{}, 0, 0, kNoSync};
+        } else {
+          const bool met = sync_restart(word, total_bits, t, starts[k], limit_of(k), paths[k]);
+          if (stats) {
+            ++stats->restarts;
+            stats->early += met;
+          }
+        }
+        changed = true;
+      }
+    if (!changed) {
+      for (uint32_t k = 0; k < n; ++k)
+        if (paths[k].exit == kNoSync) return -1;
+      return round - 1;
+    }
+  }
+}
+
 }  // namespace hpcz::huffman
