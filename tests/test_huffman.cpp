@@ -445,7 +445,7 @@ TEST(unit_huffman_self_sync_finds_the_gap_starts) {
         for (uint32_t first = 0; first < nsub; first += huffman::kSeqSubs) {
           const uint32_t n = std::min(huffman::kSeqSubs, nsub - first);
           const uint32_t start0 = huffman::subsequence_start(c + L.gaps, first, L.total_bits);
-          const int r = huffman::self_sync_starts(word, L.total_bits, *t, first, n, start0, starts.data(), paths.data(),
+          const int r = huffman::self_sync_starts(word, L.total_bits, huffman::TableRefs::of(*t), first, n, start0, starts.data(), paths.data(),
                                                   &stats);
           REQUIRE(r >= 0);
           ++rounds[r];
@@ -456,10 +456,10 @@ TEST(unit_huffman_self_sync_finds_the_gap_starts) {
             std::mt19937 rng(first + n);
             const uint32_t s = 1, lo = huffman::kSubBits - huffman::kMaxLen, limit = std::min(2 * huffman::kSubBits, L.total_bits);
             huffman::SyncPath path;
-            huffman::sync_decode(word, L.total_bits, *t, huffman::kSubBits, limit, path);
+            huffman::sync_decode(word, L.total_bits, huffman::TableRefs::of(*t), huffman::kSubBits, limit, path);
             for (int k = 0; k < 200; ++k) {
               const uint32_t from = std::min<uint32_t>(lo + rng() % 64, limit);
-              huffman::sync_restart(word, L.total_bits, *t, from, limit, path);
+              huffman::sync_restart(word, L.total_bits, huffman::TableRefs::of(*t), from, limit, path);
               uint32_t count = 0;
               const uint32_t end = huffman::count_run(word, L.total_bits, t->fast, t->multi, t->ranges, t->sorted, from,
                                                       limit, count);

@@ -128,6 +128,14 @@ constexpr uint32_t kNoSync = ~0u;
 // given bit always continues the same way, so from there on it is the recorded decoding (same exit,
 // the recorded count less the symbols before that start).
 constexpr uint32_t kSyncRecord = 16;
+// The decode tables by parts (a kernel stages some of them in shared memory).
+struct TableRefs {
+  const uint32_t* fast;
+  const uint16_t* multi;
+  const CanonicalRanges* ranges;
+  const uint16_t* sorted;
+  HPCZ_HD static TableRefs of(const DecodeTables& t) { return {t.fast, t.multi, &t.ranges, t.sorted}; }
+};
 struct SyncPath {
   uint32_t start[kSyncRecord];
   uint32_t recorded;  // entries of start[]
@@ -136,11 +144,11 @@ struct SyncPath {
 };
 
 template <class Words>
-HPCZ_HD void sync_decode(Words&& word, uint32_t total_bits, const DecodeTables& t, uint32_t from, uint32_t limit,
+HPCZ_HD void sync_decode(Words&& word, uint32_t total_bits, const TableRefs& t, uint32_t from, uint32_t limit,
                          SyncPath& p) {
   uint32_t pos = from, k = 0;
   while (pos < limit && k < kSyncRecord) {
-    const uint32_t len = entry_length(decode_one(word, t.fast, t.ranges, t.sorted, pos));
+    const uint32_t len = entry_length(decode_one(word, t.fast, *t.ranges, t.sorted, pos));
     p.start[k++] = pos;
     if (len == 0 || len > total_bits - pos) {
       p.recorded = k;
@@ -152,14 +160,14 @@ HPCZ_HD void sync_decode(Words&& word, uint32_t total_bits, const DecodeTables& 
   }
   p.recorded = k;
   uint32_t n = k;
-  p.exit = pos < limit ? count_run(word, total_bits, t.fast, t.multi, t.ranges, t.sorted, pos, limit, n) : pos;
+  p.exit = pos < limit ? count_run(word, total_bits, t.fast, t.multi, *t.ranges, t.sorted, pos, limit, n) : pos;
   p.n = n;
 }
 
 // Decodes from `from` again, reusing p (a decoding of the same subsequence from another bit). True if
 // it met the recorded decoding (the early exit).
 template <class Words>
-HPCZ_HD bool sync_restart(Words&& word, uint32_t total_bits, const DecodeTables& t, uint32_t from, uint32_t limit,
+HPCZ_HD bool sync_restart(Words&& word, uint32_t total_bits, const TableRefs& t, uint32_t from, uint32_t limit,
                           SyncPath& p) {
   uint32_t fresh[kSyncRecord];
   uint32_t pos = from, steps = 0, i = 0;
@@ -178,7 +186,7 @@ HPCZ_HD bool sync_restart(Words&& word, uint32_t total_bits, const DecodeTables&
       p.n = p.n - i + steps;
       return true;
     }
-    const uint32_t len = entry_length(decode_one(word, t.fast, t.ranges, t.sorted, pos));
+    const uint32_t len = entry_length(decode_one(word, t.fast, *t.ranges, t.sorted, pos));
     fresh[steps++] = pos;
     if (len == 0 || len > total_bits - pos) {
       for (uint32_t k = 0; k < steps; ++k) p.start[k] = fresh[k];
@@ -211,7 +219,7 @@ struct SyncStats {
   uint64_t restarts = 0, early = 0;
 };
 template <class Words>
-HPCZ_HD int self_sync_starts(Words&& word, uint32_t total_bits, const DecodeTables& t, uint32_t first, uint32_t n,
+HPCZ_HD int self_sync_starts(Words&& word, uint32_t total_bits, const TableRefs& t, uint32_t first, uint32_t n,
                              uint32_t start0, uint32_t* starts, SyncPath* paths, SyncStats* stats = nullptr) {
   auto limit_of = [&](uint32_t k) {
     const uint64_t lim = uint64_t(first + k + 1) * kSubBits;

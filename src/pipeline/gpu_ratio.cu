@@ -227,7 +227,12 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
   // Sequences a chunk can have at most (every code kMaxLen bits).
   const uint64_t max_bits = uint64_t(g.full.count()) * huffman::kMaxLen;
   const unsigned max_seq = unsigned(div_ceil(div_ceil(max_bits, huffman::kSubBits), huffman::kSeqSubs));
-  decode_kernel<<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.v, d_status);
+  // HPCZ_RATIO_DECODER=selfsync: the self-synchronizing decoder, for comparison (see decode_kernel).
+  static const bool self_sync = [] { const char* v = std::getenv("HPCZ_RATIO_DECODER"); return v && std::string(v) == "selfsync"; }();
+  if (self_sync)
+    decode_kernel<true><<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.v, d_status);
+  else
+    decode_kernel<false><<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.v, d_status);
   outlier_kernel<<<dim3(16, nc), kThreads, 0, s>>>(g, info.block_values, d_a, L.dc, L.v, d_status);
   check(cudaGetLastError(), "ratio decode");
   if (L.rp.planes) {  // all three axes and the dequantization in one pass (recon_plan.hpp)

@@ -957,6 +957,10 @@ static __global__ void __launch_bounds__(kThreads) verify_done_kernel(const Deco
 // the H200; reading the first-level table through L1 instead of staging it, 7 blocks, lost: 367).
 constexpr uint32_t kSeqWords = huffman::kSeqSubs * huffman::kSubBits / 32;
 __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + (r >> 5); }
+// kSelfSync (HPCZ_RATIO_DECODER=selfsync, Rivera et al.'s second decoder, for comparison): the gap array
+// is read only for the sequence's first subsequence; the others' starts are found by decoding from
+// guesses (huffman::self_sync_starts, run by the block in rounds, with the early exit).
+template <bool kSelfSync>
 static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g, uint32_t radius, const uint8_t* __restrict__ a,
                                                                           DecodeChunk* dc, const huffman::DecodeTables* tables,
                                                                           uint32_t* __restrict__ v, uint32_t* status) {
@@ -968,6 +972,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   __shared__ huffman::CanonicalRanges s_ranges;
   __shared__ uint16_t s_multi[1u << huffman::kFastBits];
   __shared__ uint16_t s_rows[huffman::kSeqSubs * 33];  // symbols < kMaxSymbols
+  __shared__ huffman::SyncPath s_path[kSelfSync ? huffman::kSeqSubs : 1];
   __shared__ uint32_t s_bad;
   const uint64_t c = blockIdx.y;
   const uint32_t j = blockIdx.x;
@@ -995,9 +1000,42 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   const uint32_t sub = j * huffman::kSeqSubs + threadIdx.x;
   uint32_t from = L.total_bits, limit = L.total_bits, n_here = 0;
   if (sub < nsub) {
-    from = huffman::subsequence_start(gaps, sub, L.total_bits);
     const uint64_t lim = uint64_t(sub + 1) * huffman::kSubBits;
     limit = lim < L.total_bits ? uint32_t(lim) : L.total_bits;
+  }
+  if (kSelfSync) {
+    // Round 0 from the nominal first bits (thread 0 from the sequence's gap), then restarts from the
+    // predecessor's exit until no start changes; the same rounds as huffman::self_sync_starts.
+    const huffman::TableRefs refs{s_fast, s_multi, &s_ranges, tab.sorted};
+    const uint32_t start0 = huffman::subsequence_start(gaps, j * huffman::kSeqSubs, L.total_bits);
+    huffman::SyncPath& path = s_path[threadIdx.x];
+    if (sub < nsub) {
+      from = threadIdx.x == 0 ? start0 : sub * huffman::kSubBits;  // sub < nsub: below total_bits
+      huffman::sync_decode(word, L.total_bits, refs, from, limit, path);
+    }
+    for (;;) {
+      __syncthreads();  // the round's exits are written
+      const uint32_t want = threadIdx.x == 0 ? start0 : s_path[threadIdx.x - 1].exit;
+      __syncthreads();  // and read, before any path is rewritten
+      const bool changed = sub < nsub && want != from;
+      if (changed) {
+        from = want;
+        if (want == huffman::kNoSync) path = huffman::SyncPath{{}, 0, 0, huffman::kNoSync};
+        else huffman::sync_restart(word, L.total_bits, refs, from, limit, path);
+      }
+      if (!__syncthreads_or(changed)) break;
+    }
+    if (sub < nsub) {
+      n_here = path.n;
+      // Converged: every start is its predecessor's exit. Corrupt if a true start met an invalid
+      // codeword, if the stream does not start at bit 0, or if the last exit is not the next
+      // sequence's first start (its gap).
+      const bool last = sub + 1 == nsub || threadIdx.x + 1 == huffman::kSeqSubs;
+      const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(gaps, sub + 1, L.total_bits) : L.total_bits;
+      if (path.exit == huffman::kNoSync || (sub == 0 && from != 0) || (last && path.exit != next)) s_bad = 1;
+    }
+  } else if (sub < nsub) {
+    from = huffman::subsequence_start(gaps, sub, L.total_bits);
     const uint32_t end = huffman::count_run(word, L.total_bits, s_fast, s_multi, s_ranges, tab.sorted, from, limit, n_here);
     const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(gaps, sub + 1, L.total_bits) : L.total_bits;
     if (end != next || (sub == 0 && from != 0)) s_bad = 1;
