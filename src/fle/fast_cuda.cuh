@@ -92,15 +92,17 @@ __device__ inline unsigned long long lookback(unsigned long long* desc, unsigned
 }
 
 // ---- kernels ------------------------------------------------------------------------------------
+// A compression's shared state before its first kernel (both codecs' init kernels).
+__device__ __forceinline__ void reset_state(CompressState* st) {
+  st->key_min = ~0ull;
+  st->key_max = 0;
+  st->total_size = format::data_offset(0);
+  st->table_sum = 0;
+  st->chunk_counter = 0;
+}
 static __global__ void init_kernel(CompressState* st, unsigned long long* desc, unsigned long long n_chunks) {
   unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i == 0) {
-    st->key_min = ~0ull;
-    st->key_max = 0;
-    st->total_size = format::data_offset(0);
-    st->table_sum = 0;
-    st->chunk_counter = 0;
-  }
+  if (i == 0) reset_state(st);
   for (; i < n_chunks; i += gridDim.x * blockDim.x) desc[i] = 0;
 }
 
@@ -317,24 +319,15 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   }
 }
 
-// Header and table checksum, once every chunk is written. The fast encoder sums the table's checksum
-// as it writes the entries (st->table_sum, table_summed); otherwise the block sums the table here.
-static __global__ void __launch_bounds__(kThreads) seal_kernel(format::HeaderFields h, const CompressState* st,
-                                                        bool table_summed, uint8_t* out, unsigned long long* d_size) {
-  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
-  __shared__ typename Sum::TempStorage tmp;
-  unsigned long long s = 0;
-  if (!table_summed) {
-    const uint8_t* table = out + format::kHeaderBytes;
-    const unsigned long long words = h.n_chunks * format::kChunkEntryBytes / 4;
-    for (unsigned long long i = threadIdx.x; i < words; i += kThreads)
-      s += format::checksum_term(i, reinterpret_cast<const uint32_t*>(table)[i]);
-    s = Sum(tmp).Sum(s);
-  }
+// Header and table checksum, once every chunk is written. Both codecs' encoders sum the table's
+// checksum terms into st->table_sum as they write the entries (a one-block pass over the table here
+// cost 24 us, 3% of a 512 MiB fast compression).
+static __global__ void seal_kernel(format::HeaderFields h, const CompressState* st, uint8_t* out,
+                                   unsigned long long* d_size) {
   if (threadIdx.x == 0) {
     settle_range(h, st->key_min, st->key_max);
     h.archive_size = st->total_size;
-    h.table_checksum = format::checksum_fold(table_summed ? st->table_sum : s);
+    h.table_checksum = format::checksum_fold(st->table_sum);  // summed entry by entry as the table was written
     format::write_header(out, h);
     *d_size = h.archive_size;
   }

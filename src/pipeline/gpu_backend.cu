@@ -53,7 +53,7 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
     k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
     check(cudaGetLastError(), "encode kernel");
   }
-  fle::cuda::seal_kernel<<<1, kThreads, 0, s>>>(h, st, true, d_out, reinterpret_cast<unsigned long long*>(d_size));
+  fle::cuda::seal_kernel<<<1, 32, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
   check(cudaGetLastError(), "seal kernel");
 }
 

@@ -79,10 +79,7 @@ __global__ void ratio_init_kernel(fle::cuda::CompressState* st, uint32_t* hist, 
   const unsigned long long i0 = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x,
                            stride = (unsigned long long)gridDim.x * blockDim.x;
   if (i0 == 0) {
-    st->key_min = ~0ull;
-    st->key_max = 0;
-    st->total_size = format::data_offset(0);
-    st->chunk_counter = 0;
+    fle::cuda::reset_state(st);
     tile_out[nt] = 0;
     tile_exc[nt] = 0;
   }
@@ -145,10 +142,10 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
                                                      b.tile_exc, b.info, d_out, dp.history != 0);
     chunk_head_kernel<T><<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(g, nsym, d_in, b.len, b.info, d_out);
     checksum_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
-    table_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(b.info, nc, d_out);
+    table_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(b.info, nc, b.st, d_out);
     check(cudaGetLastError(), "ratio encode");
   }
-  fle::cuda::seal_kernel<<<1, fle::cuda::kThreads, 0, s>>>(h, b.st, false, d_out, reinterpret_cast<unsigned long long*>(d_size));
+  fle::cuda::seal_kernel<<<1, 32, 0, s>>>(h, b.st, d_out, reinterpret_cast<unsigned long long*>(d_size));
   check(cudaGetLastError(), "seal");
 }
 

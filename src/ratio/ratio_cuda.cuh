@@ -812,10 +812,14 @@ static __global__ void __launch_bounds__(kThreads) checksum_kernel(ChunkInfo* in
   if (threadIdx.x == 0 && s) atomicAdd(&info[c].sum, s);
 }
 
-static __global__ void __launch_bounds__(kThreads) table_kernel(const ChunkInfo* info, uint64_t n_chunks, uint8_t* out) {
-  for (uint64_t c = blockIdx.x * kThreads + threadIdx.x; c < n_chunks; c += gridDim.x * kThreads)
-    format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, info[c].offset, info[c].size,
-                              format::checksum_fold(info[c].sum));
+// The chunk table; each entry's checksum terms go into st->table_sum for seal_kernel.
+static __global__ void __launch_bounds__(kThreads) table_kernel(const ChunkInfo* info, uint64_t n_chunks,
+                                                                fle::cuda::CompressState* st, uint8_t* out) {
+  for (uint64_t c = blockIdx.x * kThreads + threadIdx.x; c < n_chunks; c += gridDim.x * kThreads) {
+    const uint32_t sum = format::checksum_fold(info[c].sum);
+    format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, info[c].offset, info[c].size, sum);
+    atomicAdd(&st->table_sum, format::chunk_entry_terms(c, info[c].offset, info[c].size, sum));
+  }
 }
 
 // ---- decompression --------------------------------------------------------------------------------
