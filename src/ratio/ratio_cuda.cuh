@@ -1157,6 +1157,22 @@ static __global__ void __launch_bounds__(kThreads) column_kernel(Grid g, const D
   if (!kScan) *sgc = acc;
 }
 
+// Column prefix sums in place: n values stride apart from col (shared or global memory), starting from
+// acc; returns the last sum. Loads go out eight at a time ahead of the dependent adds.
+template <class Stride>
+__device__ __forceinline__ uint32_t scan_column(uint32_t* col, uint32_t n, Stride stride, uint32_t acc) {
+  uint32_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    uint32_t b[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) b[j] = col[(k + j) * stride];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) col[(k + j) * stride] = acc += b[j];
+  }
+  for (; k < n; ++k) col[k * stride] = acc += col[k * stride];
+  return acc;
+}
+
 // One pass, one thread per column (enough when there are many columns).
 template <bool kAxisZ>
 static __global__ void __launch_bounds__(kThreads) column_single_kernel(Grid g, const DecodeChunk* dc, uint32_t* v) {
@@ -1166,19 +1182,7 @@ static __global__ void __launch_bounds__(kThreads) column_single_kernel(Grid g, 
   const Columns col = kAxisZ ? z_columns(cs) : y_columns(cs);
   const uint32_t p = blockIdx.x * kThreads + threadIdx.x;
   if (p >= col.lanes) return;
-  uint32_t* __restrict__ base = v + c * g.chunk_values + col.start(p);
-  constexpr uint32_t kBatch = 8;  // loads go out ahead of the dependent adds and stores
-  uint32_t acc = 0;
-  for (uint32_t z = 0; z < col.n; z += kBatch) {
-    uint32_t b[kBatch];
-#pragma unroll
-    for (uint32_t k = 0; k < kBatch; ++k) b[k] = z + k < col.n ? base[uint64_t(z + k) * col.stride] : 0;
-#pragma unroll
-    for (uint32_t k = 0; k < kBatch; ++k) {
-      acc += b[k];
-      if (z + k < col.n) base[uint64_t(z + k) * col.stride] = acc;
-    }
-  }
+  scan_column(v + c * g.chunk_values + col.start(p), col.n, uint64_t(col.stride), 0u);
 }
 
 // Pass 2: per column, the exclusive scan of its segment sums (in place).
@@ -1340,21 +1344,6 @@ __device__ __forceinline__ uint32_t load_acquire(const uint32_t* p) {
   uint32_t x;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(x) : "l"(p) : "memory");
   return x;
-}
-
-// Column prefix sums in shared memory: n values stride apart from col, starting from acc; returns
-// the last sum. Loads go out eight at a time ahead of the dependent adds.
-__device__ __forceinline__ uint32_t scan_column(uint32_t* col, uint32_t n, uint32_t stride, uint32_t acc) {
-  uint32_t k = 0;
-  for (; k + 8 <= n; k += 8) {
-    uint32_t b[8];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) b[j] = col[(k + j) * stride];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) col[(k + j) * stride] = acc += b[j];
-  }
-  for (; k < n; ++k) col[k * stride] = acc += col[k * stride];
-  return acc;
 }
 
 template <class T>
