@@ -841,10 +841,11 @@ template <class T>
 static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t nsym, const uint8_t* __restrict__ a,
                                                                 unsigned long long archive_size, DecodeChunk* dc,
                                                                 huffman::DecodeTables* tables, uint32_t* status) {
-  constexpr int kL = huffman::kMaxLen + 1, kWarps = kThreads / 32;
-  __shared__ uint8_t s_len[huffman::kMaxSymbols];
+  constexpr int kL = huffman::kMaxLen + 1;
+  using LenScan = cub::BlockScan<LenCounts, kThreads>;
+  __shared__ typename LenScan::TempStorage len_scan;
   __shared__ huffman::DecodeTables s_t;  // built here, then copied out whole
-  __shared__ uint32_t s_count[kL], s_next[kL], s_warp[kWarps][kL];
+  __shared__ uint32_t s_count[kL];
   __shared__ uint32_t s_bad;
   const uint64_t c = blockIdx.x;
   const uint32_t count = g.shape(c).count();
@@ -873,49 +874,44 @@ static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t
   __syncthreads();
   if (!s_bad && !d.raw) {
     // The tables of huffman::build_decode_tables, built in shared memory by all threads (a serial
-    // build by one thread was most of this kernel's time): lengths counted with atomics, then the
-    // symbols placed in (length, symbol) order by a stable counting sort, 256 symbols a round.
-    const uint32_t tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    if (tid < kL) s_count[tid] = 0;
-    __syncthreads();
-    for (uint32_t k = tid; k < nsym; k += kThreads) {
-      const uint32_t l = huffman::get_nibble(a + off + d.L.lengths, k);
-      s_len[k] = uint8_t(l);
-      if (l > uint32_t(huffman::kMaxLen)) s_bad = kBadChunk;
-      else if (l) atomicAdd(&s_count[l], 1u);
+    // build by one thread was most of this kernel's time): each thread takes kSortPerThread
+    // consecutive symbols; a block scan of their per-length counts (as book_kernel's) gives every
+    // symbol its place in (length, symbol) order.
+    const uint32_t tid = threadIdx.x;
+    uint8_t len[kSortPerThread];
+    LenCounts mine{};  // n[0] counts lengths over kMaxLen (a corrupt book)
+#pragma unroll
+    for (int k = 0; k < kSortPerThread; ++k) {
+      const uint32_t sy = tid * kSortPerThread + k;
+      uint32_t l = sy < nsym ? huffman::get_nibble(a + off + d.L.lengths, sy) : 0;
+      if (l > uint32_t(huffman::kMaxLen)) {
+        ++mine.n[0];
+        l = 0;
+      }
+      len[k] = uint8_t(l);
+      if (l) ++mine.n[l];
     }
-    __syncthreads();
+    LenCounts before, all;
+    LenScan(len_scan).ExclusiveScan(mine, before, LenCounts{}, LenCountsAdd(), all);
     huffman::CanonicalRanges& r = s_t.ranges;
-    if (tid == 0 && !s_bad) {
+    if (tid == 0) {
+      if (all.n[0]) s_bad = kBadChunk;
       s_count[0] = 0;
+      for (int l = 1; l < kL; ++l) s_count[l] = all.n[l];
       if (!huffman::first_codes_from_counts(s_count, r.first)) s_bad = kBadChunk;
       uint32_t at = 0;
       for (int l = 0; l < kL; ++l) {
         r.count[l] = s_count[l];
         r.offset[l] = l ? at : 0;
-        s_next[l] = r.offset[l];
         at += l ? s_count[l] : 0;
       }
     }
     __syncthreads();
     if (!s_bad) {
-      for (uint32_t base = 0; base < nsym; base += kThreads) {
-        const uint32_t k = base + tid, l = k < nsym ? s_len[k] : 0;
-        const uint32_t peers = __match_any_sync(0xffffffffu, l);  // this warp's symbols of length l
-        if (tid < kWarps * kL) s_warp[tid / kL][tid % kL] = 0;
-        __syncthreads();
-        if (lane == uint32_t(__ffs(peers) - 1)) s_warp[warp][l] = __popc(peers);
-        __syncthreads();
-        if (l) {
-          uint32_t at = s_next[l] + __popc(peers & ((1u << lane) - 1));
-          for (uint32_t w = 0; w < warp; ++w) at += s_warp[w][l];
-          s_t.sorted[at] = uint16_t(k);
-        }
-        __syncthreads();
-        if (tid > 0 && tid < uint32_t(kL))
-          for (int w = 0; w < kWarps; ++w) s_next[tid] += s_warp[w][tid];
-        __syncthreads();  // s_warp is zeroed by the next round
-      }
+#pragma unroll
+      for (int k = 0; k < kSortPerThread; ++k)
+        if (len[k]) s_t.sorted[r.offset[len[k]] + before.n[len[k]]++] = uint16_t(tid * kSortPerThread + k);
+      __syncthreads();
       for (uint32_t i = tid; i < (1u << huffman::kFastBits); i += kThreads) s_t.fast[i] = huffman::fast_entry(s_t, i);
       __syncthreads();
       for (uint32_t i = tid; i < (1u << huffman::kFastBits); i += kThreads) s_t.multi[i] = huffman::multi_entry(s_t.fast, i);
