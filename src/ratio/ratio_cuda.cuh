@@ -1028,11 +1028,14 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
     if (sub < nsub) {
       n_here = path.n;
       // Converged: every start is its predecessor's exit. Corrupt if a true start met an invalid
-      // codeword, if the stream does not start at bit 0, or if the last exit is not the next
-      // sequence's first start (its gap).
+      // codeword, if the stream does not start at bit 0, if the last exit is not the next sequence's
+      // first start, or if a start found differs from the archive's gap entry: the decoder does not
+      // need the entries, but an archive whose entries are wrong is corrupt, as the CPU decoder says.
       const bool last = sub + 1 == nsub || threadIdx.x + 1 == huffman::kSeqSubs;
       const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(gaps, sub + 1, L.total_bits) : L.total_bits;
-      if (path.exit == huffman::kNoSync || (sub == 0 && from != 0) || (last && path.exit != next)) s_bad = 1;
+      if (path.exit == huffman::kNoSync || (sub == 0 && from != 0) || (last && path.exit != next) ||
+          from != huffman::subsequence_start(gaps, sub, L.total_bits))
+        s_bad = 1;
     }
   } else if (sub < nsub) {
     from = huffman::subsequence_start(gaps, sub, L.total_bits);
