@@ -1,4 +1,6 @@
 // Unit properties of the fast codec's building blocks.
+#include <algorithm>
+#include <array>
 #include <limits>
 #include <random>
 
@@ -187,4 +189,126 @@ TEST(unit_quantize_fast_path_agrees_with_exact_search) {
     }
   }
   CHECK(checked == 800000);
+}
+
+// The GPU encoder gives each thread half a block (fle/fast_cuda.cuh, encode_half_kernel): the chain
+// scan runs over halves, the halves' statistics combine with an OR, and each half writes its own bytes
+// (write_block_half). This emulates that path on the CPU, chunk by chunk, in the kernel's order, and
+// requires encode_chunk's bytes: real fields at several bounds, then special values, a fill value and
+// short last blocks. (The GPU tests compare the kernel's archives with the CPU's on the same fields.)
+namespace {
+template <class T>
+std::vector<uint8_t> encode_chunk_by_halves(const T* in, uint32_t count, const QuantParams<T>& p) {
+  const uint32_t nb = uint32_t(div_ceil(count, kB)), nh = 2 * nb;
+  std::vector<std::array<int32_t, kH>> q(nh);
+  std::vector<uint32_t> invalid(nh);
+  std::vector<int> cnt_h(nh);
+  std::vector<bool> same(nh);
+  std::vector<int32_t> prev(nh);
+  int32_t last = 0;  // the chain scan over halves: the last q of a half with one, from 0
+  for (uint32_t k = 0; k < nh; ++k) {
+    const uint32_t b = k / 2, half = k % 2;
+    const int cnt = int(std::min<uint32_t>(kB, count - b * kB));
+    cnt_h[k] = std::clamp(cnt - kH * int(half), 0, kH);
+    const T* src = in + size_t(b) * kB + kH * half;
+    T v[kH];
+    for (int i = 0; i < kH; ++i) v[i] = i < cnt_h[k] ? src[i] : T(0);
+    bool s = true;
+    for (int i = 0; i < cnt_h[k]; ++i) s &= to_bits(v[i]) == to_bits(in[size_t(b) * kB]);
+    same[k] = s;
+    int32_t tail = 0;
+    bool has = false;
+    invalid[k] = quantize_lanes<T, kH>(v, [&](int i) { return src[i]; }, cnt_h[k], p, q[k].data(), tail, has);
+    prev[k] = last;
+    if (has) last = tail;
+  }
+  std::vector<uint8_t> body(nb + size_t(nb) * kB * sizeof(T)), exc(size_t(count) * sizeof(T));
+  uint32_t pay = 0, nexc = 0;
+  for (uint32_t b = 0; b < nb; ++b) {
+    uint32_t rest[2], first[2], mask = 0;
+    for (uint32_t half = 0; half < 2; ++half) {
+      const uint32_t k = 2 * b + half;
+      chain_fill<kH>(q[k].data(), invalid[k], prev[k]);
+      half_delta_stats(q[k].data(), prev[k], half, rest[half], first[half]);
+      mask |= (invalid[k] & lanes_below(cnt_h[k])) << (kH * half);
+    }
+    const BlockPlan bp = plan_from_stats(first[0] | rest[0] | rest[1], rest[0] | rest[1], q[2 * b][0], mask,
+                                         sizeof(T), same[2 * b] && same[2 * b + 1]);
+    body[b] = bp.code;
+    for (uint32_t half = 0; half < 2; ++half) {
+      const uint32_t k = 2 * b + half;
+      const T* src = in + size_t(b) * kB + kH * half;
+      write_block_half<T>(bp, half, [&](int i) { return src[i]; }, cnt_h[k], q[k].data(), prev[k], body.data() + nb + pay,
+                          [&](int j, T x) { store_value_le<T>(exc.data() + (nexc + j) * sizeof(T), x); });
+    }
+    pay += bp.payload;
+    nexc += bp.nexc;
+  }
+  body.resize(nb + pay);
+  body.insert(body.end(), exc.begin(), exc.begin() + size_t(nexc) * sizeof(T));
+  return body;
+}
+
+template <class T>
+int halves_match_chunks(const std::vector<T>& x, double eb, bool has_fill, double fill, int max_chunks) {
+  double mn = INFINITY, mx = -INFINITY;
+  for (T v : x)
+    if (std::isfinite(v) && !(has_fill && v == T(fill))) mn = std::min(mn, double(v)), mx = std::max(mx, double(v));
+  const bool valid = mn <= mx;
+  const auto p = make_params<T>(eb, choose_step<T>(eb, valid, valid ? mn : 0, valid ? mx : 0), has_fill, fill);
+  std::vector<uint8_t> ref(max_chunk_bytes(chunk_values<T>(), sizeof(T))), scratch;
+  int mismatches = 0, chunks = 0;
+  for (size_t at = 0; at < x.size() && chunks < max_chunks; at += chunk_values<T>(), ++chunks) {
+    const uint32_t count = uint32_t(std::min<size_t>(chunk_values<T>(), x.size() - at));
+    const uint32_t size = encode_chunk(x.data() + at, count, p, ref.data(), scratch);
+    const std::vector<uint8_t> got = encode_chunk_by_halves(x.data() + at, count, p);
+    if (got.size() != size || std::memcmp(got.data(), ref.data(), size)) ++mismatches;
+  }
+  return mismatches;
+}
+}  // namespace
+
+TEST(unit_half_block_encoder_matches_chunk_encoder) {
+  int fields = 0;
+  for (const auto& f : testutil::real_fields()) {
+    for (double rel : {1e-2, 1e-4, 1e-6}) {
+      int bad;
+      if (f.dtype == hpcz::DType::f32) {
+        std::vector<float> x(f.n());
+        std::memcpy(x.data(), f.bytes.data(), f.bytes.size());
+        auto [a, b] = std::minmax_element(x.begin(), x.end());
+        bad = halves_match_chunks(x, rel * (double(*b) - double(*a)), false, 0, 24);
+      } else {
+        std::vector<double> x(f.n());
+        std::memcpy(x.data(), f.bytes.data(), f.bytes.size());
+        auto [a, b] = std::minmax_element(x.begin(), x.end());
+        bad = halves_match_chunks(x, rel * (*b - *a), false, 0, 24);
+      }
+      CHECK_MSG(bad == 0, f.name << " rel " << rel << ": " << bad << " chunks differ");
+    }
+    ++fields;
+  }
+  CHECK(fields >= 1);
+  // Special values, a fill value, outliers, raw and uniform blocks, and lengths that end inside a half.
+  std::mt19937_64 rng(77);
+  for (int trial = 0; trial < 40; ++trial) {
+    const size_t n = trial % 4 == 0 ? 16384 * 2 + 37 : size_t(rng() % 5000) + 1;
+    std::vector<float> xf(n);
+    std::vector<double> xd(n);
+    double walk = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const int kind = int(rng() % 100);
+      walk += (trial % 3 == 0 ? 1e3 : 1.0) * (double(rng() % 2001) / 1000 - 1);
+      double v = kind < 2 ? NAN : kind < 3 ? INFINITY : kind < 4 ? -INFINITY : kind < 8 ? -999.0
+               : kind < 10 ? walk * 1e6 : kind < 12 ? 5e-39 : walk;
+      if (trial % 5 == 1 && (i / 32) % 3 == 0) v = -999.0;  // whole blocks of fill: uniform
+      if (trial % 7 == 2 && (i / 32) % 4 == 1) v = double(rng()) * 1e-10;  // noise: raw blocks
+      xf[i] = float(v);
+      xd[i] = v;
+    }
+    const double eb = std::ldexp(1.0, -int(rng() % 12));
+    const bool fill = trial % 2 == 0;
+    CHECK_MSG(halves_match_chunks(xf, eb, fill, -999.0, 8) == 0, "f32 trial " << trial);
+    CHECK_MSG(halves_match_chunks(xd, eb, fill, -999.0, 8) == 0, "f64 trial " << trial);
+  }
 }

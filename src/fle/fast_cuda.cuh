@@ -193,7 +193,86 @@ struct ChainOp {
   }
 };
 
-template <class T, int kMinBlocks = encode_min_blocks<T>()>
+// Once a chunk's bytes are assembled in `stage` (codes and payloads in [0, body), exception values
+// growing down from kTop): learn its offset by the look-back over earlier chunks (warp 0, while the
+// other warps sum its checksum), write its table entry, and copy it to the archive. Every thread of the
+// block calls this; kN is the block's thread count.
+template <class T, int kN, bool kVectorCopy = true>
+__device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body, uint32_t nexc, unsigned long long c,
+                                            const format::HeaderFields& h, CompressState* st, unsigned long long* desc,
+                                            uint8_t* __restrict__ out) {
+  constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kTop = kNB + kCV * sizeof(T);
+  using Sum = cub::BlockReduce<unsigned long long, kN>;
+  __shared__ typename Sum::TempStorage sum_tmp;
+  __shared__ unsigned long long s_base;
+  const uint32_t size = body + nexc * uint32_t(sizeof(T));
+  const uint32_t* stage32 = reinterpret_cast<const uint32_t*>(stage);
+  auto byte_at = [&](uint32_t pos) -> uint32_t {
+    if (pos < body) return stage[pos];
+    if (pos >= size) return 0;
+    uint32_t e = pos - body, j = e / sizeof(T), r = e % sizeof(T);
+    return stage[kTop - (j + 1) * sizeof(T) + r];
+  };
+  auto word_at = [&](uint32_t pos) -> uint32_t {  // 4 chunk bytes from pos, zero past the end
+    if (pos + 4 <= body) return funnel_word(stage32, pos);
+    return byte_at(pos) | byte_at(pos + 1) << 8 | byte_at(pos + 2) << 16 | byte_at(pos + 3) << 24;
+  };
+
+  // The size was published as soon as it was known; warp 0 learns the offset while the others checksum.
+  if (threadIdx.x < 32) {
+    unsigned long long excl = lookback(desc, c, size);
+    if (threadIdx.x == 0) s_base = format::data_offset(h.n_chunks) + excl;
+  }
+  unsigned long long sum = 0;
+  for (uint32_t i = threadIdx.x; i * 4 < size; i += kN) sum += format::checksum_term(i, word_at(4 * i));
+  sum = Sum(sum_tmp).Sum(sum);
+  __syncthreads();
+  const unsigned long long base = s_base;
+  if (threadIdx.x == 0) {
+    const uint32_t chunk_sum = format::checksum_fold(sum);
+    format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, base, size, chunk_sum);
+    // The table's checksum sum, entry by entry, for the seal kernel: a one-block pass over the table
+    // there cost 24 us, 3% of a 512 MiB compression. (Sealing in the block that finishes last instead
+    // needs a fence in every block, which cost as much: fast v11.)
+    atomicAdd(&st->table_sum, format::chunk_entry_terms(c, base, size, chunk_sum));
+    if (c + 1 == h.n_chunks) st->total_size = base + size;
+  }
+  // Chunk bytes to out[base, base + size): 16-byte stores where we can, bytes at the two ends.
+  const unsigned long long end = base + size, w0 = (base + 3) / 4, w1 = end / 4;
+  uint32_t* out32 = reinterpret_cast<uint32_t*>(out);
+  if (w0 < w1 && !kVectorCopy) {  // the former copy, a word a thread (HPCZ_FAST_ENCODER=block-words)
+    for (unsigned long long w = w0 + threadIdx.x; w < w1; w += kN) out32[w] = word_at(uint32_t(w * 4 - base));
+    if (threadIdx.x < w0 * 4 - base) out[base + threadIdx.x] = uint8_t(byte_at(threadIdx.x));
+    if (threadIdx.x < end - w1 * 4) out[w1 * 4 + threadIdx.x] = uint8_t(byte_at(uint32_t(w1 * 4 - base + threadIdx.x)));
+  } else if (w0 < w1) {
+    // Output word w0 + k starts at chunk byte 4k + d. While its four bytes lie in the body it is a
+    // funnel shift of stage words k and k + 1; from the first 16-byte aligned output word on, four
+    // such words make one 16-byte store. The rest (at most 3 words before, the last body words and
+    // the exceptions after the body) take word_at. ncu (fast encoder, era5): the word-at-a-time
+    // copy cost 30 instructions a word, 9% of the kernel's.
+    const uint32_t d = uint32_t(w0 * 4 - base), sh = 8 * d, n_words = uint32_t(w1 - w0);
+    const uint32_t n_body = body >= d + 4 ? min(n_words, (body - d) / 4) : 0;
+    const uint32_t k0 = min(n_body, uint32_t((4 - (w0 & 3)) & 3));  // out is 16-byte aligned (the API checks)
+    const uint32_t n_groups = (n_body - k0) / 4, k_rest = k0 + 4 * n_groups;
+    auto body_word = [&](uint32_t k) { return __funnelshift_r(stage32[k], stage32[k + 1], sh); };
+    uint4* out128 = reinterpret_cast<uint4*>(out32 + w0 + k0);
+    for (uint32_t j = threadIdx.x; j < n_groups; j += kN) {
+      const uint32_t k = k0 + 4 * j;
+      out128[j] = make_uint4(body_word(k), body_word(k + 1), body_word(k + 2), body_word(k + 3));
+    }
+    if (threadIdx.x < k0) out32[w0 + threadIdx.x] = body_word(threadIdx.x);
+    for (uint32_t k = k_rest + threadIdx.x; k < n_words; k += kN) out32[w0 + k] = word_at(4 * k + d);
+    if (threadIdx.x < w0 * 4 - base) out[base + threadIdx.x] = uint8_t(byte_at(threadIdx.x));
+    if (threadIdx.x < end - w1 * 4) out[w1 * 4 + threadIdx.x] = uint8_t(byte_at(uint32_t(w1 * 4 - base + threadIdx.x)));
+  } else {
+    for (uint32_t i = threadIdx.x; i < size; i += kN) out[base + i] = uint8_t(byte_at(i));
+  }
+}
+
+// The per-block encoder: a thread codes whole 32-value blocks (fast_block.hpp's functions as the CPU
+// runs them), 256 threads, 2 blocks of threads per SM (128 registers). Kept for comparison with the
+// half-block encoder below (HPCZ_FAST_ENCODER=block).
+template <class T, int kMinBlocks = encode_min_blocks<T>(), bool kVectorCopy = true>
 static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
                                                           unsigned long long* desc, uint8_t* __restrict__ out) {
@@ -205,14 +284,12 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   // exception count (<= 256 x 32 = 2^13).
   using Scan = cub::BlockScan<uint32_t, kThreads>;
   using ChainScan = cub::BlockScan<int32_t, kThreads>;
-  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
   constexpr int kExcBits = 14;
   __shared__ union {
     typename Scan::TempStorage sizes;
     typename ChainScan::TempStorage chain;
   } scan_tmp;
-  __shared__ typename Sum::TempStorage sum_tmp;
-  __shared__ unsigned long long s_chunk, s_base;
+  __shared__ unsigned long long s_chunk;
 
   if (threadIdx.x == 0) s_chunk = atomicAdd(&st->chunk_counter, 1u);
   __syncthreads();
@@ -274,49 +351,140 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     nexc += total & ((1u << kExcBits) - 1);
     __syncthreads();  // scan_tmp reuse
   }
+  place_chunk<T, kThreads, kVectorCopy>(stage, nb + pay, nexc, c, h, st, desc, out);
+}
 
-  const uint32_t body = nb + pay, size = body + nexc * uint32_t(sizeof(T));
-  const uint32_t* stage32 = reinterpret_cast<const uint32_t*>(stage);
-  auto byte_at = [&](uint32_t pos) -> uint32_t {
-    if (pos < body) return stage[pos];
-    if (pos >= size) return 0;
-    uint32_t e = pos - body, j = e / sizeof(T), r = e % sizeof(T);
-    return stage[kTop - (j + 1) * sizeof(T) + r];
-  };
-  auto word_at = [&](uint32_t pos) -> uint32_t {  // 4 chunk bytes from pos, zero past the end
-    if (pos + 4 <= body) return funnel_word(stage32, pos);
-    return byte_at(pos) | byte_at(pos + 1) << 8 | byte_at(pos + 2) << 16 | byte_at(pos + 3) << 24;
-  };
+// ---- the half-block encoder ---------------------------------------------------------------------
+// Two neighbouring threads share a 32-value block, 16 values each. Why: the per-block encoder holds 32
+// values and 32 q per thread (128 registers) and so runs 16 warps an SM; ncu shows it issuing on half
+// its cycles with one eligible warp per scheduler, i.e. latency with too few warps, not too many
+// instructions. Half blocks need about half the registers: 512 threads a chunk, 2 chunks an SM, 32
+// warps. The bytes are the same as the per-block encoder's, by construction:
+// - the chain scan runs over half blocks, so the odd half's "prev" is the q that ends the even half
+//   (after its chain fill), which is exactly what chain_fill and the deltas of lanes 16..31 use;
+// - the block's statistics (OR of |delta| over lanes 0..31 and 1..31, exception mask, uniformity)
+//   are the two halves' combined with one shuffle each, and plan_from_stats picks the same code;
+// - each half writes its bytes of the sign word and of every bit plane (bytes 0-1 are lanes 0-15,
+//   bytes 2-3 lanes 16-31), its exceptions after the even half's, and the even half writes the rest.
+constexpr int kHalfThreads = 512;
 
-  // Publish the size, learn the offset: warp 0 does the look-back while the others checksum.
-  if (threadIdx.x < 32) {
-    unsigned long long excl = lookback(desc, c, size);
-    if (threadIdx.x == 0) s_base = format::data_offset(h.n_chunks) + excl;
-  }
-  unsigned long long sum = 0;
-  for (uint32_t i = threadIdx.x; i * 4 < size; i += kThreads) sum += format::checksum_term(i, word_at(4 * i));
-  sum = Sum(sum_tmp).Sum(sum);
-  __syncthreads();
-  const unsigned long long base = s_base;
-  if (threadIdx.x == 0) {
-    const uint32_t chunk_sum = format::checksum_fold(sum);
-    format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, base, size, chunk_sum);
-    // The table's checksum sum, entry by entry, for the seal kernel: a one-block pass over the table
-    // there cost 24 us, 3% of a 512 MiB compression. (Sealing in the block that finishes last instead
-    // needs a fence in every block, which cost as much: fast v11.)
-    atomicAdd(&st->table_sum, format::chunk_entry_terms(c, base, size, chunk_sum));
-    if (c + 1 == h.n_chunks) st->total_size = base + size;
-  }
-  // Chunk bytes to out[base, base + size): whole aligned words where we can, bytes at the two ends.
-  const unsigned long long end = base + size, w0 = (base + 3) / 4, w1 = end / 4;
-  uint32_t* out32 = reinterpret_cast<uint32_t*>(out);
-  if (w0 < w1) {
-    for (unsigned long long w = w0 + threadIdx.x; w < w1; w += kThreads) out32[w] = word_at(uint32_t(w * 4 - base));
-    if (threadIdx.x < w0 * 4 - base) out[base + threadIdx.x] = uint8_t(byte_at(threadIdx.x));
-    if (threadIdx.x < end - w1 * 4) out[w1 * 4 + threadIdx.x] = uint8_t(byte_at(uint32_t(w1 * 4 - base + threadIdx.x)));
+template <class T>
+__device__ __forceinline__ void load_half(const T* in, unsigned long long first, unsigned long long n, T* v, int& count) {
+  if (first + kH <= n) {
+    count = kH;
+    if constexpr (sizeof(T) == 4) {
+      const float4* p = reinterpret_cast<const float4*>(in + first);
+#pragma unroll
+      for (int k = 0; k < kH / 4; ++k) {
+        float4 f = __ldg(p + k);
+        v[4 * k] = f.x; v[4 * k + 1] = f.y; v[4 * k + 2] = f.z; v[4 * k + 3] = f.w;
+      }
+    } else {
+      const double2* p = reinterpret_cast<const double2*>(in + first);
+#pragma unroll
+      for (int k = 0; k < kH / 2; ++k) {
+        double2 f = __ldg(p + k);
+        v[2 * k] = f.x; v[2 * k + 1] = f.y;
+      }
+    }
   } else {
-    for (uint32_t i = threadIdx.x; i < size; i += kThreads) out[base + i] = uint8_t(byte_at(i));
+    count = first < n ? int(n - first) : 0;
+#pragma unroll
+    for (int i = 0; i < kH; ++i) v[i] = i < count ? in[first + i] : T(0);
   }
+}
+
+template <class T>
+static __global__ void __launch_bounds__(kHalfThreads, 2) encode_half_kernel(const T* __restrict__ in, unsigned long long n,
+                                                                        format::HeaderFields h, CompressState* st,
+                                                                        unsigned long long* desc, uint8_t* __restrict__ out) {
+  constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kPerRound = kHalfThreads / 2;
+  constexpr uint32_t kRounds = (kNB + kPerRound - 1) / kPerRound;
+  constexpr uint32_t kTop = kNB + kCV * sizeof(T);
+  extern __shared__ __align__(16) uint8_t stage[];
+  // Warp scans and one pass over the 16 warp totals: the raking scan holds 17 values a raking thread,
+  // which with the half block's q pushed the kernel over 64 registers (spills).
+  using Scan = cub::BlockScan<uint32_t, kHalfThreads, cub::BLOCK_SCAN_WARP_SCANS>;
+  using ChainScan = cub::BlockScan<int32_t, kHalfThreads, cub::BLOCK_SCAN_WARP_SCANS>;
+  constexpr int kExcBits = 14;  // as in encode_kernel: a round is 256 blocks
+  constexpr uint32_t kExcMask = (1u << kExcBits) - 1;
+  __shared__ union {
+    typename Scan::TempStorage sizes;
+    typename ChainScan::TempStorage chain;
+  } scan_tmp;
+  __shared__ unsigned long long s_chunk;
+
+  if (threadIdx.x == 0) s_chunk = atomicAdd(&st->chunk_counter, 1u);
+  __syncthreads();
+  const unsigned long long c = s_chunk;
+  const unsigned long long first_value = c * kCV;
+  const uint32_t count = uint32_t(min((unsigned long long)kCV, n - first_value));
+  const uint32_t nb = (count + kB - 1) / kB;
+  if (kRounds > 1) {  // the later rounds' input into L2 now, as encode_kernel does
+    const uint8_t* chunk_in = reinterpret_cast<const uint8_t*>(in + first_value);
+    for (uint32_t off = (kPerRound * kB * sizeof(T)) + 128u * threadIdx.x; off < count * sizeof(T); off += 128u * kHalfThreads)
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(chunk_in + off));
+  }
+  settle_range(h, st->key_min, st->key_max);
+  const QuantParams<T> p = encoder_params<T>(h);
+  const uint32_t half = threadIdx.x & 1, lane = threadIdx.x & 31;
+
+  uint32_t pay = 0, nexc = 0;
+  int32_t carry = 0;
+  for (uint32_t r = 0; r < kRounds; ++r) {
+    const uint32_t b = r * kPerRound + (threadIdx.x >> 1);
+    const bool live = b < nb;  // the same on both halves
+    const int cnt = live ? int(min(uint32_t(kB), count - b * kB)) : 0;
+    T v[kH];
+    int cnt_h = 0;
+    const unsigned long long first = first_value + b * kB + kH * half;
+    if (live) load_half(in, first, first_value + count, v, cnt_h);
+    const T* src = in + first;
+    auto reread = [&](int i) { return __ldg(src + i); };
+    // Uniform: every lane below cnt has lane 0's bits.
+    using K = typename Bits<T>::type;
+    const K bits0 = __shfl_sync(0xffffffffu, to_bits(v[0]), lane & ~1u);
+    bool same = true;
+#pragma unroll
+    for (int i = 0; i < kH; ++i) same &= i >= cnt_h || to_bits(v[i]) == bits0;
+    const bool uniform = same && __shfl_xor_sync(0xffffffffu, same, 1);
+    int32_t q[kH], tail = 0;
+    bool has = false;
+    const uint32_t invalid = quantize_lanes<T, kH>(v, reread, cnt_h, p, q, tail, has);
+    int32_t prev, agg;
+    ChainScan(scan_tmp.chain).ExclusiveScan(has ? tail : kNoQ, prev, carry, LastValid(), agg);
+    if (agg != kNoQ) carry = agg;
+    __syncthreads();
+    chain_fill<kH>(q, invalid, prev);
+    uint32_t rest, first_delta;
+    half_delta_stats(q, prev, half, rest, first_delta);
+    rest |= __shfl_xor_sync(0xffffffffu, rest, 1);
+    first_delta = __shfl_sync(0xffffffffu, first_delta, lane & ~1u);
+    const int32_t q0 = __shfl_sync(0xffffffffu, q[0], lane & ~1u);
+    uint32_t mask = (invalid & lanes_below(cnt_h)) << (kH * half);
+    mask |= __shfl_xor_sync(0xffffffffu, mask, 1);
+    BlockPlan bp{0, 0, 0, 0};
+    if (live) bp = plan_from_stats(first_delta | rest, rest, q0, mask, sizeof(T), uniform);
+    const uint32_t packed = bp.payload << kExcBits | bp.nexc;
+    uint32_t before, total;
+    Scan(scan_tmp.sizes).ExclusiveSum(half ? 0u : packed, before, total);
+    if (half) before -= packed;  // the block's offset: the even half's
+    if (r + 1 == kRounds && threadIdx.x == 0) {
+      const uint32_t all_pay = pay + (total >> kExcBits), all_exc = nexc + (total & kExcMask);
+      publish_size(desc, c, nb + all_pay + all_exc * uint32_t(sizeof(T)));
+    }
+    if (live) {
+      if (half == 0) stage[b] = bp.code;
+      const uint32_t at = nb + pay + (before >> kExcBits), x0 = nexc + (before & kExcMask);
+      write_block_half<T>(bp, half, reread, cnt_h, q, prev, stage + at, [&](int j, T x) {
+        store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
+      });
+    }
+    pay += total >> kExcBits;
+    nexc += total & kExcMask;
+    __syncthreads();  // scan_tmp reuse
+  }
+  place_chunk<T, kHalfThreads>(stage, nb + pay, nexc, c, h, st, desc, out);
 }
 
 // Header and table checksum, once every chunk is written. Both codecs' encoders sum the table's

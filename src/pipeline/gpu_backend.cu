@@ -39,18 +39,25 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
     unsigned grid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((h.n_values / 4 + kThreads - 1) / kThreads, uint64_t(sms) * 16));
     fle::cuda::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
     check(cudaGetLastError(), "range kernel");
-    // HPCZ_ENCODE_BLOCKS_PER_SM=2|3: an occupancy experiment for the benchmark; the default is
-    // encode_min_blocks<T>().
-    auto k = fle::cuda::encode_kernel<T>;
-    int blocks = fle::cuda::encode_min_blocks<T>();
-    if (const char* e = std::getenv("HPCZ_ENCODE_BLOCKS_PER_SM")) {
-      if (e[0] == '2') k = fle::cuda::encode_kernel<T, 2>, blocks = 2;
-      if (e[0] == '3') k = fle::cuda::encode_kernel<T, 3>, blocks = 3;
+    // The half-block encoder (512 threads, two per 32-value block) unless HPCZ_FAST_ENCODER says
+    // otherwise: block (a thread per block, 256 threads), block-words (the same with the former
+    // word-at-a-time copy out), for the benchmark's comparisons; HPCZ_ENCODE_BLOCKS_PER_SM=3 compiles
+    // the per-block encoder for 3 blocks per SM.
+    auto k = fle::cuda::encode_half_kernel<T>;
+    unsigned threads = fle::cuda::kHalfThreads;
+    const char* e = std::getenv("HPCZ_FAST_ENCODER");
+    const std::string enc = e ? e : "half";
+    if (enc == "block" || enc == "block-words") {
+      threads = kThreads;
+      k = fle::cuda::encode_kernel<T>;
+      if (enc == "block-words") k = fle::cuda::encode_kernel<T, fle::cuda::encode_min_blocks<T>(), false>;
+      if (const char* b = std::getenv("HPCZ_ENCODE_BLOCKS_PER_SM"); b && b[0] == '3') {
+        k = fle::cuda::encode_kernel<T, 3>;
+        check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
+      }
     }
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-    if (blocks == 3)  // three 66 KiB stages per SM need the largest shared-memory carveout
-      check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
-    k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
+    k<<<(unsigned)nc, threads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
     check(cudaGetLastError(), "encode kernel");
   }
   fle::cuda::seal_kernel<<<1, 32, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
