@@ -438,7 +438,7 @@ static __global__ void __launch_bounds__(kHalfThreads, 2) encode_half_kernel(con
     T v[kH];
     int cnt_h = 0;
     const unsigned long long first = first_value + b * kB + kH * half;
-    if (live) load_half(in, first, first_value + count, v, cnt_h);
+    load_half(in, first, live ? first_value + count : 0, v, cnt_h);  // not live: count 0, zeros
     const T* src = in + first;
     auto reread = [&](int i) { return __ldg(src + i); };
     // Uniform: every lane below cnt has lane 0's bits.
@@ -447,7 +447,10 @@ static __global__ void __launch_bounds__(kHalfThreads, 2) encode_half_kernel(con
     bool same = true;
 #pragma unroll
     for (int i = 0; i < kH; ++i) same &= i >= cnt_h || to_bits(v[i]) == bits0;
-    const bool uniform = same && __shfl_xor_sync(0xffffffffu, same, 1);
+    // Every lane shuffles: `same && __shfl_xor_sync(...)` skips the shuffle where same is false, and a
+    // warp whose lanes disagree then waits forever at the full-mask shuffle (seen on the H200).
+    const bool other_same = __shfl_xor_sync(0xffffffffu, same, 1);
+    const bool uniform = same && other_same;
     int32_t q[kH], tail = 0;
     bool has = false;
     const uint32_t invalid = quantize_lanes<T, kH>(v, reread, cnt_h, p, q, tail, has);
