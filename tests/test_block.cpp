@@ -75,11 +75,12 @@ TEST(unit_plan_and_payload_size_agree) {
     uint32_t invalid = quantize_lanes(v, count, p, q, tail, has);
     chain_fill(q, invalid, prev);
     const int32_t q31 = q[31];
-    BlockPlan bp = plan_block(q, invalid & lanes_below(count), prev, 4, uniform_bits(v, count));
+    const BlockDeltas bd = block_deltas(q, prev);
+    BlockPlan bp = plan_block(bd, invalid & lanes_below(count), 4, uniform_bits(v, count));
     CHECK(payload_size(bp.code, 4) == int(bp.payload));
     uint8_t buf[256];
     float exc[32];
-    write_block<float>(bp, [&](int i) { return v[i]; }, count, q, prev, buf, [&](int j, float x) { exc[j] = x; });
+    write_block<float>(bp, [&](int i) { return v[i]; }, count, q, bd, buf, [&](int j, float x) { exc[j] = x; });
     float out[32];
     int32_t last = decode_block<float>(bp.code, buf, prev, p.step, [&](int j) { return exc[j]; }, out);
     if (!holds_values(bp.code)) {
@@ -114,11 +115,12 @@ TEST(unit_widest_deltas) {
   int32_t tail;
   bool has;
   uint32_t mask = quantize_lanes(v, 32, p, q, tail, has);
-  BlockPlan bp = plan_block(q, mask, 0, 8);
+  const BlockDeltas bd = block_deltas(q, 0);
+  BlockPlan bp = plan_block(bd, mask, 8);
   CHECK(bp.mask == 0);
   CHECK(bp.code == 31);
   uint8_t buf[300];
-  write_block<double>(bp, [&](int i) { return v[i]; }, 32, q, 0, buf, [](int, double) {});
+  write_block<double>(bp, [&](int i) { return v[i]; }, 32, q, bd, buf, [](int, double) {});
   double out[32];
   decode_block<double>(bp.code, buf, 0, p.step, [](int) { return 0.0; }, out);
   for (int i = 0; i < 32; ++i) CHECK(out[i] == v[i]);
@@ -311,4 +313,46 @@ TEST(unit_half_block_encoder_matches_chunk_encoder) {
     CHECK_MSG(halves_match_chunks(xf, eb, fill, -999.0, 8) == 0, "f32 trial " << trial);
     CHECK_MSG(halves_match_chunks(xd, eb, fill, -999.0, 8) == 0, "f64 trial " << trial);
   }
+}
+
+// The encoder's whole-block path accepts a lane with quantize_quick only; it must accept exactly the
+// lanes quantize_fast calls kQuantOk, with the same q (else the archive would change). Edges: the
+// quantizer's range (doubles whose rint reaches 2^30), NaN, Inf, the fill value, tiny steps.
+template <class T> static long quick_agrees(std::mt19937_64& rng, double eb, double mx, bool fill, long& accepted) {
+  auto p = make_params<T>(eb, choose_step<T>(eb, true, -mx, mx), fill, -999.0);
+  long bad = 0;
+  const double lim = double(kQLimit) * double(p.step);
+  for (int i = 0; i < 4000; ++i) {
+    double x;
+    switch (i % 8) {
+      case 0: x = (double(rng() % 2000001) / 1000000 - 1) * mx; break;
+      case 1: x = (double(kQLimit) - 0.5 + double(int(rng() % 5) - 2) * 0.25) * double(p.step); break;  // rint near 2^30
+      case 2: x = lim * (1 + double(int(rng() % 2001) - 1000) * 1e-9); break;
+      case 3: x = i % 3 ? NAN : (i % 2 ? INFINITY : -INFINITY); break;
+      case 4: x = -999.0; break;
+      case 5: x = double(int64_t(rng() % 64) - 32) * double(p.step) * 0.5; break;  // midpoints
+      case 6: x = -lim * (1 + double(int(rng() % 2001) - 1000) * 1e-7); break;
+      default: x = std::ldexp(double(rng() % 1000), int(rng() % 80) - 60); break;
+    }
+    const T xt = T(x);
+    int32_t qa = 7, qb = 7;
+    const bool a = quantize_quick(xt, p, qa);
+    const bool b = quantize_fast(xt, p, qb) == kQuantOk;
+    if (a != b || (a && qa != qb)) ++bad;
+    accepted += a;
+  }
+  return bad;
+}
+
+TEST(unit_quantize_quick_equals_fast_ok) {
+  std::mt19937_64 rng(5);
+  long bad = 0, accepted = 0;
+  for (int k = 0; k < 300; ++k) {
+    const double mx = std::ldexp(1.0 + double(rng() % 1000) / 1000, int(rng() % 60) - 30);
+    const double eb = mx * std::ldexp(1.0 + double(rng() % 997) / 991, -int(rng() % 40));
+    bad += quick_agrees<float>(rng, eb, mx, k % 2, accepted);
+    bad += quick_agrees<double>(rng, eb, mx, k % 2, accepted);
+  }
+  CHECK_MSG(bad == 0, bad << " lanes where the quick path and quantize_fast disagree");
+  CHECK(accepted > 300 * 2 * 4000 / 4);  // the cases above are not all rejected
 }

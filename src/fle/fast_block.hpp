@@ -26,6 +26,7 @@ struct QuantParams {
   T eb_below;    // the largest T <= eb: a reconstruction error under it in T arithmetic is within eb
   int has_fill;
   T fill;
+  T fill_test;   // fill, or NaN without one: x != fill_test is the quick path's fill test, with no flag
 };
 
 template <class T> HPCZ_HD T max_finite() {
@@ -71,6 +72,8 @@ HPCZ_HD QuantParams<T> make_params(double eb, double step, bool has_fill, double
   p.eb_below = e;
   p.has_fill = has_fill ? 1 : 0;
   p.fill = has_fill ? T(fill) : T(0);
+  p.fill_test = has_fill ? T(fill) : from_bits<T>(sizeof(T) == 4 ? typename Bits<T>::type(0x7fc00000u)
+                                                                  : typename Bits<T>::type(0x7ff8000000000000ull));
   return p;
 }
 
@@ -127,6 +130,30 @@ HPCZ_HD QuantResult quantize_fast(T x, const QuantParams<T>& p, int32_t& q) {
   if (sizeof(T) == 8 && !(q0 > -kQLimit && q0 < kQLimit)) return kQuantSearch;
   const T d = dequantize(q0, p.step) - x;
   return abs_value(d) < p.eb_below ? kQuantOk : kQuantSearch;
+}
+
+// rint(s) as an int32 where |s| < 2^30; any value elsewhere (callers reject those lanes). The GPU's
+// conversion saturates; on the host an out-of-range conversion would be undefined, so it is guarded.
+template <class T> HPCZ_HD int32_t round_to_int(T s) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 4) return __float2int_rn(s);
+  else return __double2int_rn(s);
+#else
+  return abs_value(s) < T(kQLimit) ? int32_t(round_half_even(s)) : 0;
+#endif
+}
+
+// quantize_fast's kQuantOk as one predicate, for the encoder's whole-block path: true exactly when
+// quantize_fast would return kQuantOk, with q = its q0. Not the fill value (fill_test is NaN without
+// one, and NaN != x always), |s| below the limit (NaN fails), for doubles q0 itself below it (for
+// |s| < 2^30, |rint(s)| < 2^30 iff |s| < 2^30 - 1/2; a float below 2^30 is at most 2^30 - 64), and the
+// quick bound test. Evaluated without branches: the GPU folds the three tests into one predicate.
+template <class T> HPCZ_HD bool quantize_quick(T x, const QuantParams<T>& p, int32_t& q) {
+  const T s = x * p.recip;
+  q = round_to_int(s);
+  const T d = dequantize(q, p.step) - x;
+  constexpr T lim = sizeof(T) == 4 ? T(kQLimit) : T(kQLimit) - T(0.5);
+  return (x != p.fill_test) & (abs_value(s) < lim) & (abs_value(d) < p.eb_below);
 }
 
 // q such that dequantize(q) is within the bound, or false: the value must be stored exactly
@@ -187,6 +214,18 @@ HPCZ_HD uint32_t lanes_below(int count) { return count >= kB ? ~0u : (1u << coun
 template <class T, int N = kB, class Reload>
 HPCZ_HD uint32_t quantize_lanes(const T* v, Reload&& reload, int count, const QuantParams<T>& p, int32_t* q,
                                 int32_t& tail, bool& has_tail) {
+  // Whole blocks whose every lane passes the quick test (almost all): no masks to build, no lane to
+  // fix up. ncu on the GPU encoder: the general loop below cost 26 instructions a value, this one 8.
+  if (count == N) {
+    bool clean = true;
+HPCZ_UNROLL
+    for (int i = 0; i < N; ++i) clean &= quantize_quick(v[i], p, q[i]);
+    if (clean) {
+      tail = q[N - 1];
+      has_tail = true;
+      return 0;
+    }
+  }
   uint32_t invalid = 0, search = 0;
 HPCZ_UNROLL
   for (int i = 0; i < N; ++i) {
@@ -231,6 +270,7 @@ HPCZ_HD uint32_t quantize_lanes(const T* v, int count, const QuantParams<T>& p, 
 // Lanes with no q repeat the previous lane's q (lane 0: prev, the q that ended the previous block), so
 // they cost no bits.
 template <int N = kB> HPCZ_HD void chain_fill(int32_t* q, uint32_t invalid, int32_t prev) {
+  if (!invalid) return;
 HPCZ_UNROLL
   for (int i = 0; i < N; ++i) {
     if (invalid >> i & 1) q[i] = prev;
@@ -244,6 +284,11 @@ HPCZ_HD bool holds_values(uint8_t code) { return code == kCodeRaw || code == kCo
 // Whether the first count lanes all have the same bits.
 template <class T> HPCZ_HD bool uniform_bits(const T* v, int count) {
   bool same = true;
+  if (count == kB) {
+HPCZ_UNROLL
+    for (int i = 1; i < kB; ++i) same &= to_bits(v[i]) == to_bits(v[0]);
+    return same;
+  }
 HPCZ_UNROLL
   for (int i = 1; i < kB; ++i) same &= i >= count || to_bits(v[i]) == to_bits(v[0]);
   return same;
@@ -283,25 +328,44 @@ HPCZ_HD BlockPlan plan_from_stats(uint32_t max_all, uint32_t max_rest, int32_t q
   return bp;
 }
 
-HPCZ_HD BlockPlan plan_block(const int32_t* q, uint32_t mask, int32_t prev, int value_bytes, bool uniform = false) {
-  uint32_t max_all = 0, max_rest = 0;
+// The block's deltas, taken once for both planning and writing: q[1..31] become |q_i - q_{i-1}| with
+// their signs in bits 1..31; q[0] stays (lane 0's code depends on the mode: against prev in plain
+// mode, the outlier itself in outlier mode).
+struct BlockDeltas {
+  uint32_t signs;     // bit i (i >= 1): delta_i < 0
+  uint32_t max_rest;  // OR of |delta_1..31|
+  int32_t q0;         // lane 0's q
+  uint32_t d0;        // q0 - prev, wrapping
+};
+HPCZ_HD uint32_t abs_delta(uint32_t d) { return int32_t(d) < 0 ? 0u - d : d; }
+
+HPCZ_HD BlockDeltas block_deltas(int32_t* q, int32_t prev) {
+  BlockDeltas bd{0, 0, q[0], uint32_t(q[0]) - uint32_t(prev)};
+  int32_t before = q[0];
 HPCZ_UNROLL
-  for (int i = 0; i < kB; ++i) {
-    uint32_t d = uint32_t(q[i]) - uint32_t(i ? q[i - 1] : prev);
-    uint32_t ad = int32_t(d) < 0 ? 0u - d : d;
-    max_all |= ad;
-    if (i) max_rest |= ad;
+  for (int i = 1; i < kB; ++i) {
+    const int32_t cur = q[i];
+    const uint32_t d = uint32_t(cur) - uint32_t(before);
+    before = cur;
+    bd.signs |= uint32_t(int32_t(d) < 0) << i;
+    const uint32_t ad = abs_delta(d);
+    bd.max_rest |= ad;
+    q[i] = int32_t(ad);
   }
-  return plan_from_stats(max_all, max_rest, q[0], mask, value_bytes, uniform);
+  return bd;
+}
+
+HPCZ_HD BlockPlan plan_block(const BlockDeltas& bd, uint32_t mask, int value_bytes, bool uniform = false) {
+  return plan_from_stats(bd.max_rest | abs_delta(bd.d0), bd.max_rest, bd.q0, mask, value_bytes, uniform);
 }
 
 // Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
-// q is overwritten (it becomes the delta magnitudes: one array fewer in registers on the GPU).
+// mag is q after block_deltas (mag[0] is overwritten with lane 0's magnitude).
 // value(i) gives input lane i (i < count); it is only called for raw and uniform blocks and for the
 // exception lanes, so the GPU encoder re-reads those few from memory instead of holding 32 values.
 template <class T, class Value, class Sink>
-HPCZ_HD void write_block(const BlockPlan& bp, Value&& value, int count, int32_t* q, int32_t prev, uint8_t* dst,
-                         Sink&& sink) {
+HPCZ_HD void write_block(const BlockPlan& bp, Value&& value, int count, int32_t* mag, const BlockDeltas& bd,
+                         uint8_t* dst, Sink&& sink) {
   int c = bp.code & 0x7f;
   if (c == kCodeRaw) {
 HPCZ_UNROLL
@@ -320,32 +384,24 @@ HPCZ_UNROLL
     for (int i = 0; i < kB; ++i)
       if (bp.mask >> i & 1) sink(j++, T(value(i)));
   }
-  int first = 0, w = c;
+  int w = c;
+  uint32_t d0 = bd.d0;
   if (c >= kOutlierBase) {
     int k = (c - kOutlierBase) / kOutlierWidths + 1;
     w = (c - kOutlierBase) % kOutlierWidths;
-    uint32_t z = outlier_field(q[0], w);
+    uint32_t z = outlier_field(bd.q0, w);
     for (int b = 0; b < k; ++b) dst[b] = uint8_t(z >> (8 * b));
     dst += k;
-    first = 1;
+    d0 = uint32_t(bd.q0);  // lane 0 against 0: the sign bit is the outlier's sign (its magnitude is 0)
   }
   if (!w) return;
-  uint32_t signs = 0;
-HPCZ_UNROLL
-  for (int i = 0, before = first ? 0 : prev; i < kB; ++i) {
-    const int32_t cur = q[i];
-    uint32_t d = uint32_t(cur) - uint32_t(before);
-    before = cur;
-    bool neg = int32_t(d) < 0;
-    if (neg) signs |= 1u << i;  // in outlier mode, bit 0 is the outlier's sign
-    q[i] = int32_t(i < first ? 0u : (neg ? 0u - d : d));  // q[i] is now |delta_i|
-  }
-  store_u32_le(dst, signs);
-  const uint32_t* mag = reinterpret_cast<const uint32_t*>(q);
-  store_planes<0>(mag, w, dst + 4);
-  if (w > 8) store_planes<1>(mag, w, dst + 4);
-  if (w > 16) store_planes<2>(mag, w, dst + 4);
-  if (w > 24) store_planes<3>(mag, w, dst + 4);
+  store_u32_le(dst, bd.signs | uint32_t(int32_t(d0) < 0));
+  mag[0] = int32_t(c >= kOutlierBase ? 0u : abs_delta(d0));
+  const uint32_t* m = reinterpret_cast<const uint32_t*>(mag);
+  store_planes<0>(m, w, dst + 4);
+  if (w > 8) store_planes<1>(m, w, dst + 4);
+  if (w > 16) store_planes<2>(m, w, dst + 4);
+  if (w > 24) store_planes<3>(m, w, dst + 4);
 }
 
 // ---- half blocks (the GPU encoder: two threads a block, kH lanes each) ---------------------------

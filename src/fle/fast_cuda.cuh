@@ -328,8 +328,9 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     if (agg != kNoQ) carry = agg;
     __syncthreads();
     chain_fill(q, invalid, prev);
+    const BlockDeltas bd = block_deltas(q, prev);
     BlockPlan bp{0, 0, 0, 0};
-    if (b < nb) bp = plan_block(q, invalid & lanes_below(cnt), prev, sizeof(T), uniform);
+    if (b < nb) bp = plan_block(bd, invalid & lanes_below(cnt), sizeof(T), uniform);
     uint32_t before, total;
     Scan(scan_tmp.sizes).ExclusiveSum(bp.payload << kExcBits | bp.nexc, before, total);
     // The chunk's size is known now: publishing it before the blocks are written (rather than when the
@@ -343,7 +344,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
       stage[b] = bp.code;
       uint32_t at = nb + pay + (before >> kExcBits);
       uint32_t x0 = nexc + (before & ((1u << kExcBits) - 1));
-      write_block<T>(bp, reread, cnt, q, prev, stage + at, [&](int j, T x) {
+      write_block<T>(bp, reread, cnt, q, bd, stage + at, [&](int j, T x) {
         store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
       });
     }

@@ -39,17 +39,18 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
     unsigned grid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((h.n_values / 4 + kThreads - 1) / kThreads, uint64_t(sms) * 16));
     fle::cuda::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
     check(cudaGetLastError(), "range kernel");
-    // The half-block encoder (512 threads, two per 32-value block) unless HPCZ_FAST_ENCODER says
-    // otherwise: block (a thread per block, 256 threads), block-words (the same with the former
+    // The per-block encoder (256 threads, a thread per 32-value block) unless HPCZ_FAST_ENCODER says
+    // otherwise: half (512 threads, two per block), block-words (the per-block encoder with the former
     // word-at-a-time copy out), for the benchmark's comparisons; HPCZ_ENCODE_BLOCKS_PER_SM=3 compiles
     // the per-block encoder for 3 blocks per SM.
-    auto k = fle::cuda::encode_half_kernel<T>;
-    unsigned threads = fle::cuda::kHalfThreads;
+    auto k = fle::cuda::encode_kernel<T>;
+    unsigned threads = kThreads;
     const char* e = std::getenv("HPCZ_FAST_ENCODER");
-    const std::string enc = e ? e : "half";
-    if (enc == "block" || enc == "block-words") {
-      threads = kThreads;
-      k = fle::cuda::encode_kernel<T>;
+    const std::string enc = e ? e : "block";
+    if (enc == "half") {
+      threads = fle::cuda::kHalfThreads;
+      k = fle::cuda::encode_half_kernel<T>;
+    } else {
       if (enc == "block-words") k = fle::cuda::encode_kernel<T, fle::cuda::encode_min_blocks<T>(), false>;
       if (const char* b = std::getenv("HPCZ_ENCODE_BLOCKS_PER_SM"); b && b[0] == '3') {
         k = fle::cuda::encode_kernel<T, 3>;
