@@ -197,7 +197,7 @@ struct ChainOp {
 // growing down from kTop): learn its offset by the look-back over earlier chunks (warp 0, while the
 // other warps sum its checksum), write its table entry, and copy it to the archive. Every thread of the
 // block calls this; kN is the block's thread count.
-template <class T, int kN, bool kVectorCopy = true>
+template <class T, int kN>
 __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body, uint32_t nexc, unsigned long long c,
                                             const format::HeaderFields& h, CompressState* st, unsigned long long* desc,
                                             uint8_t* __restrict__ out) {
@@ -240,16 +240,12 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
   // Chunk bytes to out[base, base + size): 16-byte stores where we can, bytes at the two ends.
   const unsigned long long end = base + size, w0 = (base + 3) / 4, w1 = end / 4;
   uint32_t* out32 = reinterpret_cast<uint32_t*>(out);
-  if (w0 < w1 && !kVectorCopy) {  // the former copy, a word a thread (HPCZ_FAST_ENCODER=block-words)
-    for (unsigned long long w = w0 + threadIdx.x; w < w1; w += kN) out32[w] = word_at(uint32_t(w * 4 - base));
-    if (threadIdx.x < w0 * 4 - base) out[base + threadIdx.x] = uint8_t(byte_at(threadIdx.x));
-    if (threadIdx.x < end - w1 * 4) out[w1 * 4 + threadIdx.x] = uint8_t(byte_at(uint32_t(w1 * 4 - base + threadIdx.x)));
-  } else if (w0 < w1) {
+  if (w0 < w1) {
     // Output word w0 + k starts at chunk byte 4k + d. While its four bytes lie in the body it is a
     // funnel shift of stage words k and k + 1; from the first 16-byte aligned output word on, four
     // such words make one 16-byte store. The rest (at most 3 words before, the last body words and
-    // the exceptions after the body) take word_at. ncu (fast encoder, era5): the word-at-a-time
-    // copy cost 30 instructions a word, 9% of the kernel's.
+    // the exceptions after the body) take word_at. ncu (fast encoder, era5): a word a thread cost 30
+    // instructions a word, 9% of the kernel's; measured 789 -> 800 GB/s mean (fast v13).
     const uint32_t d = uint32_t(w0 * 4 - base), sh = 8 * d, n_words = uint32_t(w1 - w0);
     const uint32_t n_body = body >= d + 4 ? min(n_words, (body - d) / 4) : 0;
     const uint32_t k0 = min(n_body, uint32_t((4 - (w0 & 3)) & 3));  // out is 16-byte aligned (the API checks)
@@ -272,18 +268,24 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
 // The per-block encoder: a thread codes whole 32-value blocks (fast_block.hpp's functions as the CPU
 // runs them), 256 threads, 2 blocks of threads per SM (128 registers). Kept for comparison with the
 // half-block encoder below (HPCZ_FAST_ENCODER=block).
-template <class T, int kMinBlocks = encode_min_blocks<T>(), bool kVectorCopy = true>
+// Variants for measurement (HPCZ_FAST_ENCODER): kPrefetchNext asks L2 for the first round of the chunk
+// that starts one resident wave later; kWarpScans uses warp-scan block scans instead of raking ones.
+enum EncodeVariant { kPrefetchNext = 1, kWarpScans = 2 };
+
+template <class T, int kMinBlocks = encode_min_blocks<T>(), int kVariant = 0>
 static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
-                                                          unsigned long long* desc, uint8_t* __restrict__ out) {
+                                                          unsigned long long* desc, uint8_t* __restrict__ out,
+                                                          unsigned resident) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
   constexpr uint32_t kTop = kNB + kCV * sizeof(T);
   extern __shared__ __align__(16) uint8_t stage[];
   // 32-bit scans (half the shuffles and registers of 64-bit ones): the chain scan carries a q or kNoQ;
   // the size scan packs a round's payload bytes (<= 256 blocks x 256 bytes = 2^16) above 14 bits of
   // exception count (<= 256 x 32 = 2^13).
-  using Scan = cub::BlockScan<uint32_t, kThreads>;
-  using ChainScan = cub::BlockScan<int32_t, kThreads>;
+  constexpr auto kAlgo = (kVariant & kWarpScans) ? cub::BLOCK_SCAN_WARP_SCANS : cub::BLOCK_SCAN_RAKING;
+  using Scan = cub::BlockScan<uint32_t, kThreads, kAlgo>;
+  using ChainScan = cub::BlockScan<int32_t, kThreads, kAlgo>;
   constexpr int kExcBits = 14;
   __shared__ union {
     typename Scan::TempStorage sizes;
@@ -304,6 +306,16 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     const uint8_t* chunk_in = reinterpret_cast<const uint8_t*>(in + first_value);
     for (uint32_t off = (kThreads * kB * sizeof(T)) + 128u * threadIdx.x; off < count * sizeof(T); off += 128u * kThreads)
       asm volatile("prefetch.global.L2 [%0];" ::"l"(chunk_in + off));
+  }
+  if (kVariant & kPrefetchNext) {  // chunk c + resident starts when a block resident now finishes
+    const unsigned long long later = c + resident;
+    if (later < h.n_chunks) {
+      const unsigned long long lfirst = later * kCV;
+      const uint32_t lbytes = uint32_t(min((unsigned long long)kCV, n - lfirst) * sizeof(T));
+      const uint8_t* later_in = reinterpret_cast<const uint8_t*>(in + lfirst);
+      for (uint32_t off = 128u * threadIdx.x; off < min(lbytes, uint32_t(kThreads * kB * sizeof(T))); off += 128u * kThreads)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(later_in + off));
+    }
   }
   settle_range(h, st->key_min, st->key_max);  // every block derives the same eb and step
   const QuantParams<T> p = encoder_params<T>(h);
@@ -352,7 +364,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     nexc += total & ((1u << kExcBits) - 1);
     __syncthreads();  // scan_tmp reuse
   }
-  place_chunk<T, kThreads, kVectorCopy>(stage, nb + pay, nexc, c, h, st, desc, out);
+  place_chunk<T, kThreads>(stage, nb + pay, nexc, c, h, st, desc, out);
 }
 
 // ---- the half-block encoder ---------------------------------------------------------------------
@@ -398,7 +410,8 @@ __device__ __forceinline__ void load_half(const T* in, unsigned long long first,
 template <class T>
 static __global__ void __launch_bounds__(kHalfThreads, 2) encode_half_kernel(const T* __restrict__ in, unsigned long long n,
                                                                         format::HeaderFields h, CompressState* st,
-                                                                        unsigned long long* desc, uint8_t* __restrict__ out) {
+                                                                        unsigned long long* desc, uint8_t* __restrict__ out,
+                                                                        unsigned /*resident*/) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kPerRound = kHalfThreads / 2;
   constexpr uint32_t kRounds = (kNB + kPerRound - 1) / kPerRound;
   constexpr uint32_t kTop = kNB + kCV * sizeof(T);

@@ -40,25 +40,24 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
     fle::cuda::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
     check(cudaGetLastError(), "range kernel");
     // The per-block encoder (256 threads, a thread per 32-value block) unless HPCZ_FAST_ENCODER says
-    // otherwise: half (512 threads, two per block), block-words (the per-block encoder with the former
-    // word-at-a-time copy out), for the benchmark's comparisons; HPCZ_ENCODE_BLOCKS_PER_SM=3 compiles
-    // the per-block encoder for 3 blocks per SM.
+    // otherwise, for the benchmark's comparisons: half (512 threads, two per block), block-pf (an L2
+    // prefetch of the chunk one resident wave ahead), block-ws (warp-scan block scans), block-pf-ws;
+    // HPCZ_ENCODE_BLOCKS_PER_SM=3 compiles the per-block encoder for 3 blocks per SM.
     auto k = fle::cuda::encode_kernel<T>;
-    unsigned threads = kThreads;
+    unsigned threads = kThreads, per_sm = fle::cuda::encode_min_blocks<T>();
     const char* e = std::getenv("HPCZ_FAST_ENCODER");
     const std::string enc = e ? e : "block";
-    if (enc == "half") {
-      threads = fle::cuda::kHalfThreads;
-      k = fle::cuda::encode_half_kernel<T>;
-    } else {
-      if (enc == "block-words") k = fle::cuda::encode_kernel<T, fle::cuda::encode_min_blocks<T>(), false>;
-      if (const char* b = std::getenv("HPCZ_ENCODE_BLOCKS_PER_SM"); b && b[0] == '3') {
-        k = fle::cuda::encode_kernel<T, 3>;
-        check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
-      }
+    constexpr int kMin = fle::cuda::encode_min_blocks<T>();
+    if (enc == "half") threads = fle::cuda::kHalfThreads, k = fle::cuda::encode_half_kernel<T>;
+    if (enc == "block-pf") k = fle::cuda::encode_kernel<T, kMin, fle::cuda::kPrefetchNext>;
+    if (enc == "block-ws") k = fle::cuda::encode_kernel<T, kMin, fle::cuda::kWarpScans>;
+    if (enc == "block-pf-ws") k = fle::cuda::encode_kernel<T, kMin, fle::cuda::kPrefetchNext | fle::cuda::kWarpScans>;
+    if (const char* b = std::getenv("HPCZ_ENCODE_BLOCKS_PER_SM"); b && b[0] == '3' && enc == "block") {
+      k = fle::cuda::encode_kernel<T, 3>, per_sm = 3;
+      check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
     }
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-    k<<<(unsigned)nc, threads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
+    k<<<(unsigned)nc, threads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out, unsigned(sms) * per_sm);
     check(cudaGetLastError(), "encode kernel");
   }
   fle::cuda::seal_kernel<<<1, 32, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
