@@ -23,11 +23,10 @@ HPCZ_HD uint64_t transpose8x8(uint64_t x) {
   return x;
 }
 
-// Planes 8S..min(w, 8S+8)-1 of mag[0..31], plane j as 4 bytes at dst + 4j. With NB < 4, bytes
-// 0..NB-1 of each plane from mag[0..8NB-1] (the GPU encoder's half blocks pass dst + their first byte).
-template <int S, int NB = 4> HPCZ_HD void store_planes(const uint32_t* mag, int w, uint8_t* dst) {
+// Planes 8S..min(w, 8S+8)-1 of mag[0..31], plane j as 4 bytes at dst + 4j.
+template <int S> HPCZ_HD void store_planes(const uint32_t* mag, int w, uint8_t* dst) {
 HPCZ_UNROLL
-  for (int b = 0; b < NB; ++b) {
+  for (int b = 0; b < 4; ++b) {
     uint64_t m = 0;  // row r: byte S of mag[8b + r]
 HPCZ_UNROLL
     for (int r = 0; r < 8; ++r) m |= uint64_t(mag[8 * b + r] >> (8 * S) & 0xffu) << (8 * r);

@@ -210,7 +210,6 @@ HPCZ_HD uint32_t lanes_below(int count) { return count >= kB ? ~0u : (1u << coun
 // undecided (almost never any) are settled by the exact search, reading their values again through
 // reload(i); the search's answer is one of q0 - 1, q0, q0 + 1 or none, kept as bit masks and applied
 // at the end, so the rare path never indexes q: the GPU encoder keeps q in registers.
-// N lanes (a whole block on the CPU; the GPU encoder gives each thread half a block, N = 16).
 template <class T, int N = kB, class Reload>
 HPCZ_HD uint32_t quantize_lanes(const T* v, Reload&& reload, int count, const QuantParams<T>& p, int32_t* q,
                                 int32_t& tail, bool& has_tail) {
@@ -402,85 +401,6 @@ HPCZ_UNROLL
   if (w > 8) store_planes<1>(m, w, dst + 4);
   if (w > 16) store_planes<2>(m, w, dst + 4);
   if (w > 24) store_planes<3>(m, w, dst + 4);
-}
-
-// ---- half blocks (the GPU encoder: two threads a block, kH lanes each) ---------------------------
-// The bytes are write_block's; a half's q is chain-filled from the q before its lane 0 (the block's
-// prev for half 0, the q that ends half 0 for half 1), and the halves' statistics combine with an OR.
-constexpr int kH = kB / 2;
-
-// Half `half`'s part of plan_block's statistics: the OR of |delta| over its lanes other than the
-// block's lane 0, and lane 0's |delta| (half 0 only; else 0).
-HPCZ_HD void half_delta_stats(const int32_t* q, int32_t prev, uint32_t half, uint32_t& rest, uint32_t& first_delta) {
-  rest = 0;
-  first_delta = 0;
-HPCZ_UNROLL
-  for (int i = 0; i < kH; ++i) {
-    const uint32_t d = uint32_t(q[i]) - uint32_t(i ? q[i - 1] : prev);
-    const uint32_t ad = int32_t(d) < 0 ? 0u - d : d;
-    if (i == 0 && half == 0) first_delta = ad;
-    else rest |= ad;
-  }
-}
-
-// write_block for one half (half 0: lanes 0..15, 1: lanes 16..31) of a block planned as bp: the same
-// bytes, each half writing its own. q holds this half's chain-filled q and is overwritten; prev is the
-// q before this half's lane 0; value(i) gives this half's lane i; exception values go to sink(j, x)
-// with j counted over the whole block (half 1's after half 0's); bytes 0-1 of the sign word and of
-// every plane are half 0's, bytes 2-3 half 1's; half 0 writes the mask, outlier and uniform value.
-template <class T, class Value, class Sink>
-HPCZ_HD void write_block_half(const BlockPlan& bp, uint32_t half, Value&& value, int count, int32_t* q, int32_t prev,
-                              uint8_t* dst, Sink&& sink) {
-  const int c = bp.code & 0x7f;
-  if (c == kCodeRaw) {
-HPCZ_UNROLL
-    for (int i = 0; i < kH; ++i) store_value_le<T>(dst + (kH * half + i) * sizeof(T), i < count ? T(value(i)) : T(0));
-    return;
-  }
-  if (c == kCodeUniform) {
-    if (half == 0) store_value_le<T>(dst, T(value(0)));
-    return;
-  }
-  if (bp.code & kExcFlag) {
-    if (half == 0) store_u32_le(dst, bp.mask);
-    dst += 4;
-    int j = half ? popcount32(bp.mask & 0xffffu) : 0;
-    for (uint32_t m = bp.mask >> (kH * half) & 0xffffu; m; m &= m - 1) sink(j++, T(value(lowest_bit32(m))));
-  }
-  int w = c;
-  bool outl = false;
-  if (c >= kOutlierBase) {
-    const int k = (c - kOutlierBase) / kOutlierWidths + 1;
-    w = (c - kOutlierBase) % kOutlierWidths;
-    if (half == 0) {
-      const uint32_t z = outlier_field(q[0], w);
-      for (int b = 0; b < k; ++b) dst[b] = uint8_t(z >> (8 * b));
-    }
-    dst += k;
-    outl = true;
-  }
-  if (!w) return;
-  // Lane 0 of an outlier block is coded against 0: its sign bit is the outlier's sign, its magnitude 0.
-  const bool lane0_outlier = outl && half == 0;
-  uint32_t signs = 0;
-  int32_t before = lane0_outlier ? 0 : prev;
-HPCZ_UNROLL
-  for (int i = 0; i < kH; ++i) {
-    const int32_t cur = q[i];
-    const uint32_t d = uint32_t(cur) - uint32_t(before);
-    before = cur;
-    const bool neg = int32_t(d) < 0;
-    signs |= uint32_t(neg) << i;
-    q[i] = int32_t((i == 0 && lane0_outlier) ? 0u : (neg ? 0u - d : d));
-  }
-  dst[2 * half] = uint8_t(signs);
-  dst[2 * half + 1] = uint8_t(signs >> 8);
-  const uint32_t* mag = reinterpret_cast<const uint32_t*>(q);
-  uint8_t* planes = dst + 4 + 2 * half;
-  store_planes<0, 2>(mag, w, planes);
-  if (w > 8) store_planes<1, 2>(mag, w, planes);
-  if (w > 16) store_planes<2, 2>(mag, w, planes);
-  if (w > 24) store_planes<3, 2>(mag, w, planes);
 }
 
 // Decodes one block whose payload (of payload_size(code) bytes, already bounds-checked) is at src;

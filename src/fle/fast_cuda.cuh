@@ -223,8 +223,11 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
     unsigned long long excl = lookback(desc, c, size);
     if (threadIdx.x == 0) s_base = format::data_offset(h.n_chunks) + excl;
   }
+  // The chunk starts at stage byte 0: its words inside the body are stage words, no funnel shift.
   unsigned long long sum = 0;
-  for (uint32_t i = threadIdx.x; i * 4 < size; i += kN) sum += format::checksum_term(i, word_at(4 * i));
+  const uint32_t body_words = body / 4, n_words = (size + 3) / 4;
+  for (uint32_t i = threadIdx.x; i < n_words; i += kN)
+    sum += format::checksum_term(i, i < body_words ? stage32[i] : word_at(4 * i));
   sum = Sum(sum_tmp).Sum(sum);
   __syncthreads();
   const unsigned long long base = s_base;
@@ -265,27 +268,23 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
   }
 }
 
-// The per-block encoder: a thread codes whole 32-value blocks (fast_block.hpp's functions as the CPU
-// runs them), 256 threads, 2 blocks of threads per SM (128 registers). Kept for comparison with the
-// half-block encoder below (HPCZ_FAST_ENCODER=block).
-// Variants for measurement (HPCZ_FAST_ENCODER): kPrefetchNext asks L2 for the first round of the chunk
-// that starts one resident wave later; kWarpScans uses warp-scan block scans instead of raking ones.
-enum EncodeVariant { kPrefetchNext = 1, kWarpScans = 2 };
-
-template <class T, int kMinBlocks = encode_min_blocks<T>(), int kVariant = 0>
+// The encoder: a thread codes whole 32-value blocks (fast_block.hpp's functions as the CPU runs them),
+// 256 threads, 2 blocks of threads per SM (128 registers). Two threads a block (512 threads, 64
+// registers, twice the warps) measured slower: ncu showed IPC 1.88 -> 2.56 but 39% more instructions
+// (fast v13, v14), since the kernel was then bound by its ALU instructions, not by latency.
+template <class T, int kMinBlocks = encode_min_blocks<T>()>
 static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
-                                                          unsigned long long* desc, uint8_t* __restrict__ out,
-                                                          unsigned resident) {
+                                                          unsigned long long* desc, uint8_t* __restrict__ out) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
   constexpr uint32_t kTop = kNB + kCV * sizeof(T);
   extern __shared__ __align__(16) uint8_t stage[];
   // 32-bit scans (half the shuffles and registers of 64-bit ones): the chain scan carries a q or kNoQ;
   // the size scan packs a round's payload bytes (<= 256 blocks x 256 bytes = 2^16) above 14 bits of
   // exception count (<= 256 x 32 = 2^13).
-  constexpr auto kAlgo = (kVariant & kWarpScans) ? cub::BLOCK_SCAN_WARP_SCANS : cub::BLOCK_SCAN_RAKING;
-  using Scan = cub::BlockScan<uint32_t, kThreads, kAlgo>;
-  using ChainScan = cub::BlockScan<int32_t, kThreads, kAlgo>;
+  // Raking scans (warp-scan ones measured the same: fast v14).
+  using Scan = cub::BlockScan<uint32_t, kThreads>;
+  using ChainScan = cub::BlockScan<int32_t, kThreads>;
   constexpr int kExcBits = 14;
   __shared__ union {
     typename Scan::TempStorage sizes;
@@ -307,16 +306,11 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     for (uint32_t off = (kThreads * kB * sizeof(T)) + 128u * threadIdx.x; off < count * sizeof(T); off += 128u * kThreads)
       asm volatile("prefetch.global.L2 [%0];" ::"l"(chunk_in + off));
   }
-  if (kVariant & kPrefetchNext) {  // chunk c + resident starts when a block resident now finishes
-    const unsigned long long later = c + resident;
-    if (later < h.n_chunks) {
-      const unsigned long long lfirst = later * kCV;
-      const uint32_t lbytes = uint32_t(min((unsigned long long)kCV, n - lfirst) * sizeof(T));
-      const uint8_t* later_in = reinterpret_cast<const uint8_t*>(in + lfirst);
-      for (uint32_t off = 128u * threadIdx.x; off < min(lbytes, uint32_t(kThreads * kB * sizeof(T))); off += 128u * kThreads)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(later_in + off));
-    }
-  }
+  // Round 0's loads go out before settle_range's double-precision chain, so that the two latencies
+  // overlap instead of adding up (ncu: 6% of the stall samples were in this prologue).
+  T v[kB];
+  int cnt = 0;
+  if (threadIdx.x < nb) load_block(in, first_value + threadIdx.x * kB, first_value + count, v, cnt);
   settle_range(h, st->key_min, st->key_max);  // every block derives the same eb and step
   const QuantParams<T> p = encoder_params<T>(h);
 
@@ -324,9 +318,10 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   int32_t carry = 0;           // q that ended the previous round
   for (uint32_t r = 0; r < kRounds; ++r) {
     const uint32_t b = r * kThreads + threadIdx.x;
-    T v[kB];
-    int cnt = 0;
-    if (b < nb) load_block(in, first_value + b * kB, first_value + count, v, cnt);
+    if (r > 0) {
+      cnt = 0;
+      if (b < nb) load_block(in, first_value + b * kB, first_value + count, v, cnt);
+    }
     // The chain: each block's first delta is against the last q of the blocks before it.
     int32_t q[kB], tail = 0;
     bool has = false;
@@ -365,143 +360,6 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     __syncthreads();  // scan_tmp reuse
   }
   place_chunk<T, kThreads>(stage, nb + pay, nexc, c, h, st, desc, out);
-}
-
-// ---- the half-block encoder ---------------------------------------------------------------------
-// Two neighbouring threads share a 32-value block, 16 values each. Why: the per-block encoder holds 32
-// values and 32 q per thread (128 registers) and so runs 16 warps an SM; ncu shows it issuing on half
-// its cycles with one eligible warp per scheduler, i.e. latency with too few warps, not too many
-// instructions. Half blocks need about half the registers: 512 threads a chunk, 2 chunks an SM, 32
-// warps. The bytes are the same as the per-block encoder's, by construction:
-// - the chain scan runs over half blocks, so the odd half's "prev" is the q that ends the even half
-//   (after its chain fill), which is exactly what chain_fill and the deltas of lanes 16..31 use;
-// - the block's statistics (OR of |delta| over lanes 0..31 and 1..31, exception mask, uniformity)
-//   are the two halves' combined with one shuffle each, and plan_from_stats picks the same code;
-// - each half writes its bytes of the sign word and of every bit plane (bytes 0-1 are lanes 0-15,
-//   bytes 2-3 lanes 16-31), its exceptions after the even half's, and the even half writes the rest.
-constexpr int kHalfThreads = 512;
-
-template <class T>
-__device__ __forceinline__ void load_half(const T* in, unsigned long long first, unsigned long long n, T* v, int& count) {
-  if (first + kH <= n) {
-    count = kH;
-    if constexpr (sizeof(T) == 4) {
-      const float4* p = reinterpret_cast<const float4*>(in + first);
-#pragma unroll
-      for (int k = 0; k < kH / 4; ++k) {
-        float4 f = __ldg(p + k);
-        v[4 * k] = f.x; v[4 * k + 1] = f.y; v[4 * k + 2] = f.z; v[4 * k + 3] = f.w;
-      }
-    } else {
-      const double2* p = reinterpret_cast<const double2*>(in + first);
-#pragma unroll
-      for (int k = 0; k < kH / 2; ++k) {
-        double2 f = __ldg(p + k);
-        v[2 * k] = f.x; v[2 * k + 1] = f.y;
-      }
-    }
-  } else {
-    count = first < n ? int(n - first) : 0;
-#pragma unroll
-    for (int i = 0; i < kH; ++i) v[i] = i < count ? in[first + i] : T(0);
-  }
-}
-
-template <class T>
-static __global__ void __launch_bounds__(kHalfThreads, 2) encode_half_kernel(const T* __restrict__ in, unsigned long long n,
-                                                                        format::HeaderFields h, CompressState* st,
-                                                                        unsigned long long* desc, uint8_t* __restrict__ out,
-                                                                        unsigned /*resident*/) {
-  constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kPerRound = kHalfThreads / 2;
-  constexpr uint32_t kRounds = (kNB + kPerRound - 1) / kPerRound;
-  constexpr uint32_t kTop = kNB + kCV * sizeof(T);
-  extern __shared__ __align__(16) uint8_t stage[];
-  // Warp scans and one pass over the 16 warp totals: the raking scan holds 17 values a raking thread,
-  // which with the half block's q pushed the kernel over 64 registers (spills).
-  using Scan = cub::BlockScan<uint32_t, kHalfThreads, cub::BLOCK_SCAN_WARP_SCANS>;
-  using ChainScan = cub::BlockScan<int32_t, kHalfThreads, cub::BLOCK_SCAN_WARP_SCANS>;
-  constexpr int kExcBits = 14;  // as in encode_kernel: a round is 256 blocks
-  constexpr uint32_t kExcMask = (1u << kExcBits) - 1;
-  __shared__ union {
-    typename Scan::TempStorage sizes;
-    typename ChainScan::TempStorage chain;
-  } scan_tmp;
-  __shared__ unsigned long long s_chunk;
-
-  if (threadIdx.x == 0) s_chunk = atomicAdd(&st->chunk_counter, 1u);
-  __syncthreads();
-  const unsigned long long c = s_chunk;
-  const unsigned long long first_value = c * kCV;
-  const uint32_t count = uint32_t(min((unsigned long long)kCV, n - first_value));
-  const uint32_t nb = (count + kB - 1) / kB;
-  if (kRounds > 1) {  // the later rounds' input into L2 now, as encode_kernel does
-    const uint8_t* chunk_in = reinterpret_cast<const uint8_t*>(in + first_value);
-    for (uint32_t off = (kPerRound * kB * sizeof(T)) + 128u * threadIdx.x; off < count * sizeof(T); off += 128u * kHalfThreads)
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(chunk_in + off));
-  }
-  settle_range(h, st->key_min, st->key_max);
-  const QuantParams<T> p = encoder_params<T>(h);
-  const uint32_t half = threadIdx.x & 1, lane = threadIdx.x & 31;
-
-  uint32_t pay = 0, nexc = 0;
-  int32_t carry = 0;
-  for (uint32_t r = 0; r < kRounds; ++r) {
-    const uint32_t b = r * kPerRound + (threadIdx.x >> 1);
-    const bool live = b < nb;  // the same on both halves
-    const int cnt = live ? int(min(uint32_t(kB), count - b * kB)) : 0;
-    T v[kH];
-    int cnt_h = 0;
-    const unsigned long long first = first_value + b * kB + kH * half;
-    load_half(in, first, live ? first_value + count : 0, v, cnt_h);  // not live: count 0, zeros
-    const T* src = in + first;
-    auto reread = [&](int i) { return __ldg(src + i); };
-    // Uniform: every lane below cnt has lane 0's bits.
-    using K = typename Bits<T>::type;
-    const K bits0 = __shfl_sync(0xffffffffu, to_bits(v[0]), lane & ~1u);
-    bool same = true;
-#pragma unroll
-    for (int i = 0; i < kH; ++i) same &= i >= cnt_h || to_bits(v[i]) == bits0;
-    // Every lane shuffles: `same && __shfl_xor_sync(...)` skips the shuffle where same is false, and a
-    // warp whose lanes disagree then waits forever at the full-mask shuffle (seen on the H200).
-    const bool other_same = __shfl_xor_sync(0xffffffffu, same, 1);
-    const bool uniform = same && other_same;
-    int32_t q[kH], tail = 0;
-    bool has = false;
-    const uint32_t invalid = quantize_lanes<T, kH>(v, reread, cnt_h, p, q, tail, has);
-    int32_t prev, agg;
-    ChainScan(scan_tmp.chain).ExclusiveScan(has ? tail : kNoQ, prev, carry, LastValid(), agg);
-    if (agg != kNoQ) carry = agg;
-    __syncthreads();
-    chain_fill<kH>(q, invalid, prev);
-    uint32_t rest, first_delta;
-    half_delta_stats(q, prev, half, rest, first_delta);
-    rest |= __shfl_xor_sync(0xffffffffu, rest, 1);
-    first_delta = __shfl_sync(0xffffffffu, first_delta, lane & ~1u);
-    const int32_t q0 = __shfl_sync(0xffffffffu, q[0], lane & ~1u);
-    uint32_t mask = (invalid & lanes_below(cnt_h)) << (kH * half);
-    mask |= __shfl_xor_sync(0xffffffffu, mask, 1);
-    BlockPlan bp{0, 0, 0, 0};
-    if (live) bp = plan_from_stats(first_delta | rest, rest, q0, mask, sizeof(T), uniform);
-    const uint32_t packed = bp.payload << kExcBits | bp.nexc;
-    uint32_t before, total;
-    Scan(scan_tmp.sizes).ExclusiveSum(half ? 0u : packed, before, total);
-    if (half) before -= packed;  // the block's offset: the even half's
-    if (r + 1 == kRounds && threadIdx.x == 0) {
-      const uint32_t all_pay = pay + (total >> kExcBits), all_exc = nexc + (total & kExcMask);
-      publish_size(desc, c, nb + all_pay + all_exc * uint32_t(sizeof(T)));
-    }
-    if (live) {
-      if (half == 0) stage[b] = bp.code;
-      const uint32_t at = nb + pay + (before >> kExcBits), x0 = nexc + (before & kExcMask);
-      write_block_half<T>(bp, half, reread, cnt_h, q, prev, stage + at, [&](int j, T x) {
-        store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
-      });
-    }
-    pay += total >> kExcBits;
-    nexc += total & kExcMask;
-    __syncthreads();  // scan_tmp reuse
-  }
-  place_chunk<T, kHalfThreads>(stage, nb + pay, nexc, c, h, st, desc, out);
 }
 
 // Header and table checksum, once every chunk is written. Both codecs' encoders sum the table's

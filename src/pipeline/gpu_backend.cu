@@ -39,25 +39,15 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
     unsigned grid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((h.n_values / 4 + kThreads - 1) / kThreads, uint64_t(sms) * 16));
     fle::cuda::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
     check(cudaGetLastError(), "range kernel");
-    // The per-block encoder (256 threads, a thread per 32-value block) unless HPCZ_FAST_ENCODER says
-    // otherwise, for the benchmark's comparisons: half (512 threads, two per block), block-pf (an L2
-    // prefetch of the chunk one resident wave ahead), block-ws (warp-scan block scans), block-pf-ws;
-    // HPCZ_ENCODE_BLOCKS_PER_SM=3 compiles the per-block encoder for 3 blocks per SM.
+    // HPCZ_ENCODE_BLOCKS_PER_SM=3: an occupancy experiment for the benchmark (80 registers, spills);
+    // the default is encode_min_blocks<T>().
     auto k = fle::cuda::encode_kernel<T>;
-    unsigned threads = kThreads, per_sm = fle::cuda::encode_min_blocks<T>();
-    const char* e = std::getenv("HPCZ_FAST_ENCODER");
-    const std::string enc = e ? e : "block";
-    constexpr int kMin = fle::cuda::encode_min_blocks<T>();
-    if (enc == "half") threads = fle::cuda::kHalfThreads, k = fle::cuda::encode_half_kernel<T>;
-    if (enc == "block-pf") k = fle::cuda::encode_kernel<T, kMin, fle::cuda::kPrefetchNext>;
-    if (enc == "block-ws") k = fle::cuda::encode_kernel<T, kMin, fle::cuda::kWarpScans>;
-    if (enc == "block-pf-ws") k = fle::cuda::encode_kernel<T, kMin, fle::cuda::kPrefetchNext | fle::cuda::kWarpScans>;
-    if (const char* b = std::getenv("HPCZ_ENCODE_BLOCKS_PER_SM"); b && b[0] == '3' && enc == "block") {
-      k = fle::cuda::encode_kernel<T, 3>, per_sm = 3;
+    if (const char* b = std::getenv("HPCZ_ENCODE_BLOCKS_PER_SM"); b && b[0] == '3') {
+      k = fle::cuda::encode_kernel<T, 3>;
       check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
     }
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-    k<<<(unsigned)nc, threads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out, unsigned(sms) * per_sm);
+    k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
     check(cudaGetLastError(), "encode kernel");
   }
   fle::cuda::seal_kernel<<<1, 32, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
