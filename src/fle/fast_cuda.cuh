@@ -197,14 +197,14 @@ struct ChainOp {
 // growing down from kTop): learn its offset by the look-back over earlier chunks (warp 0, while the
 // other warps sum its checksum), write its table entry, and copy it to the archive. Every thread of the
 // block calls this; kN is the block's thread count.
-// kLookedBack: warp 0 already did the look-back and left the offset in s_base.
-template <class T, int kN, bool kLookedBack = false>
+template <class T, int kN>
 __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body, uint32_t nexc, unsigned long long c,
                                             const format::HeaderFields& h, CompressState* st, unsigned long long* desc,
-                                            uint8_t* __restrict__ out, unsigned long long& s_base) {
+                                            uint8_t* __restrict__ out) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kTop = kNB + kCV * sizeof(T);
   using Sum = cub::BlockReduce<unsigned long long, kN>;
   __shared__ typename Sum::TempStorage sum_tmp;
+  __shared__ unsigned long long s_base;
   const uint32_t size = body + nexc * uint32_t(sizeof(T));
   const uint32_t* stage32 = reinterpret_cast<const uint32_t*>(stage);
   auto byte_at = [&](uint32_t pos) -> uint32_t {
@@ -219,7 +219,8 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
   };
 
   // The size was published as soon as it was known; warp 0 learns the offset while the others checksum.
-  if (!kLookedBack && threadIdx.x < 32) {
+  // (Looking back before warp 0 writes its last round's blocks instead lost: 983 -> 947 GB/s, fast v17.)
+  if (threadIdx.x < 32) {
     unsigned long long excl = lookback(desc, c, size);
     if (threadIdx.x == 0) s_base = format::data_offset(h.n_chunks) + excl;
   }
@@ -272,10 +273,7 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
 // 256 threads, 2 blocks of threads per SM (128 registers). Two threads a block (512 threads, 64
 // registers, twice the warps) measured slower: ncu showed IPC 1.88 -> 2.56 but 39% more instructions
 // (fast v13, v14), since the kernel was then bound by its ALU instructions, not by latency.
-// kEarlyLookback (HPCZ_FAST_LOOKBACK=early, for measurement): warp 0 does the look-back right after the
-// last round's size is published, before writing its own blocks, so that its wait overlaps the other
-// warps' block writes instead of the checksum.
-template <class T, int kMinBlocks = encode_min_blocks<T>(), bool kEarlyLookback = false>
+template <class T, int kMinBlocks = encode_min_blocks<T>()>
 static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
                                                           unsigned long long* desc, uint8_t* __restrict__ out) {
@@ -293,7 +291,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     typename Scan::TempStorage sizes;
     typename ChainScan::TempStorage chain;
   } scan_tmp;
-  __shared__ unsigned long long s_chunk, s_base;
+  __shared__ unsigned long long s_chunk;
 
   if (threadIdx.x == 0) s_chunk = atomicAdd(&st->chunk_counter, 1u);
   __syncthreads();
@@ -346,15 +344,9 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     // The chunk's size is known now: publishing it before the blocks are written (rather than when the
     // look-back starts) lets later chunks' look-backs finish sooner (fast v11: compression 728 GB/s mean
     // published late, 762-774 early).
-    if (r + 1 == kRounds && threadIdx.x < 32) {
+    if (r + 1 == kRounds && threadIdx.x == 0) {
       const uint32_t all_pay = pay + (total >> kExcBits), all_exc = nexc + (total & ((1u << kExcBits) - 1));
-      const uint32_t size = nb + all_pay + all_exc * uint32_t(sizeof(T));
-      if (threadIdx.x == 0) publish_size(desc, c, size);
-      if (kEarlyLookback) {
-        __syncwarp();
-        const unsigned long long excl = lookback(desc, c, size);
-        if (threadIdx.x == 0) s_base = format::data_offset(h.n_chunks) + excl;
-      }
+      publish_size(desc, c, nb + all_pay + all_exc * uint32_t(sizeof(T)));
     }
     if (b < nb) {
       stage[b] = bp.code;
@@ -368,7 +360,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     nexc += total & ((1u << kExcBits) - 1);
     __syncthreads();  // scan_tmp reuse
   }
-  place_chunk<T, kThreads, kEarlyLookback>(stage, nb + pay, nexc, c, h, st, desc, out, s_base);
+  place_chunk<T, kThreads>(stage, nb + pay, nexc, c, h, st, desc, out);
 }
 
 // Header and table checksum, once every chunk is written. Both codecs' encoders sum the table's

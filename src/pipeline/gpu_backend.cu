@@ -42,8 +42,6 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
     // HPCZ_ENCODE_BLOCKS_PER_SM=3: an occupancy experiment for the benchmark (80 registers, spills);
     // the default is encode_min_blocks<T>().
     auto k = fle::cuda::encode_kernel<T>;
-    if (const char* l = std::getenv("HPCZ_FAST_LOOKBACK"); l && std::string(l) == "early")
-      k = fle::cuda::encode_kernel<T, fle::cuda::encode_min_blocks<T>(), true>;
     if (const char* b = std::getenv("HPCZ_ENCODE_BLOCKS_PER_SM"); b && b[0] == '3') {
       k = fle::cuda::encode_kernel<T, 3>;
       check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
