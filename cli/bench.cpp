@@ -66,10 +66,13 @@ double max_err_over_bound(const T* x, const T* y, uint64_t n, double eb, uint64_
 }  // namespace
 
 int bench_lossless_main(const std::vector<std::string>& args);
+int bench_codebook_main(const std::vector<std::string>& args);
 
 int bench_main(const std::vector<std::string>& args) {
-  for (size_t i = 0; i + 1 < args.size(); ++i)
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
     if (args[i] == "--mode" && args[i + 1] == "lossless") return bench_lossless_main(args);
+    if (args[i] == "--mode" && args[i + 1] == "codebook") return bench_codebook_main(args);
+  }
   std::string data_dir = "../shared/data", filter, out_path, device = gpu_available() ? "gpu" : "cpu";
   std::string bounds_s = "rel:1e-2,rel:1e-3,rel:1e-4", mode = "fast";
   double size_mib = -1;
@@ -93,7 +96,7 @@ int bench_main(const std::vector<std::string>& args) {
   }
   if (device != "gpu" && device != "cpu") throw UsageError("--device must be gpu or cpu");
   if (reps < 1) throw UsageError("--reps must be >= 1");
-  if (mode != "fast" && mode != "ratio") throw UsageError("--mode must be fast, ratio or lossless");
+  if (mode != "fast" && mode != "ratio") throw UsageError("--mode must be fast, ratio, lossless or codebook");
   const Codec codec = mode == "ratio" ? Codec::ratio : Codec::fast;
   const bool gpu = device == "gpu";
   if (gpu && !gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU for bench");

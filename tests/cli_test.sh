@@ -130,5 +130,10 @@ for mode in ratio fast; do
   awk -F'|' '$2 ~ /climate/ { rows++; if ($8 + 0 != 0 || $7 + 0 > 1) bad = 1 } END { exit bad || rows < 3 }' "$tmp/out" \
     && pass=$((pass + 1)) || { echo "FAIL: bench --mode $mode: violations or too few rows"; fails=$((fails + 1)); }
 done
+# The codebook bench: a row per histogram and size (dense + the bundled field, 3 sizes), and where a GPU
+# is present its books equal the CPU's (exit 3 otherwise).
+expect 0 "bench codebook" "$hpcz" bench --mode codebook --data "$src/data" --reps 2
+[ "$(grep -cE '^\| (dense geometric|climate)' "$tmp/out")" -eq 6 ] && ! grep -q "| NO |" "$tmp/out" && pass=$((pass + 1)) \
+  || { echo "FAIL: bench --mode codebook: rows missing or GPU books differ"; fails=$((fails + 1)); }
 echo "cli: $pass passed, $fails failed"
 [ "$fails" -eq 0 ]
