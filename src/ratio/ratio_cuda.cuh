@@ -393,7 +393,6 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
 //     symbols of that length (a block scan of per-length counts).
 constexpr int kSortPerThread = kMaxRadius * 2 / kThreads;  // 16 keys per thread: 4096 symbols
 constexpr uint32_t kNodes = 2 * huffman::kMaxSymbols;       // leaves + internal nodes
-constexpr uint32_t kSerialBelow = 8;  // book_kernel: rounds of fewer pairs are taken by one thread
 struct LenCounts {
   uint16_t n[huffman::kMaxLen + 1];
 };
@@ -454,8 +453,8 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
   __syncthreads();
   // Phase 1a: the tree, a round at a time. Leaves are nodes [0, m) in weight order; internal nodes
   // are appended from m on, in creation (and weight) order; [c, m) and [h, e) are the queues.
-  for (;;) {
-    if (threadIdx.x == 0 && !s_done) {
+  while (!s_done) {
+    if (threadIdx.x == 0) {
       uint32_t cc = s_c, hh = s_h;
       const uint32_t e = s_e;
       auto pick = [&]() {  // the lighter head, leaf first on equal weights
@@ -477,28 +476,10 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
       }
       s_a = a; s_b = b; s_pairs = (a + b) / 2;
       if (!s_pairs) s_done = 2;  // cannot happen on a sorted histogram; never loop forever
-      if (s_pairs < kSerialBelow && !s_done) {
-        // A round this small (skewed weights: each new node outweighs only a few others) costs three
-        // barriers for a merge or two; thread 0 takes the two-queue steps the rounds emulate directly
-        // (the lighter head, leaf first on equal weights), up to 64 of them, then rounds resume.
-        // bench --mode codebook, H200: a dense 1,024-symbol geometric histogram took 474 us in rounds.
-        uint32_t c1 = s_c, h1 = s_h, e1 = s_e;
-        for (int k = 0; k < 64 && (m - c1) + (e1 - h1) > 1; ++k) {
-          const uint32_t x = (h1 >= e1 || (c1 < m && w[c1] <= w[h1])) ? c1++ : h1++;
-          const uint32_t y = (h1 >= e1 || (c1 < m && w[c1] <= w[h1])) ? c1++ : h1++;
-          w[e1] = w[x] + w[y];
-          anc[x] = anc[y] = uint16_t(e1);
-          ++e1;
-        }
-        s_c = c1; s_h = h1; s_e = e1; s_pairs = 0;
-        s_done = (m - c1) + (e1 - h1) <= 1;
-      }
     }
     __syncthreads();
-    const uint32_t done = s_done, pairs = s_pairs, a = s_a, b = s_b, c0 = s_c, h0 = s_h, e0 = s_e;
-    __syncthreads();  // all have read them before thread 0 writes the next round's
-    if (done) break;
-    if (!pairs) continue;  // thread 0 took this round's steps itself
+    if (s_done) break;
+    const uint32_t a = s_a, b = s_b, c0 = s_c, h0 = s_h, e0 = s_e;
     // The node at position k of the merge of leaves [c0, c0+a) and internal nodes [h0, h0+b).
     auto merged = [&](uint32_t k) -> uint32_t {
       uint32_t lo = k > b ? k - b : 0, hi = k < a ? k : a;
@@ -509,16 +490,17 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
       const uint32_t i = lo, j = k - lo;
       return (i < a && (j >= b || w[c0 + i] <= w[h0 + j])) ? c0 + i : h0 + j;
     };
-    for (uint32_t p = threadIdx.x; p < pairs; p += kThreads) {
+    for (uint32_t p = threadIdx.x; p < s_pairs; p += kThreads) {
       const uint32_t x = merged(2 * p), y = merged(2 * p + 1), node = e0 + p;
       w[node] = w[x] + w[y];
       anc[x] = anc[y] = uint16_t(node);
     }
     __syncthreads();
-    if (threadIdx.x == 0) {  // read by all after the next round's first barrier
-      s_c = c0 + a; s_h = h0 + b; s_e = e0 + pairs;
+    if (threadIdx.x == 0) {
+      s_c = c0 + a; s_h = h0 + b; s_e = e0 + s_pairs;
       s_done = (m - s_c) + (s_e - s_h) <= 1;
     }
+    __syncthreads();
   }
   // Phase 1b: depths by pointer jumping (the root is the last node created).
   const uint32_t n_nodes = m >= 2 ? 2 * m - 1 : m, root = n_nodes - 1;
