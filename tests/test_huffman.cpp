@@ -2,6 +2,7 @@
 // adversarial streams, and the Lorenzo inverse.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <queue>
 #include <random>
@@ -497,4 +498,58 @@ TEST(unit_huffman_self_sync_finds_the_gap_starts) {
   CHECK(sequences > 0);
   CHECK(stats.early * 2 > stats.restarts);  // the early exit is what makes the restarts cheap
   CHECK(chained > 0);
+}
+
+// limit_depths computes JPEG's (Annex K.3) length limiting in closed form, depth by depth; it must give
+// exactly the loop's per-length counts, or books (and archives) would change. The loop is kept here as
+// the reference. Complete codes: random trees grown from {2 leaves at depth 1} by splitting leaves,
+// half the splits at the deepest level (skewed, deep codes), and the caterpillar of depths 1..63.
+static void jpeg_limit_reference(uint32_t* bits) {
+  for (int i = huffman::kDepthCap; i > huffman::kMaxLen; --i) {
+    while (bits[i] >= 2) {
+      int j = i - 2;
+      while (j > 1 && bits[j] == 0) --j;
+      bits[i] -= 2;
+      bits[i - 1] += 1;
+      bits[j + 1] += 2;
+      bits[j] -= 1;
+    }
+    if (bits[i]) { bits[i - 1] += bits[i]; bits[i] = 0; }
+  }
+}
+
+TEST(unit_huffman_limit_depths_matches_jpeg) {
+  constexpr int kD = huffman::kDepthCap;
+  std::mt19937_64 rng(11);
+  int differ = 0, deep = 0;
+  auto check = [&](const uint32_t* a) {
+    uint32_t x[kD + 1], y[kD + 1];
+    std::memcpy(x, a, sizeof x);
+    std::memcpy(y, a, sizeof y);
+    jpeg_limit_reference(x);
+    huffman::limit_depths(y);
+    differ += std::memcmp(x, y, sizeof x) != 0;
+    for (int l = huffman::kMaxLen + 1; l <= kD; ++l) deep += a[l] != 0 && l == huffman::kMaxLen + 1;
+  };
+  for (int t = 0; t < 30000; ++t) {
+    uint32_t a[kD + 1] = {};
+    a[1] = 2;
+    int deepest = 1;
+    const int splits = int(rng() % (t % 10 == 0 ? 6000 : 1500));
+    for (int s = 0; s < splits; ++s) {
+      int l = rng() % 2 ? deepest : 1 + int(rng() % uint64_t(deepest));
+      while (l > 1 && a[l] == 0) --l;
+      if (a[l] == 0 || l >= kD) continue;
+      a[l]--;
+      a[l + 1] += 2;
+      deepest = std::max(deepest, l + 1);
+    }
+    check(a);
+  }
+  uint32_t cat[kD + 1] = {};
+  for (int l = 1; l < kD - 1; ++l) cat[l] = 1;
+  cat[kD - 1] = 2;
+  check(cat);
+  CHECK_MSG(differ == 0, differ << " depth histograms limited differently from JPEG's loop");
+  CHECK(deep > 1000);  // the trees reach past the limit
 }
