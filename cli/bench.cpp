@@ -79,10 +79,7 @@ int bench_main(const std::vector<std::string>& args) {
   int reps = 10;
   bool quick = false;  // throughput only: no CPU archive comparison, no host-to-host run
   for (size_t i = 0; i < args.size(); ++i) {
-    auto val = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw UsageError(args[i] + " needs a value");
-      return args[++i];
-    };
+    auto val = [&] { return option_value(args, i); };
     if (args[i] == "--data") data_dir = val();
     else if (args[i] == "--size-mib") size_mib = parse_number(val(), "--size-mib");
     else if (args[i] == "--reps") reps = int(parse_number(val(), "--reps"));

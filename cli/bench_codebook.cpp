@@ -52,10 +52,7 @@ int bench_codebook_main(const std::vector<std::string>& args) {
   std::string data_dir = "../shared/data", filter, out_path, device = gpu_available() ? "gpu" : "cpu";
   int reps = 20;
   for (size_t i = 0; i < args.size(); ++i) {
-    auto val = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw UsageError(args[i] + " needs a value");
-      return args[++i];
-    };
+    auto val = [&] { return option_value(args, i); };
     if (args[i] == "--mode") val();
     else if (args[i] == "--data") data_dir = val();
     else if (args[i] == "--fields") filter = val();

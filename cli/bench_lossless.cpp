@@ -207,10 +207,7 @@ int bench_lossless_main(const std::vector<std::string>& args) {
   int reps = 10;
   bool stage_table = true;
   for (size_t i = 0; i < args.size(); ++i) {
-    auto val = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw UsageError(args[i] + " needs a value");
-      return args[++i];
-    };
+    auto val = [&] { return option_value(args, i); };
     if (args[i] == "--mode") val();
     else if (args[i] == "--data") data_dir = val();
     else if (args[i] == "--size-mib") size_mib = parse_number(val(), "--size-mib");

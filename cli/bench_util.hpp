@@ -37,6 +37,12 @@ inline std::vector<Field> find_fields(const std::string& dir, const std::string&
   return out;
 }
 
+// The value after option args[i] (i moves to it), or a usage error.
+inline std::string option_value(const std::vector<std::string>& args, size_t& i) {
+  if (i + 1 >= args.size()) throw UsageError(args[i] + " needs a value");
+  return args[++i];
+}
+
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
