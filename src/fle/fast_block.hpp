@@ -210,24 +210,24 @@ HPCZ_HD uint32_t lanes_below(int count) { return count >= kB ? ~0u : (1u << coun
 // undecided (almost never any) are settled by the exact search, reading their values again through
 // reload(i); the search's answer is one of q0 - 1, q0, q0 + 1 or none, kept as bit masks and applied
 // at the end, so the rare path never indexes q: the GPU encoder keeps q in registers.
-template <class T, int N = kB, class Reload>
+template <class T, class Reload>
 HPCZ_HD uint32_t quantize_lanes(const T* v, Reload&& reload, int count, const QuantParams<T>& p, int32_t* q,
                                 int32_t& tail, bool& has_tail) {
   // Whole blocks whose every lane passes the quick test (almost all): no masks to build, no lane to
   // fix up. ncu on the GPU encoder: the general loop below cost 26 instructions a value, this one 8.
-  if (count == N) {
+  if (count == kB) {
     bool clean = true;
 HPCZ_UNROLL
-    for (int i = 0; i < N; ++i) clean &= quantize_quick(v[i], p, q[i]);
+    for (int i = 0; i < kB; ++i) clean &= quantize_quick(v[i], p, q[i]);
     if (clean) {
-      tail = q[N - 1];
+      tail = q[kB - 1];
       has_tail = true;
       return 0;
     }
   }
   uint32_t invalid = 0, search = 0;
 HPCZ_UNROLL
-  for (int i = 0; i < N; ++i) {
+  for (int i = 0; i < kB; ++i) {
     const QuantResult r = quantize_fast(v[i], p, q[i]);
     invalid |= uint32_t(r == kQuantNone || i >= count) << i;
     search |= uint32_t(r == kQuantSearch && i < count) << i;
@@ -245,11 +245,11 @@ HPCZ_UNROLL
       else if (c > q0) up |= 1u << i;
     }
 HPCZ_UNROLL
-    for (int i = 0; i < N; ++i) q[i] += int32_t(up >> i & 1) - int32_t(down >> i & 1);
+    for (int i = 0; i < kB; ++i) q[i] += int32_t(up >> i & 1) - int32_t(down >> i & 1);
   }
   has_tail = false;
 HPCZ_UNROLL
-  for (int i = 0; i < N; ++i) {
+  for (int i = 0; i < kB; ++i) {
     if (invalid >> i & 1) {
       q[i] = 0;
     } else {
@@ -268,10 +268,10 @@ HPCZ_HD uint32_t quantize_lanes(const T* v, int count, const QuantParams<T>& p, 
 
 // Lanes with no q repeat the previous lane's q (lane 0: prev, the q that ended the previous block), so
 // they cost no bits.
-template <int N = kB> HPCZ_HD void chain_fill(int32_t* q, uint32_t invalid, int32_t prev) {
+HPCZ_HD void chain_fill(int32_t* q, uint32_t invalid, int32_t prev) {
   if (!invalid) return;
 HPCZ_UNROLL
-  for (int i = 0; i < N; ++i) {
+  for (int i = 0; i < kB; ++i) {
     if (invalid >> i & 1) q[i] = prev;
     prev = q[i];
   }

@@ -196,13 +196,13 @@ struct ChainOp {
 // Once a chunk's bytes are assembled in `stage` (codes and payloads in [0, body), exception values
 // growing down from kTop): learn its offset by the look-back over earlier chunks (warp 0, while the
 // other warps sum its checksum), write its table entry, and copy it to the archive. Every thread of the
-// block calls this; kN is the block's thread count.
-template <class T, int kN>
+// block calls this.
+template <class T>
 __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body, uint32_t nexc, unsigned long long c,
                                             const format::HeaderFields& h, CompressState* st, unsigned long long* desc,
                                             uint8_t* __restrict__ out) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kTop = kNB + kCV * sizeof(T);
-  using Sum = cub::BlockReduce<unsigned long long, kN>;
+  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
   __shared__ typename Sum::TempStorage sum_tmp;
   __shared__ unsigned long long s_base;
   const uint32_t size = body + nexc * uint32_t(sizeof(T));
@@ -227,7 +227,7 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
   // The chunk starts at stage byte 0: its words inside the body are stage words, no funnel shift.
   unsigned long long sum = 0;
   const uint32_t body_words = body / 4, n_words = (size + 3) / 4;
-  for (uint32_t i = threadIdx.x; i < n_words; i += kN)
+  for (uint32_t i = threadIdx.x; i < n_words; i += kThreads)
     sum += format::checksum_term(i, i < body_words ? stage32[i] : word_at(4 * i));
   sum = Sum(sum_tmp).Sum(sum);
   __syncthreads();
@@ -256,16 +256,16 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
     const uint32_t n_groups = (n_body - k0) / 4, k_rest = k0 + 4 * n_groups;
     auto body_word = [&](uint32_t k) { return __funnelshift_r(stage32[k], stage32[k + 1], sh); };
     uint4* out128 = reinterpret_cast<uint4*>(out32 + w0 + k0);
-    for (uint32_t j = threadIdx.x; j < n_groups; j += kN) {
+    for (uint32_t j = threadIdx.x; j < n_groups; j += kThreads) {
       const uint32_t k = k0 + 4 * j;
       out128[j] = make_uint4(body_word(k), body_word(k + 1), body_word(k + 2), body_word(k + 3));
     }
     if (threadIdx.x < k0) out32[w0 + threadIdx.x] = body_word(threadIdx.x);
-    for (uint32_t k = k_rest + threadIdx.x; k < n_words; k += kN) out32[w0 + k] = word_at(4 * k + d);
+    for (uint32_t k = k_rest + threadIdx.x; k < n_words; k += kThreads) out32[w0 + k] = word_at(4 * k + d);
     if (threadIdx.x < w0 * 4 - base) out[base + threadIdx.x] = uint8_t(byte_at(threadIdx.x));
     if (threadIdx.x < end - w1 * 4) out[w1 * 4 + threadIdx.x] = uint8_t(byte_at(uint32_t(w1 * 4 - base + threadIdx.x)));
   } else {
-    for (uint32_t i = threadIdx.x; i < size; i += kN) out[base + i] = uint8_t(byte_at(i));
+    for (uint32_t i = threadIdx.x; i < size; i += kThreads) out[base + i] = uint8_t(byte_at(i));
   }
 }
 
@@ -360,7 +360,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     nexc += total & ((1u << kExcBits) - 1);
     __syncthreads();  // scan_tmp reuse
   }
-  place_chunk<T, kThreads>(stage, nb + pay, nexc, c, h, st, desc, out);
+  place_chunk<T>(stage, nb + pay, nexc, c, h, st, desc, out);
 }
 
 // Header and table checksum, once every chunk is written. Both codecs' encoders sum the table's
