@@ -37,7 +37,7 @@ HPCZ_HD uint32_t key_count(uint64_t k) { return uint32_t(k >> 12); }
 // in closed form: deepest first, a leaf at depth j takes 2^(i-1-j) - 1 splits before all of it has
 // become 2^(i-1-j) leaves at i - 1, so whole leaves are taken depth by depth from i - 2 up, and one
 // leaf is split part of the way, its first half always before its second: O(depth) a level.
-// (Test: unit_huffman_limit_depths_matches_jpeg against the loop, on random and real trees.)
+// (Test: unit_huffman_limit_depths_matches_jpeg against the loop, on random skewed complete codes.)
 HPCZ_HD void limit_depths(uint32_t* bits) {
   for (int i = kDepthCap; i > kMaxLen; --i) {
     uint64_t todo = bits[i] / 2;

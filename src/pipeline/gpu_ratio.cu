@@ -2,10 +2,9 @@
 // Everything runs on the caller's stream in the caller's workspace; every grid size follows from the
 // dims, so nothing is read back.
 #include <cuda_runtime.h>
-
-#include <algorithm>
 #include <cub/device/device_scan.cuh>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 

@@ -42,9 +42,8 @@ std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderField
 void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* out);
 
 // The ratio mode's codebook kernel on its own (tests and the codebook benchmark): one book per
-// histogram of nsym counts; returns the code lengths (nsym per book) and the kernel's time in ms.
-// The books of hists (nsym counts each) built by book_kernel, a thread block each; *ms gets the median
-// kernel time of reps launches after a warm-up.
+// histogram of nsym counts, a thread block each; returns the code lengths (nsym per book); *ms gets
+// the median kernel time of reps launches after a warm-up.
 std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>& hists, uint32_t nsym, double* ms, int reps = 1);
 
 }  // namespace hpcz::pipeline
