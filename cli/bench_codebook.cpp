@@ -7,8 +7,6 @@
 // rel 1e-3. Both books must be equal; the times are medians of --reps builds after a warm-up.
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <omp.h>
 
 #include "bench_util.hpp"
 #include "pipeline/internal.hpp"
