@@ -12,6 +12,7 @@
 #include "common.hpp"
 #include "pipeline/internal.hpp"
 #include "huffman/codebook.hpp"
+#include "huffman/reduce_shuffle.hpp"
 #include "huffman/stream.hpp"
 #include "predict/lorenzo.hpp"
 #include "ratio/dual_plan.hpp"
@@ -554,4 +555,123 @@ TEST(unit_huffman_limit_depths_matches_jpeg) {
   check(cat);
   CHECK_MSG(differ == 0, differ << " depth histograms limited differently from JPEG's loop");
   CHECK(deep > 1000);  // the trees reach past the limit
+}
+
+namespace {
+
+// The plain concatenation of sym[0..n)'s codewords from bit 0 (stream.hpp's writer), nw words.
+std::vector<uint32_t> concatenated(const uint16_t* sym, uint32_t n, const ratio::Book& b, uint32_t nw) {
+  std::vector<uint32_t> w(nw + 1, 0);
+  uint32_t pos = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    uint32_t hi, lo;
+    huffman::code_bits(b.code[sym[k]], b.len[sym[k]], pos, hi, lo);
+    w[pos >> 5] |= hi;
+    w[(pos >> 5) + 1] |= lo;
+    pos += b.len[sym[k]];
+  }
+  w.resize(nw);
+  return w;
+}
+
+// reduce_shuffle_tile on one tile at factor r: either a cell overflows (returns false; then some run
+// of 2^r codewords really is longer than 64 bits) or its words are the concatenation, zero after it.
+// Returns whether it overflowed.
+bool check_reduce_shuffle(const uint16_t* sym, uint32_t n, const ratio::Book& b, int r, const std::string& what) {
+  std::vector<uint32_t> words(2 * (4096u >> r)), cell_len(4096u >> r);
+  const bool ok = huffman::reduce_shuffle_tile(sym, n, b.code.data(), b.len.data(), r, words.data(), cell_len.data());
+  uint32_t longest = 0;
+  for (uint32_t k = 0; k < n; k += 1u << r) {
+    uint32_t bits = 0;
+    for (uint32_t i = k; i < k + (1u << r) && i < n; ++i) bits += b.len[sym[i]];
+    longest = std::max(longest, bits);
+  }
+  CHECK_MSG(ok == (longest <= 64), what << " r " << r << ": overflow reported " << !ok << ", longest cell " << longest);
+  if (!ok) return true;
+  uint32_t total = 0;
+  for (uint32_t k = 0; k < n; ++k) total += b.len[sym[k]];
+  CHECK_MSG(cell_len[0] == total, what << " r " << r << ": merged length " << cell_len[0] << " of " << total);
+  CHECK_MSG(words == concatenated(sym, n, b, uint32_t(words.size())), what << " r " << r << ": words differ");
+  return false;
+}
+
+}  // namespace
+
+TEST(unit_huffman_reduce_shuffle_matches_concatenation) {
+  // Tian et al.'s reduce-shuffle (the GPU encoder's option) must give exactly the concatenated stream on
+  // every 4096-symbol tile of the real fields' chunks at three bounds, at every factor r (2, 3, 4), and
+  // report an overflow exactly when a cell exceeds 64 bits; the factor picked per tile is the largest
+  // that fits. Also counts the tiles on which a chunk-wide factor from the mean length would overflow.
+  uint64_t tiles = 0, entropy_pick_over = 0;
+  std::map<int, uint64_t> picked;  // tiles by factor
+  for (const auto& f : testutil::real_fields())
+    for (double rel : {1e-2, 1e-3, 1e-4}) {
+      hpcz::Options o;
+      o.mode = hpcz::BoundMode::rel;
+      o.bound = rel;
+      o.codec = hpcz::Codec::ratio;
+      o.backend = hpcz::Backend::cpu;
+      const auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+      const auto info = hpcz::inspect(a.data(), a.size());
+      const uint32_t vb = uint32_t(hpcz::dtype_size(f.dtype)), nsym = 2 * o.radius;
+      for (const auto& ch : info.chunks) {
+        const uint8_t* c = a.data() + ch.offset;
+        if (detail::load_u32_le(c + 12) != ratio::kKindCoded) continue;
+        const ratio::ChunkLayout L = ratio::chunk_layout(nsym, detail::load_u32_le(c), detail::load_u32_le(c + 4),
+                                                         detail::load_u32_le(c + 8), vb);
+        std::vector<uint8_t> len(nsym);
+        auto t = std::make_unique<huffman::DecodeTables>();
+        REQUIRE(ratio::chunk_tables(c, L, nsym, len.data(), *t));
+        const uint32_t nw = huffman::n_words(L.total_bits);
+        auto word = [&](uint32_t k) { return k < nw ? detail::load_u32_le(c + L.bits + 4 * k) : 0u; };
+        std::vector<uint16_t> sym;
+        std::vector<uint32_t> hist(nsym, 0);
+        for (uint32_t pos = 0; pos < L.total_bits;) {
+          const uint32_t e = huffman::decode_one(word, t->fast, t->ranges, t->sorted, pos);
+          REQUIRE(huffman::entry_length(e) > 0);
+          sym.push_back(uint16_t(huffman::entry_symbol(e)));
+          ++hist[sym.back()];
+          pos += huffman::entry_length(e);
+        }
+        const ratio::Book b = ratio::build_book(hist.data(), nsym);
+        REQUIRE(b.len == len);  // the encoder's book
+        for (uint32_t t0 = 0; t0 < sym.size(); t0 += 4096) {
+          const uint32_t n = std::min<uint32_t>(4096, uint32_t(sym.size()) - t0);
+          const std::string what = f.name + " rel " + std::to_string(rel) + " tile " + std::to_string(t0 / 4096);
+          const int r_pick = huffman::tile_reduce_factor(sym.data() + t0, n, len.data());
+          ++picked[r_pick];
+          for (int r = huffman::kMinReduce; r <= huffman::kMaxReduce; ++r) {
+            const bool over = check_reduce_shuffle(sym.data() + t0, n, b, r, what);
+            CHECK_MSG(over == (r > r_pick), what << ": the factor picked is the largest that fits, r " << r);
+          }
+          int r_mean = huffman::kMinReduce;  // Tian et al.'s pick for the chunk: mean cell <= 32 bits
+          while (r_mean < huffman::kMaxReduce && (uint64_t(L.total_bits) << (r_mean + 1)) <= 32ull * sym.size()) ++r_mean;
+          entropy_pick_over += r_pick < r_mean;
+          ++tiles;
+        }
+      }
+    }
+  // Constructed: the longest codes everywhere (r = 3, 4 overflow, r = 2 is exactly full), mixed random
+  // codes, and partial tiles.
+  const std::vector<uint32_t> hist = fibonacci_hist(64, 40);
+  const ratio::Book b = ratio::build_book(hist.data(), 64);
+  std::vector<uint16_t> longest, mixed(4096);
+  for (uint32_t s = 0; s < 64; ++s)
+    if (b.len[s] == huffman::kMaxLen) longest.push_back(uint16_t(s));
+  REQUIRE(!longest.empty());
+  std::vector<uint16_t> deep(4096);
+  std::mt19937 rng(7);
+  for (auto& s : deep) s = longest[rng() % longest.size()];
+  for (auto& s : mixed) s = uint16_t(rng() % 40);
+  for (uint32_t n : {1u, 31u, 32u, 33u, 1000u, 4095u, 4096u})
+    for (int r = huffman::kMinReduce; r <= huffman::kMaxReduce; ++r) {
+      const bool over = check_reduce_shuffle(deep.data(), n, b, r, "longest codes n " + std::to_string(n));
+      CHECK(over == (r > huffman::kMinReduce && std::min(n, 1u << r) >= 5));  // 5 x 14 bits > 64
+      check_reduce_shuffle(mixed.data(), n, b, r, "mixed codes n " + std::to_string(n));
+    }
+  std::fprintf(stderr, "  %llu tiles; a chunk-wide r from the mean code length (mean cell <= 32 bits) would overflow on "
+               "at least %llu of them; tiles by the r picked:", (unsigned long long)tiles, (unsigned long long)entropy_pick_over);
+  for (auto [r, n] : picked) std::fprintf(stderr, " %d: %llu", r, (unsigned long long)n);
+  std::fprintf(stderr, "\n");
+  CHECK(tiles > 0);
 }

@@ -24,6 +24,7 @@
 #include "fle/fast_cuda.cuh"
 #include "fle/fast_header.hpp"
 #include "format/header.hpp"
+#include "huffman/reduce_shuffle.hpp"
 #include "ratio/dual_plan.hpp"
 #include "ratio/ratio_chunk.hpp"
 #include "ratio/recon_plan.hpp"
@@ -604,15 +605,72 @@ static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* 
   for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < ci.size / 4; k += gridDim.x * kThreads) w[k] = 0;
 }
 
+// Tian et al.'s reduce-shuffle (huffman/reduce_shuffle.hpp) for one tile at factor R (every cell fits):
+// a thread's 16 codewords reduced to 2^(4-R) cells in registers, then the shuffle iterations in stage
+// (zero on entry), one read phase and one write phase each. The tile's stream then starts at bit 0.
+template <int R>
+static __device__ void reduce_shuffle(const uint16_t (&items)[kPerThread], uint32_t n_mine, const uint32_t* s_code,
+                                      const uint8_t* s_len, uint32_t* stage, uint16_t* s_clen) {
+  constexpr uint32_t kCellsMine = kPerThread >> R, kCells = kTile >> R, kItems = kCells / kThreads;
+  huffman::Cell cell[kCellsMine];
+#pragma unroll
+  for (uint32_t k = 0; k < kPerThread; ++k)
+    if (k < n_mine) cell[k >> R] = huffman::append_code(cell[k >> R], s_code[items[k]], s_len[items[k]]);
+#pragma unroll
+  for (uint32_t m = 0; m < kCellsMine; ++m) {
+    const uint32_t k = threadIdx.x * kCellsMine + m;
+    huffman::cell_words(cell[m], stage[2 * k], stage[2 * k + 1]);
+    s_clen[k] = uint16_t(cell[m].len);  // a whole tile is at most 4096 * 14 bits
+  }
+  __syncthreads();
+  for (uint32_t G = 2; G <= kCells; G *= 2) {  // a group of G cells is 2G words, its right half at word G
+    uint32_t val[kItems], at[kItems], zero_at[kItems], extra[kItems], extra_at[kItems], sum[kItems];
+#pragma unroll
+    for (uint32_t i = 0; i < kItems; ++i) {  // read phase
+      const uint32_t x = threadIdx.x + i * kThreads, g = x / G, j = x % G, base = 2 * G * g;
+      const uint32_t left = s_clen[g * G], right = s_clen[g * G + G / 2];
+      const huffman::MergeStep m = huffman::merge_step(left, right);
+      at[i] = zero_at[i] = extra_at[i] = ~0u;
+      sum[i] = left + right;
+      if (m.a + j < m.dest_end) {
+        const uint32_t prev = j >= 1 && j - 1 < m.n_right ? stage[base + G + j - 1] : 0u;
+        const uint32_t cur = j < m.n_right ? stage[base + G + j] : 0u;
+        val[i] = huffman::merged_word(m, j, j == 0 ? stage[base + m.a] : 0u, prev, cur);
+        at[i] = base + m.a + j;
+      }
+      if (j < m.n_right && G + j >= m.dest_end) zero_at[i] = base + G + j;
+      if (j == 0 && m.n_right == G && m.o) {  // the one destination word past the group's G items
+        extra[i] = huffman::merged_word(m, G, 0, stage[base + 2 * G - 1], 0);
+        extra_at[i] = base + m.a + G;
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (uint32_t i = 0; i < kItems; ++i) {  // write phase: destinations and cleared words are disjoint
+      const uint32_t x = threadIdx.x + i * kThreads;
+      if (at[i] != ~0u) stage[at[i]] = val[i];
+      if (zero_at[i] != ~0u) stage[zero_at[i]] = 0;
+      if (extra_at[i] != ~0u) stage[extra_at[i]] = extra[i];
+      if (x % G == 0) s_clen[x] = uint16_t(sum[i]);
+    }
+    __syncthreads();
+  }
+}
+
 // Codewords of one tile, staged in shared memory; gaps and sequence starts of the subsequences whose
 // first codeword is in this tile. Symbols are loaded coalesced and transposed so each thread codes 16
-// consecutive ones; the codebook sits in shared memory.
-static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
+// consecutive ones; the codebook sits in shared memory. The codewords go into the stage either by
+// scatter (each thread OR-s its codewords at the bit offsets of a block scan: the default) or by
+// Tian et al.'s reduce-shuffle (kReduceShuffle, HPCZ_RATIO_ENCODER=reduce-shuffle); the bytes are the same.
+template <bool kReduceShuffle>
+static __global__ void __launch_bounds__(kThreads, kReduceShuffle ? 5 : 0) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
                                                           const uint8_t* __restrict__ len,
                                                           const uint32_t* __restrict__ code, const ChunkInfo* info,
                                                           fle::cuda::CompressState* st, unsigned long long* tile_desc,
                                                           uint8_t* out) {
-  constexpr uint32_t kStageWords = kTile * huffman::kMaxLen / 32 + 2;
+  // Scatter: the tile's bits from its first word; reduce-shuffle: 2 words a cell, at most 2^(12 - kMinReduce) cells.
+  constexpr uint32_t kStageWords = kReduceShuffle ? 2 * (kTile >> huffman::kMinReduce) : kTile * huffman::kMaxLen / 32 + 2;
+  static_assert(kStageWords >= kTile * huffman::kMaxLen / 32 + 2, "a whole tile's stream fits the stage");
   using Load = cub::BlockLoad<uint16_t, kThreads, kPerThread, cub::BLOCK_LOAD_TRANSPOSE>;
   using Scan = cub::BlockScan<uint32_t, kThreads>;
   __shared__ uint32_t stage[kStageWords];
@@ -620,6 +678,7 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
   extern __shared__ uint32_t s_code[];  // nsym codes, then nsym lengths (bytes)
   uint8_t* s_len = reinterpret_cast<uint8_t*>(s_code + nsym);
   __shared__ unsigned long long s_ticket, s_base;
+  __shared__ uint16_t s_clen[kReduceShuffle ? (kTile >> huffman::kMinReduce) : 1];
   // Tiles are taken in ticket order, so every tile a look-back waits on is already running.
   if (threadIdx.x == 0) s_ticket = atomicAdd(&st->chunk_counter, 1u);
   __syncthreads();
@@ -687,28 +746,42 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
     if (i0 + n_mine == count && last_start / huffman::kSubBits + 1 < nsub)  // the last subsequence has no start of its own
       atomicOr(gapw + (nsub - 1) / 8, huffman::kNoStart << (4 * ((nsub - 1) % 8)));
   }
-  auto put = [&](uint32_t s) {
-    const uint32_t l = s_len[s];
-    uint32_t hi, lo;
-    huffman::code_bits(s_code[s], l, pos, hi, lo);
-    const uint32_t w = (pos >> 5) - word0;
-    if (hi) atomicOr(&stage[w], hi);
-    if (lo) atomicOr(&stage[w + 1], lo);
-    pos += l;
-  };
-  if (n_mine == kPerThread) {  // all but a chunk's last thread: no count test per symbol
+  if constexpr (kReduceShuffle) {  // the stream from stage bit 0
+    uint32_t l[kPerThread];
 #pragma unroll
-    for (int k = 0; k < kPerThread; ++k) put(items[k]);
-  } else {
+    for (uint32_t k = 0; k < kPerThread; ++k) l[k] = k < n_mine ? s_len[items[k]] : 0u;
+    const uint32_t over = huffman::cell_overflows(l);
+    const uint32_t over3 = __syncthreads_or(over & 1) ? 1u : 0u, over4 = __syncthreads_or(over & 2) ? 2u : 0u;
+    const int r = huffman::reduce_factor(over3 | over4);
+    if (r == 4) reduce_shuffle<4>(items, n_mine, s_code, s_len, stage, s_clen);
+    else if (r == 3) reduce_shuffle<3>(items, n_mine, s_code, s_len, stage, s_clen);
+    else reduce_shuffle<2>(items, n_mine, s_code, s_len, stage, s_clen);
+  } else {  // the stream from stage bit tile_bit0 % 32
+    auto put = [&](uint32_t s) {
+      const uint32_t l = s_len[s];
+      uint32_t hi, lo;
+      huffman::code_bits(s_code[s], l, pos, hi, lo);
+      const uint32_t w = (pos >> 5) - word0;
+      if (hi) atomicOr(&stage[w], hi);
+      if (lo) atomicOr(&stage[w + 1], lo);
+      pos += l;
+    };
+    if (n_mine == kPerThread) {  // all but a chunk's last thread: no count test per symbol
 #pragma unroll
-    for (uint32_t k = 0; k < kPerThread; ++k)
-      if (k < n_mine) put(items[k]);
+      for (int k = 0; k < kPerThread; ++k) put(items[k]);
+    } else {
+#pragma unroll
+      for (uint32_t k = 0; k < kPerThread; ++k)
+        if (k < n_mine) put(items[k]);
+    }
+    __syncthreads();
   }
-  __syncthreads();
   // Out: words wholly inside this tile's bit range are stored; the two partial ends are OR-ed.
   const uint32_t end_bit = tile_bit0 + tile_total, last_word = (end_bit + 31) / 32;  // exclusive
+  const uint32_t shift = kReduceShuffle ? tile_bit0 & 31 : 0;
   for (uint32_t w = word0 + threadIdx.x; w < last_word; w += kThreads) {
-    const uint32_t v = stage[w - word0];
+    const uint32_t i = w - word0;
+    const uint32_t v = shift ? (i ? stage[i - 1] << (32 - shift) : 0u) | (stage[i] >> shift) : stage[i];
     const bool partial = (w == word0 && (tile_bit0 & 31)) || (w + 1 == last_word && (end_bit & 31));
     if (partial) { if (v) atomicOr(words + w, v); }
     else words[w] = v;
