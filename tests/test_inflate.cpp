@@ -99,3 +99,48 @@ TEST(unit_inflate_damaged_streams) {
   }
 #endif
 }
+
+namespace {
+// Over every 15-bit window: the table holds exactly the codes of up to kLutBits bits, and past them
+// walk_long (which resumes at kLutBits + 1) finds what the full canonical walk finds.
+template <class Code>
+int check_walks(const std::vector<uint8_t>& lengths, const char* what) {
+  auto h = std::make_unique<Code>();
+  if (hpcz::lossless::build_code(*h, lengths.data(), int(lengths.size())) < 0) return 0;  // oversubscribed
+  for (uint32_t i = 0; i < (1u << Code::kLutBits); ++i) h->lut[i] = hpcz::lossless::lut_entry(*h, i);
+  int long_hits = 0;
+  for (uint32_t w = 0; w < (1u << 15); ++w) {
+    const uint32_t full = hpcz::lossless::walk_code(*h, w, 15), e = h->lut[w & ((1u << Code::kLutBits) - 1)];
+    if (e) {
+      CHECK_MSG(e == full, what << ": table entry of window " << w);
+    } else {
+      const uint32_t l = hpcz::lossless::walk_long(*h, w);
+      CHECK_MSG(l == full, what << ": long walk of window " << w << " gives " << l << ", the full walk " << full);
+      long_hits += l != 0;
+    }
+  }
+  return long_hits;
+}
+}  // namespace
+
+TEST(unit_inflate_long_codes_resume_past_the_table) {
+  // Random codes with lengths up to 15 (complete and incomplete), for each table size the decoder uses.
+  std::mt19937 rng(3);
+  int codes = 0, long_hits = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int n = trial % 2 ? 288 : 30;
+    std::vector<uint8_t> len(n, 0);
+    for (auto& l : len) l = uint8_t(rng() % 3 ? 0 : 1 + std::min<uint32_t>(14, uint32_t(std::geometric_distribution<int>(0.25)(rng)) + trial % 9));
+    if (trial % 5 == 0) {  // a complete deep code: the caterpillar 1, 2, ..., 14, 15, 15
+      std::fill(len.begin(), len.end(), 0);
+      for (int k = 0; k < 15; ++k) len[k] = uint8_t(k + 1);
+      len[15] = 15;
+    }
+    const int a = check_walks<hpcz::lossless::LitCode>(len, "lit"), b = check_walks<hpcz::lossless::DistCode>(len, "dist");
+    const int c = check_walks<hpcz::lossless::LenCode>(len, "len");
+    codes += a + b + c > 0;
+    long_hits += a + b + c;
+  }
+  std::fprintf(stderr, "  %d codes with codes past the table, %d windows decoded by the long walk\n", codes, long_hits);
+  CHECK(codes > 50 && long_hits > 1000);
+}

@@ -68,19 +68,35 @@ struct BitReaderT {
 using BitReader = BitReaderT<PtrSource>;
 
 // A canonical Huffman code: count of codes per length, symbols in code order, and a first-level
-// table for codes of up to kLutBits bits.
-constexpr int kLutBits = 9;
-struct HuffCode {
+// table for codes of up to kBits bits. The literal/length code gets 10 bits: on float bytes and text
+// its codes run 8-10 bits, and with a 9-bit table a fifth of era5's symbols took the canonical walk
+// (13% of the GPU decoder's instructions). Distances keep 9; code-length codes are at most 7 bits.
+#ifndef HPCZ_INFLATE_LIT_LUT_BITS
+#define HPCZ_INFLATE_LIT_LUT_BITS 10
+#endif
+template <int kBits>
+struct HuffCodeT {
+  static constexpr int kLutBits = kBits;
   uint16_t count[16];
   uint16_t symbol[288];
-  uint16_t lut[1 << kLutBits];  // length << 9 | symbol, or 0 when the code is longer (or absent)
+  int first_long, index_long;  // the canonical walk's state after lengths 1..kBits (see walk_long)
+  uint16_t lut[1 << kBits];    // length << 9 | symbol, or 0 when the code is longer (or absent)
 };
+using LitCode = HuffCodeT<HPCZ_INFLATE_LIT_LUT_BITS>;
+using DistCode = HuffCodeT<9>;
+using LenCode = HuffCodeT<7>;
 
 // Counts and symbol order from lengths[0..n). Returns 0 for a complete code, > 0 for an incomplete
 // one (codes left over), < 0 for an oversubscribed one.
-HPCZ_HD int build_code(HuffCode& h, const uint8_t* lengths, int n) {
+template <class Code>
+HPCZ_HD int build_code(Code& h, const uint8_t* lengths, int n) {
   for (int l = 0; l < 16; ++l) h.count[l] = 0;
   for (int s = 0; s < n; ++s) ++h.count[lengths[s]];
+  h.first_long = h.index_long = 0;
+  for (int l = 1; l <= Code::kLutBits; ++l) {  // walk_code's first and index after failing lengths 1..kBits
+    h.index_long += h.count[l];
+    h.first_long = (h.first_long + h.count[l]) << 1;
+  }
   if (h.count[0] == n) return 0;  // no codes: complete in the sense that nothing can be decoded
   int left = 1;
   for (int l = 1; l < 16; ++l) {
@@ -98,7 +114,8 @@ HPCZ_HD int build_code(HuffCode& h, const uint8_t* lengths, int n) {
 
 // Walks the canonical code over `window` (stream bits, first in bit 0; codes are sent most significant
 // bit first) for up to max_len bits. Returns length << 9 | symbol, or 0 if no code matches.
-HPCZ_HD uint32_t walk_code(const HuffCode& h, uint32_t window, int max_len) {
+template <class Code>
+HPCZ_HD uint32_t walk_code(const Code& h, uint32_t window, int max_len) {
   int code = 0, first = 0, index = 0;
   for (int l = 1; l <= max_len; ++l) {
     code |= int(window >> (l - 1) & 1);
@@ -111,16 +128,46 @@ HPCZ_HD uint32_t walk_code(const HuffCode& h, uint32_t window, int max_len) {
   return 0;
 }
 
+// The low n bits of v in reverse order.
+HPCZ_HD uint32_t reverse_low_bits(uint32_t v, int n) {
+#ifdef __CUDA_ARCH__
+  return __brev(v) >> (32 - n);
+#else
+  uint32_t r = 0;
+  for (int i = 0; i < n; ++i) r |= (v >> i & 1) << (n - 1 - i);
+  return r;
+#endif
+}
+
+// walk_code(h, window, 15) for a window whose first kLutBits bits have no table entry: no code of up
+// to kLutBits bits matches, so the walk resumes at length kLutBits + 1 from the state it would have
+// reached (code: those bits, most significant first, shifted once).
+template <class Code>
+HPCZ_HD uint32_t walk_long(const Code& h, uint32_t window) {
+  constexpr int K = Code::kLutBits;
+  int code = int(reverse_low_bits(window, K)) << 1, first = h.first_long, index = h.index_long;
+  for (int l = K + 1; l <= 15; ++l) {
+    code |= int(window >> (l - 1) & 1);
+    const int c = h.count[l];
+    if (code - first < c) return uint32_t(l) << 9 | h.symbol[index + code - first];
+    index += c;
+    first = (first + c) << 1;
+    code <<= 1;
+  }
+  return 0;
+}
+
 // The first-level table entry for the kLutBits-bit window i.
-HPCZ_HD uint16_t lut_entry(const HuffCode& h, uint32_t i) { return uint16_t(walk_code(h, i, kLutBits)); }
+template <class Code>
+HPCZ_HD uint16_t lut_entry(const Code& h, uint32_t i) { return uint16_t(walk_code(h, i, Code::kLutBits)); }
 
 // Decodes one symbol: a table lookup, or the canonical walk for longer codes. -1 if no code of up
 // to 15 bits matches (only possible with an incomplete code); then 15 bits are consumed.
-template <class BR>
-HPCZ_HD int decode_symbol(BR& br, const HuffCode& h) {
+template <class BR, class Code>
+HPCZ_HD int decode_symbol(BR& br, const Code& h) {
   const uint32_t window = br.peek(15);
-  uint32_t e = h.lut[window & ((1u << kLutBits) - 1)];
-  if (!e) e = walk_code(h, window, 15);
+  uint32_t e = h.lut[window & ((1u << Code::kLutBits) - 1)];
+  if (!e) e = walk_long(h, window);
   if (!e) {
     br.drop(15);
     return -1;
@@ -141,36 +188,38 @@ HPCZ_HD int dist_base(int i) { return i < 4 ? 1 + i : 1 + ((2 + (i & 1)) << dist
 
 // The decoder's tables, in memory the context provides (the CPU's stack, a warp's shared memory).
 struct InflateTables {
-  HuffCode lit, dist, lencode;
+  LitCode lit;
+  DistCode dist;
+  LenCode lencode;
   uint8_t lengths[320];
   int shared_result;  // a leader's result, for the others to read after sync()
 };
 
 // Builds h from lengths: the leader counts and orders, every lane fills its share of the table.
 // Returns build_code's result on every lane.
-template <class Ctx>
-HPCZ_HD int build_tables(Ctx& ctx, InflateTables& t, HuffCode& h, const uint8_t* lengths, int n) {
+template <class Ctx, class Code>
+HPCZ_HD int build_tables(Ctx& ctx, InflateTables& t, Code& h, const uint8_t* lengths, int n) {
   ctx.sync();  // every lane is done with the previous tables and with lengths
   if (ctx.leader()) t.shared_result = build_code(h, lengths, n);
   ctx.sync();
   const int left = t.shared_result;
-  if (left >= 0) ctx.for_lanes(1u << kLutBits, [&](uint32_t i) { h.lut[i] = lut_entry(h, i); });
+  if (left >= 0) ctx.for_lanes(1u << Code::kLutBits, [&](uint32_t i) { h.lut[i] = lut_entry(h, i); });
   ctx.sync();
   return left;
 }
 
 // Out: put(byte) -> bool (false: full), copy(distance, length) -> InflateStatus.
 template <class BR, class Out>
-HPCZ_HD InflateStatus inflate_codes(BR& br, Out& out, const HuffCode& lit, const HuffCode& dist) {
+HPCZ_HD InflateStatus inflate_codes(BR& br, Out& out, const LitCode& lit, const DistCode& dist) {
   for (;;) {
     // Fast path: up to two literals whose codes the first-level table holds, from one 30-bit window
-    // (two codes of at most kLutBits each fit). Checked in the same order as one symbol at a time.
+    // (two codes of at most LitCode::kLutBits each fit). Checked in the same order as one symbol at a time.
     {
       const uint32_t window = br.peek(30);
-      const uint32_t e1 = lit.lut[window & ((1u << kLutBits) - 1)];
+      const uint32_t e1 = lit.lut[window & ((1u << LitCode::kLutBits) - 1)];
       if (e1 && (e1 & 511) < 256) {
         const int l1 = int(e1 >> 9);
-        const uint32_t e2 = lit.lut[(window >> l1) & ((1u << kLutBits) - 1)];
+        const uint32_t e2 = lit.lut[(window >> l1) & ((1u << LitCode::kLutBits) - 1)];
         br.drop(l1);
         if (br.overran()) return InflateStatus::truncated;
         if (!out.put(uint8_t(e1))) return InflateStatus::output_full;
