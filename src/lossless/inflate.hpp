@@ -214,6 +214,7 @@ HPCZ_HD InflateStatus inflate_codes(BR& br, Out& out, const LitCode& lit, const 
   for (;;) {
     // Fast path: up to two literals whose codes the first-level table holds, from one 30-bit window
     // (two codes of at most LitCode::kLutBits each fit). Checked in the same order as one symbol at a time.
+    int sym;
     {
       const uint32_t window = br.peek(30);
       const uint32_t e1 = lit.lut[window & ((1u << LitCode::kLutBits) - 1)];
@@ -230,8 +231,13 @@ HPCZ_HD InflateStatus inflate_codes(BR& br, Out& out, const LitCode& lit, const 
         }
         continue;
       }
+      if (e1) {  // a length or end-of-block code the table holds: decode_symbol would find this entry
+        br.drop(int(e1 >> 9));
+        sym = int(e1 & 511);
+      } else {
+        sym = decode_symbol(br, lit);
+      }
     }
-    const int sym = decode_symbol(br, lit);
     if (br.overran()) return InflateStatus::truncated;
     if (sym < 0 || sym > 285) return InflateStatus::bad_symbol;
     if (sym < 256) {

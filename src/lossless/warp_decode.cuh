@@ -207,6 +207,7 @@ struct WarpIntSink {
 };
 
 struct WarpByteSink {
+  static constexpr uint32_t kMaxMatch = 258;  // RFC 1951: the longest back-reference (inflate_codes never asks more)
   uint8_t* out;
   uint64_t cap;
   uint64_t n = 0;
@@ -232,16 +233,26 @@ struct WarpByteSink {
     if (len > cap - n) return InflateStatus::output_full;
     __syncwarp();  // the bytes other lanes stored are visible
     const uint8_t* from = out + (n - dist);
-    if (dist >= len) {
-      for (uint32_t k = lane_id(); k < len; k += 32) out[n + k] = from[k];
-    } else {  // the copy overlaps itself: byte k repeats byte k mod dist of the window
-      const uint32_t step = 32 % dist;  // two divisions per copy, not one per byte
-      uint32_t m = lane_id() % dist;
-      for (uint32_t k = lane_id(); k < len; k += 32) {
-        out[n + k] = from[m];
+    const uint32_t lane = lane_id();
+    if (len <= 32) {  // most matches (3-8 bytes on float data): one round
+      if (lane < len) out[n + lane] = from[dist >= len ? lane : lane % dist];
+    } else {
+      // Every byte read lies before n (an overlapping copy reads only its first dist bytes, over and
+      // over), so all the loads go out before any store: a long match waits on memory once, not once
+      // per 32 bytes (the loads are L2 round trips: the window was written moments ago).
+      constexpr uint32_t kRounds = (kMaxMatch + 31) / 32;
+      uint32_t v[(kRounds + 3) / 4] = {};  // byte r in byte r % 4 of v[r / 4]: 3 registers, not 9
+      const uint32_t step = dist >= len ? 32 : 32 % dist;  // the overlapping copy: byte k repeats byte k mod dist
+      uint32_t m = dist >= len ? lane : lane % dist;
+#pragma unroll
+      for (uint32_t r = 0; r < kRounds; ++r) {
+        if (lane + 32 * r < len) v[r / 4] |= uint32_t(from[m]) << (8 * (r % 4));
         m += step;
-        if (m >= dist) m -= dist;
+        if (dist < len && m >= dist) m -= dist;
       }
+#pragma unroll
+      for (uint32_t r = 0; r < kRounds; ++r)
+        if (lane + 32 * r < len) out[n + lane + 32 * r] = uint8_t(v[r / 4] >> (8 * (r % 4)));
     }
     n += len;
     __syncwarp();
