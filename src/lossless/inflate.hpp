@@ -113,11 +113,11 @@ HPCZ_HD int build_code(Code& h, const uint8_t* lengths, int n) {
 }
 
 // Walks the canonical code over `window` (stream bits, first in bit 0; codes are sent most significant
-// bit first) for up to max_len bits. Returns length << 9 | symbol, or 0 if no code matches.
+// bit first) from length l to max_len, with code, first and index the walk's state on entering length
+// l (0, 0, 0 at l = 1). Returns length << 9 | symbol, or 0 if no code matches.
 template <class Code>
-HPCZ_HD uint32_t walk_code(const Code& h, uint32_t window, int max_len) {
-  int code = 0, first = 0, index = 0;
-  for (int l = 1; l <= max_len; ++l) {
+HPCZ_HD uint32_t walk_from(const Code& h, uint32_t window, int l, int code, int first, int index, int max_len) {
+  for (; l <= max_len; ++l) {
     code |= int(window >> (l - 1) & 1);
     const int c = h.count[l];
     if (code - first < c) return uint32_t(l) << 9 | h.symbol[index + code - first];
@@ -127,6 +127,9 @@ HPCZ_HD uint32_t walk_code(const Code& h, uint32_t window, int max_len) {
   }
   return 0;
 }
+
+template <class Code>
+HPCZ_HD uint32_t walk_code(const Code& h, uint32_t window, int max_len) { return walk_from(h, window, 1, 0, 0, 0, max_len); }
 
 // The low n bits of v in reverse order.
 HPCZ_HD uint32_t reverse_low_bits(uint32_t v, int n) {
@@ -145,16 +148,7 @@ HPCZ_HD uint32_t reverse_low_bits(uint32_t v, int n) {
 template <class Code>
 HPCZ_HD uint32_t walk_long(const Code& h, uint32_t window) {
   constexpr int K = Code::kLutBits;
-  int code = int(reverse_low_bits(window, K)) << 1, first = h.first_long, index = h.index_long;
-  for (int l = K + 1; l <= 15; ++l) {
-    code |= int(window >> (l - 1) & 1);
-    const int c = h.count[l];
-    if (code - first < c) return uint32_t(l) << 9 | h.symbol[index + code - first];
-    index += c;
-    first = (first + c) << 1;
-    code <<= 1;
-  }
-  return 0;
+  return walk_from(h, window, K + 1, int(reverse_low_bits(window, K)) << 1, h.first_long, h.index_long, 15);
 }
 
 // The first-level table entry for the kLutBits-bit window i.
