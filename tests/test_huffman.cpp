@@ -91,6 +91,33 @@ std::vector<uint32_t> fibonacci_hist(uint32_t nsym, uint32_t n) {  // forces dep
   return h;
 }
 
+// Every coded chunk of the real fields compressed by the CPU ratio mode at rel 1e-2, 1e-3, 1e-4:
+// fn(field, rel, chunk bytes, layout, code lengths, decode tables).
+template <class F>
+void for_each_coded_chunk(F&& fn) {
+  for (const auto& f : testutil::real_fields())
+    for (double rel : {1e-2, 1e-3, 1e-4}) {
+      hpcz::Options o;
+      o.mode = hpcz::BoundMode::rel;
+      o.bound = rel;
+      o.codec = hpcz::Codec::ratio;
+      o.backend = hpcz::Backend::cpu;
+      const auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+      const auto info = hpcz::inspect(a.data(), a.size());
+      const uint32_t vb = uint32_t(hpcz::dtype_size(f.dtype)), nsym = 2 * o.radius;
+      for (const auto& ch : info.chunks) {
+        const uint8_t* c = a.data() + ch.offset;
+        if (detail::load_u32_le(c + 12) != ratio::kKindCoded) continue;  // raw chunk
+        const ratio::ChunkLayout L = ratio::chunk_layout(nsym, detail::load_u32_le(c), detail::load_u32_le(c + 4),
+                                                         detail::load_u32_le(c + 8), vb);
+        std::vector<uint8_t> len(nsym);
+        auto t = std::make_unique<huffman::DecodeTables>();
+        REQUIRE(ratio::chunk_tables(c, L, nsym, len.data(), *t));
+        fn(f, rel, c, L, len, *t);
+      }
+    }
+}
+
 }  // namespace
 
 TEST(unit_huffman_codebook_properties) {
@@ -422,24 +449,9 @@ TEST(unit_huffman_self_sync_finds_the_gap_starts) {
   uint64_t sequences = 0, subsequences = 0;
   huffman::SyncStats stats;
   uint64_t chained = 0;
-  for (const auto& f : testutil::real_fields())
-    for (double rel : {1e-2, 1e-3, 1e-4}) {
-      hpcz::Options o;
-      o.mode = hpcz::BoundMode::rel;
-      o.bound = rel;
-      o.codec = hpcz::Codec::ratio;
-      o.backend = hpcz::Backend::cpu;
-      const auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
-      const auto info = hpcz::inspect(a.data(), a.size());
-      const uint32_t vb = uint32_t(hpcz::dtype_size(f.dtype)), nsym = 2 * o.radius;
-      for (const auto& ch : info.chunks) {
-        const uint8_t* c = a.data() + ch.offset;
-        if (detail::load_u32_le(c + 12) != ratio::kKindCoded) continue;  // raw chunk
-        const ratio::ChunkLayout L = ratio::chunk_layout(nsym, detail::load_u32_le(c), detail::load_u32_le(c + 4),
-                                                         detail::load_u32_le(c + 8), vb);
-        std::vector<uint8_t> len(nsym);
-        auto t = std::make_unique<huffman::DecodeTables>();
-        REQUIRE(ratio::chunk_tables(c, L, nsym, len.data(), *t));
+  for_each_coded_chunk([&](const testutil::Field& f, double rel, const uint8_t* c, const ratio::ChunkLayout& L,
+                           const std::vector<uint8_t>&, const huffman::DecodeTables& tt) {
+        const huffman::DecodeTables* t = &tt;
         const uint32_t nw = huffman::n_words(L.total_bits), nsub = huffman::n_subsequences(L.total_bits);
         auto word = [&](uint32_t k) { return k < nw ? detail::load_u32_le(c + L.bits + 4 * k) : 0u; };
         std::vector<uint32_t> starts(huffman::kSeqSubs);
@@ -488,8 +500,7 @@ TEST(unit_huffman_self_sync_finds_the_gap_starts) {
             ++subsequences;
           }
         }
-      }
-    }
+      });
   std::fprintf(stderr, "  %llu sequences (%llu subsequences) synchronized; %llu restarts, %llu of them exited early; rounds:",
                (unsigned long long)sequences, (unsigned long long)subsequences, (unsigned long long)stats.restarts,
                (unsigned long long)stats.early);
@@ -604,24 +615,10 @@ TEST(unit_huffman_reduce_shuffle_matches_concatenation) {
   // that fits. Also counts the tiles on which a chunk-wide factor from the mean length would overflow.
   uint64_t tiles = 0, entropy_pick_over = 0;
   std::map<int, uint64_t> picked;  // tiles by factor
-  for (const auto& f : testutil::real_fields())
-    for (double rel : {1e-2, 1e-3, 1e-4}) {
-      hpcz::Options o;
-      o.mode = hpcz::BoundMode::rel;
-      o.bound = rel;
-      o.codec = hpcz::Codec::ratio;
-      o.backend = hpcz::Backend::cpu;
-      const auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
-      const auto info = hpcz::inspect(a.data(), a.size());
-      const uint32_t vb = uint32_t(hpcz::dtype_size(f.dtype)), nsym = 2 * o.radius;
-      for (const auto& ch : info.chunks) {
-        const uint8_t* c = a.data() + ch.offset;
-        if (detail::load_u32_le(c + 12) != ratio::kKindCoded) continue;
-        const ratio::ChunkLayout L = ratio::chunk_layout(nsym, detail::load_u32_le(c), detail::load_u32_le(c + 4),
-                                                         detail::load_u32_le(c + 8), vb);
-        std::vector<uint8_t> len(nsym);
-        auto t = std::make_unique<huffman::DecodeTables>();
-        REQUIRE(ratio::chunk_tables(c, L, nsym, len.data(), *t));
+  for_each_coded_chunk([&](const testutil::Field& f, double rel, const uint8_t* c, const ratio::ChunkLayout& L,
+                           const std::vector<uint8_t>& len, const huffman::DecodeTables& tt) {
+        const huffman::DecodeTables* t = &tt;
+        const uint32_t nsym = uint32_t(len.size());
         const uint32_t nw = huffman::n_words(L.total_bits);
         auto word = [&](uint32_t k) { return k < nw ? detail::load_u32_le(c + L.bits + 4 * k) : 0u; };
         std::vector<uint16_t> sym;
@@ -649,8 +646,7 @@ TEST(unit_huffman_reduce_shuffle_matches_concatenation) {
           entropy_pick_over += r_pick < r_mean;
           ++tiles;
         }
-      }
-    }
+      });
   // Constructed: the longest codes everywhere (r = 3, 4 overflow, r = 2 is exactly full), mixed random
   // codes, and partial tiles.
   const std::vector<uint32_t> hist = fibonacci_hist(64, 40);
