@@ -140,7 +140,11 @@ static __global__ void __launch_bounds__(kThreads) range_kernel(const T* in, uns
     }
   };
   const unsigned long long nvec = n / kVec, stride = (unsigned long long)gridDim.x * kThreads;
-  for (unsigned long long i = blockIdx.x * (unsigned long long)kThreads + threadIdx.x; i < nvec; i += stride) {
+  // From the end of the array back to its start, so that what the encoders read first (they take
+  // chunks in order from the start) is the last thing read here, still in L2.
+  const unsigned long long t = blockIdx.x * (unsigned long long)kThreads + threadIdx.x;
+  for (unsigned long long back = t; back < nvec; back += stride) {
+    const unsigned long long i = nvec - 1 - back;
     if constexpr (sizeof(T) == 4) {
       float4 f = __ldg(reinterpret_cast<const float4*>(in) + i);
       take(f.x); take(f.y); take(f.z); take(f.w);
