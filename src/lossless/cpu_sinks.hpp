@@ -95,6 +95,12 @@ struct ByteSink {
     ++n;
     return true;
   }
+  bool put2(uint8_t a, uint8_t b) {  // both or neither
+    if (!v && cap - n < 2) return false;
+    put(a);
+    put(b);
+    return true;
+  }
   InflateStatus copy(uint32_t dist, uint32_t len) {
     if (dist == 0 || dist > n) return InflateStatus::bad_distance;
     if (v) {

@@ -202,7 +202,8 @@ HPCZ_HD int build_tables(Ctx& ctx, InflateTables& t, Code& h, const uint8_t* len
   return left;
 }
 
-// Out: put(byte) -> bool (false: full), copy(distance, length) -> InflateStatus.
+// Out: put(byte) -> bool (false: full), put2(byte, byte) -> bool (both or neither),
+// copy(distance, length) -> InflateStatus.
 template <class BR, class Out>
 HPCZ_HD InflateStatus inflate_codes(BR& br, Out& out, const LitCode& lit, const DistCode& dist) {
   for (;;) {
@@ -215,14 +216,18 @@ HPCZ_HD InflateStatus inflate_codes(BR& br, Out& out, const LitCode& lit, const 
       if (e1 && (e1 & 511) < 256) {
         const int l1 = int(e1 >> 9);
         const uint32_t e2 = lit.lut[(window >> l1) & ((1u << LitCode::kLutBits) - 1)];
+        if (e2 && (e2 & 511) < 256) {
+          // Two literals, one overrun test and one capacity test (the sink takes both or neither).
+          // The status is one-at-a-time's, except for a stream cut inside the second code whose output
+          // is full at the first: truncated, not output_full. CPU and GPU share this code.
+          br.drop(l1 + int(e2 >> 9));
+          if (br.overran()) return InflateStatus::truncated;
+          if (!out.put2(uint8_t(e1), uint8_t(e2))) return InflateStatus::output_full;
+          continue;
+        }
         br.drop(l1);
         if (br.overran()) return InflateStatus::truncated;
         if (!out.put(uint8_t(e1))) return InflateStatus::output_full;
-        if (e2 && (e2 & 511) < 256) {
-          br.drop(int(e2 >> 9));
-          if (br.overran()) return InflateStatus::truncated;
-          if (!out.put(uint8_t(e2))) return InflateStatus::output_full;
-        }
         continue;
       }
       if (e1) {  // a length or end-of-block code the table holds: decode_symbol would find this entry

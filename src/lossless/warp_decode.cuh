@@ -227,6 +227,19 @@ struct WarpByteSink {
     if (++pending == 32) flush();
     return true;
   }
+  __device__ bool put2(uint8_t a, uint8_t b) {  // both or neither
+    if (n + pending + 2 > cap) return false;
+    if (pending == 31) {  // the group fills between them
+      put(a);
+      put(b);
+      return true;
+    }
+    const uint32_t lane = lane_id();
+    if (lane == pending) mine = a;
+    if (lane == pending + 1) mine = b;
+    if ((pending += 2) == 32) flush();
+    return true;
+  }
   __device__ InflateStatus copy(uint32_t dist, uint32_t len) {
     flush();
     if (dist == 0 || dist > n) return InflateStatus::bad_distance;
