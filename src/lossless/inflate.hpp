@@ -57,6 +57,11 @@ struct BitReaderT {
     drop(n);
     return v;
   }
+  HPCZ_HD uint32_t take(int n) {  // bits(n) when need() has already buffered them (n <= 32)
+    const uint32_t v = uint32_t(buf & ((uint64_t(1) << n) - 1));
+    drop(n);
+    return v;
+  }
   HPCZ_HD void align() {  // drop the bits left in the current byte
     drop(count & 7);
   }
@@ -245,11 +250,15 @@ HPCZ_HD InflateStatus inflate_codes(BR& br, Out& out, const LitCode& lit, const 
     }
     if (sym == 256) return InflateStatus::ok;
     const int li = sym - 257;
-    const int len = length_base(li) + int(br.bits(length_extra(li)));
+    // The rest of the match, at most 5 + 15 + 13 bits (length extra, distance code, distance extra),
+    // buffered at once: the extra bits need no refill test of their own. (Bits buffered past the
+    // input's end count as overrun only once consumed, so the statuses are unchanged.)
+    br.need(5 + 15 + 13);
+    const int len = length_base(li) + int(br.take(length_extra(li)));
     const int ds = decode_symbol(br, dist);
     if (br.overran()) return InflateStatus::truncated;
     if (ds < 0 || ds > 29) return InflateStatus::bad_distance;
-    const uint32_t d = uint32_t(dist_base(ds)) + br.bits(dist_extra(ds));
+    const uint32_t d = uint32_t(dist_base(ds)) + br.take(dist_extra(ds));
     if (br.overran()) return InflateStatus::truncated;
     const InflateStatus st = out.copy(d, uint32_t(len));
     if (st != InflateStatus::ok) return st;

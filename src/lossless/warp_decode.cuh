@@ -267,8 +267,7 @@ struct WarpByteSink {
       for (uint32_t r = 0; r < kRounds; ++r)
         if (lane + 32 * r < len) out[n + lane + 32 * r] = uint8_t(v[r / 4] >> (8 * (r % 4)));
     }
-    n += len;
-    __syncwarp();
+    n += len;  // no barrier here: the next copy's first one orders these stores before its loads
     return InflateStatus::ok;
   }
 };
