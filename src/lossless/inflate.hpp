@@ -76,9 +76,7 @@ using BitReader = BitReaderT<PtrSource>;
 // table for codes of up to kBits bits. The literal/length code gets 10 bits: on float bytes and text
 // its codes run 8-10 bits, and with a 9-bit table a fifth of era5's symbols took the canonical walk
 // (13% of the GPU decoder's instructions). Distances keep 9; code-length codes are at most 7 bits.
-#ifndef HPCZ_INFLATE_LIT_LUT_BITS
-#define HPCZ_INFLATE_LIT_LUT_BITS 10
-#endif
+// (11 bits measured slower: a larger table to build per block, lossless-v6.)
 template <int kBits>
 struct HuffCodeT {
   static constexpr int kLutBits = kBits;
@@ -87,7 +85,7 @@ struct HuffCodeT {
   int first_long, index_long;  // the canonical walk's state after lengths 1..kBits (see walk_long)
   uint16_t lut[1 << kBits];    // length << 9 | symbol, or 0 when the code is longer (or absent)
 };
-using LitCode = HuffCodeT<HPCZ_INFLATE_LIT_LUT_BITS>;
+using LitCode = HuffCodeT<10>;
 using DistCode = HuffCodeT<9>;
 using LenCode = HuffCodeT<7>;
 
@@ -213,7 +211,7 @@ template <class BR, class Out>
 HPCZ_HD InflateStatus inflate_codes(BR& br, Out& out, const LitCode& lit, const DistCode& dist) {
   for (;;) {
     // Fast path: up to two literals whose codes the first-level table holds, from one 30-bit window
-    // (two codes of at most LitCode::kLutBits each fit). Checked in the same order as one symbol at a time.
+    // (two codes of at most LitCode::kLutBits each fit).
     int sym;
     {
       const uint32_t window = br.peek(30);
