@@ -662,6 +662,7 @@ static __device__ void reduce_shuffle(const uint16_t (&items)[kPerThread], uint3
 // consecutive ones; the codebook sits in shared memory. The codewords go into the stage either by
 // scatter (each thread OR-s its codewords at the bit offsets of a block scan: the default) or by
 // Tian et al.'s reduce-shuffle (kReduceShuffle, HPCZ_RATIO_ENCODER=reduce-shuffle); the bytes are the same.
+// The reduce-shuffle form is held to 5 blocks an SM (48 registers, no spill; 56 and 4 blocks by default).
 template <bool kReduceShuffle>
 static __global__ void __launch_bounds__(kThreads, kReduceShuffle ? 5 : 0) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
                                                           const uint8_t* __restrict__ len,
