@@ -278,7 +278,7 @@ struct WarpByteSink {
 // kBytes, kSigned (RLE): the element type, a constant, so stores and range checks need no switch
 // (0: the type comes in t).
 template <int kCodec, int kBytes = 0, bool kSigned = false>  // codec: 0 rle1, 1 rle2, 2 deflate
-__global__ void __launch_bounds__(32 * kWarpsPerBlock, kCodec == 2 ? 1 : 0)
+__global__ void __launch_bounds__(32 * kWarpsPerBlock, kCodec == 2 ? 8 : 0)
     batch_kernel(IntType t_arg, const uint8_t* const* in, const uint64_t* in_sizes, uint8_t* const* out,
                  const uint64_t* caps, uint64_t* out_sizes, LosslessStatus* status, uint64_t n_chunks) {
   __shared__ __align__(16) uint8_t rings[kWarpsPerBlock][kRingBytes];
