@@ -272,13 +272,15 @@ struct WarpByteSink {
   }
 };
 
-// One warp per chunk, kWarpsPerBlock chunks per block. Deflate keeps the register allocation of a
-// 1-block minimum (71 registers; without it 56 and a larger stack); the RLE kernels, specialised on the
-// element type, take the compiler's default (40 registers for RLE v1, 12 blocks per SM; 48 for v2).
+// One warp per chunk, kWarpsPerBlock chunks per block. Deflate is issue-bound on one serial decoder a
+// warp, so warps count: held to 9 blocks an SM (56 registers, 52 bytes of spill, 36 warps) it decodes
+// 29.0 GB/s geomean, at 8 (64 registers, no spill) 28.8, at 1 (71 registers, 28 warps) 26.5
+// (lossless v13, v14). The RLE kernels, specialised on the element type, take the compiler's default
+// (40 registers for RLE v1, 12 blocks per SM; 48 for v2).
 // kBytes, kSigned (RLE): the element type, a constant, so stores and range checks need no switch
 // (0: the type comes in t).
 template <int kCodec, int kBytes = 0, bool kSigned = false>  // codec: 0 rle1, 1 rle2, 2 deflate
-__global__ void __launch_bounds__(32 * kWarpsPerBlock, kCodec == 2 ? 8 : 0)
+__global__ void __launch_bounds__(32 * kWarpsPerBlock, kCodec == 2 ? 9 : 0)
     batch_kernel(IntType t_arg, const uint8_t* const* in, const uint64_t* in_sizes, uint8_t* const* out,
                  const uint64_t* caps, uint64_t* out_sizes, LosslessStatus* status, uint64_t n_chunks) {
   __shared__ __align__(16) uint8_t rings[kWarpsPerBlock][kRingBytes];
