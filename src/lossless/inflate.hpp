@@ -51,16 +51,15 @@ struct BitReaderT {
     buf >>= n;
     count -= n;
   }
-  HPCZ_HD uint32_t bits(int n) {  // next n bits, first bit in bit 0
-    if (n == 0) return 0;
-    const uint32_t v = peek(n);
-    drop(n);
-    return v;
-  }
-  HPCZ_HD uint32_t take(int n) {  // bits(n) when need() has already buffered them (n <= 32)
+  HPCZ_HD uint32_t take(int n) {  // the next n bits when need() has already buffered them (n <= 32)
     const uint32_t v = uint32_t(buf & ((uint64_t(1) << n) - 1));
     drop(n);
     return v;
+  }
+  HPCZ_HD uint32_t bits(int n) {  // next n bits, first bit in bit 0
+    if (n == 0) return 0;
+    need(n);
+    return take(n);
   }
   HPCZ_HD void align() {  // drop the bits left in the current byte
     drop(count & 7);

@@ -139,10 +139,8 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     zero_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
     // HPCZ_RATIO_ENCODER=reduce-shuffle: Tian et al.'s merge instead of the scatter (same bytes; see DESIGN.md).
     static const bool reduce_shuffle = [] { const char* v = std::getenv("HPCZ_RATIO_ENCODER"); return v && std::string(v) == "reduce-shuffle"; }();
-    if (reduce_shuffle)
-      encode_kernel<true><<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.st, b.tile_desc, d_out);
-    else
-      encode_kernel<false><<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.st, b.tile_desc, d_out);
+    auto encode = reduce_shuffle ? encode_kernel<true> : encode_kernel<false>;
+    encode<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.st, b.tile_desc, d_out);
     emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_values, h, b.st, d_in, b.q, b.sym, b.tile_out,
                                                      b.tile_exc, b.info, d_out, dp.history != 0);
     chunk_head_kernel<T><<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(g, nsym, d_in, b.len, b.info, d_out);
