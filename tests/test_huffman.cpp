@@ -310,10 +310,10 @@ TEST(unit_ratio_dual_plan_covers_the_prediction) {
 }
 
 TEST(unit_ratio_recon_plan_tiles_the_chunks) {
-  // The fused reconstruction: a block holds `planes` whole planes (two at least, within its shared
-  // memory), segments tile every chunk's planes, the short last chunk's too, and a segment index maps
-  // back to its chunk as the kernel computes it. 1-D arrays and planes too large or too small fall
-  // back to the multi-pass kernels. The default capacity, and the others HPCZ_RATIO_RECON_VALUES may
+  // The fused reconstruction with look-back: a block holds `planes` whole planes (kReconMinPlanes at
+  // least, within its shared memory), segments tile every chunk's planes, the short last chunk's too,
+  // and a segment index maps back to its chunk as the kernel computes it. 1-D arrays and planes too
+  // large or too small fall back to the stripes or the multi-pass kernels. The default capacity, and the others HPCZ_RATIO_RECON_VALUES may
   // ask for.
   using hpcz::ratio::kReconMinPlane;
   int fused = 0, multi_chunk = 0;
@@ -364,7 +364,49 @@ TEST(unit_ratio_recon_plan_tiles_the_chunks) {
               ticket_of[c * p.segs_full + sg - 1] < ticket_of[c * p.segs_full + sg]);
     multi_chunk += n_chunks > 1;
   }
-  CHECK(fused >= 20 && multi_chunk >= 11);  // 5, 3, 4 and 8 shapes fused at the four capacities
+  CHECK(fused >= 11 && multi_chunk >= 6);  // 3, 2, 2 and 4 shapes fused at the four capacities
+}
+
+TEST(unit_ratio_stripe_plan_tiles_the_chunks) {
+  // The stripe reconstruction: a stripe is `planes` consecutive planes of one chunk (a whole number of
+  // segments of seg_planes, which fit the block's shared memory), stripes tile every chunk's planes,
+  // the short last chunk's too, none empty, and the stripe index maps back to its chunk as the kernels
+  // compute it. A thread holds the sums along z of at most kStripeCols columns, so planes larger than
+  // kStripeCols x 256 values (levitus' 180 x 360), 1-D arrays and planes too small take other passes.
+  using hpcz::ratio::kReconMinPlane;
+  using hpcz::ratio::kStripeCols;
+  int striped = 0, multi_stripe = 0;
+  for (uint32_t stripe_values : {hpcz::ratio::kStripeValues, 1u, 65536u, 1u << 20})
+  for (uint32_t seg_values : {hpcz::ratio::kReconValues, 12288u})
+  for (auto dims : {std::vector<uint64_t>{5000000}, std::vector<uint64_t>{384, 384}, std::vector<uint64_t>{30000, 384},
+                    std::vector<uint64_t>{2976, 33, 49}, std::vector<uint64_t>{132 * 40, 73, 144},
+                    std::vector<uint64_t>{20, 180, 360}, std::vector<uint64_t>{91 * 60, 91, 91}, std::vector<uint64_t>{4, 14, 48, 48},
+                    std::vector<uint64_t>{100 * 70, 64, 128}, std::vector<uint64_t>{3000, 60, 80}, std::vector<uint64_t>{100000, 8, 8},
+                    std::vector<uint64_t>{3, 1, 1}}) {
+    const auto shape = predict::working_shape(dims.data(), int(dims.size()));
+    const uint64_t n_chunks = hpcz::detail::div_ceil(shape.slabs, shape.chunk_slabs);
+    const auto full = predict::chunk_shape(shape, 0), last = predict::chunk_shape(shape, n_chunks - 1);
+    const auto p = hpcz::ratio::stripe_plan(shape.rank, full, last, n_chunks, seg_values, stripe_values);
+    const uint64_t plane = shape.rank == 3 ? uint64_t(full.cy) * full.cx : full.cx;
+    const bool expect = shape.rank >= 2 && plane >= kReconMinPlane && plane <= uint64_t(kStripeCols) * 256 && plane <= seg_values;
+    CHECK_MSG((p.seg_planes != 0) == expect, "stripes exactly for planes a block can carry: " << dims[0] << " " << seg_values);
+    if (!p.seg_planes) continue;
+    ++striped;
+    CHECK(p.plane() == plane && uint64_t(p.seg_planes) * plane <= seg_values && p.planes % p.seg_planes == 0);
+    CHECK(p.planes >= p.seg_planes && (p.planes == p.seg_planes || uint64_t(p.planes) * plane <= stripe_values));
+    for (uint64_t c : {uint64_t(0), n_chunks - 1}) {
+      const uint32_t nz = p.nz(c), n = p.stripes(c);
+      CHECK(uint64_t(nz) * plane == predict::chunk_shape(shape, c).count());
+      CHECK(uint64_t(n) * p.planes >= nz && uint64_t(n - 1) * p.planes < nz);  // tiled, none empty
+      for (uint32_t st : {0u, n - 1}) {
+        const uint64_t s = c * p.stripes_full + st;
+        CHECK(s < p.n_stripes && s / p.stripes_full == c && s - (s / p.stripes_full) * p.stripes_full == st);
+      }
+    }
+    CHECK(p.stripes_last <= p.stripes_full && p.n_stripes == (n_chunks - 1) * p.stripes_full + p.stripes_last);
+    multi_stripe += p.stripes_full > 1;
+  }
+  CHECK(striped >= 40 && multi_stripe >= 20);
 }
 
 TEST(unit_huffman_gpu_books_match_cpu) {

@@ -1,5 +1,6 @@
 // Round trips of real fields at every bound: the strict guarantee, the ratio, CPU/GPU byte identity.
 #include <cstdio>
+#include <cstdlib>
 
 #include <omp.h>
 
@@ -84,8 +85,8 @@ TEST(roundtrip_ratio_real_fields_gpu_matches_cpu) { gpu_matches_cpu(hpcz::Codec:
 
 // Ratio-mode decoding of arrays of several chunks, the last one short: every field tiled along its
 // slowest axis past 5 M values, as it is and read as 2-D (rows of its fastest extent), decoded on the
-// GPU (the fused reconstruction's look-back crosses segments and stops at chunk starts) and on the
-// CPU, bit for bit.
+// GPU (the fused reconstruction's look-back crosses segments and stops at chunk starts; stripes carry
+// across segments and stripes) with each reconstruction and on the CPU, bit for bit.
 TEST(roundtrip_ratio_multichunk_gpu_matches_cpu) {
   if (!hpcz::gpu_available()) {
     std::fprintf(stderr, "  no GPU: skipped\n");
@@ -107,10 +108,17 @@ TEST(roundtrip_ratio_multichunk_gpu_matches_cpu) {
       auto a = hpcz::compress(bytes.data(), f.dtype, dims, o);
       std::vector<uint8_t> bc, bg;
       auto info = hpcz::decompress(a.data(), a.size(), bc, hpcz::Backend::cpu);
-      hpcz::decompress(a.data(), a.size(), bg, hpcz::Backend::gpu);
       CHECK(info.n_chunks >= 2);
-      CHECK_MSG(bc == bg, f.name << " " << dims.size() << "-D tiled x" << k << ": GPU and CPU decodes differ");
-      CHECK(strict_check(bytes, bg, f.dtype, info.eb_abs).violations == 0);
+      // Every reconstruction the shape can take: the default, then each one forced.
+      for (const char* recon : {"", "stripe", "multipass"}) {
+        if (*recon) setenv("HPCZ_RATIO_RECON", recon, 1);
+        bg.clear();
+        hpcz::decompress(a.data(), a.size(), bg, hpcz::Backend::gpu);
+        unsetenv("HPCZ_RATIO_RECON");
+        CHECK_MSG(bc == bg, f.name << " " << dims.size() << "-D tiled x" << k << " recon '" << recon
+                                   << "': GPU and CPU decodes differ");
+        CHECK(strict_check(bytes, bg, f.dtype, info.eb_abs).violations == 0);
+      }
       ++checked;
     }
   }

@@ -158,7 +158,9 @@ struct DecompressLayout {
   huffman::DecodeTables* tables;
   Seg* tile_agg;
   Seg* tile_carry;
-  ratio::ReconPlan rp;   // the fused reconstruction's (rp.planes == 0: the multi-pass kernels')
+  ratio::ReconPlan rp;    // the fused reconstruction's with look-back (rp.planes != 0), else
+  ratio::StripePlan sp;   // the stripes' (sp.seg_planes != 0), else the multi-pass kernels
+  uint32_t* stripe_sums;  // stripes: each stripe's column sums, then the sums entering it
   uint32_t* seg;  // multi-pass: segment sums of the column prefix sums
   uint64_t seg_per_chunk;
   uint32_t* recon_flags;  // fused: ticket and segment states, segment aggregates and inclusive sums
@@ -185,22 +187,34 @@ DecompressLayout carve_decompress(void* ws, const ArchiveInfo& info, const Grid&
   L.tile_agg = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
   L.tile_carry = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
   const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));
-  // Switches for measurements: HPCZ_RATIO_MULTIPASS_RECON forces the multi-pass kernels,
-  // HPCZ_RATIO_RECON_MIN_PLANES sets the fewest planes a fused segment may hold,
-  // HPCZ_RATIO_RECON_VALUES a segment's capacity (shared memory per block / 4).
-  const char* min_planes = std::getenv("HPCZ_RATIO_RECON_MIN_PLANES");
-  const char* values = std::getenv("HPCZ_RATIO_RECON_VALUES");
-  L.rp = std::getenv("HPCZ_RATIO_MULTIPASS_RECON")
-             ? ratio::ReconPlan{}
-             : ratio::recon_plan(shape.rank, g.full, g.last, g.n_chunks,
-                                 min_planes ? uint32_t(std::atoi(min_planes)) : ratio::kReconMinPlanes,
-                                 values ? uint32_t(std::atoi(values)) : ratio::kReconValues);
+  // Switches for measurements: HPCZ_RATIO_RECON=lookback|stripe|multipass forces a reconstruction
+  // (one the shape cannot take falls to the next: look-back, stripes, multi-pass),
+  // HPCZ_RATIO_RECON_MIN_PLANES sets the fewest planes a look-back segment may hold,
+  // HPCZ_RATIO_RECON_VALUES a segment's capacity (shared memory per block / 4), HPCZ_RATIO_STRIPE_VALUES
+  // a stripe's size.
+  const auto env_u32 = [](const char* name, uint32_t dflt) {
+    const char* e = std::getenv(name);
+    return e ? uint32_t(std::atoi(e)) : dflt;
+  };
+  const char* forced = std::getenv("HPCZ_RATIO_RECON");
+  const std::string recon = forced ? forced : "";
+  const uint32_t seg_values = env_u32("HPCZ_RATIO_RECON_VALUES", ratio::kReconValues);
+  L.rp = ratio::ReconPlan{};
+  L.sp = ratio::StripePlan{};
+  if (recon == "" || recon == "lookback")
+    L.rp = ratio::recon_plan(shape.rank, g.full, g.last, g.n_chunks,
+                             env_u32("HPCZ_RATIO_RECON_MIN_PLANES", ratio::kReconMinPlanes), seg_values);
+  if (!L.rp.planes && recon != "multipass")
+    L.sp = ratio::stripe_plan(shape.rank, g.full, g.last, g.n_chunks, seg_values,
+                              env_u32("HPCZ_RATIO_STRIPE_VALUES", ratio::kStripeValues));
   L.seg_per_chunk = 0;
-  L.seg = L.recon_flags = L.recon_agg = L.recon_incl = nullptr;
+  L.seg = L.recon_flags = L.recon_agg = L.recon_incl = L.stripe_sums = nullptr;
   if (L.rp.planes) {
     L.recon_flags = cv.take<uint32_t>(4 * (L.rp.n_segments + 1));
     L.recon_agg = cv.take<uint32_t>(4 * L.rp.n_segments * L.rp.plane());
     L.recon_incl = cv.take<uint32_t>(4 * L.rp.n_segments * L.rp.plane());
+  } else if (L.sp.seg_planes) {
+    L.stripe_sums = cv.take<uint32_t>(4 * L.sp.n_stripes * L.sp.plane());
   } else {
     // Segments of a chunk: at most chunk_values / kSegLen + lanes (z: plane, y: cz * cx; both <= count).
     L.seg_per_chunk = g.n_chunks ? g.full.count() / kSegLen + g.full.count() : 0;
@@ -242,6 +256,20 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
     check(cudaFuncSetAttribute(recon_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "recon smem");
     recon_kernel<T><<<unsigned(rp.n_segments), kThreads, smem, s>>>(g, rp, L.dc, L.v, L.recon_flags, L.recon_agg,
                                                                     L.recon_incl, T(info.step), d_out);
+    exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
+    check(cudaGetLastError(), "ratio reconstruct");
+    return;
+  }
+  if (L.sp.seg_planes) {  // stripes (recon_plan.hpp): their sums, the carries, then one pass
+    const ratio::StripePlan& sp = L.sp;
+    const uint32_t P = sp.plane();
+    stripe_sum_kernel<<<unsigned(div_ceil(sp.n_stripes * P, kThreads)), kThreads, 0, s>>>(g, sp, L.dc, L.v, L.stripe_sums);
+    stripe_scan_kernel<<<dim3(unsigned(div_ceil(P, kThreads)), nc), kThreads, 0, s>>>(sp, L.dc, L.stripe_sums);
+    const size_t smem = 4 * (size_t(sp.seg_planes) * P + 8);  // + the alignment padding
+    check(cudaFuncSetAttribute(stripe_recon_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+          "stripe smem");
+    stripe_recon_kernel<T><<<unsigned(sp.n_stripes), kThreads, smem, s>>>(g, sp, L.dc, L.v, L.stripe_sums,
+                                                                           T(info.step), d_out);
     exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
     check(cudaGetLastError(), "ratio reconstruct");
     return;

@@ -19,8 +19,11 @@ namespace hpcz::ratio {
 constexpr uint32_t kReconValues = 24576;  // per block: 96 KiB of shared memory, two blocks per SM
 constexpr uint32_t kReconMaxValues = 55296;  // 216 KiB: what one block may have on sm_90
 constexpr uint32_t kReconMinPlane = 128;  // a thread per column along z: at least this many columns
-// A look-back reads whole planes: with few planes a segment it reads more than the segment holds.
-constexpr uint32_t kReconMinPlanes = 4;
+// A look-back reads and writes whole planes: with few planes a segment that costs more than the
+// stripes' extra read of the deltas (StripePlan below). Measured on an H200 (ratio v25, rel 1e-3):
+// 10 planes a segment (wrf, 48 x 48) stripes 8% faster, 15 (era5) the same, 64 (a 2-D 384 x 384
+// field) the look-back 6% faster.
+constexpr uint32_t kReconMinPlanes = 12;
 
 struct ReconPlan {
   uint32_t nz_full, nz_last;      // planes of a full chunk and of the last chunk
@@ -68,6 +71,54 @@ inline ReconPlan recon_plan(int rank, const predict::ChunkShape& full, const pre
   p.segs_full = uint32_t(detail::div_ceil(p.nz_full, p.planes));
   p.segs_last = uint32_t(detail::div_ceil(p.nz_last, p.planes));
   p.n_segments = (n_chunks - 1) * p.segs_full + p.segs_last;
+  return p;
+}
+
+// ---- stripes: the same one-pass reconstruction for planes too small for the look-back ------------
+// When few planes fit a block (fnoc 73 x 144, ncar 64 x 128, vorticity 91 x 91: 2-3 planes of 96
+// KiB), a look-back over plane-sized aggregates reads about as much as the segment itself. A stripe
+// instead is many consecutive planes of one chunk taken by one block, a segment (what fits its shared
+// memory) at a time, the sums along z carried from segment to segment in registers (a thread owns
+// the columns tid + 256 k, k < kStripeCols). The sums entering a stripe come from a first pass that
+// reads the deltas once (each stripe's column sums) and a scan over the stripes of each chunk: 12
+// bytes of traffic a value (read, read, write) against 16 for the multi-pass kernels (z pass, then the
+// plane pass, each a read and a write), and every pass streams whole planes.
+constexpr uint32_t kStripeThreads = 256;
+constexpr uint32_t kStripeCols = 48;  // register carries a thread: planes up to 12,288 values
+constexpr uint32_t kStripeValues = 131072;  // values a stripe, by default (its planes: a multiple of the segment's)
+
+struct StripePlan {
+  uint32_t nz_full, nz_last;          // planes of a full chunk and of the last chunk
+  uint32_t ny, nx;                    // a plane is ny rows of nx values
+  uint32_t seg_planes;                // planes a segment (shared memory; 0: no stripe pass for this shape)
+  uint32_t planes;                    // planes a stripe, a multiple of seg_planes
+  uint32_t stripes_full, stripes_last;
+  uint64_t n_chunks, n_stripes;       // stripe (c, st) is index c * stripes_full + st
+  HPCZ_HD uint32_t plane() const { return ny * nx; }
+  HPCZ_HD uint32_t stripes(uint64_t c) const { return c + 1 == n_chunks ? stripes_last : stripes_full; }
+  HPCZ_HD uint32_t nz(uint64_t c) const { return c + 1 == n_chunks ? nz_last : nz_full; }
+};
+
+// seg_values: a segment's capacity (shared memory / 4); stripe_values: the stripe size asked for.
+inline StripePlan stripe_plan(int rank, const predict::ChunkShape& full, const predict::ChunkShape& last,
+                              uint64_t n_chunks, uint32_t seg_values = kReconValues,
+                              uint32_t stripe_values = kStripeValues) {
+  StripePlan p{};
+  if (!n_chunks || rank < 2) return p;
+  p.nz_full = rank == 3 ? full.cz : full.cy;
+  p.nz_last = rank == 3 ? last.cz : last.cy;
+  p.ny = rank == 3 ? full.cy : 1;
+  p.nx = full.cx;
+  const uint64_t plane = uint64_t(p.ny) * p.nx;
+  if (seg_values > kReconMaxValues) seg_values = kReconMaxValues;
+  if (plane < kReconMinPlane || plane > uint64_t(kStripeCols) * kStripeThreads || plane > seg_values) return StripePlan{};
+  p.n_chunks = n_chunks;
+  p.seg_planes = uint32_t(seg_values / plane);
+  const uint64_t want = stripe_values / (uint64_t(p.seg_planes) * plane);
+  p.planes = p.seg_planes * uint32_t(want ? want : 1);
+  p.stripes_full = uint32_t(detail::div_ceil(p.nz_full, p.planes));
+  p.stripes_last = uint32_t(detail::div_ceil(p.nz_last, p.planes));
+  p.n_stripes = (n_chunks - 1) * p.stripes_full + p.stripes_last;
   return p;
 }
 
