@@ -275,9 +275,15 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
     return;
   }
   // Along z, then along y: segment sums, carries, scans (see column_kernel). When a plane fits in
-  // shared memory, plane_kernel does y, x and the dequantization in one pass after z.
+  // shared memory, plane_kernel does y, x and the dequantization in one pass after z; when a row fits
+  // a thread block's columns, band_kernel does, if there are planes enough to fill the GPU (a block a
+  // plane).
   const bool by_plane = uint64_t(f.cy) * f.cx <= kPlaneMax;
-  for (int axis = 0; axis < (by_plane ? 1 : 2); ++axis) {
+  const uint64_t all_planes = uint64_t(nc - 1) * f.cz + g.last.cz;
+  static const bool band_off = [] { const char* e = std::getenv("HPCZ_RATIO_BAND"); return e && e[0] == '0'; }();
+  const bool by_band = !band_off && !by_plane && f.cy > 1 && f.cx <= ratio::kStripeCols * kThreads && f.cx <= ratio::kReconValues &&
+                       all_planes >= 2 * uint64_t(kThreads);
+  for (int axis = 0; axis < (by_plane || by_band ? 1 : 2); ++axis) {
     const bool z = axis == 0;
     if (z ? (f.cz <= 1 && g.last.cz <= 1) : f.cy <= 1) continue;
     const uint64_t lanes = z ? uint64_t(f.cy) * f.cx : uint64_t(f.cz) * f.cx;
@@ -302,6 +308,11 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
     check(cudaFuncSetAttribute(plane_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPlaneMax * 4)),
           "plane smem");
     plane_kernel<T><<<dim3(std::max(f.cz, g.last.cz), nc), kThreads, smem, s>>>(g, L.dc, L.v, T(info.step), d_out);
+  } else if (by_band) {
+    const uint32_t band = std::min(f.cy, ratio::kReconValues / f.cx);
+    const size_t smem = 4 * (size_t(band) * f.cx + 8);  // + the alignment padding
+    check(cudaFuncSetAttribute(band_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "band smem");
+    band_kernel<T><<<dim3(std::max(f.cz, g.last.cz), nc), kThreads, smem, s>>>(g, L.dc, L.v, band, T(info.step), d_out);
   } else {
     row_aggregate_kernel<<<(unsigned)nt, kThreads, 0, s>>>(g, L.v, L.tile_agg);
     size_t sb = L.scan_bytes;

@@ -1651,6 +1651,42 @@ static __global__ void __launch_bounds__(kThreads) stripe_scan_kernel(StripePlan
 // from pass 2 and carry from segment to segment in registers (thread t owns columns t + 256 k). (Two
 // stages of half the size, the next segment's copy in flight during this one's scans, measured the
 // same: the other block on the SM already hides the copy.)
+// One segment through shared memory: kz planes of Y rows of X values (P = X Y) from v[first]: the
+// sums along z continue from zc (thread t's columns t + 256 k), then y, then x with the dequantization
+// and the store to out[first]. Every thread of the block calls it.
+template <class T>
+__device__ __forceinline__ void recon_segment(uint32_t* s_seg, const uint32_t* __restrict__ v, uint64_t first, uint32_t kz,
+                                              uint32_t X, uint32_t Y, uint32_t (&zc)[kStripeCols], T step,
+                                              T* __restrict__ out) {
+  const uint32_t P = X * Y, tid = threadIdx.x;
+  // As in recon_kernel: from the aligned word at or before `first`, value i lands at sv[i].
+  const uint32_t head = uint32_t(first & 3);
+  uint32_t* sv = s_seg + head;
+  const uint32_t vecs = (head + kz * P + 3) / 4;
+  for (uint32_t j = tid; j < vecs; j += kThreads) copy_async16(s_seg + 4 * j, v + (first - head) + 4 * j);
+  copy_async_wait_all();
+  __syncthreads();
+  for (uint32_t z = 0; z < kz; ++z) {  // along z: plane by plane, each thread its columns
+    uint32_t* row = sv + z * P + tid;
+#pragma unroll
+    for (uint32_t k = 0; k < kStripeCols; ++k) {
+      if (k * kThreads >= P) break;
+      if (tid + k * kThreads < P) {
+        const uint32_t x = row[k * kThreads] + zc[k];
+        row[k * kThreads] = x;
+        zc[k] = x;
+      }
+    }
+  }
+  __syncthreads();
+  scan_planes_y(sv, kz, X, Y);
+  scan_rows_x_store(sv, kz * Y, X, step, out + first);
+  __syncthreads();  // the next segment overwrites the stage
+}
+
+// Pass 3: one block per stripe, a segment at a time; the sums along z enter from pass 2 and carry
+// from segment to segment in registers. (Two stages of half the size, the next segment's copy in
+// flight during this one's scans, measured the same: the other block on the SM hides the copy.)
 template <class T>
 static __global__ void __launch_bounds__(kThreads, 2) stripe_recon_kernel(Grid g, StripePlan sp, const DecodeChunk* dc,
                                                                           const uint32_t* __restrict__ v,
@@ -1660,41 +1696,35 @@ static __global__ void __launch_bounds__(kThreads, 2) stripe_recon_kernel(Grid g
   const uint64_t c = blockIdx.x / sp.stripes_full;
   const uint32_t st = uint32_t(blockIdx.x - c * sp.stripes_full);
   if (dc[c].bad || dc[c].raw) return;
-  const uint32_t P = sp.plane(), X = sp.nx, Y = sp.ny, tid = threadIdx.x;
-  const uint32_t z_end = min(sp.nz(c), (st + 1) * sp.planes);
+  const uint32_t P = sp.plane(), z_end = min(sp.nz(c), (st + 1) * sp.planes);
   uint32_t zc[kStripeCols];
 #pragma unroll
   for (uint32_t k = 0; k < kStripeCols; ++k) {
-    const uint32_t p = tid + k * kThreads;
+    const uint32_t p = threadIdx.x + k * kThreads;
     zc[k] = st && p < P ? carry_in[uint64_t(blockIdx.x) * P + p] : 0;
   }
-  for (uint32_t z0 = st * sp.planes; z0 < z_end; z0 += sp.seg_planes) {
-    const uint32_t kz = min(sp.seg_planes, z_end - z0), m = kz * P;
-    const uint64_t first = c * g.chunk_values + uint64_t(z0) * P;
-    // As in recon_kernel: from the aligned word at or before `first`, value i lands at sv[i].
-    const uint32_t head = uint32_t(first & 3);
-    uint32_t* sv = s_seg + head;
-    const uint32_t vecs = (head + m + 3) / 4;
-    for (uint32_t j = tid; j < vecs; j += kThreads) copy_async16(s_seg + 4 * j, v + (first - head) + 4 * j);
-    copy_async_wait_all();
-    __syncthreads();
-    for (uint32_t z = 0; z < kz; ++z) {  // along z: plane by plane, each thread its columns
-      uint32_t* row = sv + z * P + tid;
-#pragma unroll
-      for (uint32_t k = 0; k < kStripeCols; ++k) {
-        if (k * kThreads >= P) break;
-        if (tid + k * kThreads < P) {
-          const uint32_t x = row[k * kThreads] + zc[k];
-          row[k * kThreads] = x;
-          zc[k] = x;
-        }
-      }
-    }
-    __syncthreads();
-    scan_planes_y(sv, kz, X, Y);
-    scan_rows_x_store(sv, kz * Y, X, step, out + first);
-    __syncthreads();  // the next segment overwrites the stage
-  }
+  for (uint32_t z0 = st * sp.planes; z0 < z_end; z0 += sp.seg_planes)
+    recon_segment(s_seg, v, c * g.chunk_values + uint64_t(z0) * P, min(sp.seg_planes, z_end - z0), sp.nx, sp.ny, zc,
+                  step, out);
+}
+
+// Planes too large for the stripes (levitus: 180 x 360), after the pass along z: one block per plane,
+// bands of `band` rows at a time through shared memory, the sums along y carried from band to band in
+// registers (a band is a segment of planes of one row), then x with the dequantization: one read and
+// one write instead of a pass along y and two over the rows.
+template <class T>
+static __global__ void __launch_bounds__(kThreads, 2) band_kernel(Grid g, const DecodeChunk* dc, const uint32_t* __restrict__ v,
+                                                                  uint32_t band, T step, T* __restrict__ out) {
+  extern __shared__ __align__(16) uint32_t s_seg[];
+  const uint64_t c = blockIdx.y;
+  if (dc[c].bad || dc[c].raw) return;
+  const ChunkShape cs = g.shape(c);
+  const uint32_t z = blockIdx.x;
+  if (z >= cs.cz) return;
+  const uint64_t plane0 = c * g.chunk_values + uint64_t(z) * cs.cy * cs.cx;
+  uint32_t yc[kStripeCols] = {};
+  for (uint32_t y0 = 0; y0 < cs.cy; y0 += band)
+    recon_segment(s_seg, v, plane0 + uint64_t(y0) * cs.cx, min(band, cs.cy - y0), cs.cx, 1u, yc, step, out);
 }
 
 template <class T>
