@@ -1446,11 +1446,13 @@ __device__ __forceinline__ void scan_rows_x_store(uint32_t* sv, uint32_t rows, u
   const uint32_t r0 = min(rows, warp * per_warp), r1 = min(rows, r0 + per_warp);
   const uint32_t end = r1 * X, x_step = kW % X;
   uint32_t x0 = (lane * V) % X, carry = 0;  // x of the lane's first value; the row sum entering the step
-  for (uint32_t i0 = r0 * X; i0 < end; i0 += kW) {
+  // A step wholly before `end` (all but a warp's last) skips the bounds tests.
+  const auto run_step = [&](uint32_t i0, auto whole) {
+    constexpr bool kWhole = decltype(whole)::value;
     const uint32_t base = i0 + lane * V;
     uint32_t a[V];
 #pragma unroll
-    for (uint32_t j = 0; j < V; ++j) a[j] = base + j < end ? sv[base + j] : 0;
+    for (uint32_t j = 0; j < V; ++j) a[j] = kWhole || base + j < end ? sv[base + j] : 0;
     // The lane's values, restarting at row heads; first: the lane's first head (V if none).
     uint32_t sum = 0, first = V;
     if (X >= V) {  // at most one head a lane
@@ -1490,19 +1492,24 @@ __device__ __forceinline__ void scan_rows_x_store(uint32_t* sv, uint32_t rows, u
 #pragma unroll
     for (uint32_t j = 0; j < V; ++j) {
       if (j < first) a[j] += enter;
-      if (base + j < end) sv[base + j] = a[j];
+      if (kWhole || base + j < end) sv[base + j] = a[j];
     }
     carry = __shfl_sync(0xffffffffu, a[V - 1], 31);
     __syncwarp();
 #pragma unroll
     for (uint32_t j = 0; j < V; ++j) {
       const uint32_t i = i0 + 32 * j + lane;
-      if (i < end) o[i] = fle::dequantize<T>(int32_t(sv[i]), step);
+      if (kWhole || i < end) o[i] = fle::dequantize<T>(int32_t(sv[i]), step);
     }
+  };
+  for (uint32_t i0 = r0 * X; i0 < end; i0 += kW) {
+    if (i0 + kW <= end) run_step(i0, std::true_type{});
+    else run_step(i0, std::false_type{});
     x0 += x_step;
     if (x0 >= X) x0 -= X;
   }
 }
+
 template <class T>
 static __global__ void __launch_bounds__(kThreads, 2) recon_kernel(Grid g, ReconPlan rp, const DecodeChunk* dc,
                                                                    const uint32_t* __restrict__ v, uint32_t* flags,
