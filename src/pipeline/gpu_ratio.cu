@@ -280,8 +280,8 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
   // plane).
   const bool by_plane = uint64_t(f.cy) * f.cx <= kPlaneMax;
   const uint64_t all_planes = uint64_t(nc - 1) * f.cz + g.last.cz;
-  static const bool band_off = [] { const char* e = std::getenv("HPCZ_RATIO_BAND"); return e && e[0] == '0'; }();
-  const bool by_band = !band_off && !by_plane && f.cy > 1 && f.cx <= ratio::kStripeCols * kThreads && f.cx <= ratio::kReconValues &&
+  const char* band_env = std::getenv("HPCZ_RATIO_BAND");  // =0: the row kernels instead, for measurements
+  const bool by_band = !(band_env && band_env[0] == '0') && !by_plane && f.cy > 1 && f.cx <= ratio::kStripeCols * kThreads && f.cx <= ratio::kReconValues &&
                        all_planes >= 2 * uint64_t(kThreads);
   for (int axis = 0; axis < (by_plane || by_band ? 1 : 2); ++axis) {
     const bool z = axis == 0;

@@ -6,8 +6,9 @@
 // values: a block takes a segment of `planes` consecutive planes of one chunk into shared memory,
 // and the sums along z that cross into it from the chunk's earlier planes come from a decoupled
 // look-back over the segments before it, whose aggregates are whole planes (one sum per column).
-// 2-D chunks are seen as planes of one row (ny = 1); 1-D chunks, planes too large for two of them
-// to fit and rows too short to keep a block busy take the multi-pass kernels instead.
+// 2-D chunks are seen as planes of one row (ny = 1). Shapes with too few planes a segment take the
+// stripes (StripePlan, below); 1-D chunks, planes too large for the stripes and rows too short to
+// keep a block busy take the multi-pass kernels.
 #pragma once
 #include <cstdint>
 
@@ -25,13 +26,20 @@ constexpr uint32_t kReconMinPlane = 128;  // a thread per column along z: at lea
 // field) the look-back 6% faster.
 constexpr uint32_t kReconMinPlanes = 12;
 
-struct ReconPlan {
-  uint32_t nz_full, nz_last;      // planes of a full chunk and of the last chunk
-  uint32_t ny, nx;                // a plane is ny rows of nx values
+// A chunk as planes (2-D chunks: rows as planes of one row), for both plans below.
+struct PlaneGeometry {
+  uint32_t nz_full, nz_last;  // planes of a full chunk and of the last chunk
+  uint32_t ny, nx;            // a plane is ny rows of nx values
+  HPCZ_HD uint32_t plane() const { return ny * nx; }
+};
+inline PlaneGeometry plane_geometry(int rank, const predict::ChunkShape& full, const predict::ChunkShape& last) {
+  return {rank == 3 ? full.cz : full.cy, rank == 3 ? last.cz : last.cy, rank == 3 ? full.cy : 1u, full.cx};
+}
+
+struct ReconPlan : PlaneGeometry {
   uint32_t planes;                // per segment (0: no fused pass for this shape)
   uint32_t segs_full, segs_last;  // segments of a full chunk and of the last chunk
   uint64_t n_chunks, n_segments;
-  HPCZ_HD uint32_t plane() const { return ny * nx; }
   // Blocks take segments in ticket order, the chunks interleaved: segment sg of every chunk, then
   // sg + 1, so the blocks resident at once spread over all chunks and few of them wait on the same
   // chain. A segment's predecessor in its chunk always has a smaller ticket. Segment (c, sg) is
@@ -56,10 +64,7 @@ inline ReconPlan recon_plan(int rank, const predict::ChunkShape& full, const pre
                             uint32_t values = kReconValues) {
   ReconPlan p{};
   if (!n_chunks || rank < 2) return p;
-  p.nz_full = rank == 3 ? full.cz : full.cy;
-  p.nz_last = rank == 3 ? last.cz : last.cy;
-  p.ny = rank == 3 ? full.cy : 1;
-  p.nx = full.cx;
+  static_cast<PlaneGeometry&>(p) = plane_geometry(rank, full, last);
   const uint64_t plane = uint64_t(p.ny) * p.nx;
   // Two planes a segment at least: a segment's aggregate and prefix then take at most as much
   // workspace as the values themselves.
@@ -87,14 +92,11 @@ constexpr uint32_t kStripeThreads = 256;
 constexpr uint32_t kStripeCols = 48;  // register carries a thread: planes up to 12,288 values
 constexpr uint32_t kStripeValues = 131072;  // values a stripe, by default (its planes: a multiple of the segment's)
 
-struct StripePlan {
-  uint32_t nz_full, nz_last;          // planes of a full chunk and of the last chunk
-  uint32_t ny, nx;                    // a plane is ny rows of nx values
+struct StripePlan : PlaneGeometry {
   uint32_t seg_planes;                // planes a segment (shared memory; 0: no stripe pass for this shape)
   uint32_t planes;                    // planes a stripe, a multiple of seg_planes
   uint32_t stripes_full, stripes_last;
   uint64_t n_chunks, n_stripes;       // stripe (c, st) is index c * stripes_full + st
-  HPCZ_HD uint32_t plane() const { return ny * nx; }
   HPCZ_HD uint32_t stripes(uint64_t c) const { return c + 1 == n_chunks ? stripes_last : stripes_full; }
   HPCZ_HD uint32_t nz(uint64_t c) const { return c + 1 == n_chunks ? nz_last : nz_full; }
 };
@@ -105,10 +107,7 @@ inline StripePlan stripe_plan(int rank, const predict::ChunkShape& full, const p
                               uint32_t stripe_values = kStripeValues) {
   StripePlan p{};
   if (!n_chunks || rank < 2) return p;
-  p.nz_full = rank == 3 ? full.cz : full.cy;
-  p.nz_last = rank == 3 ? last.cz : last.cy;
-  p.ny = rank == 3 ? full.cy : 1;
-  p.nx = full.cx;
+  static_cast<PlaneGeometry&>(p) = plane_geometry(rank, full, last);
   const uint64_t plane = uint64_t(p.ny) * p.nx;
   if (seg_values > kReconMaxValues) seg_values = kReconMaxValues;
   if (plane < kReconMinPlane || plane > uint64_t(kStripeCols) * kStripeThreads || plane > seg_values) return StripePlan{};
