@@ -83,6 +83,13 @@ TEST(roundtrip_real_fields_gpu_matches_cpu) { gpu_matches_cpu(hpcz::Codec::fast)
 TEST(roundtrip_ratio_real_fields_cpu) { roundtrip_fields(hpcz::Backend::cpu, hpcz::Codec::ratio); }
 TEST(roundtrip_ratio_real_fields_gpu_matches_cpu) { gpu_matches_cpu(hpcz::Codec::ratio); }
 
+// A field's bytes k times over: the field tiled along its slowest axis.
+static std::vector<uint8_t> tiled_bytes(const Field& f, uint64_t k) {
+  std::vector<uint8_t> bytes;
+  for (uint64_t i = 0; i < k; ++i) bytes.insert(bytes.end(), f.bytes.begin(), f.bytes.end());
+  return bytes;
+}
+
 // Ratio-mode decoding of arrays of several chunks, the last one short: every field tiled along its
 // slowest axis past 5 M values, as it is and read as 2-D (rows of its fastest extent), decoded on the
 // GPU (the fused reconstruction's look-back crosses segments and stops at chunk starts; stripes carry
@@ -95,8 +102,7 @@ TEST(roundtrip_ratio_multichunk_gpu_matches_cpu) {
   int checked = 0;
   for (const Field& f : real_fields()) {
     const uint64_t k = (5000000 + f.n() - 1) / f.n() + 1;
-    std::vector<uint8_t> bytes;
-    for (uint64_t i = 0; i < k; ++i) bytes.insert(bytes.end(), f.bytes.begin(), f.bytes.end());
+    const std::vector<uint8_t> bytes = tiled_bytes(f, k);
     std::vector<uint64_t> tiled = f.dims;
     tiled[0] *= k;
     const std::vector<uint64_t> as_2d = {f.n() * k / f.dims.back(), f.dims.back()};
@@ -137,8 +143,7 @@ TEST(roundtrip_ratio_large_planes_gpu_matches_cpu) {
   for (const Field& f : real_fields()) {
     if (f.dims.size() != 3 || f.dims[1] * f.dims[2] <= 12288) continue;
     const uint64_t k = 600 / f.dims[0] + 1;  // past 512 planes
-    std::vector<uint8_t> bytes;
-    for (uint64_t i = 0; i < k; ++i) bytes.insert(bytes.end(), f.bytes.begin(), f.bytes.end());
+    const std::vector<uint8_t> bytes = tiled_bytes(f, k);
     std::vector<uint64_t> dims = f.dims;
     dims[0] *= k;
     hpcz::Options o;
