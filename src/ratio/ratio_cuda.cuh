@@ -1420,6 +1420,20 @@ __device__ __forceinline__ uint32_t load_acquire(const uint32_t* p) {
   return x;
 }
 
+// The fused kernels' copy of m values from v[first] into shared memory (cp.async, no registers held).
+// v is 16-byte aligned (the workspace is): the copy starts at the aligned word at or before `first`, so
+// value i lands at the returned sv[i] (the padding words around it are never used; the workspace's
+// 256-byte carving keeps the last vector in bounds). Every thread of the block calls it.
+__device__ __forceinline__ uint32_t* stage_values(uint32_t* s_seg, const uint32_t* __restrict__ v, uint64_t first,
+                                                  uint32_t m) {
+  const uint32_t head = uint32_t(first & 3);
+  const uint32_t vecs = (head + m + 3) / 4;
+  for (uint32_t j = threadIdx.x; j < vecs; j += kThreads) copy_async16(s_seg + 4 * j, v + (first - head) + 4 * j);
+  copy_async_wait_all();
+  __syncthreads();
+  return s_seg + head;
+}
+
 // The fused kernels' prefix sums in shared memory, after the one along z. Along y: a thread per
 // (plane, column) of kz planes of Y rows of X values.
 __device__ __forceinline__ void scan_planes_y(uint32_t* sv, uint32_t kz, uint32_t X, uint32_t Y) {
@@ -1529,15 +1543,7 @@ static __global__ void __launch_bounds__(kThreads, 2) recon_kernel(Grid g, Recon
   const uint32_t z0 = sg * rp.planes, kz = min(rp.planes, nz - z0), m = kz * P;
   const uint64_t first = c * g.chunk_values + uint64_t(z0) * P;
 
-  // v is 16-byte aligned (the workspace is): copy from the aligned word at or before `first`, so
-  // value i of the segment lands at sv[i] (the padding words around it are never used; the
-  // workspace's 256-byte carving keeps the last vector in bounds).
-  const uint32_t head = uint32_t(first & 3);
-  uint32_t* sv = s_seg + head;
-  const uint32_t vecs = (head + m + 3) / 4;
-  for (uint32_t j = threadIdx.x; j < vecs; j += kThreads) copy_async16(s_seg + 4 * j, v + (first - head) + 4 * j);
-  copy_async_wait_all();
-  __syncthreads();
+  uint32_t* sv = stage_values(s_seg, v, first, m);
 
   const uint32_t tid = threadIdx.x;
   if (sg > 0) {
@@ -1666,13 +1672,7 @@ __device__ __forceinline__ void recon_segment(uint32_t* s_seg, const uint32_t* _
                                               uint32_t X, uint32_t Y, uint32_t (&zc)[kStripeCols], T step,
                                               T* __restrict__ out) {
   const uint32_t P = X * Y, tid = threadIdx.x;
-  // As in recon_kernel: from the aligned word at or before `first`, value i lands at sv[i].
-  const uint32_t head = uint32_t(first & 3);
-  uint32_t* sv = s_seg + head;
-  const uint32_t vecs = (head + kz * P + 3) / 4;
-  for (uint32_t j = tid; j < vecs; j += kThreads) copy_async16(s_seg + 4 * j, v + (first - head) + 4 * j);
-  copy_async_wait_all();
-  __syncthreads();
+  uint32_t* sv = stage_values(s_seg, v, first, kz * P);
   for (uint32_t z = 0; z < kz; ++z) {  // along z: plane by plane, each thread its columns
     uint32_t* row = sv + z * P + tid;
 #pragma unroll
