@@ -103,6 +103,27 @@ inline Check strict_check(const std::vector<uint8_t>& x, const std::vector<uint8
                       eb, fill);
 }
 
+// The absolute bound the request asks for, from the data (finite, non-fill values), in long double
+// (x86's 80-bit format: max - min of doubles neither overflows nor loses more than 2^-64 of itself).
+// The archive's eb_abs may exceed it by the rounding of one double product, no more.
+template <class T>
+long double requested_bound(const T* x, uint64_t n, const hpcz::Options& o) {
+  if (o.mode == hpcz::BoundMode::abs) return o.bound;
+  long double mn = 0, mx = 0;
+  bool any = false;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i]) || (o.fill && x[i] == T(*o.fill))) continue;
+    const long double v = x[i];
+    mn = any ? std::min(mn, v) : v;
+    mx = any ? std::max(mx, v) : v;
+    any = true;
+  }
+  return any ? (long double)o.bound * (mx - mn) : 0.0L;
+}
+inline bool eb_within_request(double eb_abs, long double requested) {
+  return (long double)eb_abs <= requested * (1.0L + 0x1p-52L);
+}
+
 template <class T> std::vector<uint8_t> as_bytes(const std::vector<T>& v) {
   std::vector<uint8_t> b(v.size() * sizeof(T));
   if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());

@@ -38,6 +38,9 @@ void roundtrip_codec(const std::vector<T>& v, std::vector<uint64_t> dims, hpcz::
   auto info = hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
   Check c = strict_check(bytes, back, t, info.eb_abs, o.fill);
   CHECK_MSG(c.violations == 0, what << ": " << c.violations << " violations");
+  // The bound the archive keeps is the one asked for, not a looser one.
+  CHECK_MSG(eb_within_request(info.eb_abs, requested_bound(v.data(), v.size(), o)),
+            what << ": eb_abs " << info.eb_abs << " above the requested " << double(requested_bound(v.data(), v.size(), o)));
   if (min_cr > 0) CHECK_MSG(double(bytes.size()) / a.size() >= min_cr, what << ": CR " << double(bytes.size()) / a.size());
   if (hpcz::gpu_available()) {
     o.backend = hpcz::Backend::gpu;
@@ -128,6 +131,15 @@ TEST(adv_extreme_magnitudes) {
     auto d = smooth<double>(40000, scale);
     roundtrip(d, {d.size()}, rel(1e-4), "f64 extreme scale rel");
     roundtrip(d, {d.size()}, abs_(1e-3), "f64 extreme scale abs");
+  }
+  // A range wider than DBL_MAX (both signs near it): max - min overflows in double, yet rel bounds must
+  // still mean bound * (max - min), here about 3e302 at 1e-6, not DBL_MAX.
+  {
+    auto d = smooth<double>(40000, 1e308);  // from -1.5e308 to 1.5e308
+    std::mt19937_64 rng(5);
+    for (size_t i = 0; i < d.size(); i += 97) d[i] = hpcz::detail::from_bits<double>(rng() & 0x7fefffffffffffffull) * ((i & 1) ? -1 : 1);
+    roundtrip(d, {d.size()}, rel(1e-6), "f64 range beyond DBL_MAX rel");
+    roundtrip(d, {200, 200}, rel(1e-2), "f64 range beyond DBL_MAX rel, 2-D");
   }
   for (double scale : {1e30, 1e-30, 1e38}) {
     auto v = smooth<float>(40000, scale);

@@ -38,6 +38,10 @@ void roundtrip_fields(hpcz::Backend backend, hpcz::Codec codec) {
       double cr = double(f.bytes.size()) / double(a.size());
       std::fprintf(stderr, "  %-55s %-9s CR %8.3f  max err/eb %.4f\n", f.name.c_str(), b.label, cr, c.worst);
       CHECK_MSG(c.violations == 0, f.name << " " << b.label << ": " << c.violations << " values outside the bound");
+      const long double want = f.dtype == hpcz::DType::f64
+                                   ? requested_bound(reinterpret_cast<const double*>(f.bytes.data()), f.n(), o)
+                                   : requested_bound(reinterpret_cast<const float*>(f.bytes.data()), f.n(), o);
+      CHECK_MSG(eb_within_request(info.eb_abs, want), f.name << " " << b.label << ": eb_abs above the request");
       CHECK(info.dims == f.dims);
       CHECK(a.size() <= hpcz::max_compressed_size(f.n(), f.dtype));
       if (b.mode == hpcz::BoundMode::rel) {

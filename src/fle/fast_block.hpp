@@ -553,12 +553,18 @@ template <class T> HPCZ_HD bool in_range_set(T x, bool has_fill, T fill) {
   return x - x == T(0) && !(has_fill && x == fill);  // finite and not the fill value
 }
 
-// eb actually used: abs as given; rel times (max - min) of the finite, non-fill values (0 if none).
+// eb actually used: abs as given; rel times (max - min) of the finite, non-fill values (0 if none),
+// kept finite. Where max - min overflows (f64 values of both signs near DBL_MAX) it is taken as
+// 2 * (bound * (max/2 - min/2)): the halves are exact, so that is the same rounding of the true product
+// that bound * (max - min) gives whenever it does not overflow. (Clamping the overflowed range to
+// DBL_MAX instead gave a bound far looser than the one asked for.)
 HPCZ_HD double absolute_bound(int mode, double bound, bool range_valid, double mn, double mx) {
+  constexpr double kMax = 1.7976931348623157e308;
   if (mode == 1) return bound;
   if (!range_valid || bound == 0) return 0.0;
-  double e = bound * (mx - mn);
-  return e <= 1.7976931348623157e308 ? e : 1.7976931348623157e308;  // keep it finite
+  const double r = mx - mn;
+  const double e = r <= kMax ? bound * r : 2 * (bound * (mx * 0.5 - mn * 0.5));
+  return e <= kMax ? e : kMax;
 }
 
 
