@@ -46,3 +46,85 @@ TEST(unit_c_api_round_trip_and_status) {
   bad.radius = 5000;
   CHECK(hpcz_compress(v.data(), HPCZ_F32, dims, 2, &bad, out.data(), out.size(), &size) == HPCZ_INVALID_ARGUMENT);
 }
+
+#ifdef HPCZ_HAS_CUDA
+#include <cuda_runtime.h>
+#endif
+
+// The device calls: argument and header checks on any machine; on a GPU, the archive written from
+// device memory on a stream equals the host API's byte for byte, and decodes back in device memory.
+TEST(unit_c_api_device_calls) {
+  std::vector<double> v(70007);  // several fast-mode chunks, and a partial block at the end
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(i * 0.003) * 50 + std::cos(i * 0.0007);
+  const uint64_t dims[2] = {7, 10001};  // 70,007 values
+  hpcz_options o;
+  std::memset(&o, 0, sizeof o);
+  o.mode = HPCZ_REL;
+  o.bound = 1e-4;
+  size_t ws = 0;
+  CHECK(hpcz_compress_device_workspace_size(HPCZ_F64, dims, 2, nullptr, &ws) == HPCZ_INVALID_ARGUMENT);
+  CHECK(hpcz_compress_device_workspace_size(HPCZ_F64, dims, 5, &o, &ws) == HPCZ_INVALID_ARGUMENT);
+  const uint8_t junk[144] = {'H', 'P', 'C', 'Z'};
+  CHECK(hpcz_decompress_device_workspace_size(junk, sizeof junk, &ws) == HPCZ_CORRUPT_ARCHIVE);
+  CHECK(hpcz_decompress_device_workspace_size(junk, 10, &ws) == HPCZ_CORRUPT_ARCHIVE);
+  if (!hpcz::gpu_available()) {
+    // No GPU (or no CUDA in this build): a status and a message, never a crash.
+    CHECK(hpcz_compress_device(v.data(), HPCZ_F64, dims, 2, &o, nullptr, 0, nullptr, nullptr, 0, nullptr) ==
+          HPCZ_BACKEND_UNAVAILABLE);
+    CHECK(std::strlen(hpcz_last_error()) > 0);
+    std::fprintf(stderr, "  no GPU: device round trip skipped\n");
+    return;
+  }
+#ifdef HPCZ_HAS_CUDA
+  for (int codec : {int(HPCZ_FAST), int(HPCZ_RATIO)}) {
+    o.codec = codec;
+    o.backend = HPCZ_CPU;
+    const size_t cap = hpcz_max_compressed_size(v.size(), HPCZ_F64);
+    std::vector<uint8_t> host(cap);
+    size_t host_size = 0;
+    REQUIRE(hpcz_compress(v.data(), HPCZ_F64, dims, 2, &o, host.data(), cap, &host_size) == HPCZ_OK);
+    host.resize(host_size);
+
+    REQUIRE(hpcz_compress_device_workspace_size(HPCZ_F64, dims, 2, &o, &ws) == HPCZ_OK);
+    void *d_in = nullptr, *d_out = nullptr, *d_ws = nullptr, *d_back = nullptr, *d_dws = nullptr;
+    uint64_t* d_size = nullptr;
+    uint32_t* d_status = nullptr;
+    cudaStream_t s;
+    REQUIRE(cudaStreamCreate(&s) == cudaSuccess);
+    REQUIRE(cudaMalloc(&d_in, v.size() * 8) == cudaSuccess && cudaMalloc(&d_out, cap) == cudaSuccess &&
+            cudaMalloc(&d_ws, ws ? ws : 1) == cudaSuccess && cudaMalloc(&d_back, v.size() * 8) == cudaSuccess &&
+            cudaMalloc(&d_size, 8) == cudaSuccess && cudaMalloc(&d_status, 4) == cudaSuccess);
+    cudaMemcpy(d_in, v.data(), v.size() * 8, cudaMemcpyHostToDevice);
+    CHECK(hpcz_compress_device(d_in, HPCZ_F64, dims, 2, &o, d_out, cap, d_size, d_ws, ws, s) == HPCZ_OK);
+    uint64_t size = 0;
+    cudaMemcpyAsync(&size, d_size, 8, cudaMemcpyDeviceToHost, s);
+    REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+    std::vector<uint8_t> dev(size);
+    cudaMemcpy(dev.data(), d_out, size, cudaMemcpyDeviceToHost);
+    CHECK_MSG(dev == host, "codec " << codec << ": device archive differs from the host API's");
+
+    size_t dws = 0;
+    REQUIRE(hpcz_decompress_device_workspace_size(host.data(), 144, &dws) == HPCZ_OK);
+    REQUIRE(cudaMalloc(&d_dws, dws ? dws : 1) == cudaSuccess);
+    CHECK(hpcz_decompress_device(host.data(), 144, d_out, d_back, d_status, d_dws, dws, s) == HPCZ_OK);
+    uint32_t status = 7;
+    std::vector<double> back(v.size());
+    cudaMemcpyAsync(&status, d_status, 4, cudaMemcpyDeviceToHost, s);
+    cudaMemcpyAsync(back.data(), d_back, v.size() * 8, cudaMemcpyDeviceToHost, s);
+    REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+    CHECK(status == 0);
+    std::vector<double> ref(v.size());
+    REQUIRE(hpcz_decompress(host.data(), host.size(), ref.data(), ref.size() * 8, HPCZ_CPU) == HPCZ_OK);
+    CHECK_MSG(std::memcmp(back.data(), ref.data(), v.size() * 8) == 0, "codec " << codec << ": device decode differs");
+    // A damaged chunk: a nonzero status mask, not garbage reported as success.
+    const uint8_t flip = uint8_t(dev[dev.size() - 9] ^ 0x10);
+    cudaMemcpy(static_cast<uint8_t*>(d_out) + dev.size() - 9, &flip, 1, cudaMemcpyHostToDevice);
+    CHECK(hpcz_decompress_device(host.data(), 144, d_out, d_back, d_status, d_dws, dws, s) == HPCZ_OK);
+    cudaMemcpyAsync(&status, d_status, 4, cudaMemcpyDeviceToHost, s);
+    REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+    CHECK(status != 0);
+    for (void* p : {d_in, d_out, d_ws, d_back, d_dws, static_cast<void*>(d_size), static_cast<void*>(d_status)}) cudaFree(p);
+    cudaStreamDestroy(s);
+  }
+#endif
+}

@@ -42,6 +42,25 @@ int hpcz_compress(const void* data, int dtype, const uint64_t* dims, int ndims, 
 /* Reads the header: dtype, rank, dims (4 entries) and value count. */
 int hpcz_inspect(const void* archive, size_t size, int* dtype, int* ndims, uint64_t* dims, uint64_t* n_values);
 int hpcz_decompress(const void* archive, size_t size, void* out, size_t out_capacity, int backend);
+/* ---- device API: a CUDA build (else HPCZ_BACKEND_UNAVAILABLE) ----
+ * Data pointers are device pointers, 16-byte aligned (cudaMalloc's are); stream is a cudaStream_t
+ * (NULL: the legacy default stream). The calls only enqueue work on the stream, in the caller's
+ * workspace: they allocate nothing and do not synchronize. The second stage is host-API only. */
+int hpcz_compress_device_workspace_size(int dtype, const uint64_t* dims, int ndims, const hpcz_options* opt,
+                                        size_t* workspace_size);
+/* Writes the archive to d_out (out_capacity >= hpcz_max_compressed_size) and its size to *d_size, a
+ * device uint64_t. opt->backend is ignored. */
+int hpcz_compress_device(const void* d_in, int dtype, const uint64_t* dims, int ndims, const hpcz_options* opt,
+                         void* d_out, size_t out_capacity, uint64_t* d_size, void* d_workspace, size_t workspace_size,
+                         void* stream);
+/* header: a host copy of the archive's first header_size bytes (at least 144), validated here. */
+int hpcz_decompress_device_workspace_size(const void* header, size_t header_size, size_t* workspace_size);
+/* Decodes the archive at d_archive into d_out (n_values values). *d_status, a device uint32_t, receives
+ * 0 on success, else an error mask (bit 0: a chunk checksum mismatch, bit 1: a malformed chunk or chunk
+ * table entry, bit 2: a chunk table checksum mismatch). */
+int hpcz_decompress_device(const void* header, size_t header_size, const void* d_archive, void* d_out,
+                           uint32_t* d_status, void* d_workspace, size_t workspace_size, void* stream);
+
 const char* hpcz_last_error(void);
 const char* hpcz_version(void);
 

@@ -24,6 +24,32 @@ template <class F> int guard(F&& f) {
 hpcz::Backend backend_of(int b) {
   return b == HPCZ_CPU ? hpcz::Backend::cpu : b == HPCZ_GPU ? hpcz::Backend::gpu : hpcz::Backend::automatic;
 }
+// The C request as the C++ one; throws invalid_argument for anything outside the enums.
+struct Request {
+  hpcz::DType dtype;
+  std::vector<uint64_t> dims;
+  hpcz::Options opt;
+};
+Request request_of(int dtype, const uint64_t* dims, int ndims, const hpcz_options* opt) {
+  if (!opt || !dims || ndims < 1 || ndims > 4 || (dtype != HPCZ_F32 && dtype != HPCZ_F64) ||
+      (opt->mode != HPCZ_ABS && opt->mode != HPCZ_REL) || opt->backend < HPCZ_AUTO || opt->backend > HPCZ_GPU ||
+      (opt->codec != 0 && opt->codec != HPCZ_FAST && opt->codec != HPCZ_RATIO))
+    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+  Request r{hpcz::DType(dtype), std::vector<uint64_t>(dims, dims + ndims), {}};
+  hpcz::Options& o = r.opt;
+  o.mode = opt->mode == HPCZ_ABS ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
+  o.bound = opt->bound;
+  if (opt->has_fill) o.fill = opt->fill;
+  o.backend = backend_of(opt->backend);
+  o.codec = opt->codec == HPCZ_RATIO ? hpcz::Codec::ratio : hpcz::Codec::fast;
+  if (opt->radius) o.radius = opt->radius;
+  o.second_stage = opt->second_stage != 0;
+  return r;
+}
+hpcz::ArchiveInfo header_of(const void* header, size_t header_size) {
+  if (!header) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+  return hpcz::inspect_header(static_cast<const uint8_t*>(header), header_size);
+}
 }  // namespace
 
 extern "C" {
@@ -36,19 +62,9 @@ size_t hpcz_max_compressed_size(uint64_t n, int dtype) {
 int hpcz_compress(const void* data, int dtype, const uint64_t* dims, int ndims, const hpcz_options* opt, void* out,
                   size_t out_capacity, size_t* out_size) {
   return guard([&] {
-    if (!opt || !dims || !out_size || ndims < 1 || ndims > 4 || (dtype != HPCZ_F32 && dtype != HPCZ_F64) ||
-        (opt->mode != HPCZ_ABS && opt->mode != HPCZ_REL) || opt->backend < HPCZ_AUTO || opt->backend > HPCZ_GPU ||
-        (opt->codec != 0 && opt->codec != HPCZ_FAST && opt->codec != HPCZ_RATIO))
-      throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
-    hpcz::Options o;
-    o.mode = opt->mode == HPCZ_ABS ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
-    o.bound = opt->bound;
-    if (opt->has_fill) o.fill = opt->fill;
-    o.backend = backend_of(opt->backend);
-    o.codec = opt->codec == HPCZ_RATIO ? hpcz::Codec::ratio : hpcz::Codec::fast;
-    if (opt->radius) o.radius = opt->radius;
-    o.second_stage = opt->second_stage != 0;
-    auto a = hpcz::compress(data, hpcz::DType(dtype), std::vector<uint64_t>(dims, dims + ndims), o);
+    if (!out_size) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+    const Request r = request_of(dtype, dims, ndims, opt);
+    auto a = hpcz::compress(data, r.dtype, r.dims, r.opt);
     *out_size = a.size();
     if (a.size() > out_capacity) {
       g_last_error = "output buffer too small";
@@ -80,6 +96,44 @@ int hpcz_decompress(const void* archive, size_t size, void* out, size_t out_capa
       return int(HPCZ_OUT_OF_SPACE);
     }
     std::memcpy(out, buf.data(), buf.size());
+    return int(HPCZ_OK);
+  });
+}
+
+int hpcz_compress_device_workspace_size(int dtype, const uint64_t* dims, int ndims, const hpcz_options* opt,
+                                        size_t* workspace_size) {
+  return guard([&] {
+    if (!workspace_size) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+    const Request r = request_of(dtype, dims, ndims, opt);
+    *workspace_size = hpcz::compress_device_workspace_size(r.dtype, r.dims, r.opt);
+    return int(HPCZ_OK);
+  });
+}
+
+int hpcz_compress_device(const void* d_in, int dtype, const uint64_t* dims, int ndims, const hpcz_options* opt,
+                         void* d_out, size_t out_capacity, uint64_t* d_size, void* d_workspace, size_t workspace_size,
+                         void* stream) {
+  return guard([&] {
+    const Request r = request_of(dtype, dims, ndims, opt);
+    hpcz::compress_device(d_in, r.dtype, r.dims, r.opt, d_out, out_capacity, d_size, d_workspace, workspace_size,
+                          stream);
+    return int(HPCZ_OK);
+  });
+}
+
+int hpcz_decompress_device_workspace_size(const void* header, size_t header_size, size_t* workspace_size) {
+  return guard([&] {
+    if (!workspace_size) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+    *workspace_size = hpcz::decompress_device_workspace_size(header_of(header, header_size));
+    return int(HPCZ_OK);
+  });
+}
+
+int hpcz_decompress_device(const void* header, size_t header_size, const void* d_archive, void* d_out,
+                           uint32_t* d_status, void* d_workspace, size_t workspace_size, void* stream) {
+  return guard([&] {
+    hpcz::decompress_device(header_of(header, header_size), d_archive, d_out, d_status, d_workspace, workspace_size,
+                            stream);
     return int(HPCZ_OK);
   });
 }
