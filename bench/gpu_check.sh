@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One device call: build, GPU tests, compute-sanitizer, CPU/GPU byte identity, benchmark.
 # usage (on the GPU machine, repo root, shared fields staged in .data/):
-#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,sanitize-ratio,bench-fast,bench-fast-occupancy,bench-fast-variants,bench-ratio,lossless,ncu,ncu-fast,ncu-lossless,nsys,kernel-times
-# lossless also runs bench/compare/ (nvCOMP, libdeflate) when bench/ext/ was carried.
+#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,sanitize-ratio,bench-fast,bench-fast-occupancy,bench-fast-variants,bench-ratio,lossless,lossless-bench,ncu,ncu-fast,ncu-lossless,nsys,kernel-times
+# lossless runs the lossless GPU tests and sanitizers, then the bench; lossless-bench only the bench. Both
+# also run bench/compare/ (nvCOMP, libdeflate) on the same chunks when bench/ext/ was carried.
 set -u
 out=${1:-${OUT:-/tmp/hpcz_out}}
 stages=${2:-build,tests,sanitize,bench-fast,bench-ratio}
@@ -42,7 +43,7 @@ if has sanitize-ratio; then
   echo "ratio multichunk memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/sanitizer-ratio-multichunk.log" | tail -2
 fi
 if has lossless; then
-  echo "== lossless: GPU == CPU on valid and damaged chunks, sanitizers, bench =="
+  echo "== lossless: GPU == CPU on valid and damaged chunks, sanitizers =="
   timeout 150 build-gpu/tests/hpcz_tests unit_lossless roundtrip_lossless unit_orc unit_inflate >"$out/lossless-tests.log" 2>&1
   echo "lossless tests rc=$?"; grep -E "GPU ==|passed|FAIL|mismatch" "$out/lossless-tests.log" | head -12
   HPCZ_LOSSLESS_CORPUS=20000 timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests \
@@ -51,6 +52,9 @@ if has lossless; then
   HPCZ_LOSSLESS_CORPUS=20000 timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/hpcz_tests \
     roundtrip_lossless >"$out/lossless-racecheck.log" 2>&1
   echo "lossless racecheck rc=$?"; grep -E "ERROR SUMMARY|RACE|GPU ==" "$out/lossless-racecheck.log" | tail -3
+fi
+if has lossless || has lossless-bench; then
+  [ -f bench/ext/nvcomp/lib/libnvcomp.so.6.xz ] && xz -d -f bench/ext/nvcomp/lib/libnvcomp.so.6.xz  # carried compressed
   rm -rf /tmp/lldump
   timeout 240 build-gpu/hpcz bench --mode lossless --data .data --size-mib 512 --reps 10 --dump /tmp/lldump \
     --out "$out/bench-lossless.md" >"$out/bench-lossless.log" 2>&1
