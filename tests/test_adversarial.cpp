@@ -158,6 +158,27 @@ TEST(adv_bound_below_ulp) {
   roundtrip(d, {d.size()}, abs_(1e300), "f64 enormous bound");
 }
 
+// Runs of values with no q (NaN, the fill value) of every length around the block (32), warp (1,024)
+// and round (8,192 f32 values) sizes, so that the chain a block starts from must be found far back,
+// across blocks, warps and rounds, or is the chunk's 0 (the GPU encoder finds it by other means than
+// the CPU's running value).
+TEST(adv_chain_across_runs_without_q) {
+  auto v = smooth<float>(4 * 16384 + 77, 100.0);
+  std::mt19937 rng(11);
+  const size_t runs[] = {1, 31, 32, 33, 1023, 1024, 1025, 8191, 8192, 8193, 12000};
+  size_t i = 5;
+  for (int k = 0; i < v.size(); ++k) {
+    const size_t len = runs[rng() % (sizeof runs / sizeof runs[0])];
+    const float bad = k % 2 ? std::numeric_limits<float>::quiet_NaN() : -9999.0f;
+    for (size_t j = i; j < std::min(v.size(), i + len); ++j) v[j] = bad;
+    i += len + 1 + rng() % 700;  // then a stretch of real values
+  }
+  hpcz::Options o = rel(1e-3);
+  o.fill = -9999.0;
+  roundtrip(v, {v.size()}, o, "runs without q, fill and NaN");
+  roundtrip(v, {v.size()}, abs_(0.5), "runs without q, NaN (fill values coded)");
+}
+
 TEST(adv_all_nan_and_fill_only) {
   std::vector<float> v(1000, std::numeric_limits<float>::quiet_NaN());
   roundtrip(v, {v.size()}, rel(1e-3), "all NaN");
