@@ -28,14 +28,6 @@ constexpr int kThreads = 256;
 // 687 GB/s mean at 2 blocks (128 registers, no spills) and 656 at 3 (80 registers, spills); f64 at 878
 // at 2 and 750 at 3. (Before the quick quantizer, f32 had been 5% faster at 3.)
 template <class T> constexpr int encode_min_blocks() { return 2; }
-// The encoder's chain (the last q before each block): a warp shuffle scan plus one re-quantized value a
-// warp, with the block-wide scan only as the fallback (true), or the block-wide scan always (false,
-// -DHPCZ_FAST_BLOCK_CHAIN, kept for measurements). Same bytes either way.
-#ifdef HPCZ_FAST_BLOCK_CHAIN
-constexpr bool kWarpChain = false;
-#else
-constexpr bool kWarpChain = true;
-#endif
 
 // Workspace layout for compression (all device memory, zeroed or set by init_kernel).
 struct CompressState {
@@ -304,8 +296,6 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     typename ChainScan::TempStorage chain;
   } scan_tmp;
   __shared__ unsigned long long s_chunk;
-  __shared__ int32_t s_tail[kWarpChain ? kNB : 1];  // each block's tail q (kNoQ: none), for the chain's fallback
-  __shared__ int32_t s_carry;
 
   if (threadIdx.x == 0) s_chunk = atomicAdd(&st->chunk_counter, 1u);
   __syncthreads();
@@ -326,12 +316,6 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   T v[kB];
   int cnt = 0;
   if (threadIdx.x < nb) load_block(in, first_value + threadIdx.x * kB, first_value + count, v, cnt);
-  // Lane 0 of each warp loads the value before its first block with the block's own loads (the warp
-  // chain re-quantizes it); issued after the chain was needed, its latency cost 1.5% (fast v22).
-  auto load_before = [&](uint32_t b) {
-    return (threadIdx.x & 31) == 0 && b > 0 && b < nb ? __ldg(in + first_value + b * kB - 1) : T(0);
-  };
-  T x_before = kWarpChain ? load_before(threadIdx.x) : T(0);
   settle_range(h, st->key_min, st->key_max);  // every block derives the same eb and step
   const QuantParams<T> p = encoder_params<T>(h);
 
@@ -342,7 +326,6 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     if (r > 0) {
       cnt = 0;
       if (b < nb) load_block(in, first_value + b * kB, first_value + count, v, cnt);
-      if (kWarpChain) x_before = load_before(b);
     }
     // The chain: each block's first delta is against the last q of the blocks before it.
     int32_t q[kB], tail = 0;
@@ -352,46 +335,10 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     auto reread = [&](int i) { return __ldg(src + i); };
     const bool uniform = uniform_bits(v, cnt);
     const uint32_t invalid = quantize_lanes(v, reread, cnt, p, q, tail, has);
-    int32_t prev;
-    if constexpr (kWarpChain) {
-      // prev is the q of the last quantized value before this block in the chunk (0 if none). Inside
-      // the warp a shuffle scan finds it; for the warp's first lanes it is the value just before the
-      // warp's first block, quantized again here by lane 0 (q depends on the value alone). Only when
-      // that value has no q (NaN, fill...) does the block take the scan over all its threads.
-      const int lane = threadIdx.x & 31;
-      int32_t in_warp = has ? tail : kNoQ;
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const int32_t up = __shfl_up_sync(0xffffffffu, in_warp, o);
-        if (lane >= o && in_warp == kNoQ) in_warp = up;  // LastValid, scanned inclusively
-      }
-      prev = __shfl_up_sync(0xffffffffu, in_warp, 1);
-      int32_t entering = 0;  // the chain entering the warp
-      bool lost = false;
-      if (lane == 0 && b > 0 && b < nb) lost = !quantize(x_before, p, entering);  // the last value of a full block
-      entering = __shfl_sync(0xffffffffu, entering, 0);
-      if (lane == 0 || prev == kNoQ) prev = entering;
-      if (__syncthreads_or(lost)) {  // rare: the running chain from the rounds before, then a block scan
-        if (threadIdx.x < 32) {  // the last tail of the earlier rounds (s_tail, by block)
-          int last_j = -1;
-          int32_t last = 0;
-          for (uint32_t j = lane; j < min(r * kThreads, nb); j += 32)
-            if (s_tail[j] != kNoQ) last_j = int(j), last = s_tail[j];
-          const int best = __reduce_max_sync(0xffffffffu, last_j);
-          last = __shfl_sync(0xffffffffu, last, best < 0 ? 0 : best & 31);
-          if (lane == 0) s_carry = best < 0 ? 0 : last;
-        }
-        __syncthreads();
-        ChainScan(scan_tmp.chain).ExclusiveScan(has ? tail : kNoQ, prev, s_carry, LastValid());
-        __syncthreads();
-      }
-      if (b < nb) s_tail[b] = has ? tail : kNoQ;
-    } else {
-      int32_t agg;
-      ChainScan(scan_tmp.chain).ExclusiveScan(has ? tail : kNoQ, prev, carry, LastValid(), agg);
-      if (agg != kNoQ) carry = agg;
-      __syncthreads();
-    }
+    int32_t prev, agg;
+    ChainScan(scan_tmp.chain).ExclusiveScan(has ? tail : kNoQ, prev, carry, LastValid(), agg);
+    if (agg != kNoQ) carry = agg;
+    __syncthreads();
     chain_fill(q, invalid, prev);
     const BlockDeltas bd = block_deltas(q, prev);
     BlockPlan bp{0, 0, 0, 0};
