@@ -1,9 +1,12 @@
-// The C API (for bindings): round trips in both codecs, status codes, the out-of-space protocol.
+// The C API (for bindings): round trips in both codecs, status codes, the out-of-space protocol, the device calls.
 #include <cstring>
 #include <vector>
 
 #include "common.hpp"
 #include "hpcz/hpcz.h"
+#ifdef HPCZ_HAS_CUDA
+#include <cuda_runtime.h>
+#endif
 
 TEST(unit_c_api_round_trip_and_status) {
   std::vector<float> v(50000);
@@ -46,10 +49,6 @@ TEST(unit_c_api_round_trip_and_status) {
   bad.radius = 5000;
   CHECK(hpcz_compress(v.data(), HPCZ_F32, dims, 2, &bad, out.data(), out.size(), &size) == HPCZ_INVALID_ARGUMENT);
 }
-
-#ifdef HPCZ_HAS_CUDA
-#include <cuda_runtime.h>
-#endif
 
 // The device calls: argument and header checks on any machine; on a GPU, the archive written from
 // device memory on a stream equals the host API's byte for byte, and decodes back in device memory.
