@@ -118,7 +118,7 @@ ArchiveInfo inspect(const uint8_t* archive, size_t size);
 ArchiveInfo inspect_header(const uint8_t* archive, size_t available);
 
 // ---- backends -------------------------------------------------------------------------------------
-bool gpu_available();       // a CUDA device is present and this build has CUDA
+bool gpu_available();       // a CUDA device is present and this build has CUDA (the first call starts it: its context)
 std::string gpu_name();     // "" if none
 Backend resolve_backend(Backend b);  // automatic -> gpu or cpu; throws if gpu is requested but absent
 

@@ -103,9 +103,11 @@ template <class F> Defer<F> defer(F f) { return {f}; }
 }  // namespace
 
 bool gpu_available() {
+  // The first call also creates the device's context (cudaFree(0)), the few hundred ms of a GPU's
+  // start-up, so that a caller can pay it early or on another thread (the CLI does, while it reads).
   static const bool ok = [] {
     int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0 && cudaFree(nullptr) == cudaSuccess;
   }();
   return ok;
 }
