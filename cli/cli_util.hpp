@@ -22,6 +22,21 @@ std::vector<uint64_t> parse_dims(const std::string& s);
 DType parse_dtype(const std::string& s);
 double parse_number(const std::string& s, const char* what);
 std::vector<uint8_t> read_file(const std::string& path);
+// A file's bytes, read-only, mapped rather than copied (a regular file; else read into memory).
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  const uint8_t* data() const { return map_ ? static_cast<const uint8_t*>(map_) : copy_.data(); }
+  size_t size() const { return size_; }
+
+ private:
+  void* map_ = nullptr;
+  size_t size_ = 0;
+  std::vector<uint8_t> copy_;
+};
 void write_file(const std::string& path, const uint8_t* data, size_t size);
 std::string dims_string(const std::vector<uint64_t>& d);
 

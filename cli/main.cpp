@@ -1,4 +1,7 @@
 // hpcz command-line tool: a thin layer over the library. Dims are written slowest to fastest.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +13,7 @@
 #include <future>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "cli_util.hpp"
@@ -92,6 +96,37 @@ std::vector<uint8_t> read_file(const std::string& path) {
     pr.show("reading", double(at + k) / double(buf.size()));
   }
   return buf;
+}
+
+// Mapping skips the read's copy and the zero-filled buffer it lands in: a 539 MB input took 0.33 s
+// to read into a vector on an H200 host (the page cache gives 4 GB/s).
+InputFile::InputFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  struct stat st;
+  if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    size_ = size_t(st.st_size);
+    const Progress pr(size_);
+    // Populated at once, or a step at a time under a progress bar (a cold file on a slow disk).
+    void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | (pr.on ? 0 : MAP_POPULATE), fd, 0);
+    map_ = m == MAP_FAILED ? nullptr : m;
+    if (map_ && pr.on) {
+      const size_t step = size_t(64) << 20;
+      volatile uint8_t sink = 0;
+      for (size_t at = 0; at < size_; at += step) {
+        const size_t k = std::min(step, size_ - at);
+        for (size_t b = 0; b < k; b += 4096) sink = sink + static_cast<const uint8_t*>(map_)[at + b];  // fault the pages in
+        pr.show("reading", double(at + k) / double(size_));
+      }
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  if (!map_) {  // not a regular file, empty, or not mappable: read it
+    copy_ = read_file(path);
+    size_ = copy_.size();
+  }
+}
+InputFile::~InputFile() {
+  if (map_) ::munmap(map_, size_);
 }
 
 void write_file(const std::string& path, const uint8_t* data, size_t size) {
@@ -203,7 +238,7 @@ int cmd_compress(const std::vector<std::string>& args) {
   auto t0 = std::chrono::steady_clock::now();
   PhaseClock clock;
   auto backend = resolve_backend_async(o.backend);
-  auto data = read_file(in);
+  const InputFile data(in);
   if (data.size() != n * dtype_size(t))
     throw InputError("'" + in + "' has " + std::to_string(data.size()) + " bytes; " + dims_string(dims) + " " +
                      (t == DType::f32 ? "f32" : "f64") + " needs " + std::to_string(n * dtype_size(t)));
@@ -232,19 +267,22 @@ int cmd_decompress(const std::vector<std::string>& args) {
   auto t0 = std::chrono::steady_clock::now();
   PhaseClock clock;
   auto backend = resolve_backend_async(asked);
-  auto archive = read_file(in);
+  const InputFile archive(in);
   clock.mark("read");
   const Backend b = backend.get();
   clock.mark("backend start-up (after the read)");
-  std::vector<uint8_t> data;
-  ArchiveInfo info = decompress(archive.data(), archive.size(), data, b);
+  // The values go straight into a buffer that is neither zero-filled nor copied again.
+  const ArchiveInfo head = inspect_header(archive.data(), archive.size());
+  const size_t bytes = size_t(head.n_values * dtype_size(head.dtype));
+  std::unique_ptr<uint8_t[]> values(new uint8_t[bytes ? bytes : 1]);
+  ArchiveInfo info = decompress(archive.data(), archive.size(), values.get(), bytes, b);
   clock.mark("decompress");
-  write_file(out, data.data(), data.size());
+  write_file(out, values.get(), bytes);
   clock.mark("write");
   double secs = seconds_since(t0);
   if (a.flag("--verbose")) std::fprintf(stderr, "%s\n", clock.text.c_str());
   std::printf("%s: %s %s, %zu bytes, %s, %.3f s\n", out.c_str(), info.dtype == DType::f32 ? "f32" : "f64",
-              dims_string(info.dims).c_str(), data.size(), b == Backend::gpu ? "gpu" : "cpu", secs);
+              dims_string(info.dims).c_str(), bytes, b == Backend::gpu ? "gpu" : "cpu", secs);
   return kOk;
 }
 

@@ -39,6 +39,19 @@ void roundtrip_codec(const std::vector<T>& v, std::vector<uint64_t> dims, hpcz::
   Check c = strict_check(bytes, back, t, info.eb_abs, o.fill);
   CHECK_MSG(c.violations == 0, what << ": " << c.violations << " violations");
   // The bound the archive keeps is the one asked for, not a looser one.
+  // Into a caller's buffer: the same values; one byte short is refused.
+  std::vector<uint8_t> mine(back.size() + 1, 0xa5);
+  hpcz::decompress(a.data(), a.size(), mine.data(), back.size(), hpcz::Backend::cpu);
+  CHECK_MSG(std::equal(back.begin(), back.end(), mine.begin()) && mine.back() == 0xa5, what << ": decode into a buffer differs");
+  if (!back.empty()) {
+    bool refused = false;
+    try {
+      hpcz::decompress(a.data(), a.size(), mine.data(), back.size() - 1, hpcz::Backend::cpu);
+    } catch (const hpcz::Error& e) {
+      refused = e.code() == hpcz::ErrorCode::invalid_argument;
+    }
+    CHECK_MSG(refused, what << ": a buffer too small was not refused");
+  }
   const long double want = requested_bound(v.data(), v.size(), o);
   CHECK_MSG(eb_within_request(info.eb_abs, want), what << ": eb_abs " << info.eb_abs << " above the requested " << double(want));
   if (min_cr > 0) CHECK_MSG(double(bytes.size()) / a.size() >= min_cr, what << ": CR " << double(bytes.size()) / a.size());
@@ -49,6 +62,8 @@ void roundtrip_codec(const std::vector<T>& v, std::vector<uint64_t> dims, hpcz::
     std::vector<uint8_t> gb;
     hpcz::decompress(a.data(), a.size(), gb, hpcz::Backend::gpu);
     CHECK_MSG(gb == back, what << ": GPU decode differs");
+    hpcz::decompress(a.data(), a.size(), mine.data(), back.size(), hpcz::Backend::gpu);
+    CHECK_MSG(std::equal(back.begin(), back.end(), mine.begin()), what << ": GPU decode into a buffer differs");
   }
 }
 

@@ -30,6 +30,7 @@ TEST(unit_c_api_round_trip_and_status) {
     CHECK(hpcz_inspect(out.data(), size, &dtype, &ndims, d, &n) == HPCZ_OK);
     CHECK(dtype == HPCZ_F32 && ndims == 2 && d[0] == 250 && d[1] == 200 && n == v.size());
     std::vector<float> back(v.size());
+    CHECK(hpcz_decompress(out.data(), size, back.data(), back.size() * 4 - 1, HPCZ_CPU) == HPCZ_OUT_OF_SPACE);
     CHECK(hpcz_decompress(out.data(), size, back.data(), back.size() * 4, HPCZ_CPU) == HPCZ_OK);
     auto c = testutil::strict_check(v.data(), back.data(), v.size(), 1e-3, std::nullopt);
     CHECK(c.violations == 0);

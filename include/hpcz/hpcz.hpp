@@ -111,6 +111,10 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
 // Decodes into out (resized to n_values * dtype size).
 ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>& out,
                        Backend backend = Backend::automatic);
+// Decodes into a caller's buffer of out_capacity bytes (at least n_values * dtype size, from
+// inspect_header; else Error(invalid_argument)), with no copy and no zero-filling in between.
+ArchiveInfo decompress(const uint8_t* archive, size_t size, void* out, size_t out_capacity,
+                       Backend backend = Backend::automatic);
 // Parses and validates header and chunk table (checksums of header and table included).
 ArchiveInfo inspect(const uint8_t* archive, size_t size);
 // Parses and validates the header alone (the first kHeaderSize bytes are enough): what a reader needs

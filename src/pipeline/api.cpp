@@ -70,22 +70,39 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
   return opt.second_stage ? pipeline::add_second_stage(a) : a;
 }
 
-ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>& out, Backend backend) {
-  ArchiveInfo info = inspect(archive, size);
+namespace {
+// Decodes an archive that inspect() accepted (info) into out, which holds n_values values.
+ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend) {
   if (info.second_stage) {
     const std::vector<uint8_t> plain = pipeline::remove_second_stage(archive, size, info, backend);
-    ArchiveInfo inner = decompress(plain.data(), plain.size(), out, backend);
+    ArchiveInfo inner = inspect(plain.data(), plain.size());
+    decode_into(plain.data(), plain.size(), inner, out, backend);
     inner.version = info.version;
     inner.second_stage = true;
     inner.archive_size = info.archive_size;
     inner.chunks = info.chunks;
     return inner;
   }
-  out.resize(info.n_values * dtype_size(info.dtype));
   if (info.n_values == 0) return info;
-  if (resolve_backend(backend) == Backend::gpu) pipeline::decompress_gpu_host(archive, info, out.data());
-  else pipeline::decompress_cpu(archive, info, out.data());
+  if (resolve_backend(backend) == Backend::gpu) pipeline::decompress_gpu_host(archive, info, out);
+  else pipeline::decompress_cpu(archive, info, out);
   return info;
+}
+}  // namespace
+
+ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>& out, Backend backend) {
+  const ArchiveInfo info = inspect(archive, size);
+  out.resize(info.n_values * dtype_size(info.dtype));
+  return decode_into(archive, size, info, out.data(), backend);
+}
+
+ArchiveInfo decompress(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend) {
+  const ArchiveInfo info = inspect(archive, size);
+  const uint64_t need = info.n_values * dtype_size(info.dtype);
+  if (need > out_capacity)
+    throw Error(ErrorCode::invalid_argument, "output buffer of " + std::to_string(out_capacity) + " bytes; the array needs " +
+                                                 std::to_string(need));
+  return decode_into(archive, size, info, out, backend);
 }
 
 const char* version_string() { return "hpcz 0.1.0 (format 2; reads 1 and 2)"; }

@@ -89,13 +89,13 @@ int hpcz_inspect(const void* archive, size_t size, int* dtype, int* ndims, uint6
 
 int hpcz_decompress(const void* archive, size_t size, void* out, size_t out_capacity, int backend) {
   return guard([&] {
-    std::vector<uint8_t> buf;
-    hpcz::decompress(static_cast<const uint8_t*>(archive), size, buf, backend_of(backend));
-    if (buf.size() > out_capacity) {
+    const auto* a = static_cast<const uint8_t*>(archive);
+    const hpcz::ArchiveInfo head = hpcz::inspect_header(a, size);
+    if (head.n_values * hpcz::dtype_size(head.dtype) > out_capacity) {
       g_last_error = "output buffer too small";
       return int(HPCZ_OUT_OF_SPACE);
     }
-    std::memcpy(out, buf.data(), buf.size());
+    hpcz::decompress(a, size, out, out_capacity, backend_of(backend));
     return int(HPCZ_OK);
   });
 }

@@ -8,6 +8,7 @@
 #include "fle/fast_cuda.cuh"
 #include "pipeline/gpu_ratio.hpp"
 #include "pipeline/internal.hpp"
+#include "pipeline/staged_copy.hpp"
 
 namespace hpcz {
 namespace {
@@ -198,12 +199,12 @@ std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderField
   check(cudaMalloc(&d_out, cap), "cudaMalloc output");
   check(cudaMalloc(&d_ws, ws_bytes), "cudaMalloc workspace");
   check(cudaMalloc(&d_size, sizeof(uint64_t)), "cudaMalloc size");
-  check(cudaMemcpy(d_in, in, in_bytes, cudaMemcpyHostToDevice), "copy input");
+  copy_to_device(d_in, in, in_bytes);
   compress_device(d_in, dt, dims, opt, d_out, cap, d_size, d_ws, ws_bytes, nullptr);
   uint64_t size = 0;
   check(cudaMemcpy(&size, d_size, sizeof size, cudaMemcpyDeviceToHost), "compress");
   std::vector<uint8_t> out(size);
-  check(cudaMemcpy(out.data(), d_out, size, cudaMemcpyDeviceToHost), "copy archive");
+  copy_to_host(out.data(), d_out, size);
   return out;
 }
 
@@ -217,7 +218,7 @@ void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* 
   check(cudaMalloc(&d_a, info.archive_size), "cudaMalloc archive");
   check(cudaMalloc(&d_out, out_bytes), "cudaMalloc output");
   check(cudaMalloc(&d_status, sizeof(uint32_t)), "cudaMalloc status");
-  check(cudaMemcpy(d_a, archive, info.archive_size, cudaMemcpyHostToDevice), "copy archive");
+  copy_to_device(d_a, archive, info.archive_size);
   decompress_device(info, d_a, d_out, d_status, d_ws, ws_bytes, nullptr);
   uint32_t status = 0;
   check(cudaMemcpy(&status, d_status, sizeof status, cudaMemcpyDeviceToHost), "decompress");
@@ -226,7 +227,7 @@ void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* 
                                                 (status & 1 ? " chunk checksum mismatch;" : "") +
                                                 (status & 2 ? " malformed chunk or chunk table entry;" : "") +
                                                 (status & 4 ? " chunk table checksum mismatch;" : ""));
-  check(cudaMemcpy(out, d_out, out_bytes, cudaMemcpyDeviceToHost), "copy output");
+  copy_to_host(out, d_out, out_bytes);
 }
 
 }  // namespace pipeline
