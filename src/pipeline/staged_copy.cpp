@@ -52,6 +52,7 @@ struct Staging {
     for (auto& e : done) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "staging event");
   }
   ~Staging() {
+    if (stream) cudaStreamSynchronize(stream);  // an error may leave a copy in flight from pin
     for (auto e : done)
       if (e) cudaEventDestroy(e);
     if (stream) cudaStreamDestroy(stream);
