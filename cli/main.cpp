@@ -272,7 +272,7 @@ int cmd_decompress(const std::vector<std::string>& args) {
   const Backend b = backend.get();
   clock.mark("backend start-up (after the read)");
   // The values go straight into a buffer that is neither zero-filled nor copied again.
-  const ArchiveInfo head = inspect_header(archive.data(), archive.size());
+  const ArchiveInfo head = inspect(archive.data(), archive.size());  // the whole frame, before allocating
   const size_t bytes = size_t(head.n_values * dtype_size(head.dtype));
   std::unique_ptr<uint8_t[]> values(new uint8_t[bytes ? bytes : 1]);
   ArchiveInfo info = decompress(archive.data(), archive.size(), values.get(), bytes, b);
