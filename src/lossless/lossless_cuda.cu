@@ -3,15 +3,14 @@
 #include <string>
 #include <type_traits>
 
+#include "pipeline/cuda_check.hpp"
 #include "lossless/lossless_internal.hpp"
 #include "lossless/warp_decode.cuh"
 
 namespace hpcz {
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw Error(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(e));
-}
+using pipeline::check;
 
 // Allocations of the host helper, freed however it exits.
 struct DeviceBuffer {

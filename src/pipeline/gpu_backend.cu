@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "pipeline/cuda_check.hpp"
 #include "fle/fast_cuda.cuh"
 #include "pipeline/gpu_ratio.hpp"
 #include "pipeline/internal.hpp"
@@ -13,9 +14,7 @@
 namespace hpcz {
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw Error(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(e));
-}
+using pipeline::check;
 
 using fle::cuda::CompressState;
 using fle::cuda::kThreads;

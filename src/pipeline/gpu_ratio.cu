@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "pipeline/cuda_check.hpp"
 #include "pipeline/gpu_ratio.hpp"
 #include "pipeline/internal.hpp"
 #include "ratio/ratio_cuda.cuh"
@@ -17,10 +18,6 @@ namespace {
 
 using namespace hpcz::ratio::cuda;
 using detail::div_ceil;
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw Error(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(e));
-}
 
 size_t align256(size_t b) { return (b + 255) & ~size_t(255); }
 

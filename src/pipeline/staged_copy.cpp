@@ -2,6 +2,7 @@
 // stages it too, but through one thread and small buffers (0.19-0.22 s of a 539 MB file-to-file
 // compression on an H200 went to copies and allocations). Here the host side of each piece is copied
 // by all OpenMP threads, and the next piece is filled while the copy engine moves the last one.
+#include "pipeline/cuda_check.hpp"
 #include "pipeline/staged_copy.hpp"
 
 #include <cuda_runtime.h>
@@ -18,9 +19,6 @@ namespace {
 
 constexpr size_t kPiece = size_t(32) << 20;  // two in flight; 64 MiB of pinned memory for a large copy
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw Error(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(e));
-}
 
 void parallel_memcpy(uint8_t* dst, const uint8_t* src, size_t n) {
   constexpr size_t kSlice = size_t(1) << 20;
