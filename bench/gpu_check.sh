@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: build, GPU tests, compute-sanitizer, CPU/GPU byte identity, benchmark.
 # usage (on the GPU machine, repo root, shared fields staged in .data/):
-#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,sanitize-ratio,bench-fast,bench-fast-occupancy,bench-fast-variants,bench-ratio,lossless,lossless-bench,ncu,ncu-fast,ncu-lossless,nsys,kernel-times
+#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,ab-ratio,ab-fast,ab-lossless,sanitize,sanitize-ratio,bench-fast,bench-fast-occupancy,bench-fast-variants,bench-ratio,lossless,lossless-bench,ncu,ncu-fast,ncu-lossless,nsys,kernel-times
 # lossless runs the lossless GPU tests and sanitizers, then the bench; lossless-bench only the bench. Both
 # also run bench/compare/ (nvCOMP, libdeflate) on the same chunks when bench/ext/ was carried.
 set -u
@@ -90,6 +90,22 @@ if has bench-fast-variants; then
     echo "$v rc=$?"; grep -E "^mean" "$out/bench-$name.md"
   done
 fi
+for mode in ratio fast lossless; do
+  # A/B in one call: AB_BASE (a binary built from the commit before the change) and build-gpu/hpcz
+  # alternate, AB_ROUNDS times each, throughput only (--quick; lossless: the Deflate and RLE rows).
+  has ab-$mode || continue
+  [ -x "${AB_BASE:-}" ] || { echo "ab-$mode: AB_BASE is not an executable"; continue; }
+  echo "== A/B $mode (--quick): base $AB_BASE against build-gpu/hpcz, ${AB_ROUNDS:-2} rounds =="
+  for r in $(seq 1 ${AB_ROUNDS:-2}); do
+    for side in base new; do
+      bin=build-gpu/hpcz; [ $side = base ] && bin=$AB_BASE
+      q=--quick; [ $mode = lossless ] && q=--no-second-stage
+      timeout 150 $bin bench --mode $mode $q --data .data --size-mib 512 --reps 10 ${AB_FIELDS:+--fields $AB_FIELDS} \
+        --out "$out/ab-$mode-$side-$r.md" >"$out/ab-$mode-$side-$r.log" 2>&1
+      echo "$side round $r rc=$?: $(grep -iE '^mean|geometric mean' "$out/ab-$mode-$side-$r.md" 2>/dev/null | tr '\n' ' ')"
+    done
+  done
+done
 for mode in ratio fast; do
   has bench-$mode || continue
   echo "== bench $mode =="

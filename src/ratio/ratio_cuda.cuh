@@ -801,7 +801,12 @@ static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t 
   __shared__ typename Scan::TempStorage scan;
   const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
   const ChunkInfo ci = info[c];
-  if (ci.raw || (tile_out[t + 1] == tile_out[t] && tile_exc[t + 1] == tile_exc[t])) return;
+  // Each test runs only where the tile's counts say it finds something. Exceptions are rare, but
+  // outliers are in most tiles at tight bounds or with a land mask: re-quantizing every value of each
+  // such tile made this kernel 353 us of levitus' 1.75 ms (ratio v27: compression +4.7% mean, up to
+  // +27% at rel 1e-4).
+  const bool any_out = tile_out[t + 1] != tile_out[t], any_exc = tile_exc[t + 1] != tile_exc[t];
+  if (ci.raw || !(any_out || any_exc)) return;
   fle::settle_range(h, st->key_min, st->key_max);
   const fle::QuantParams<T> p = fle::encoder_params<T>(h);
   const ChunkShape cs = g.shape(c);
@@ -811,11 +816,22 @@ static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t 
   const T* xc = in + c * g.chunk_values;
   // Exceptions are the values quantize() rejects, as in prequant_kernel (rare: no need to keep a mark).
   uint32_t out_mask = 0, exc_mask = 0;
-  for (int k = 0; k < kPerThread; ++k) {
-    if (i0 + k >= count) break;
-    int32_t v;
-    if (sc[i0 + k] == 0) out_mask |= 1u << k;
-    if (!fle::quantize(xc[i0 + k], p, v)) exc_mask |= 1u << k;
+  if (any_out) {
+    static_assert(kPerThread == 16, "a thread's symbols are two 16-byte loads");
+    if (i0 + kPerThread <= count && (reinterpret_cast<uintptr_t>(sc + i0) & 15) == 0) {
+      const uint4* s4 = reinterpret_cast<const uint4*>(sc + i0);
+      const uint4 a = s4[0], b = s4[1];
+      const uint32_t w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+      for (int k = 0; k < 8; ++k) out_mask |= uint32_t((w[k] & 0xffffu) == 0) << (2 * k) | uint32_t(w[k] >> 16 == 0) << (2 * k + 1);
+    } else {
+      for (int k = 0; k < kPerThread && i0 + k < count; ++k) out_mask |= uint32_t(sc[i0 + k] == 0) << k;
+    }
+  }
+  if (any_exc) {
+    for (int k = 0; k < kPerThread && i0 + k < count; ++k) {
+      int32_t v;
+      if (!fle::quantize(xc[i0 + k], p, v)) exc_mask |= 1u << k;
+    }
   }
   uint32_t eo, ee;
   Scan(scan).ExclusiveSum(uint32_t(__popc(out_mask)), eo);
