@@ -76,6 +76,16 @@ uint64_t check_book(const std::vector<uint32_t>& hist, const ratio::Book& b, con
     const uint32_t e = huffman::decode_entry(t->fast, t->ranges, t->sorted, b.code[s] << (huffman::kMaxLen - b.len[s]) | tail);
     CHECK_MSG(huffman::entry_symbol(e) == s && huffman::entry_length(e) == b.len[s], what << ": symbol " << s);
   }
+  // The long codes' table (the GPU decoder's) gives decode_entry's entry for every window.
+  const uint32_t base = huffman::long_base(t->ranges), n = huffman::long_windows(t->ranges);
+  CHECK(base <= (1u << huffman::kMaxLen) && n <= huffman::kLongCap);
+  std::vector<uint16_t> longs(n);
+  for (uint32_t i = 0; i < n; ++i) longs[i] = huffman::long_entry(t->ranges, t->sorted, base + i);
+  uint32_t mismatches = 0;
+  for (uint32_t w = 0; w < (1u << huffman::kMaxLen); ++w)
+    mismatches += huffman::decode_entry_long(t->fast, longs.data(), base, n, t->ranges, t->sorted, w) !=
+                  huffman::decode_entry(t->fast, t->ranges, t->sorted, w);
+  CHECK_MSG(mismatches == 0, what << ": the long table differs from the walk on " << mismatches << " windows");
   return bits;
 }
 

@@ -257,4 +257,39 @@ HPCZ_HD uint32_t decode_entry(const uint32_t* fast, const CanonicalRanges& r, co
   return 0;
 }
 
+// Codes longer than kFastBits, by table instead of the canonical walk. Canonical codes put them
+// numerically last: left-aligned to kMaxLen bits, the windows that start with one are
+// [long_base, 2^kMaxLen). A table over the first kLongCap of those windows (2 KiB; the fields' books
+// need a few hundred) gives each its codeword as symbol | (length - kFastBits) << 12, 0 for none. Every
+// lookup of a decoder then stays in its tables: on the GPU a quarter of the decode loop's warp
+// iterations had a lane on the walk, with its load of the sorted symbols from global memory (ncu,
+// era5 rel 1e-3), since a warp takes the walk when any of its 32 lanes needs it.
+constexpr uint32_t kLongCap = 1024;
+static_assert(kMaxLen - kFastBits <= 3 && kMaxSymbols <= 4096, "a long entry packs 12-bit symbols and 2-bit extra lengths");
+HPCZ_HD uint32_t long_base(const CanonicalRanges& r) { return r.first[kFastBits + 1] << (kMaxLen - kFastBits - 1); }
+HPCZ_HD uint32_t long_windows(const CanonicalRanges& r) {  // entries of the table (first_codes_from_counts: base <= 2^kMaxLen)
+  const uint32_t n = (1u << kMaxLen) - long_base(r);
+  return n < kLongCap ? n : kLongCap;
+}
+HPCZ_HD uint16_t long_entry(const CanonicalRanges& r, const uint16_t* sorted, uint32_t window) {
+  for (int l = kFastBits + 1; l <= kMaxLen; ++l) {
+    const uint32_t c = window >> (kMaxLen - l);
+    if (c - r.first[l] < r.count[l]) return uint16_t(sorted[r.offset[l] + c - r.first[l]] | (l - kFastBits) << 12);
+  }
+  return 0;
+}
+// decode_entry's result for every window, with the long table (longs[0..n), from long_base) in front of
+// the walk; the walk remains for windows past the table.
+HPCZ_HD uint32_t decode_entry_long(const uint32_t* fast, const uint16_t* longs, uint32_t base, uint32_t n,
+                                   const CanonicalRanges& r, const uint16_t* sorted, uint32_t window) {
+  const uint32_t e = fast[window >> (kMaxLen - kFastBits)];
+  if (e) return e;
+  const uint32_t i = window - base;  // wraps for a window below the base: not a long code's, walked (0)
+  if (i < n) {
+    const uint32_t x = longs[i];
+    return x ? table_entry(x & 0xfff, uint32_t(kFastBits) + (x >> 12)) : 0;
+  }
+  return decode_entry(fast, r, sorted, window);
+}
+
 }  // namespace hpcz::huffman

@@ -52,11 +52,11 @@ HPCZ_HD uint32_t decode_one(Words&& word, const uint32_t* fast, const CanonicalR
 }
 
 // decode_run for a counter: returns the position reached (as decode_run) and adds the symbols to n,
-// several at a time through the multi table where the whole group lies before limit.
-template <class Words>
-HPCZ_HD uint32_t count_run(Words&& word, uint32_t total_bits, const uint32_t* fast, const uint16_t* multi,
-                           const CanonicalRanges& ranges, const uint16_t* sorted, uint32_t from, uint32_t limit,
-                           uint32_t& n) {
+// several at a time through the multi table where the whole group lies before limit. lookup(window)
+// gives decode_entry's entry (from whichever tables the caller holds).
+template <class Words, class Lookup>
+HPCZ_HD uint32_t count_run_by(Words&& word, uint32_t total_bits, const uint16_t* multi, Lookup&& lookup, uint32_t from,
+                              uint32_t limit, uint32_t& n) {
   uint32_t pos = from;
   while (pos < limit) {
     const uint32_t window = peek_bits(word, pos);
@@ -66,13 +66,19 @@ HPCZ_HD uint32_t count_run(Words&& word, uint32_t total_bits, const uint32_t* fa
       n += m & 0xff;
       continue;
     }
-    const uint32_t e = decode_entry(fast, ranges, sorted, window);
-    const uint32_t len = entry_length(e);
+    const uint32_t len = entry_length(lookup(window));
     if (len == 0 || len > total_bits - pos) return ~0u;
     ++n;
     pos += len;
   }
   return pos;
+}
+template <class Words>
+HPCZ_HD uint32_t count_run(Words&& word, uint32_t total_bits, const uint32_t* fast, const uint16_t* multi,
+                           const CanonicalRanges& ranges, const uint16_t* sorted, uint32_t from, uint32_t limit,
+                           uint32_t& n) {
+  return count_run_by(word, total_bits, multi, [&](uint32_t w) { return decode_entry(fast, ranges, sorted, w); }, from,
+                      limit, n);
 }
 
 // One or two codewords per lookup: the second, when the entry has one, is the codeword that a lookup

@@ -153,6 +153,7 @@ struct DecompressLayout {
   uint32_t* v;
   DecodeChunk* dc;
   huffman::DecodeTables* tables;
+  LongTable* longs;
   Seg* tile_agg;
   Seg* tile_carry;
   ratio::ReconPlan rp;    // the fused reconstruction's with look-back (rp.planes != 0), else
@@ -181,6 +182,7 @@ DecompressLayout carve_decompress(void* ws, const ArchiveInfo& info, const Grid&
   L.v = cv.take<uint32_t>(4 * info.n_values);
   L.dc = cv.take<DecodeChunk>(sizeof(DecodeChunk) * g.n_chunks);
   L.tables = cv.take<huffman::DecodeTables>(sizeof(huffman::DecodeTables) * g.n_chunks);
+  L.longs = cv.take<LongTable>(sizeof(LongTable) * g.n_chunks);
   L.tile_agg = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
   L.tile_carry = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
   const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));
@@ -230,7 +232,7 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
   const uint32_t nsym = 2 * info.block_values, nc = uint32_t(g.n_chunks);
   const uint64_t nt = g.n_tiles;
   fle::cuda::table_check_kernel<<<1, fle::cuda::kThreads, 0, s>>>(d_a, info.n_chunks, info.table_checksum, d_status);
-  parse_kernel<T><<<nc, kThreads, 0, s>>>(g, nsym, d_a, info.archive_size, L.dc, L.tables, d_status);
+  parse_kernel<T><<<nc, kThreads, 0, s>>>(g, nsym, d_a, info.archive_size, L.dc, L.tables, L.longs, d_status);
   const ChunkShape& f = g.full;
   const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(f.count(), 16 * 256));
   verify_kernel<<<dim3(per_chunk, nc), kThreads, 0, s>>>(d_a, L.dc);
@@ -241,9 +243,9 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
   // HPCZ_RATIO_DECODER=selfsync: the self-synchronizing decoder, for comparison (see decode_kernel).
   static const bool self_sync = [] { const char* v = std::getenv("HPCZ_RATIO_DECODER"); return v && std::string(v) == "selfsync"; }();
   if (self_sync)
-    decode_kernel<true><<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.v, d_status);
+    decode_kernel<true><<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.longs, L.v, d_status);
   else
-    decode_kernel<false><<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.v, d_status);
+    decode_kernel<false><<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.longs, L.v, d_status);
   outlier_kernel<<<dim3(16, nc), kThreads, 0, s>>>(g, info.block_values, d_a, L.dc, L.v, d_status);
   check(cudaGetLastError(), "ratio decode");
   if (L.rp.planes) {  // all three axes and the dequantization in one pass (recon_plan.hpp)

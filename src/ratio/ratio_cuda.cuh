@@ -924,13 +924,20 @@ struct DecodeChunk {
 
 enum DecodeStatus : uint32_t { kBadChecksum = 1, kBadChunk = 2, kBadTable = 4 };
 
+// A chunk's table of codes longer than kFastBits (huffman::long_entry), built by parse_kernel.
+struct LongTable {
+  uint32_t base, n;
+  uint16_t entry[huffman::kLongCap];
+};
+
 // One block per chunk: the table entry, the chunk's structure and its decode tables. The checksum is
 // verified apart (verify_kernel, many blocks per chunk); the decoders never read or write outside
 // their buffers whatever the bytes, so they need not wait for it.
 template <class T>
 static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t nsym, const uint8_t* __restrict__ a,
                                                                 unsigned long long archive_size, DecodeChunk* dc,
-                                                                huffman::DecodeTables* tables, uint32_t* status) {
+                                                                huffman::DecodeTables* tables, LongTable* longs,
+                                                                uint32_t* status) {
   constexpr int kL = huffman::kMaxLen + 1;
   using LenScan = cub::BlockScan<LenCounts, kThreads>;
   __shared__ typename LenScan::TempStorage len_scan;
@@ -1005,6 +1012,15 @@ static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t
       for (uint32_t i = tid; i < (1u << huffman::kFastBits); i += kThreads) s_t.fast[i] = huffman::fast_entry(s_t, i);
       __syncthreads();
       for (uint32_t i = tid; i < (1u << huffman::kFastBits); i += kThreads) s_t.multi[i] = huffman::multi_entry(s_t.fast, i);
+      {
+        LongTable& lt = longs[c];
+        const uint32_t base = huffman::long_base(r), n = huffman::long_windows(r);
+        if (tid == 0) {
+          lt.base = base;
+          lt.n = n;
+        }
+        for (uint32_t i = tid; i < n; i += kThreads) lt.entry[i] = huffman::long_entry(r, s_t.sorted, base + i);
+      }
       __syncthreads();
       static_assert(sizeof(huffman::DecodeTables) % 4 == 0, "copied as words");
       const uint32_t* from = reinterpret_cast<const uint32_t*>(&s_t);
@@ -1053,7 +1069,8 @@ __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + (r >> 5); }
 template <bool kSelfSync>
 static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g, uint32_t radius, const uint8_t* __restrict__ a,
                                                                           DecodeChunk* dc, const huffman::DecodeTables* tables,
-                                                                          uint32_t* __restrict__ v, uint32_t* status) {
+                                                                          const LongTable* longs, uint32_t* __restrict__ v,
+                                                                          uint32_t* status) {
   using Scan = cub::BlockScan<uint32_t, huffman::kSeqSubs>;
   using Reduce = cub::BlockReduce<uint32_t, huffman::kSeqSubs>;
   __shared__ union { typename Scan::TempStorage scan; typename Reduce::TempStorage reduce; } tmp;
@@ -1061,6 +1078,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   __shared__ uint32_t s_fast[1u << huffman::kFastBits];
   __shared__ huffman::CanonicalRanges s_ranges;
   __shared__ uint16_t s_multi[1u << huffman::kFastBits];
+  __shared__ uint16_t s_long[kSelfSync ? 1 : huffman::kLongCap];  // selfsync: no room (48 KB static), walks
   __shared__ uint16_t s_rows[huffman::kSeqSubs * 33];  // symbols < kMaxSymbols
   __shared__ huffman::SyncPath s_path[kSelfSync ? huffman::kSeqSubs : 1];
   __shared__ uint32_t s_bad;
@@ -1082,9 +1100,17 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
     s_fast[k] = tab.fast[k];
     s_multi[k] = tab.multi[k];
   }
+  const uint32_t long_base = longs[c].base, long_n = kSelfSync ? 0 : longs[c].n;
+  if constexpr (!kSelfSync)
+    for (uint32_t k = threadIdx.x; k < long_n; k += huffman::kSeqSubs) s_long[k] = longs[c].entry[k];
   if (threadIdx.x == 0) s_ranges = tab.ranges;
   if (threadIdx.x == 0) s_bad = 0;
   __syncthreads();
+  // Every lookup in shared memory: the first-level table, then the long codes' table (the walk, with
+  // its global load, only past kLongCap long windows).
+  auto lookup = [&](uint32_t window) {
+    return huffman::decode_entry_long(s_fast, s_long, long_base, long_n, s_ranges, tab.sorted, window);
+  };
   // A run starts inside this sequence and stops within kMaxLen bits of its end, so k - w0 <= kSeqWords.
   auto word = [&](uint32_t k) { return s_words[padded(k - w0)]; };
   const uint32_t sub = j * huffman::kSeqSubs + threadIdx.x;
@@ -1129,7 +1155,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
     }
   } else if (sub < nsub) {
     from = huffman::subsequence_start(gaps, sub, L.total_bits);
-    const uint32_t end = huffman::count_run(word, L.total_bits, s_fast, s_multi, s_ranges, tab.sorted, from, limit, n_here);
+    const uint32_t end = huffman::count_run_by(word, L.total_bits, s_multi, lookup, from, limit, n_here);
     const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(gaps, sub + 1, L.total_bits) : L.total_bits;
     if (end != next || (sub == 0 && from != 0)) s_bad = 1;
   }
@@ -1154,7 +1180,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   while (__any_sync(0xffffffffu, more)) {
     uint32_t cnt = 0;
     while (more && cnt < 32) {  // pass 1 checked this path: every codeword here is valid
-      const uint32_t e = huffman::decode_one(word, s_fast, s_ranges, tab.sorted, pos);
+      const uint32_t e = lookup(huffman::peek_bits(word, pos));
       const uint32_t sy = huffman::entry_symbol(e);
       rows[lane * 33 + cnt++] = uint16_t(sy);
       zeros += sy == 0;
