@@ -888,18 +888,27 @@ static __global__ void __launch_bounds__(kThreads) chunk_head_kernel(Grid g, uin
 }
 
 // Checksums (HPCZ-SUM is a sum of position-keyed terms: partial sums from many blocks add up), then
-// the chunk table.
-static __global__ void __launch_bounds__(kThreads) checksum_kernel(ChunkInfo* info, const uint8_t* out) {
+// the chunk table. This block's share of words [0, n) of w, added to *sum. Four loads in flight a
+// step: with one, compression's and decompression's checksum passes waited on each load in turn.
+__device__ void add_checksum_terms(const uint32_t* __restrict__ w, uint32_t n, unsigned long long* sum) {
   using Sum = cub::BlockReduce<unsigned long long, kThreads>;
   __shared__ typename Sum::TempStorage tmp;
-  const uint64_t c = blockIdx.y;
-  const ChunkInfo ci = info[c];
-  const uint32_t* w = reinterpret_cast<const uint32_t*>(out + ci.offset);
+  const uint64_t stride = uint64_t(gridDim.x) * kThreads;
+  uint64_t k = uint64_t(blockIdx.x) * kThreads + threadIdx.x;
   unsigned long long s = 0;
-  for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < ci.size / 4; k += gridDim.x * kThreads)
-    s += format::checksum_term(k, w[k]);
+  for (; k + 3 * stride < n; k += 4 * stride) {
+    const uint32_t a = w[k], b = w[k + stride], c = w[k + 2 * stride], d = w[k + 3 * stride];
+    s += format::checksum_term(k, a) + format::checksum_term(k + stride, b) + format::checksum_term(k + 2 * stride, c) +
+         format::checksum_term(k + 3 * stride, d);
+  }
+  for (; k < n; k += stride) s += format::checksum_term(k, w[k]);
   s = Sum(tmp).Sum(s);
-  if (threadIdx.x == 0 && s) atomicAdd(&info[c].sum, s);
+  if (threadIdx.x == 0 && s) atomicAdd(sum, s);
+}
+
+static __global__ void __launch_bounds__(kThreads) checksum_kernel(ChunkInfo* info, const uint8_t* out) {
+  const uint64_t c = blockIdx.y;
+  add_checksum_terms(reinterpret_cast<const uint32_t*>(out + info[c].offset), info[c].size / 4, &info[c].sum);
 }
 
 // The chunk table; each entry's checksum terms go into st->table_sum for seal_kernel.
@@ -1036,16 +1045,8 @@ static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t
 }
 
 static __global__ void __launch_bounds__(kThreads) verify_kernel(const uint8_t* __restrict__ a, DecodeChunk* dc) {
-  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
-  __shared__ typename Sum::TempStorage tmp;
-  const uint64_t c = blockIdx.y;
-  const uint32_t size = dc[c].L.size;  // 0 for a chunk whose table entry was rejected
-  const uint32_t* w = reinterpret_cast<const uint32_t*>(a + dc[c].offset);
-  unsigned long long s = 0;
-  for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < size / 4; k += gridDim.x * kThreads)
-    s += format::checksum_term(k, w[k]);
-  s = Sum(tmp).Sum(s);
-  if (threadIdx.x == 0 && s) atomicAdd(&dc[c].sum, s);
+  const uint64_t c = blockIdx.y;  // L.size is 0 for a chunk whose table entry was rejected
+  add_checksum_terms(reinterpret_cast<const uint32_t*>(a + dc[c].offset), dc[c].L.size / 4, &dc[c].sum);
 }
 
 static __global__ void __launch_bounds__(kThreads) verify_done_kernel(const DecodeChunk* dc, uint64_t n_chunks,
