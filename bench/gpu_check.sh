@@ -3,8 +3,9 @@
 # usage (on the GPU machine, repo root, shared fields staged in .data/):
 #   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,ab-ratio,ab-fast,ab-lossless,lossless-check,sanitize,sanitize-ratio,bench-fast,bench-fast-occupancy,bench-fast-variants,bench-ratio,lossless,lossless-bench,ncu,ncu-fast,ncu-lossless,nsys,kernel-times
 # lossless runs the lossless GPU tests and sanitizers, then the bench; lossless-check only the tests and
-# sanitizers, lossless-bench only the bench. Both
-# also run bench/compare/ (nvCOMP, libdeflate) on the same chunks when bench/ext/ was carried.
+# sanitizers, lossless-bench only the bench. lossless and lossless-bench also run bench/compare/ (nvCOMP,
+# libdeflate) on the same chunks when bench/ext/ was carried. ab-*: AB_BASE, AB_ROUNDS (see the stage).
+# PACK=1: everything written under OUTDIR ends in one all.tgz (the device tool returns at most 8 files).
 set -u
 out=${1:-${OUT:-/tmp/hpcz_out}}
 stages=${2:-build,tests,sanitize,bench-fast,bench-ratio}

@@ -1057,11 +1057,12 @@ static __global__ void __launch_bounds__(kThreads) verify_done_kernel(const Deco
 
 // One block per sequence (kSeqSubs subsequences, one per thread): count, scan, decode into v. The
 // sequence's words (plus the two after it, where its last codeword may end) and the first-level table
-// are staged in shared memory: each symbol is then three shared-memory loads. Each subsequence's 32
-// words are followed by one pad word, so the threads of a warp (1024 bits apart) read different banks.
-// The write-back rows hold 16-bit symbols (mapped to deltas on the way out), not 32-bit deltas: 38.5 KB
-// of shared memory, 5 blocks of 128 threads per SM instead of 4 (decompression 398 -> 414 GB/s mean on
-// the H200; reading the first-level table through L1 instead of staging it, 7 blocks, lost: 367).
+// are staged in shared memory: each symbol is then three shared-memory loads (a long code: the long
+// table, huffman::long_entry). Each subsequence's 32 words are followed by one pad word, so the threads
+// of a warp (1024 bits apart) read different banks. The write-back rows hold 16-bit symbols (mapped to
+// deltas on the way out), not 32-bit deltas: 5 blocks of 128 threads per SM instead of 4 (decompression
+// 398 -> 414 GB/s mean on the H200; reading the first-level table through L1 instead of staging it, 7
+// blocks, lost: 367). With the 2 KiB long table a block takes 40.5 KB and still 5 blocks fit.
 constexpr uint32_t kSeqWords = huffman::kSeqSubs * huffman::kSubBits / 32;
 __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + (r >> 5); }
 // kSelfSync (HPCZ_RATIO_DECODER=selfsync, Rivera et al.'s second decoder, for comparison): the gap array
