@@ -4,7 +4,7 @@
 #   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,ab-ratio,ab-fast,ab-lossless,lossless-check,sanitize,sanitize-ratio,bench-fast,bench-fast-occupancy,bench-fast-variants,bench-ratio,lossless,lossless-bench,ncu,ncu-fast,ncu-lossless,nsys,kernel-times
 # lossless runs the lossless GPU tests and sanitizers, then the bench; lossless-check only the tests and
 # sanitizers, lossless-bench only the bench. lossless and lossless-bench also run bench/compare/ (nvCOMP,
-# libdeflate) on the same chunks when bench/ext/ was carried. ab-*: AB_BASE, AB_ROUNDS (see the stage).
+# libdeflate) on the same chunks when bench/ext/ was carried. ab-*: AB_BASE, AB_ROUNDS, AB_EXTRA (see the stage).
 # PACK=1: everything written under OUTDIR ends in one all.tgz (the device tool returns at most 8 files).
 set -u
 out=${1:-${OUT:-/tmp/hpcz_out}}
@@ -51,7 +51,7 @@ if has lossless || has lossless-check; then
   HPCZ_LOSSLESS_CORPUS=20000 timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests \
     roundtrip_lossless >"$out/lossless-memcheck.log" 2>&1
   echo "lossless memcheck rc=$?"; grep -E "ERROR SUMMARY|GPU ==" "$out/lossless-memcheck.log" | tail -2
-  HPCZ_LOSSLESS_CORPUS=20000 timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/hpcz_tests \
+  HPCZ_LOSSLESS_CORPUS=20000 HPCZ_LOSSLESS_BIG=0 timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/hpcz_tests \
     roundtrip_lossless >"$out/lossless-racecheck.log" 2>&1
   echo "lossless racecheck rc=$?"; grep -E "ERROR SUMMARY|RACE|GPU ==" "$out/lossless-racecheck.log" | tail -3
 fi
@@ -99,8 +99,9 @@ for mode in ratio fast lossless; do
   [ -x "${AB_BASE:-}" ] || { echo "ab-$mode: AB_BASE is not an executable"; continue; }
   echo "== A/B $mode (--quick): base $AB_BASE against build-gpu/hpcz, ${AB_ROUNDS:-2} rounds =="
   for r in $(seq 1 ${AB_ROUNDS:-2}); do
-    for side in base new; do
+    for side in base new ${AB_EXTRA:-}; do  # AB_EXTRA: more binaries (paths), named by their folder
       bin=build-gpu/hpcz; [ $side = base ] && bin=$AB_BASE
+      [ -x "$side" ] && { bin=$side; side=$(basename "$(dirname "$side")"); }
       q=--quick; [ $mode = lossless ] && q=--no-second-stage
       timeout 150 $bin bench --mode $mode $q --data .data --size-mib 512 --reps 10 ${AB_FIELDS:+--fields $AB_FIELDS} \
         --out "$out/ab-$mode-$side-$r.md" >"$out/ab-$mode-$side-$r.log" 2>&1

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "common.hpp"
+#include "lossless/cpu_sinks.hpp"
 #include "lossless/inflate.hpp"
 #if HPCZ_TEST_ZLIB
 #include <zlib.h>
@@ -143,4 +144,65 @@ TEST(unit_inflate_long_codes_resume_past_the_table) {
   }
   std::fprintf(stderr, "  %d codes with codes past the table, %d windows decoded by the long walk\n", codes, long_hits);
   CHECK(codes > 50 && long_hits > 1000);
+}
+
+namespace {
+struct RawResult {
+  hpcz::lossless::InflateStatus status;
+  uint64_t produced, consumed;
+  std::vector<uint8_t> out;
+};
+// A raw Deflate stream into a buffer of cap bytes, with or without inflate_codes' fast zone.
+template <bool kFastZone>
+RawResult inflate_into(const std::vector<uint8_t>& s, uint64_t cap) {
+  namespace ll = hpcz::lossless;
+  RawResult r{};
+  r.out.assign(cap + 1, 0xa5);  // one guard byte past the capacity
+  ll::BitReader br{ll::PtrSource{s.data()}, s.size()};
+  ll::ByteSink sink{r.out.data(), cap};
+  ll::SerialCtx ctx;
+  auto t = std::make_unique<ll::InflateTables>();
+  r.status = ll::inflate_raw<kFastZone>(br, sink, ctx, *t);
+  r.produced = sink.n;
+  r.consumed = br.consumed();
+  return r;
+}
+}  // namespace
+
+// The fast zone skips the input-end and capacity tests where no step can reach either: on whole,
+// truncated and bit-flipped streams and on outputs too small by a little or a lot, it must give the
+// status, the bytes and the input position of the decoder that tests every step.
+TEST(unit_inflate_fast_zone_matches_checked) {
+#if HPCZ_TEST_ZLIB
+  std::vector<std::vector<uint8_t>> inputs;
+  inputs.push_back(testutil::read_all(std::string(HPCZ_SOURCE_DIR) + "/README.md"));
+  for (const auto& f : testutil::real_fields())
+    inputs.push_back(std::vector<uint8_t>(f.bytes.begin(), f.bytes.begin() + std::min<size_t>(f.bytes.size(), 96 << 10)));
+  std::mt19937_64 rng(11);
+  int cases = 0, fast_stops = 0;
+  auto compare = [&](const std::vector<uint8_t>& s, uint64_t cap, const char* what) {
+    const RawResult a = inflate_into<true>(s, cap), b = inflate_into<false>(s, cap);
+    CHECK_MSG(a.status == b.status && a.produced == b.produced && a.consumed == b.consumed && a.out == b.out,
+              what << ": fast zone status " << int(a.status) << " after " << a.produced << " bytes, checked "
+                   << int(b.status) << " after " << b.produced << " (capacity " << cap << ")");
+    ++cases;
+    fast_stops += a.status != hpcz::lossless::InflateStatus::ok;
+  };
+  for (const auto& in : inputs)
+    for (int level : {1, 6, 9}) {
+      const auto s = zlib_deflate(in, level, -15, level == 1 ? Z_FIXED : Z_DEFAULT_STRATEGY);
+      const uint64_t n = in.size();
+      for (uint64_t cap : {n, n + 1000, n - 1, n - 37, n - 258, n - 600, n / 2, n / 3 + 5, uint64_t(700), uint64_t(3)})
+        compare(s, cap, "whole stream");
+      for (int k = 0; k < 12; ++k) compare(std::vector<uint8_t>(s.begin(), s.begin() + rng() % s.size()), n, "truncated");
+      for (int k = 0; k < 40; ++k) {
+        auto b = s;
+        for (int f = 0; f < 1 + k % 3; ++f) b[rng() % b.size()] ^= uint8_t(1u << (rng() % 8));
+        compare(b, n, "flipped");
+        compare(b, n - 1 - rng() % 2000, "flipped, short output");
+      }
+    }
+  std::fprintf(stderr, "  %d streams and capacities, %d ending in an error, same on both\n", cases, fast_stops);
+  CHECK(cases > 300 && fast_stops > 150);
+#endif
 }

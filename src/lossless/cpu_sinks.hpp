@@ -85,34 +85,37 @@ struct ByteSink {
   std::vector<uint8_t>* v = nullptr;
   uint64_t n = 0;
 
-  bool put(uint8_t b) {
+  // kChecked = false: the caller knows there is room (inflate_codes' fast zone; see room()).
+  template <bool kChecked = true> bool put(uint8_t b) {
     if (v) {
       v->push_back(b);
     } else {
-      if (n >= cap) return false;
+      if (kChecked && n >= cap) return false;
       out[n] = b;
     }
     ++n;
     return true;
   }
-  bool put2(uint8_t a, uint8_t b) {  // both or neither
-    if (!v && cap - n < 2) return false;
-    put(a);
-    put(b);
+  template <bool kChecked = true> bool put2(uint8_t a, uint8_t b) {  // both or neither
+    if (kChecked && !v && cap - n < 2) return false;
+    put<false>(a);
+    put<false>(b);
     return true;
   }
-  InflateStatus copy(uint32_t dist, uint32_t len) {
+  template <bool kChecked = true> InflateStatus copy(uint32_t dist, uint32_t len) {
     if (dist == 0 || dist > n) return InflateStatus::bad_distance;
     if (v) {
       const size_t from = v->size() - dist;
       for (uint32_t k = 0; k < len; ++k) v->push_back((*v)[from + k]);
     } else {
-      if (len > cap - n) return InflateStatus::output_full;
+      if (kChecked && len > cap - n) return InflateStatus::output_full;
       for (uint32_t k = 0; k < len; ++k) out[n + k] = out[n - dist + k];
     }
     n += len;
     return InflateStatus::ok;
   }
+  // Bytes that can still be written (a growing vector: unbounded).
+  uint64_t room() const { return v ? ~uint64_t(0) : cap - n; }
   void flush() {}
 };
 

@@ -21,16 +21,21 @@ namespace hpcz::lossless {
 enum class InflateStatus { ok, truncated, bad_block_type, bad_stored_length, bad_code_lengths, bad_symbol,
                            bad_distance, output_full, bad_header, bad_checksum };
 
-template <class Src>
+// Off: the type of input offsets (uint32_t where the caller knows the input is small: fewer and
+// cheaper instructions on the GPU, whose integer unit is 32 bits wide).
+template <class Src, class Off = uint64_t>
 struct BitReaderT {
   Src src;
-  uint64_t size, pos = 0;   // next byte to load
+  Off size, pos = 0;        // next byte to load
   uint64_t buf = 0;         // bits not yet consumed, least significant first (Deflate's bit order)
   int count = 0;            // valid bits in buf
-  uint64_t overrun = 0;     // bits asked for beyond the input
+  Off overrun = 0;          // bits asked for beyond the input
+  // kChecked = false: inside inflate_codes' fast zone, where every word read lies inside the input
+  // (see fast_steps), so the end test and the zero fill are skipped.
+  template <bool kChecked = true>
   HPCZ_HD void need(int n) {  // n <= 57
     while (count < n) {
-      if (count <= 32 && size - pos >= 4) {  // a whole word: the common case, a quarter of the steps
+      if (!kChecked || (count <= 32 && size - pos >= 4)) {  // a whole word: the common case
         buf |= uint64_t(src.word(pos)) << count;
         pos += 4;
         count += 32;
@@ -43,8 +48,9 @@ struct BitReaderT {
       count += 8;
     }
   }
+  template <bool kChecked = true>
   HPCZ_HD uint32_t peek(int n) {  // next n bits without consuming them
-    need(n);
+    need<kChecked>(n);
     return uint32_t(buf & ((uint64_t(1) << n) - 1));
   }
   HPCZ_HD void drop(int n) {  // after peek(>= n)
@@ -65,9 +71,11 @@ struct BitReaderT {
     drop(count & 7);
   }
   // Bits consumed past the real end of the input (zero-filled reads that were actually used).
-  HPCZ_HD bool overran() const { return overrun > uint64_t(count); }
+  HPCZ_HD bool overran() const { return overrun > Off(count); }
   // Bytes of input consumed so far (after align()).
-  HPCZ_HD uint64_t consumed() const { return pos - uint64_t(count / 8); }
+  HPCZ_HD uint64_t consumed() const { return uint64_t(pos) - uint64_t(count / 8); }
+  // Input bytes not yet loaded into buf.
+  HPCZ_HD uint64_t unread() const { return uint64_t(size - pos); }
 };
 using BitReader = BitReaderT<PtrSource>;
 
@@ -159,9 +167,9 @@ HPCZ_HD uint16_t lut_entry(const Code& h, uint32_t i) { return uint16_t(walk_cod
 
 // Decodes one symbol: a table lookup, or the canonical walk for longer codes. -1 if no code of up
 // to 15 bits matches (only possible with an incomplete code); then 15 bits are consumed.
-template <class BR, class Code>
+template <bool kChecked = true, class BR, class Code>
 HPCZ_HD int decode_symbol(BR& br, const Code& h) {
-  const uint32_t window = br.peek(15);
+  const uint32_t window = br.template peek<kChecked>(15);
   uint32_t e = h.lut[window & ((1u << Code::kLutBits) - 1)];
   if (!e) e = walk_long(h, window);
   if (!e) {
@@ -172,15 +180,61 @@ HPCZ_HD int decode_symbol(BR& br, const Code& h) {
   return int(e & 511);
 }
 
-// Length and distance bases and extra bits (RFC 1951, 3.2.5), computed rather than looked up: a local
-// table in a device function is rebuilt on the stack at every call. The RFC's tables follow
+// Length and distance bases and extra bits (RFC 1951, 3.2.5). The RFC's tables follow
 //   length code i (0..27):  i < 8: 3 + i;  else with e = i/4 - 1 extra bits: 3 + ((4 + i % 4) << e)
 //   distance code i:        i < 4: 1 + i;  else with e = i/2 - 1 extra bits: 1 + ((2 + i % 2) << e)
 // (3, 4, .., 10, 11, 13, 15, 17, 19, 23, ..., 227, and 258 for code 28; 1, 2, 3, 4, 5, 7, 9, 13, ..., 24577).
-HPCZ_HD int length_extra(int i) { return i < 8 || i == 28 ? 0 : (i >> 2) - 1; }
-HPCZ_HD int length_base(int i) { return i < 8 ? 3 + i : (i == 28 ? 258 : 3 + ((4 + (i & 3)) << length_extra(i))); }
-HPCZ_HD int dist_extra(int i) { return i < 4 ? 0 : (i >> 1) - 1; }
-HPCZ_HD int dist_base(int i) { return i < 4 ? 1 + i : 1 + ((2 + (i & 1)) << dist_extra(i)); }
+constexpr int length_extra(int i) { return i < 8 || i == 28 ? 0 : (i >> 2) - 1; }
+constexpr int length_base(int i) { return i < 8 ? 3 + i : (i == 28 ? 258 : 3 + ((4 + (i & 3)) << length_extra(i))); }
+constexpr int dist_extra(int i) { return i < 4 ? 0 : (i >> 1) - 1; }
+constexpr int dist_base(int i) { return i < 4 ? 1 + i : 1 + ((2 + (i & 1)) << dist_extra(i)); }
+
+// The same as tables of base | extra << 16, read once a match instead of evaluating the formulas
+// (about ten instructions each). On the GPU they live in constant memory: every lane of a warp reads
+// the same entry, which the constant cache serves at once (a local array would be rebuilt on the
+// stack at every call). The static_asserts below check every entry against the formulas.
+#define HPCZ_INFLATE_LENGTH_INFO                                                                               \
+  {3, 4, 5, 6, 7, 8, 9, 10, 11 | 1 << 16, 13 | 1 << 16, 15 | 1 << 16, 17 | 1 << 16, 19 | 2 << 16, 23 | 2 << 16, \
+   27 | 2 << 16, 31 | 2 << 16, 35 | 3 << 16, 43 | 3 << 16, 51 | 3 << 16, 59 | 3 << 16, 67 | 4 << 16,           \
+   83 | 4 << 16, 99 | 4 << 16, 115 | 4 << 16, 131 | 5 << 16, 163 | 5 << 16, 195 | 5 << 16, 227 | 5 << 16, 258}
+#define HPCZ_INFLATE_DIST_INFO                                                                                   \
+  {1, 2, 3, 4, 5 | 1 << 16, 7 | 1 << 16, 9 | 2 << 16, 13 | 2 << 16, 17 | 3 << 16, 25 | 3 << 16, 33 | 4 << 16,   \
+   49 | 4 << 16, 65 | 5 << 16, 97 | 5 << 16, 129 | 6 << 16, 193 | 6 << 16, 257 | 7 << 16, 385 | 7 << 16,         \
+   513 | 8 << 16, 769 | 8 << 16, 1025 | 9 << 16, 1537 | 9 << 16, 2049 | 10 << 16, 3073 | 10 << 16,               \
+   4097 | 11 << 16, 6145 | 11 << 16, 8193 | 12 << 16, 12289 | 12 << 16, 16385 | 13 << 16, 24577 | 13 << 16}
+namespace detail {
+constexpr uint32_t kLengthInfo[29] = HPCZ_INFLATE_LENGTH_INFO;
+constexpr uint32_t kDistInfo[30] = HPCZ_INFLATE_DIST_INFO;
+#ifdef __CUDACC__
+static __constant__ uint32_t kLengthInfoDevice[29] = HPCZ_INFLATE_LENGTH_INFO;
+static __constant__ uint32_t kDistInfoDevice[30] = HPCZ_INFLATE_DIST_INFO;
+#endif
+constexpr bool info_tables_match() {
+  for (int i = 0; i < 29; ++i)
+    if (kLengthInfo[i] != uint32_t(length_base(i) | length_extra(i) << 16)) return false;
+  for (int i = 0; i < 30; ++i)
+    if (kDistInfo[i] != uint32_t(dist_base(i) | dist_extra(i) << 16)) return false;
+  return true;
+}
+static_assert(info_tables_match(), "the length and distance tables follow RFC 1951's formulas");
+}  // namespace detail
+#undef HPCZ_INFLATE_LENGTH_INFO
+#undef HPCZ_INFLATE_DIST_INFO
+
+HPCZ_HD uint32_t length_info(int i) {  // i in 0..28
+#ifdef __CUDA_ARCH__
+  return detail::kLengthInfoDevice[i];
+#else
+  return detail::kLengthInfo[i];
+#endif
+}
+HPCZ_HD uint32_t dist_info(int i) {  // i in 0..29
+#ifdef __CUDA_ARCH__
+  return detail::kDistInfoDevice[i];
+#else
+  return detail::kDistInfo[i];
+#endif
+}
 
 // The decoder's tables, in memory the context provides (the CPU's stack, a warp's shared memory).
 struct InflateTables {
@@ -204,66 +258,102 @@ HPCZ_HD int build_tables(Ctx& ctx, InflateTables& t, Code& h, const uint8_t* len
   return left;
 }
 
-// Out: put(byte) -> bool (false: full), put2(byte, byte) -> bool (both or neither),
-// copy(distance, length) -> InflateStatus.
+// One step of a block's data: two literals, one literal, one match or the end of the block.
+// Returns kStepMore to go on, else the block's status.
+// kChecked = false is the fast zone (fast_steps): the input has the bytes every step could read and
+// the output the room every step could write, so no step can be cut short or overflow, and the
+// tests for those are skipped; every other test stays. Both variants return the same status on the
+// same stream, which keeps the CPU and GPU (and fast and checked) decoders in step.
+// Out: put<kChecked>(byte) -> bool (false: full), put2<kChecked>(byte, byte) -> bool (both or
+// neither), copy<kChecked>(distance, length) -> InflateStatus.
+constexpr int kStepMore = -1;
+template <bool kChecked, class BR, class Out>
+HPCZ_HD int inflate_step(BR& br, Out& out, const LitCode& lit, const DistCode& dist) {
+  // Up to two literals whose codes the first-level table holds, from one 30-bit window (two codes of
+  // at most LitCode::kLutBits each fit).
+  int sym;
+  {
+    const uint32_t window = br.template peek<kChecked>(30);
+    const uint32_t e1 = lit.lut[window & ((1u << LitCode::kLutBits) - 1)];
+    if (e1 && (e1 & 511) < 256) {
+      const int l1 = int(e1 >> 9);
+      const uint32_t e2 = lit.lut[(window >> l1) & ((1u << LitCode::kLutBits) - 1)];
+      if (e2 && (e2 & 511) < 256) {
+        // Two literals, one overrun test and one capacity test (the sink takes both or neither).
+        // The status is one-at-a-time's, except for a stream cut inside the second code whose output
+        // is full at the first: truncated, not output_full. CPU and GPU share this code.
+        br.drop(l1 + int(e2 >> 9));
+        if (kChecked && br.overran()) return int(InflateStatus::truncated);
+        if (!out.template put2<kChecked>(uint8_t(e1), uint8_t(e2))) return int(InflateStatus::output_full);
+        return kStepMore;
+      }
+      br.drop(l1);
+      if (kChecked && br.overran()) return int(InflateStatus::truncated);
+      if (!out.template put<kChecked>(uint8_t(e1))) return int(InflateStatus::output_full);
+      return kStepMore;
+    }
+    if (e1) {  // a length or end-of-block code the table holds: decode_symbol would find this entry
+      br.drop(int(e1 >> 9));
+      sym = int(e1 & 511);
+    } else {
+      sym = decode_symbol<kChecked>(br, lit);
+    }
+  }
+  if (kChecked && br.overran()) return int(InflateStatus::truncated);
+  if (sym < 0 || sym > 285) return int(InflateStatus::bad_symbol);
+  if (sym < 256) {
+    if (!out.template put<kChecked>(uint8_t(sym))) return int(InflateStatus::output_full);
+    return kStepMore;
+  }
+  if (sym == 256) return int(InflateStatus::ok);
+  // The rest of the match, at most 5 + 15 + 13 bits (length extra, distance code, distance extra),
+  // buffered at once: the extra bits need no refill test of their own. (Bits buffered past the
+  // input's end count as overrun only once consumed, so the statuses are unchanged.)
+  br.template need<kChecked>(5 + 15 + 13);
+  const uint32_t li = length_info(sym - 257);
+  const uint32_t len = (li & 0xffff) + br.take(int(li >> 16));
+  const int ds = decode_symbol<kChecked>(br, dist);
+  if (kChecked && br.overran()) return int(InflateStatus::truncated);
+  if (ds < 0 || ds > 29) return int(InflateStatus::bad_distance);
+  const uint32_t di = dist_info(ds);
+  const uint32_t d = (di & 0xffff) + br.take(int(di >> 16));
+  if (kChecked && br.overran()) return int(InflateStatus::truncated);
+  const InflateStatus st = out.template copy<kChecked>(d, len);
+  return st == InflateStatus::ok ? kStepMore : int(st);
+}
+
+// How many steps may run unchecked from here. A step consumes at most 48 bits (a 15-bit length code,
+// 5 extra bits, a 15-bit distance code, 13 extra bits) and writes at most 258 bytes. need() loads a
+// word only while fewer than 33 bits are buffered, so a load at byte pos satisfies pos < (consumed
+// bits + 33) / 8, and after k steps consumed <= 8 * pos0 + 48 k bits: every load of the k steps stays
+// inside the input (pos + 4 <= size) when pos0 + 6 k + 9 <= size. Rounded down to powers of two
+// (8 bytes and 512 output bytes a step) so that this costs shifts, not divisions.
 template <class BR, class Out>
+HPCZ_HD uint32_t fast_steps(const BR& br, const Out& out) {
+  const uint64_t in = br.unread(), room = out.room();
+  if (in < 16) return 0;
+  const uint64_t k_in = (in - 16) >> 3, k_out = room >> 9;
+  const uint64_t k = k_in < k_out ? k_in : k_out;
+  return uint32_t(k < (1u << 30) ? k : (1u << 30));
+}
+
+// The data of one compressed block, up to its end-of-block code: runs of unchecked steps while the
+// input and output have room for them (libdeflate's fast loop), a checked step in between.
+// kFastZone = false checks every step (the tests compare both on damaged streams and tight outputs).
+template <bool kFastZone = true, class BR, class Out>
 HPCZ_HD InflateStatus inflate_codes(BR& br, Out& out, const LitCode& lit, const DistCode& dist) {
   for (;;) {
-    // Fast path: up to two literals whose codes the first-level table holds, from one 30-bit window
-    // (two codes of at most LitCode::kLutBits each fit).
-    int sym;
-    {
-      const uint32_t window = br.peek(30);
-      const uint32_t e1 = lit.lut[window & ((1u << LitCode::kLutBits) - 1)];
-      if (e1 && (e1 & 511) < 256) {
-        const int l1 = int(e1 >> 9);
-        const uint32_t e2 = lit.lut[(window >> l1) & ((1u << LitCode::kLutBits) - 1)];
-        if (e2 && (e2 & 511) < 256) {
-          // Two literals, one overrun test and one capacity test (the sink takes both or neither).
-          // The status is one-at-a-time's, except for a stream cut inside the second code whose output
-          // is full at the first: truncated, not output_full. CPU and GPU share this code.
-          br.drop(l1 + int(e2 >> 9));
-          if (br.overran()) return InflateStatus::truncated;
-          if (!out.put2(uint8_t(e1), uint8_t(e2))) return InflateStatus::output_full;
-          continue;
-        }
-        br.drop(l1);
-        if (br.overran()) return InflateStatus::truncated;
-        if (!out.put(uint8_t(e1))) return InflateStatus::output_full;
-        continue;
-      }
-      if (e1) {  // a length or end-of-block code the table holds: decode_symbol would find this entry
-        br.drop(int(e1 >> 9));
-        sym = int(e1 & 511);
-      } else {
-        sym = decode_symbol(br, lit);
-      }
+    for (uint32_t k = kFastZone ? fast_steps(br, out) : 0; k > 0; --k) {
+      const int r = inflate_step<false>(br, out, lit, dist);
+      if (r != kStepMore) return InflateStatus(r);
     }
-    if (br.overran()) return InflateStatus::truncated;
-    if (sym < 0 || sym > 285) return InflateStatus::bad_symbol;
-    if (sym < 256) {
-      if (!out.put(uint8_t(sym))) return InflateStatus::output_full;
-      continue;
-    }
-    if (sym == 256) return InflateStatus::ok;
-    const int li = sym - 257;
-    // The rest of the match, at most 5 + 15 + 13 bits (length extra, distance code, distance extra),
-    // buffered at once: the extra bits need no refill test of their own. (Bits buffered past the
-    // input's end count as overrun only once consumed, so the statuses are unchanged.)
-    br.need(5 + 15 + 13);
-    const int len = length_base(li) + int(br.take(length_extra(li)));
-    const int ds = decode_symbol(br, dist);
-    if (br.overran()) return InflateStatus::truncated;
-    if (ds < 0 || ds > 29) return InflateStatus::bad_distance;
-    const uint32_t d = uint32_t(dist_base(ds)) + br.take(dist_extra(ds));
-    if (br.overran()) return InflateStatus::truncated;
-    const InflateStatus st = out.copy(d, uint32_t(len));
-    if (st != InflateStatus::ok) return st;
+    const int r = inflate_step<true>(br, out, lit, dist);
+    if (r != kStepMore) return InflateStatus(r);
   }
 }
 
 // A raw Deflate stream from br to out; ctx and t as above. The caller flushes out afterwards.
-template <class BR, class Out, class Ctx>
+template <bool kFastZone = true, class BR, class Out, class Ctx>
 HPCZ_HD InflateStatus inflate_raw(BR& br, Out& out, Ctx& ctx, InflateTables& t) {
   for (;;) {
     const uint32_t final_block = br.bits(1), type = br.bits(2);
@@ -288,7 +378,7 @@ HPCZ_HD InflateStatus inflate_raw(BR& br, Out& out, Ctx& ctx, InflateTables& t) 
       ctx.sync();
       build_tables(ctx, t, t.lit, t.lengths, 288);
       build_tables(ctx, t, t.dist, t.lengths + 288, 30);
-      st = inflate_codes(br, out, t.lit, t.dist);
+      st = inflate_codes<kFastZone>(br, out, t.lit, t.dist);
     } else if (type == 2) {  // dynamic Huffman codes (3.2.7)
       const int nlit = int(br.bits(5)) + 257, ndist = int(br.bits(5)) + 1, ncode = int(br.bits(4)) + 4;
       if (br.overran()) return InflateStatus::truncated;
@@ -336,7 +426,7 @@ HPCZ_HD InflateStatus inflate_raw(BR& br, Out& out, Ctx& ctx, InflateTables& t) 
       if (left < 0 || (left > 0 && nlit - t.lit.count[0] != 1)) return InflateStatus::bad_code_lengths;
       left = build_tables(ctx, t, t.dist, t.lengths + nlit, ndist);
       if (left < 0 || (left > 0 && ndist - t.dist.count[0] != 1)) return InflateStatus::bad_code_lengths;
-      st = inflate_codes(br, out, t.lit, t.dist);
+      st = inflate_codes<kFastZone>(br, out, t.lit, t.dist);
     } else {
       return InflateStatus::bad_block_type;
     }

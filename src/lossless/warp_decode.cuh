@@ -29,27 +29,29 @@ constexpr uint32_t kRingBytes = 256;  // two 128-byte lines
 
 __device__ __forceinline__ uint32_t lane_id() { return threadIdx.x & 31; }
 
-struct WarpSource {
+// Off: the type of offsets in the chunk (uint32_t for chunks the kernel knows are small).
+template <class Off = uint64_t>
+struct WarpSourceT {
   static constexpr bool kWindow = true;  // window8(), for orc_rle.hpp's windowed_run
   const uint8_t* p;
-  uint64_t size;
+  Off size;
   uint8_t* ring;     // kRingBytes of this warp's shared memory
-  uint64_t end = 0;  // the ring holds input bytes [end - kRingBytes, end)
-  __device__ uint32_t operator()(uint64_t i) {
+  Off end = 0;  // the ring holds input bytes [end - kRingBytes, end)
+  __device__ uint32_t operator()(Off i) {
     if (i >= end) refill(i);
     return ring[i & (kRingBytes - 1)];
   }
-  __device__ uint32_t at(uint64_t i) const { return __ldg(p + i); }
+  __device__ uint32_t at(Off i) const { return __ldg(p + i); }
   // 4 bytes at i (i + 4 <= size), little-endian, from two aligned ring words: the ring's lines start at
   // multiples of 128 of the chunk, so ring offsets keep i's alignment.
-  __device__ uint32_t word(uint64_t i) {
+  __device__ uint32_t word(Off i) {
     if (i + 4 > end) refill(i);
     const uint32_t* r32 = reinterpret_cast<const uint32_t*>(ring);
     const uint32_t w = uint32_t(i >> 2) & (kRingBytes / 4 - 1);
     return __funnelshift_r(r32[w], r32[(w + 1) & (kRingBytes / 4 - 1)], uint32_t(i & 3) * 8);
   }
   // 8 bytes at i (i + 8 <= size), little-endian, from three aligned ring words.
-  __device__ uint64_t window8(uint64_t i) {
+  __device__ uint64_t window8(Off i) {
     if (i + 8 > end) refill(i);
     const uint32_t* r32 = reinterpret_cast<const uint32_t*>(ring);
     constexpr uint32_t kMask = kRingBytes / 4 - 1;
@@ -58,21 +60,22 @@ struct WarpSource {
     return uint64_t(__funnelshift_r(a, b, sh)) | uint64_t(__funnelshift_r(b, c, sh)) << 32;
   }
   // Byte i + lane in every lane; all lanes call it with the same i (the refill is collective).
-  __device__ uint32_t lane_byte(uint64_t i) {
+  __device__ uint32_t lane_byte(Off i) {
     if (i + 32 > end) refill(i);
     return ring[(i + lane_id()) & (kRingBytes - 1)];
   }
-  __device__ void refill(uint64_t i) {
-    const uint64_t line = i & ~uint64_t(127);
+  __device__ void refill(Off i) {
+    const Off line = i & ~Off(127);
     __syncwarp();  // every lane is done reading the old lines
     for (uint32_t k = lane_id(); k < kRingBytes; k += 32) {
-      const uint64_t j = line + k;
+      const Off j = line + k;
       ring[j & (kRingBytes - 1)] = j < size ? __ldg(p + j) : 0;
     }
     end = line + kRingBytes;
     __syncwarp();
   }
 };
+using WarpSource = WarpSourceT<>;
 
 struct WarpCtx {
   __device__ bool leader() const { return lane_id() == 0; }
@@ -206,11 +209,12 @@ struct WarpIntSink {
   }
 };
 
-struct WarpByteSink {
+template <class Off = uint64_t>  // the type of output offsets, as WarpSourceT's
+struct WarpByteSinkT {
   static constexpr uint32_t kMaxMatch = 258;  // RFC 1951: the longest back-reference (inflate_codes never asks more)
   uint8_t* out;
-  uint64_t cap;
-  uint64_t n = 0;
+  Off cap;
+  Off n = 0;
   uint32_t mine = 0;  // literal k of the pending group, in lane k
   uint32_t pending = 0;
 
@@ -221,17 +225,18 @@ struct WarpByteSink {
       pending = 0;
     }
   }
-  __device__ bool put(uint8_t b) {
-    if (n + pending >= cap) return false;
+  // kChecked = false: the caller knows there is room (inflate_codes' fast zone; see room()).
+  template <bool kChecked = true> __device__ bool put(uint8_t b) {
+    if (kChecked && n + pending >= cap) return false;
     if (lane_id() == pending) mine = b;
     if (++pending == 32) flush();
     return true;
   }
-  __device__ bool put2(uint8_t a, uint8_t b) {  // both or neither
-    if (n + pending + 2 > cap) return false;
+  template <bool kChecked = true> __device__ bool put2(uint8_t a, uint8_t b) {  // both or neither
+    if (kChecked && n + pending + 2 > cap) return false;
     if (pending == 31) {  // the group fills between them
-      put(a);
-      put(b);
+      put<false>(a);
+      put<false>(b);
       return true;
     }
     const uint32_t lane = lane_id();
@@ -240,10 +245,11 @@ struct WarpByteSink {
     if ((pending += 2) == 32) flush();
     return true;
   }
-  __device__ InflateStatus copy(uint32_t dist, uint32_t len) {
+  __device__ uint64_t room() const { return uint64_t(cap - n - pending); }
+  template <bool kChecked = true> __device__ InflateStatus copy(uint32_t dist, uint32_t len) {
     flush();
     if (dist == 0 || dist > n) return InflateStatus::bad_distance;
-    if (len > cap - n) return InflateStatus::output_full;
+    if (kChecked && len > cap - n) return InflateStatus::output_full;
     __syncwarp();  // the bytes other lanes stored are visible
     const uint8_t* from = out + (n - dist);
     const uint32_t lane = lane_id();
@@ -279,6 +285,25 @@ struct WarpByteSink {
 // (40 registers for RLE v1, 12 blocks per SM; 48 for v2).
 // kBytes, kSigned (RLE): the element type, a constant, so stores and range checks need no switch
 // (0: the type comes in t).
+// One Deflate chunk with offsets of type Off. Chunks of up to kSmallDeflateInput bytes use 32-bit
+// offsets: Deflate writes at most 258 bytes for 2 bits of input (a match whose length and distance
+// codes are one bit each), 1,032 bytes a byte, so from 1 MiB at most 1,082,130,432 bytes: such a chunk
+// can never reach a capacity clamped to 2^31, and every sum of offsets fits. Not inlined: each
+// variant gets the kernel's registers to itself (inlined side by side they spill four times as much).
+constexpr uint64_t kSmallDeflateInput = 1u << 20;
+template <class Off>
+__device__ __noinline__ InflateStatus inflate_chunk(const uint8_t* in, uint64_t in_size, uint8_t* out, uint64_t cap,
+                                                    uint8_t* ring, InflateTables& tables, uint64_t& produced) {
+  constexpr uint64_t kCapLimit = sizeof(Off) == 4 ? (uint64_t(1) << 31) : ~uint64_t(0);
+  BitReaderT<WarpSourceT<Off>, Off> br{{in, Off(in_size), ring}, Off(in_size)};
+  WarpByteSinkT<Off> sink{out, Off(cap < kCapLimit ? cap : kCapLimit)};
+  WarpCtx ctx;
+  const InflateStatus s = inflate_raw(br, sink, ctx, tables);
+  sink.flush();
+  produced = sink.n;
+  return s;
+}
+
 template <int kCodec, int kBytes = 0, bool kSigned = false>  // codec: 0 rle1, 1 rle2, 2 deflate
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, kCodec == 2 ? 9 : 0)
     batch_kernel(IntType t_arg, const uint8_t* const* in, const uint64_t* in_sizes, uint8_t* const* out,
@@ -293,14 +318,12 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kCodec == 2 ? 9 : 0)
   uint64_t produced = 0;
   if constexpr (kCodec == 2) {
     __shared__ InflateTables tables[kWarpsPerBlock];
-    BitReaderT<WarpSource> br{src, in_sizes[c]};
-    WarpByteSink sink{out[c], caps[c]};
-    WarpCtx ctx;
-    const InflateStatus s = inflate_raw(br, sink, ctx, tables[w]);
-    sink.flush();
+    const uint64_t in_size = in_sizes[c];
+    const InflateStatus s = in_size <= kSmallDeflateInput
+                                ? inflate_chunk<uint32_t>(in[c], in_size, out[c], caps[c], rings[w], tables[w], produced)
+                                : inflate_chunk<uint64_t>(in[c], in_size, out[c], caps[c], rings[w], tables[w], produced);
     st = s == InflateStatus::ok ? LosslessStatus::ok
          : s == InflateStatus::output_full ? LosslessStatus::output_overflow : LosslessStatus::corrupt;
-    produced = sink.n;
   } else {
     ReaderT<WarpSource> r{src, in_sizes[c]};
     const bool aligned = (reinterpret_cast<uintptr_t>(out[c]) % uint32_t(t.bytes)) == 0;
