@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: build, GPU tests, compute-sanitizer, CPU/GPU byte identity, benchmark.
 # usage (on the GPU machine, repo root, shared fields staged in .data/):
-#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,ab-ratio,ab-fast,ab-lossless,lossless-check,sanitize,sanitize-ratio,bench-fast,bench-fast-occupancy,bench-fast-variants,bench-ratio,lossless,lossless-bench,ncu,ncu-fast,ncu-lossless,nsys,kernel-times
+#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,ab-ratio,ab-fast,ab-lossless,lossless-check,sanitize,sanitize-ratio,bench-fast,bench-fast-occupancy,bench-fast-variants,bench-ratio,lossless,lossless-bench,ncu,ncu-fast,ncu-lossless,ncu-deflate-source,nsys,kernel-times
 # lossless runs the lossless GPU tests and sanitizers, then the bench; lossless-check only the tests and
 # sanitizers, lossless-bench only the bench. lossless and lossless-bench also run bench/compare/ (nvCOMP,
 # libdeflate) on the same chunks when bench/ext/ was carried. ab-*: AB_BASE, AB_ROUNDS, AB_EXTRA (see the stage).
@@ -148,6 +148,35 @@ if has ncu-lossless; then
       --no-second-stage >"$out/ncu-lossless-$k.txt" 2>&1
     grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Warp Cycles Per Issued|Executed Ipc A|No Eligible|Stall|Executed Instructions  " "$out/ncu-lossless-$k.txt" | head -24
   done
+fi
+if has ncu-deflate-ab; then
+  # The Deflate kernel's totals (instructions, occupancy, stalls) on NCU_FIELD for AB_BASE and build-gpu/hpcz.
+  f=${NCU_FIELD:-wrf}
+  for bin in ${AB_BASE:-} build-gpu/hpcz; do
+    echo "== $bin ($f) =="
+    timeout 200 ncu --kernel-name-base demangled --kernel-name "regex:batch_kernel<\\(int\\)2" --launch-count 1 \
+      --section WarpStateStats --section InstructionStats --section Occupancy --section SchedulerStats --section LaunchStats \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      $bin bench --mode lossless --data .data --fields $f --reps 1 --size-mib 512 --no-second-stage \
+      >"$out/ncu-deflate-ab-$(basename $(dirname $bin))-$f.txt" 2>&1
+    grep -E "Duration|Executed Instructions  |Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Achieved Active Warps|Grid Size|Registers Per|Stall|L2 Hit|Mem Busy|Max Bandwidth" \
+      "$out/ncu-deflate-ab-$(basename $(dirname $bin))-$f.txt" | head -24
+  done
+fi
+if has ncu-deflate-source; then
+  # Per-SASS-instruction counts and stall samples of the Deflate kernel on one field (NCU_FIELD, default
+  # levitus): where the instructions go, mapped to the source by the addresses of cuobjdump -sass.
+  f=${NCU_FIELD:-levitus}
+  timeout 300 ncu --kernel-name-base demangled --kernel-name "regex:batch_kernel<\\(int\\)2" --launch-count 1 \
+    --section SourceCounters --section WarpStateStats --section InstructionStats --section SchedulerStats \
+    build-gpu/hpcz bench --mode lossless --data .data --fields $f --reps 1 --size-mib 512 --no-second-stage \
+    >"$out/ncu-deflate-$f.txt" 2>&1
+  echo "ncu rc=$?"; grep -E "Duration|Executed Instructions  |Issue Slots Busy|No Eligible|Warp Cycles Per Issued" "$out/ncu-deflate-$f.txt" | head
+  timeout 300 ncu --kernel-name-base demangled --kernel-name "regex:batch_kernel<\\(int\\)2" --launch-count 1 \
+    --section SourceCounters --page source --print-source sass --csv \
+    build-gpu/hpcz bench --mode lossless --data .data --fields $f --reps 1 --size-mib 512 --no-second-stage \
+    2>/dev/null | gzip >"$out/ncu-deflate-$f-sass.csv.gz"
+  echo "ncu source rc=$?"
 fi
 if has nsys && command -v nsys >/dev/null; then
   echo "== nsys: per-kernel time, ratio mode, era5 rel 1e-3 =="
