@@ -300,17 +300,18 @@ HPCZ_HD int inflate_step(BR& br, Out& out, const LitCode& lit, const DistCode& d
     }
   }
   if (kChecked && br.overran()) return int(InflateStatus::truncated);
-  if (sym < 0 || sym > 285) return int(InflateStatus::bad_symbol);
-  if (sym < 256) {
-    if (!out.template put<kChecked>(uint8_t(sym))) return int(InflateStatus::output_full);
+  const uint32_t code = uint32_t(sym) - 257u;  // a length code 0..28; anything else is rare (one test)
+  if (code > 28) {
+    if (sym < 0 || sym > 285) return int(InflateStatus::bad_symbol);
+    if (sym == 256) return int(InflateStatus::ok);
+    if (!out.template put<kChecked>(uint8_t(sym))) return int(InflateStatus::output_full);  // a long literal code
     return kStepMore;
   }
-  if (sym == 256) return int(InflateStatus::ok);
   // The rest of the match, at most 5 + 15 + 13 bits (length extra, distance code, distance extra),
   // buffered at once: the extra bits need no refill test of their own. (Bits buffered past the
   // input's end count as overrun only once consumed, so the statuses are unchanged.)
   br.template need<kChecked>(5 + 15 + 13);
-  const uint32_t li = length_info(sym - 257);
+  const uint32_t li = length_info(int(code));
   const uint32_t len = (li & 0xffff) + br.take(int(li >> 16));
   const int ds = decode_symbol<kChecked>(br, dist);
   if (kChecked && br.overran()) return int(InflateStatus::truncated);

@@ -220,6 +220,7 @@ struct WarpByteSinkT {
 
   __device__ void flush() {
     if (pending) {
+      __builtin_assume(__isGlobal(out));  // global stores, not generic ones
       if (lane_id() < pending) out[n + lane_id()] = uint8_t(mine);
       n += pending;
       pending = 0;
@@ -251,6 +252,7 @@ struct WarpByteSinkT {
     if (dist == 0 || dist > n) return InflateStatus::bad_distance;
     if (kChecked && len > cap - n) return InflateStatus::output_full;
     __syncwarp();  // the bytes other lanes stored are visible
+    __builtin_assume(__isGlobal(out));  // global loads and stores, not generic ones
     const uint8_t* from = out + (n - dist);
     const uint32_t lane = lane_id();
     if (len <= 32) {  // most matches (3-8 bytes on float data): one round
