@@ -189,52 +189,48 @@ constexpr int length_base(int i) { return i < 8 ? 3 + i : (i == 28 ? 258 : 3 + (
 constexpr int dist_extra(int i) { return i < 4 ? 0 : (i >> 1) - 1; }
 constexpr int dist_base(int i) { return i < 4 ? 1 + i : 1 + ((2 + (i & 1)) << dist_extra(i)); }
 
-// The same as tables of base | extra << 16. A match reads its two bases there (the base formulas
-// take about ten instructions each) but computes the extra-bit counts by formula (three or four),
-// so that taking the bits does not wait on the table read (lossless-v24: +0.3% geomean, levitus
-// +1.6%, against reading both from the table). On the GPU the tables live in constant memory: every
-// lane of a warp reads the same entry, which the constant cache serves at once (a local array would
-// be rebuilt on the stack at every call). The static_asserts below check every entry.
-#define HPCZ_INFLATE_LENGTH_INFO                                                                               \
-  {3, 4, 5, 6, 7, 8, 9, 10, 11 | 1 << 16, 13 | 1 << 16, 15 | 1 << 16, 17 | 1 << 16, 19 | 2 << 16, 23 | 2 << 16, \
-   27 | 2 << 16, 31 | 2 << 16, 35 | 3 << 16, 43 | 3 << 16, 51 | 3 << 16, 59 | 3 << 16, 67 | 4 << 16,           \
-   83 | 4 << 16, 99 | 4 << 16, 115 | 4 << 16, 131 | 5 << 16, 163 | 5 << 16, 195 | 5 << 16, 227 | 5 << 16, 258}
-#define HPCZ_INFLATE_DIST_INFO                                                                                   \
-  {1, 2, 3, 4, 5 | 1 << 16, 7 | 1 << 16, 9 | 2 << 16, 13 | 2 << 16, 17 | 3 << 16, 25 | 3 << 16, 33 | 4 << 16,   \
-   49 | 4 << 16, 65 | 5 << 16, 97 | 5 << 16, 129 | 6 << 16, 193 | 6 << 16, 257 | 7 << 16, 385 | 7 << 16,         \
-   513 | 8 << 16, 769 | 8 << 16, 1025 | 9 << 16, 1537 | 9 << 16, 2049 | 10 << 16, 3073 | 10 << 16,               \
-   4097 | 11 << 16, 6145 | 11 << 16, 8193 | 12 << 16, 12289 | 12 << 16, 16385 | 13 << 16, 24577 | 13 << 16}
+// The bases as tables too: a match reads its two bases there (the base formulas take about ten
+// instructions each) but computes the extra-bit counts by formula (three or four), so that taking
+// the bits does not wait on the table read (lossless-v24: +0.3% geomean, levitus +1.6%, against
+// reading both from a table). On the GPU the tables live in constant memory: every lane of a warp
+// reads the same entry, which the constant cache serves at once (a local array would be rebuilt on
+// the stack at every call). The static_assert below checks every entry against the formulas.
+#define HPCZ_INFLATE_LENGTH_BASES \
+  {3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258}
+#define HPCZ_INFLATE_DIST_BASES                                                                                  \
+  {1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, \
+   6145, 8193, 12289, 16385, 24577}
 namespace detail {
-constexpr uint32_t kLengthInfo[29] = HPCZ_INFLATE_LENGTH_INFO;
-constexpr uint32_t kDistInfo[30] = HPCZ_INFLATE_DIST_INFO;
+constexpr uint16_t kLengthBases[29] = HPCZ_INFLATE_LENGTH_BASES;
+constexpr uint16_t kDistBases[30] = HPCZ_INFLATE_DIST_BASES;
 #ifdef __CUDACC__
-static __constant__ uint32_t kLengthInfoDevice[29] = HPCZ_INFLATE_LENGTH_INFO;
-static __constant__ uint32_t kDistInfoDevice[30] = HPCZ_INFLATE_DIST_INFO;
+static __constant__ uint16_t kLengthBasesDevice[29] = HPCZ_INFLATE_LENGTH_BASES;
+static __constant__ uint16_t kDistBasesDevice[30] = HPCZ_INFLATE_DIST_BASES;
 #endif
-constexpr bool info_tables_match() {
+constexpr bool base_tables_match() {
   for (int i = 0; i < 29; ++i)
-    if (kLengthInfo[i] != uint32_t(length_base(i) | length_extra(i) << 16)) return false;
+    if (kLengthBases[i] != length_base(i)) return false;
   for (int i = 0; i < 30; ++i)
-    if (kDistInfo[i] != uint32_t(dist_base(i) | dist_extra(i) << 16)) return false;
+    if (kDistBases[i] != dist_base(i)) return false;
   return true;
 }
-static_assert(info_tables_match(), "the length and distance tables follow RFC 1951's formulas");
+static_assert(base_tables_match(), "the length and distance bases follow RFC 1951's formulas");
 }  // namespace detail
-#undef HPCZ_INFLATE_LENGTH_INFO
-#undef HPCZ_INFLATE_DIST_INFO
+#undef HPCZ_INFLATE_LENGTH_BASES
+#undef HPCZ_INFLATE_DIST_BASES
 
-HPCZ_HD uint32_t length_info(int i) {  // i in 0..28
+HPCZ_HD uint32_t length_base_of(int i) {  // length_base(i) from the table, i in 0..28
 #ifdef __CUDA_ARCH__
-  return detail::kLengthInfoDevice[i];
+  return detail::kLengthBasesDevice[i];
 #else
-  return detail::kLengthInfo[i];
+  return detail::kLengthBases[i];
 #endif
 }
-HPCZ_HD uint32_t dist_info(int i) {  // i in 0..29
+HPCZ_HD uint32_t dist_base_of(int i) {  // dist_base(i) from the table, i in 0..29
 #ifdef __CUDA_ARCH__
-  return detail::kDistInfoDevice[i];
+  return detail::kDistBasesDevice[i];
 #else
-  return detail::kDistInfo[i];
+  return detail::kDistBases[i];
 #endif
 }
 
@@ -313,13 +309,13 @@ HPCZ_HD int inflate_step(BR& br, Out& out, const LitCode& lit, const DistCode& d
   // buffered at once: the extra bits need no refill test of their own. (Bits buffered past the
   // input's end count as overrun only once consumed, so the statuses are unchanged.)
   br.template need<kChecked>(5 + 15 + 13);
-  // The extra-bit counts by formula (a few ALU instructions) and the bases from the table: the bits
-  // are taken without waiting on the table read, which only the final sums need.
-  const uint32_t len = (length_info(int(code)) & 0xffff) + br.take(length_extra(int(code)));
+  // The extra-bit counts by formula and the bases from the tables: the bits are taken without waiting
+  // on the table read, which only the final sums need.
+  const uint32_t len = length_base_of(int(code)) + br.take(length_extra(int(code)));
   const int ds = decode_symbol<kChecked>(br, dist);
   if (kChecked && br.overran()) return int(InflateStatus::truncated);
   if (ds < 0 || ds > 29) return int(InflateStatus::bad_distance);
-  const uint32_t d = (dist_info(ds) & 0xffff) + br.take(dist_extra(ds));
+  const uint32_t d = dist_base_of(ds) + br.take(dist_extra(ds));
   if (kChecked && br.overran()) return int(InflateStatus::truncated);
   const InflateStatus st = out.template copy<kChecked>(d, len);
   return st == InflateStatus::ok ? kStepMore : int(st);
