@@ -217,11 +217,15 @@ struct WarpByteSinkT {
   Off n = 0;
   uint32_t mine = 0;  // literal k of the pending group, in lane k
   uint32_t pending = 0;
+  // out + n + lane, kept as n moves: the address of this lane's next store is not rebuilt from n in
+  // every step (the compiler computed it ahead of each step's branches).
+  uint8_t* lane_at = out + lane_id();
 
   __device__ void flush() {
     if (pending) {
-      __builtin_assume(__isGlobal(out));  // global stores, not generic ones
-      if (lane_id() < pending) out[n + lane_id()] = uint8_t(mine);
+      __builtin_assume(__isGlobal(lane_at));  // global stores, not generic ones
+      if (lane_id() < pending) *lane_at = uint8_t(mine);
+      lane_at += pending;
       n += pending;
       pending = 0;
     }
@@ -252,11 +256,11 @@ struct WarpByteSinkT {
     if (dist == 0 || dist > n) return InflateStatus::bad_distance;
     if (kChecked && len > cap - n) return InflateStatus::output_full;
     __syncwarp();  // the bytes other lanes stored are visible
-    __builtin_assume(__isGlobal(out));  // global loads and stores, not generic ones
-    const uint8_t* from = out + (n - dist);
+    __builtin_assume(__isGlobal(lane_at));  // global loads and stores, not generic ones
     const uint32_t lane = lane_id();
+    const uint8_t* from = lane_at - lane - dist;  // out + n - dist
     if (len <= 32) {  // most matches (3-8 bytes on float data): one round
-      if (lane < len) out[n + lane] = from[dist >= len ? lane : lane % dist];
+      if (lane < len) *lane_at = from[dist >= len ? lane : lane % dist];
     } else {
       // Every byte read lies before n (an overlapping copy reads only its first dist bytes, over and
       // over), so all the loads go out before any store: a long match waits on memory once, not once
@@ -273,8 +277,9 @@ struct WarpByteSinkT {
       }
 #pragma unroll
       for (uint32_t r = 0; r < kRounds; ++r)
-        if (lane + 32 * r < len) out[n + lane + 32 * r] = uint8_t(v[r / 4] >> (8 * (r % 4)));
+        if (lane + 32 * r < len) lane_at[32 * r] = uint8_t(v[r / 4] >> (8 * (r % 4)));
     }
+    lane_at += len;
     n += len;  // no barrier here: the next copy's first one orders these stores before its loads
     return InflateStatus::ok;
   }
