@@ -32,7 +32,7 @@ void lossless_decompress_batch_device(const LosslessOptions&, const uint8_t* con
 }
 namespace lossless {
 void decode_chunks_gpu(const LosslessOptions&, const uint8_t*, uint64_t, const std::vector<ChunkRef>&, uint8_t*, uint64_t,
-                       std::vector<uint64_t>&, std::vector<LosslessStatus>&) {
+                       std::vector<uint64_t>&, std::vector<LosslessStatus>&, bool) {
   throw Error(ErrorCode::backend_unavailable, "this hpcz was built without CUDA");
 }
 }  // namespace lossless
