@@ -318,59 +318,65 @@ TEST(roundtrip_lossless_gpu_largest_first) {
     std::fprintf(stderr, "  no GPU: skipped\n");
     return;
   }
-  // A batch big enough to be decoded largest chunk first (valid and damaged Deflate chunks of the corpus,
-  // repeated in a shuffled order to 1,536): the same sizes, statuses and bytes as in index order and on
-  // the CPU.
+  // Batches big enough to be decoded largest chunk first (valid and damaged chunks of the corpus, of
+  // Deflate and of two RLE types, repeated in a shuffled order to 1,536): the same sizes, statuses and
+  // bytes as in index order and on the CPU.
   const auto corpus = chunk_corpus(20000, true);
-  std::vector<const Chunk*> pool;
-  for (const Chunk& c : corpus)
-    if (c.o.codec == LosslessCodec::deflate && c.in.size() <= (1u << 20)) pool.push_back(&c);
-  REQUIRE(!pool.empty());
-  std::mt19937_64 rng(11);
   const size_t n = 1536;
-  LosslessOptions o{LosslessCodec::deflate};
-  REQUIRE(hpcz::lossless_decompress_batch_workspace_size(o, n) > 0);
-  CHECK(hpcz::lossless_decompress_batch_workspace_size(o, 8) == 0);  // small batches: index order, no workspace
-  std::vector<uint8_t> blob;
-  std::vector<hpcz::lossless::ChunkRef> refs(n);
-  uint64_t out_total = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const Chunk* c = pool[rng() % pool.size()];
-    refs[i] = {blob.size(), c->in.size(), out_total, c->cap};
-    blob.insert(blob.end(), c->in.begin(), c->in.end());
-    out_total += c->cap;
-  }
-  std::vector<uint8_t> sorted_out(out_total, 0xAA), plain_out(out_total, 0x55);
-  std::vector<uint64_t> ssizes, psizes, csizes(n);
-  std::vector<LosslessStatus> sst, pst, cst(n);
-  hpcz::lossless::decode_chunks_gpu(o, blob.data(), blob.size(), refs, sorted_out.data(), out_total, ssizes, sst, true);
-  hpcz::lossless::decode_chunks_gpu(o, blob.data(), blob.size(), refs, plain_out.data(), out_total, psizes, pst, false);
-  std::vector<uint8_t> cpu_out(out_total, 0x33);
-  std::vector<const uint8_t*> in(n);
-  std::vector<uint8_t*> out(n);
-  std::vector<uint64_t> in_sizes(n), caps(n);
-  for (size_t i = 0; i < n; ++i) {
-    in[i] = blob.data() + refs[i].in_offset;
-    in_sizes[i] = refs[i].in_size;
-    out[i] = cpu_out.data() + refs[i].out_offset;
-    caps[i] = refs[i].out_capacity;
-  }
-  hpcz::lossless_decompress_batch(o, in.data(), in_sizes.data(), out.data(), caps.data(), csizes.data(), cst.data(), n);
-  size_t ok = 0, same = 0;
-  for (size_t i = 0; i < n; ++i) {
-    bool eq = sst[i] == cst[i] && pst[i] == cst[i] && ssizes[i] == csizes[i] && psizes[i] == csizes[i];
-    if (eq && cst[i] == LosslessStatus::ok) {
-      const uint8_t* c = cpu_out.data() + refs[i].out_offset;
-      eq = std::memcmp(sorted_out.data() + refs[i].out_offset, c, csizes[i]) == 0 &&
-           std::memcmp(plain_out.data() + refs[i].out_offset, c, csizes[i]) == 0;
-      ++ok;
+  std::mt19937_64 rng(11);
+  for (const auto& [codec, elem, sgn] : {std::tuple{LosslessCodec::deflate, 1, false},
+                                         std::tuple{LosslessCodec::rle1, 4, true},
+                                         std::tuple{LosslessCodec::rle2, 8, false}}) {
+    std::vector<const Chunk*> pool;
+    for (const Chunk& c : corpus)
+      if (c.o.codec == codec && (codec == LosslessCodec::deflate || (c.o.elem_bytes == elem && c.o.is_signed == sgn)) &&
+          c.in.size() <= (1u << 20))
+        pool.push_back(&c);
+    REQUIRE(!pool.empty());
+    const LosslessOptions o = pool[0]->o;
+    REQUIRE(hpcz::lossless_decompress_batch_workspace_size(o, n) == n * 4);
+    CHECK(hpcz::lossless_decompress_batch_workspace_size(o, 8) == 0);  // small batches: index order, no workspace
+    std::vector<uint8_t> blob;
+    std::vector<hpcz::lossless::ChunkRef> refs(n);
+    uint64_t out_total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const Chunk* c = pool[rng() % pool.size()];
+      refs[i] = {blob.size(), c->in.size(), out_total, c->cap};
+      blob.insert(blob.end(), c->in.begin(), c->in.end());
+      out_total += c->cap;
     }
-    same += eq;
+    std::vector<uint8_t> sorted_out(out_total, 0xAA), plain_out(out_total, 0x55);
+    std::vector<uint64_t> ssizes, psizes, csizes(n);
+    std::vector<LosslessStatus> sst, pst, cst(n);
+    hpcz::lossless::decode_chunks_gpu(o, blob.data(), blob.size(), refs, sorted_out.data(), out_total, ssizes, sst, true);
+    hpcz::lossless::decode_chunks_gpu(o, blob.data(), blob.size(), refs, plain_out.data(), out_total, psizes, pst, false);
+    std::vector<uint8_t> cpu_out(out_total, 0x33);
+    std::vector<const uint8_t*> in(n);
+    std::vector<uint8_t*> out(n);
+    std::vector<uint64_t> in_sizes(n), caps(n);
+    for (size_t i = 0; i < n; ++i) {
+      in[i] = blob.data() + refs[i].in_offset;
+      in_sizes[i] = refs[i].in_size;
+      out[i] = cpu_out.data() + refs[i].out_offset;
+      caps[i] = refs[i].out_capacity;
+    }
+    hpcz::lossless_decompress_batch(o, in.data(), in_sizes.data(), out.data(), caps.data(), csizes.data(), cst.data(), n);
+    size_t ok = 0, same = 0;
+    for (size_t i = 0; i < n; ++i) {
+      bool eq = sst[i] == cst[i] && pst[i] == cst[i] && ssizes[i] == csizes[i] && psizes[i] == csizes[i];
+      if (eq && cst[i] == LosslessStatus::ok) {
+        const uint8_t* c = cpu_out.data() + refs[i].out_offset;
+        eq = std::memcmp(sorted_out.data() + refs[i].out_offset, c, csizes[i]) == 0 &&
+             std::memcmp(plain_out.data() + refs[i].out_offset, c, csizes[i]) == 0;
+        ++ok;
+      }
+      same += eq;
+    }
+    std::fprintf(stderr, "  codec %d elem %d: %zu chunks (%zu decode), largest first == index order == CPU on %zu\n",
+                 int(codec), elem, n, ok, same);
+    CHECK(same == n);
+    CHECK(ok > 0 && ok < n);  // both valid and damaged chunks were in the batch
   }
-  std::fprintf(stderr, "  %zu Deflate chunks (%zu decode), largest first == index order == CPU on %zu; workspace %zu bytes\n",
-               n, ok, same, hpcz::lossless_decompress_batch_workspace_size(o, n));
-  CHECK(same == n);
-  CHECK(ok > 0 && ok < n);  // both valid and damaged chunks were in the batch
 }
 
 TEST(unit_lossless_size_claims_are_bounded) {

@@ -193,9 +193,8 @@ void lossless_decompress_batch(const LosslessOptions& opt, const uint8_t* const*
 // On the GPU (requires a CUDA build; throws backend_unavailable otherwise): every array and buffer is
 // device memory, one warp decodes one chunk, asynchronously on `stream` (a cudaStream_t), in a
 // workspace of the queried size (may be 0). Writes the same bytes and statuses as the CPU call.
-// Deflate batches of 512 chunks or more use the workspace to decode the largest chunks first (12 bytes
-// a chunk and the sort's storage: 18 KiB for 1,536 chunks); given less (or none) they decode in index
-// order, with the same results, often slower.
+// Batches of 512 chunks or more use the workspace (4 bytes a chunk) to decode the largest chunks first;
+// given less (or none) they decode in index order, with the same results, often slower.
 size_t lossless_decompress_batch_workspace_size(const LosslessOptions& opt, size_t n_chunks);
 void lossless_decompress_batch_device(const LosslessOptions& opt, const uint8_t* const* d_in,
                                       const uint64_t* d_in_sizes, uint8_t* const* d_out,

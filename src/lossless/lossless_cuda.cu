@@ -3,7 +3,6 @@
 #include <string>
 #include <type_traits>
 
-#include <cub/device/device_radix_sort.cuh>
 
 #include "pipeline/cuda_check.hpp"
 #include "lossless/lossless_internal.hpp"
@@ -24,48 +23,79 @@ struct DeviceBuffer {
 
 }  // namespace
 
-// Deflate chunks are decoded largest first. A chunk's cost follows its tokens, which follow its
-// compressed size (among levitus's 64 KiB chunks of bytes, by token count, the costliest is 300 times
-// the cheapest, a land mask), and warps retire a block at a time: in index order a block waits on its
-// slowest chunk and the launch ends on whatever chunks come last. Sorted by size, a block's four chunks
-// cost about the same and the last wave holds the cheapest (longest-processing-time-first scheduling):
-// levitus 25.7 -> 34.8 GB/s, wrf 207 -> 241, the rest within 1% (lossless v29). The order costs a
-// two-pass radix sort of 16-bit keys (the size in 64-byte units, saturated at 4 MiB), so it is used
-// from kOrderMinChunks up, where it is a small share of the decode; with a smaller workspace (0
-// included) the chunks go in index order, with the same bytes and statuses. RLE stays in index order:
-// ordered too it gained 38-50% on levitus but lost 5-8% on the columns it decodes at 600+ GB/s, where
-// the sort's launches are a visible share (lossless v30).
+// Chunks are decoded largest first. A chunk's cost follows its tokens, which follow its compressed
+// size (among levitus's 64 KiB chunks of bytes, by token count, the costliest is 300 times the
+// cheapest, a land mask), and warps retire a block at a time: in index order a block waits on its
+// slowest chunk and the launch ends on whatever chunks come last. Sorted by size, a block's chunks cost
+// about the same and the last wave holds the cheapest (longest-processing-time-first scheduling):
+// Deflate on levitus 25.7 -> 34.8 GB/s, wrf 207 -> 241, the rest within 1% (lossless v29-v30); RLE v1
+// 175 -> 190 and v2 349 -> 381 GB/s geomean, levitus's columns +41-53% (lossless v33). The order is
+// one launch of one block, a counting sort on a logarithmic size class, so that it stays a small
+// share of even a 0.8 ms decode (a five-launch radix sort cost RLE 5-8% there, lossless v30; this
+// costs those columns up to 1.4%).
+// It is used from kOrderMinChunks up; with a smaller workspace (0 included) the chunks go in index
+// order, with the same bytes and statuses. Within a class the order depends on the atomics' timing,
+// which changes which warp decodes a chunk, never what it writes.
 namespace {
 constexpr size_t kOrderMinChunks = 512;
-constexpr size_t kOrderMaxChunks = size_t(1) << 30;  // cub counts items in an int
-constexpr size_t kAlign = 256;
-size_t align_up(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
-bool ordered(const LosslessOptions& opt, size_t n) {
-  return opt.codec == LosslessCodec::deflate && n >= kOrderMinChunks && n <= kOrderMaxChunks;
+constexpr size_t kOrderMaxChunks = 0xFFFFFFFFu;  // indices are 32-bit
+constexpr int kOrderThreads = 1024;
+constexpr int kSizeClasses = 4096;  // a multiple of kOrderThreads
+bool ordered(size_t n) { return n >= kOrderMinChunks && n <= kOrderMaxChunks; }
+// Exact below 128 bytes, then 64 classes an octave (sizes within 1.1% share one); 3,776 classes reach
+// 2^64. Coarser classes cost Deflate 1-2.5% (8 an octave, lossless v32): within a class the order is
+// arbitrary, so a class must be narrower than the spread of cost at one size.
+__device__ uint32_t size_class(uint64_t bytes) {
+  if (bytes < 128) return uint32_t(bytes);
+  const uint32_t e = 63 - __clzll(bytes);  // 7 or more
+  return 128 + (e - 7) * 64 + uint32_t(bytes >> (e - 6)) % 64;
 }
-// Workspace: keys in and out (u16), chunk indices in and out (u32), then cub's temporary storage.
-struct OrderLayout {
-  size_t keys = 0, indices = 0, sort_temp = 0, total = 0;
-  explicit OrderLayout(size_t n) {
-    check(cub::DeviceRadixSort::SortPairsDescending(nullptr, sort_temp, (const uint16_t*)nullptr, (uint16_t*)nullptr,
-                                                    (const uint32_t*)nullptr, (uint32_t*)nullptr, int(n)),
-          "sort size");
-    keys = align_up(n * sizeof(uint16_t));
-    indices = align_up(n * sizeof(uint32_t));
-    total = 2 * keys + 2 * indices + sort_temp;
+// order[k] = the chunk to decode k-th: a count per class, an exclusive scan from the largest class
+// down, then each chunk placed at its class's next free slot.
+__global__ void __launch_bounds__(kOrderThreads) order_by_size_kernel(const uint64_t* in_sizes, uint32_t n,
+                                                                      uint32_t* order) {
+  constexpr int kPer = kSizeClasses / kOrderThreads;
+  __shared__ uint32_t next[kSizeClasses];
+  __shared__ uint32_t warp_before[kOrderThreads / 32];
+  const uint32_t t = threadIdx.x, lane = t % 32, warp = t / 32;
+  for (int j = 0; j < kPer; ++j) next[kPer * t + j] = 0;
+  __syncthreads();
+  for (uint32_t i = t; i < n; i += kOrderThreads) atomicAdd(&next[size_class(in_sizes[i])], 1u);
+  __syncthreads();
+  // Thread t holds the classes of ranks kPer*t .. kPer*t + kPer-1 counted from the largest class.
+  uint32_t mine = 0;
+  for (int j = 0; j < kPer; ++j) mine += next[kSizeClasses - 1 - (kPer * t + j)];
+  uint32_t incl = mine;
+  for (int d = 1; d < 32; d *= 2) {
+    const uint32_t v = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+    if (lane >= uint32_t(d)) incl += v;
   }
-};
-__global__ void order_keys_kernel(const uint64_t* in_sizes, uint16_t* keys, uint32_t* indices, uint32_t n) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const uint64_t units = in_sizes[i] >> 6;
-  keys[i] = uint16_t(units < 0xFFFF ? units : 0xFFFF);
-  indices[i] = i;
+  if (lane == 31) warp_before[warp] = incl;
+  __syncthreads();
+  if (warp == 0) {
+    const uint32_t total = warp_before[lane];
+    uint32_t w = total;
+    for (int d = 1; d < 32; d *= 2) {
+      const uint32_t v = __shfl_up_sync(0xFFFFFFFFu, w, d);
+      if (lane >= uint32_t(d)) w += v;
+    }
+    warp_before[lane] = w - total;
+  }
+  __syncthreads();
+  uint32_t at = warp_before[warp] + incl - mine;
+  for (int j = 0; j < kPer; ++j) {
+    const int c = kSizeClasses - 1 - (kPer * int(t) + j);
+    const uint32_t count = next[c];
+    next[c] = at;
+    at += count;
+  }
+  __syncthreads();
+  for (uint32_t i = t; i < n; i += kOrderThreads) order[atomicAdd(&next[size_class(in_sizes[i])], 1u)] = i;
 }
 }  // namespace
 
-size_t lossless_decompress_batch_workspace_size(const LosslessOptions& opt, size_t n_chunks) {
-  return ordered(opt, n_chunks) ? OrderLayout(n_chunks).total : 0;
+size_t lossless_decompress_batch_workspace_size(const LosslessOptions&, size_t n_chunks) {
+  return ordered(n_chunks) ? n_chunks * sizeof(uint32_t) : 0;
 }
 
 void lossless_decompress_batch_device(const LosslessOptions& opt, const uint8_t* const* d_in, const uint64_t* d_in_sizes,
@@ -80,24 +110,10 @@ void lossless_decompress_batch_device(const LosslessOptions& opt, const uint8_t*
   const unsigned blocks = unsigned((n_chunks + k::kWarpsPerBlock - 1) / k::kWarpsPerBlock);
   const unsigned threads = 32 * k::kWarpsPerBlock;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
-  const uint32_t* order = nullptr;
-  if (ordered(opt, n_chunks) && d_workspace) {
-    const OrderLayout L(n_chunks);
-    if (workspace_size >= L.total) {
-      auto* base = static_cast<uint8_t*>(d_workspace);
-      auto* keys_in = reinterpret_cast<uint16_t*>(base);
-      auto* keys_out = reinterpret_cast<uint16_t*>(base + L.keys);
-      auto* idx_in = reinterpret_cast<uint32_t*>(base + 2 * L.keys);
-      auto* idx_out = reinterpret_cast<uint32_t*>(base + 2 * L.keys + L.indices);
-      void* temp = base + 2 * L.keys + 2 * L.indices;
-      const uint32_t n = uint32_t(n_chunks);
-      order_keys_kernel<<<(n + 255) / 256, 256, 0, s>>>(d_in_sizes, keys_in, idx_in, n);
-      size_t temp_bytes = L.sort_temp;
-      check(cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, keys_in, keys_out, idx_in, idx_out, int(n),
-                                                      0, 16, s),
-            "sort chunks by size");
-      order = idx_out;
-    }
+  uint32_t* order = nullptr;
+  if (ordered(n_chunks) && d_workspace && workspace_size >= n_chunks * sizeof(uint32_t)) {
+    order = static_cast<uint32_t*>(d_workspace);
+    order_by_size_kernel<<<1, kOrderThreads, 0, s>>>(d_in_sizes, uint32_t(n_chunks), order);
   }
   // RLE kernels are specialised on the element type.
   auto launch = [&](auto codec, auto bytes, auto is_signed) {

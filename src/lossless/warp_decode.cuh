@@ -315,12 +315,15 @@ template <int kCodec, int kBytes = 0, bool kSigned = false>  // codec: 0 rle1, 1
 __global__ void __launch_bounds__(32 * kWarpsPerBlock, kCodec == 2 ? 9 : 0)
     batch_kernel(IntType t_arg, const uint8_t* const* in, const uint64_t* in_sizes, uint8_t* const* out,
                  const uint64_t* caps, uint64_t* out_sizes, LosslessStatus* status, uint64_t n_chunks,
-                 const uint32_t* order) {  // order: the chunks to take, costliest first (or null: index order)
+                 const uint32_t* order) {  // order: the chunks to take, largest first (or null: index order)
   __shared__ __align__(16) uint8_t rings[kWarpsPerBlock][kRingBytes];
   const uint32_t w = threadIdx.x >> 5;
   const uint64_t slot = uint64_t(blockIdx.x) * kWarpsPerBlock + w;
   if (slot >= n_chunks) return;
-  const uint64_t c = kCodec == 2 && order ? order[slot] : slot;  // RLE: index order (see lossless_cuda.cu)
+  // The chunk is looked up again for the status at the end rather than held in registers through
+  // the decoder (the output stores may alias `order`, so the compiler reloads it).
+  auto chunk = [&] { return order ? uint64_t(order[slot]) : slot; };
+  const uint64_t c = chunk();
   const IntType t = kBytes ? IntType{kBytes, kSigned} : t_arg;
   WarpSource src{in[c], in_sizes[c], rings[w]};
   LosslessStatus st = LosslessStatus::ok;
@@ -343,8 +346,9 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock, kCodec == 2 ? 9 : 0)
     produced = sink.n * uint64_t(t.bytes);
   }
   if (lane_id() == 0) {
-    status[c] = st;
-    out_sizes[c] = st == LosslessStatus::ok ? produced : 0;
+    const uint64_t done = chunk();
+    status[done] = st;
+    out_sizes[done] = st == LosslessStatus::ok ? produced : 0;
   }
 }
 
