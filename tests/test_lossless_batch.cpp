@@ -252,6 +252,25 @@ TEST(unit_lossless_damaged_containers) {
   }
 }
 
+// The batched CPU decoder over chunks of `blob` laid out by `refs` into `out` (sized by the caller).
+static void decode_chunks_cpu(const LosslessOptions& o, const std::vector<uint8_t>& blob,
+                              const std::vector<hpcz::lossless::ChunkRef>& refs, std::vector<uint8_t>& out,
+                              std::vector<uint64_t>& sizes, std::vector<LosslessStatus>& status) {
+  const size_t n = refs.size();
+  std::vector<const uint8_t*> in(n);
+  std::vector<uint8_t*> at(n);
+  std::vector<uint64_t> in_sizes(n), caps(n);
+  for (size_t i = 0; i < n; ++i) {
+    in[i] = blob.data() + refs[i].in_offset;
+    in_sizes[i] = refs[i].in_size;
+    at[i] = out.data() + refs[i].out_offset;
+    caps[i] = refs[i].out_capacity;
+  }
+  sizes.assign(n, 0);
+  status.assign(n, LosslessStatus::corrupt);
+  hpcz::lossless_decompress_batch(o, in.data(), in_sizes.data(), at.data(), caps.data(), sizes.data(), status.data(), n);
+}
+
 TEST(roundtrip_lossless_gpu_matches_cpu) {
   if (!hpcz::gpu_available()) {
     std::fprintf(stderr, "  no GPU: skipped\n");
@@ -281,17 +300,9 @@ TEST(roundtrip_lossless_gpu_matches_cpu) {
     hpcz::LosslessOptions o = cs[0]->o;
     hpcz::lossless::decode_chunks_gpu(o, blob.data(), blob.size(), refs, gpu_out.data(), gpu_out.size(), gsizes, gst);
     std::vector<uint8_t> cpu_out(out_total, 0x55);
-    std::vector<const uint8_t*> in(n);
-    std::vector<uint8_t*> out(n);
-    std::vector<uint64_t> in_sizes(n), caps(n), csizes(n);
-    std::vector<LosslessStatus> cst(n);
-    for (size_t i = 0; i < n; ++i) {
-      in[i] = blob.data() + refs[i].in_offset;
-      in_sizes[i] = refs[i].in_size;
-      out[i] = cpu_out.data() + refs[i].out_offset;
-      caps[i] = refs[i].out_capacity;
-    }
-    hpcz::lossless_decompress_batch(o, in.data(), in_sizes.data(), out.data(), caps.data(), csizes.data(), cst.data(), n);
+    std::vector<uint64_t> csizes;
+    std::vector<LosslessStatus> cst;
+    decode_chunks_cpu(o, blob, refs, cpu_out, csizes, cst);
     for (size_t i = 0; i < n; ++i) {
       bool same = gst[i] == cst[i] && gsizes[i] == csizes[i];
       if (same && cst[i] == LosslessStatus::ok)
@@ -346,21 +357,12 @@ TEST(roundtrip_lossless_gpu_largest_first) {
       out_total += c->cap;
     }
     std::vector<uint8_t> sorted_out(out_total, 0xAA), plain_out(out_total, 0x55);
-    std::vector<uint64_t> ssizes, psizes, csizes(n);
-    std::vector<LosslessStatus> sst, pst, cst(n);
+    std::vector<uint64_t> ssizes, psizes, csizes;
+    std::vector<LosslessStatus> sst, pst, cst;
     hpcz::lossless::decode_chunks_gpu(o, blob.data(), blob.size(), refs, sorted_out.data(), out_total, ssizes, sst, true);
     hpcz::lossless::decode_chunks_gpu(o, blob.data(), blob.size(), refs, plain_out.data(), out_total, psizes, pst, false);
     std::vector<uint8_t> cpu_out(out_total, 0x33);
-    std::vector<const uint8_t*> in(n);
-    std::vector<uint8_t*> out(n);
-    std::vector<uint64_t> in_sizes(n), caps(n);
-    for (size_t i = 0; i < n; ++i) {
-      in[i] = blob.data() + refs[i].in_offset;
-      in_sizes[i] = refs[i].in_size;
-      out[i] = cpu_out.data() + refs[i].out_offset;
-      caps[i] = refs[i].out_capacity;
-    }
-    hpcz::lossless_decompress_batch(o, in.data(), in_sizes.data(), out.data(), caps.data(), csizes.data(), cst.data(), n);
+    decode_chunks_cpu(o, blob, refs, cpu_out, csizes, cst);
     size_t ok = 0, same = 0;
     for (size_t i = 0; i < n; ++i) {
       bool eq = sst[i] == cst[i] && pst[i] == cst[i] && ssizes[i] == csizes[i] && psizes[i] == csizes[i];
