@@ -3,7 +3,6 @@
 #include <string>
 #include <type_traits>
 
-
 #include "pipeline/cuda_check.hpp"
 #include "lossless/lossless_internal.hpp"
 #include "lossless/warp_decode.cuh"
@@ -32,9 +31,8 @@ struct DeviceBuffer {
 // 175 -> 190 and v2 349 -> 381 GB/s geomean, levitus's columns +41-53% (lossless v33). The order is
 // one launch of one block, a counting sort on a logarithmic size class, so that it stays a small
 // share of even a 0.8 ms decode (a five-launch radix sort cost RLE 5-8% there, lossless v30; this
-// costs those columns up to 1.4%).
-// It is used from kOrderMinChunks up; with a smaller workspace (0 included) the chunks go in index
-// order, with the same bytes and statuses. Within a class the order depends on the atomics' timing,
+// costs those columns up to 1.4%). It is used from kOrderMinChunks up; with a smaller workspace (0
+// included) the chunks go in index order, with the same bytes and statuses. Within a class the order depends on the atomics' timing,
 // which changes which warp decodes a chunk, never what it writes.
 namespace {
 constexpr size_t kOrderMinChunks = 512;

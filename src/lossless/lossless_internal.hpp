@@ -15,7 +15,7 @@ struct ChunkRef {
 // Decodes the chunks of `blob` into `out` on the GPU (copies in, one batched launch, copies back all of
 // `out`: bytes no chunk covers come back undefined, so `out` should hold chunk outputs only).
 // sizes[i] and status[i] as in lossless_decompress_batch. with_workspace = false passes no workspace
-// (Deflate's chunks then go in index order, not largest first; the tests compare the two).
+// (batches then go in index order, not largest first; the tests compare the two).
 void decode_chunks_gpu(const LosslessOptions& opt, const uint8_t* blob, uint64_t blob_size,
                        const std::vector<ChunkRef>& chunks, uint8_t* out, uint64_t out_size,
                        std::vector<uint64_t>& sizes, std::vector<LosslessStatus>& status, bool with_workspace = true);
