@@ -36,7 +36,7 @@ struct DeviceBuffer {
 // which changes which warp decodes a chunk, never what it writes.
 namespace {
 constexpr size_t kOrderMinChunks = 512;
-constexpr size_t kOrderMaxChunks = 0xFFFFFFFFu;  // indices are 32-bit
+constexpr size_t kOrderMaxChunks = size_t(1) << 31;  // 32-bit indices; i += 1024 cannot wrap below it
 constexpr int kOrderThreads = 1024;
 constexpr int kSizeClasses = 4096;  // a multiple of kOrderThreads
 bool ordered(size_t n) { return n >= kOrderMinChunks && n <= kOrderMaxChunks; }
