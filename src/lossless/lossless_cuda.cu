@@ -42,7 +42,7 @@ constexpr int kSizeClasses = 4096;  // a multiple of kOrderThreads
 bool ordered(size_t n) { return n >= kOrderMinChunks && n <= kOrderMaxChunks; }
 // Exact below 128 bytes, then 64 classes an octave (sizes within 1.1% share one); 3,776 classes reach
 // 2^64. Coarser classes cost Deflate 1-2.5% (8 an octave, lossless v32): within a class the order is
-// arbitrary, so a class must be narrower than the spread of cost at one size.
+// arbitrary, so a wide class mixes costs again.
 __device__ uint32_t size_class(uint64_t bytes) {
   if (bytes < 128) return uint32_t(bytes);
   const uint32_t e = 63 - __clzll(bytes);  // 7 or more
