@@ -32,8 +32,8 @@ struct DeviceBuffer {
 // one launch of one block, a counting sort on a logarithmic size class, so that it stays a small
 // share of even a 0.8 ms decode (a five-launch radix sort cost RLE 5-8% there, lossless v30; this
 // costs those columns up to 1.4%). It is used from kOrderMinChunks up; with a smaller workspace (0
-// included) the chunks go in index order, with the same bytes and statuses. Within a class the order depends on the atomics' timing,
-// which changes which warp decodes a chunk, never what it writes.
+// included) the chunks go in index order, with the same bytes and statuses. Within a class the order
+// depends on the atomics' timing, which changes which warp decodes a chunk, never what it writes.
 namespace {
 constexpr size_t kOrderMinChunks = 512;
 constexpr size_t kOrderMaxChunks = size_t(1) << 31;  // 32-bit indices; i += 1024 cannot wrap below it
