@@ -11,7 +11,7 @@
 #include "bench_util.hpp"
 #include "pipeline/internal.hpp"
 #include "predict/lorenzo.hpp"
-#include "ratio/ratio_chunk.hpp"
+#include "codecs/ratio/chunk.hpp"
 
 namespace hpcz::cli {
 namespace {
@@ -36,7 +36,7 @@ template <class T> std::vector<uint32_t> field_histogram(const Field& f, uint32_
     if (std::isfinite(x[i])) mn = std::min(mn, double(x[i])), mx = std::max(mx, double(x[i]));
   if (!(mn <= mx)) return {};
   const double eb = 1e-3 * (mx - mn);
-  const auto p = fle::make_params<T>(eb, fle::choose_step<T>(eb, true, mn, mx), false, 0);
+  const auto p = fast::make_params<T>(eb, fast::choose_step<T>(eb, true, mn, mx), false, 0);
   const auto shape = predict::working_shape(f.dims.data(), int(f.dims.size()));
   ratio::EncodeScratch<T> sc;
   std::vector<uint8_t> chunk;

@@ -3,9 +3,9 @@
 #include <random>
 
 #include "common.hpp"
-#include "fle/fast_chunk.hpp"
+#include "codecs/fast/chunk.hpp"
 
-using namespace hpcz::fle;
+using namespace hpcz::fast;
 
 TEST(unit_within_bound_is_exact) {
   CHECK(within_bound(1.0, 1.5, 0.5));

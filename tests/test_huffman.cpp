@@ -15,9 +15,9 @@
 #include "huffman/reduce_shuffle.hpp"
 #include "huffman/stream.hpp"
 #include "predict/lorenzo.hpp"
-#include "ratio/dual_plan.hpp"
-#include "ratio/recon_plan.hpp"
-#include "ratio/ratio_chunk.hpp"
+#include "codecs/ratio/dual_plan.hpp"
+#include "codecs/ratio/recon_plan.hpp"
+#include "codecs/ratio/chunk.hpp"
 
 using namespace hpcz;
 
@@ -434,7 +434,7 @@ TEST(unit_huffman_gpu_books_match_cpu) {
       float mn = 1e30f, mx = -1e30f;
       for (uint64_t i = 0; i < f.n(); ++i) if (std::isfinite(x[i])) { mn = std::min(mn, x[i]); mx = std::max(mx, x[i]); }
       const double eb = rel * (double(mx) - double(mn));
-      auto p = fle::make_params<float>(eb, fle::choose_step<float>(eb, true, mn, mx), false, 0);
+      auto p = fast::make_params<float>(eb, fast::choose_step<float>(eb, true, mn, mx), false, 0);
       auto shape = predict::working_shape(f.dims.data(), int(f.dims.size()));
       ratio::EncodeScratch<float> sc;
       std::vector<uint8_t> chunk;

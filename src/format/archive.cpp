@@ -1,8 +1,8 @@
 // Reading and validating archives: every field is checked before it is used.
 #include <string>
 
-#include "fle/fast_chunk.hpp"
-#include "ratio/ratio_chunk.hpp"
+#include "codecs/fast/chunk.hpp"
+#include "codecs/ratio/chunk.hpp"
 #include "pipeline/internal.hpp"
 
 namespace hpcz::pipeline {
@@ -14,7 +14,7 @@ void corrupt(const std::string& msg) { fail(ErrorCode::corrupt_archive, "corrupt
 }
 
 uint64_t plain_chunk_bound(const ArchiveInfo& info, uint64_t count, uint32_t vb) {
-  return info.codec == Codec::ratio ? ratio::max_chunk_bytes(count, vb) : fle::max_chunk_bytes(count, vb);
+  return info.codec == Codec::ratio ? ratio::max_chunk_bytes(count, vb) : fast::max_chunk_bytes(count, vb);
 }
 
 ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
@@ -173,7 +173,7 @@ size_t max_compressed_size(uint64_t n, DType dtype) {
   const uint64_t cv = format::kChunkInputBytes / vb, nc = detail::div_ceil(n, cv);
   uint64_t full = n / cv, rest = n % cv;
   // (+ 1 byte per chunk: the second stage's tag on a chunk it stores as is)
-  const uint64_t fast = format::data_offset(nc) + full * fle::max_chunk_bytes(cv, vb) + fle::max_chunk_bytes(rest, vb) + nc;
+  const uint64_t fast = format::data_offset(nc) + full * fast::max_chunk_bytes(cv, vb) + fast::max_chunk_bytes(rest, vb) + nc;
   // Ratio mode: every chunk but the last holds more than kTargetChunkValues / 2 values (whole slabs of
   // at most kTargetChunkValues, or one larger slab), and no chunk exceeds its raw form.
   const uint64_t nc_ratio = n / (predict::kTargetChunkValues / 2) + 1;

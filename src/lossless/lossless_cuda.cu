@@ -3,7 +3,7 @@
 #include <string>
 #include <type_traits>
 
-#include "pipeline/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 #include "lossless/lossless_internal.hpp"
 #include "lossless/warp_decode.cuh"
 

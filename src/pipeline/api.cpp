@@ -2,8 +2,8 @@
 #include <cmath>
 #include <string>
 
-#include "fle/fast_chunk.hpp"
-#include "ratio/ratio_chunk.hpp"
+#include "codecs/fast/chunk.hpp"
+#include "codecs/ratio/chunk.hpp"
 #include "pipeline/internal.hpp"
 
 namespace hpcz {

@@ -8,9 +8,9 @@
 
 #include <omp.h>
 
-#include "fle/fast_chunk.hpp"
-#include "fle/fast_header.hpp"
-#include "ratio/ratio_chunk.hpp"
+#include "codecs/fast/chunk.hpp"
+#include "codecs/fast/fast_header.hpp"
+#include "codecs/ratio/chunk.hpp"
 #include "pipeline/internal.hpp"
 
 namespace hpcz::pipeline {
@@ -41,7 +41,7 @@ std::vector<uint8_t> assemble(format::HeaderFields& h, const std::vector<uint32_
 }
 
 template <class T>
-std::vector<uint8_t> compress_ratio_cpu(const T* in, format::HeaderFields& h, const fle::QuantParams<T>& p) {
+std::vector<uint8_t> compress_ratio_cpu(const T* in, format::HeaderFields& h, const fast::QuantParams<T>& p) {
   const predict::Shape shape = predict::working_shape(h.dims, h.ndims);
   std::vector<std::vector<uint8_t>> chunks(h.n_chunks);
   // Chunks are large (about 4 Mi values): with fewer chunks than threads, each is encoded by all
@@ -76,21 +76,21 @@ std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
   K nmin = ~K(0), nmax = 0;
 #pragma omp parallel for reduction(min : nmin) reduction(max : nmax) schedule(static)
   for (int64_t i = 0; i < int64_t(n); ++i) {
-    if (fle::in_range_set(in[i], has_fill, fill)) {
-      const K k = fle::narrow_key(in[i]);
+    if (fast::in_range_set(in[i], has_fill, fill)) {
+      const K k = fast::narrow_key(in[i]);
       nmin = std::min(nmin, k);
       nmax = std::max(nmax, k);
     }
   }
   const bool any = nmin <= nmax;
-  const uint64_t kmin = any ? fle::range_key(double(fle::narrow_value<T>(nmin))) : ~uint64_t(0);
-  const uint64_t kmax = any ? fle::range_key(double(fle::narrow_value<T>(nmax))) : 0;
-  fle::settle_range(h, kmin, kmax);
-  const fle::QuantParams<T> p = fle::encoder_params<T>(h);
+  const uint64_t kmin = any ? fast::range_key(double(fast::narrow_value<T>(nmin))) : ~uint64_t(0);
+  const uint64_t kmax = any ? fast::range_key(double(fast::narrow_value<T>(nmax))) : 0;
+  fast::settle_range(h, kmin, kmax);
+  const fast::QuantParams<T> p = fast::encoder_params<T>(h);
   if (h.codec == uint8_t(Codec::ratio)) return compress_ratio_cpu(in, h, p);
 
-  const uint64_t cv = fle::chunk_values<T>(), nc = h.n_chunks;
-  const uint64_t slot = fle::max_chunk_bytes(cv, sizeof(T));
+  const uint64_t cv = fast::chunk_values<T>(), nc = h.n_chunks;
+  const uint64_t slot = fast::max_chunk_bytes(cv, sizeof(T));
   // Uninitialized: a chunk touches only the bytes it writes (a zeroed vector the size of the input
   // cost a memset and a page fault per page).
   std::unique_ptr<uint8_t[]> scratch(new uint8_t[nc * slot]);
@@ -101,7 +101,7 @@ std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
 #pragma omp for schedule(dynamic, 4)
     for (int64_t c = 0; c < int64_t(nc); ++c) {
       uint32_t count = uint32_t(std::min<uint64_t>(cv, n - c * cv));
-      sizes[c] = fle::encode_chunk(in + c * cv, count, p, scratch.get() + c * slot, exc);
+      sizes[c] = fast::encode_chunk(in + c * cv, count, p, scratch.get() + c * slot, exc);
     }
   }
   return assemble(h, sizes, [&](int64_t c) { return scratch.get() + c * slot; });
@@ -109,7 +109,7 @@ std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
 
 template <class T>
 void decompress_cpu_t(const uint8_t* a, const ArchiveInfo& info, T* out) {
-  const fle::QuantParams<T> p = fle::make_params<T>(info.eb_abs, info.step, info.fill.has_value(),
+  const fast::QuantParams<T> p = fast::make_params<T>(info.eb_abs, info.step, info.fill.has_value(),
                                                      info.fill.value_or(0.0));
   const uint64_t cv = info.chunk_values, nc = info.n_chunks;
   const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));
@@ -124,7 +124,7 @@ void decompress_cpu_t(const uint8_t* a, const ArchiveInfo& info, T* out) {
       if (!ratio::decode_chunk<T>(a + e.offset, e.size, predict::chunk_shape(shape, c), p, info.block_values,
                                   out + c * cv, threads))
         kind = 2;
-    } else if (!fle::decode_chunk<T>(a + e.offset, e.size, count, p, out + c * cv)) kind = 2;
+    } else if (!fast::decode_chunk<T>(a + e.offset, e.size, count, p, out + c * cv)) kind = 2;
     if (kind) {
       int64_t expected = -1;
       if (bad_chunk.compare_exchange_strong(expected, c)) bad_kind = kind;

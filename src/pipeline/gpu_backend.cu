@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "pipeline/cuda_check.hpp"
-#include "fle/fast_cuda.cuh"
-#include "pipeline/gpu_ratio.hpp"
+#include "common/cuda_check.hpp"
+#include "codecs/fast/kernels.cuh"
+#include "codecs/ratio/ratio_gpu.hpp"
 #include "pipeline/internal.hpp"
 #include "pipeline/staged_copy.hpp"
 
@@ -16,8 +16,8 @@ namespace {
 
 using pipeline::check;
 
-using fle::cuda::CompressState;
-using fle::cuda::kThreads;
+using fast::cuda::CompressState;
+using fast::cuda::kThreads;
 
 size_t state_bytes(uint64_t n_chunks) { return (sizeof(CompressState) + 8 * n_chunks + 255) & ~size_t(255); }
 
@@ -27,30 +27,30 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
   auto* st = static_cast<CompressState*>(d_ws);
   auto* desc = reinterpret_cast<unsigned long long*>(st + 1);
   const uint64_t nc = h.n_chunks;
-  fle::cuda::init_kernel<<<nc ? (unsigned)std::min<uint64_t>((nc + 255) / 256, 1024) : 1, 256, 0, s>>>(st, desc, nc);
+  fast::cuda::init_kernel<<<nc ? (unsigned)std::min<uint64_t>((nc + 255) / 256, 1024) : 1, 256, 0, s>>>(st, desc, nc);
   check(cudaGetLastError(), "init kernel");
   const bool has_fill = h.flags & format::kFlagFill;
   if (nc) {
-    constexpr uint32_t smem = fle::cuda::stage_bytes<T>();
+    constexpr uint32_t smem = fast::cuda::stage_bytes<T>();
     int sms = 132, dev = 0;
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     // The range comes first in both modes: rel needs it for eb, and both need max |x| for the step.
     unsigned grid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((h.n_values / 4 + kThreads - 1) / kThreads, uint64_t(sms) * 16));
-    fle::cuda::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
+    fast::cuda::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
     check(cudaGetLastError(), "range kernel");
     // HPCZ_ENCODE_BLOCKS_PER_SM=3: an occupancy experiment for the benchmark (80 registers, spills);
     // the default is encode_min_blocks<T>().
-    auto k = fle::cuda::encode_kernel<T>;
+    auto k = fast::cuda::encode_kernel<T>;
     if (const char* b = std::getenv("HPCZ_ENCODE_BLOCKS_PER_SM"); b && b[0] == '3') {
-      k = fle::cuda::encode_kernel<T, 3>;
+      k = fast::cuda::encode_kernel<T, 3>;
       check(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
     }
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
     k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
     check(cudaGetLastError(), "encode kernel");
   }
-  fle::cuda::seal_kernel<<<1, 32, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
+  fast::cuda::seal_kernel<<<1, 32, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
   check(cudaGetLastError(), "seal kernel");
 }
 
@@ -77,19 +77,19 @@ void decompress_device_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, 
   check(cudaMemsetAsync(d_ws, 0, 12, s), "workspace reset");  // the table sum and the list's count
   // The chunk table's checksum is summed by the first pass (each block adds its own entry) and checked
   // by the second: a separate one-block kernel over the table cost about 2% of the decoding time.
-  const auto p = fle::make_params<T>(info.eb_abs, info.step, info.fill.has_value(), info.fill.value_or(0.0));
+  const auto p = fast::make_params<T>(info.eb_abs, info.step, info.fill.has_value(), info.fill.value_or(0.0));
   // Pass 1: every chunk, a small stage; pass 2: the chunks that did not fit, full stage, fixed grid.
   // f32: compiled for 6 blocks per SM (40 registers, a few spills). Measured on an H200 at rel 1e-3 and
   // 1e-4 (bench/results, fast v7): mean decompression 734 GB/s at the natural 4 blocks, 824 at 5, 831
   // at 6; the single-pass kernel before it (3 blocks, 64 KiB stage) ran these rows at 792.
-  auto k1 = fle::cuda::decode_kernel<T, sizeof(T) == 4 ? 6 : 1>;
-  constexpr uint32_t smem1 = fle::cuda::kSmallStage;
+  auto k1 = fast::cuda::decode_kernel<T, sizeof(T) == 4 ? 6 : 1>;
+  constexpr uint32_t smem1 = fast::cuda::kSmallStage;
   check(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, smem1), "smem attribute");
   k1<<<(unsigned)info.n_chunks, kThreads, smem1, s>>>(d_a, info.archive_size, info.n_values, p, d_out, d_status, d_large,
                                                       table_sum);
   check(cudaGetLastError(), "decode kernel");
-  auto k2 = fle::cuda::decode_large_kernel<T>;
-  constexpr uint32_t smem2 = fle::cuda::decode_stage_bytes<T>();
+  auto k2 = fast::cuda::decode_large_kernel<T>;
+  constexpr uint32_t smem2 = fast::cuda::decode_stage_bytes<T>();
   check(cudaFuncSetAttribute(k2, cudaFuncAttributeMaxDynamicSharedMemorySize, smem2), "smem attribute");
   const unsigned grid2 = (unsigned)std::min<uint64_t>(info.n_chunks, uint64_t(sm_count()) * 3);
   k2<<<grid2, kThreads, smem2, s>>>(d_a, info.archive_size, info.n_values, info.n_chunks, p, d_out, d_status, d_large,

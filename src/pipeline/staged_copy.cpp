@@ -2,7 +2,7 @@
 // stages it too, but through one thread and small buffers (0.19-0.22 s of a 539 MB file-to-file
 // compression on an H200 went to copies and allocations). Here the host side of each piece is copied
 // by all OpenMP threads, and the next piece is filled while the copy engine moves the last one.
-#include "pipeline/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 #include "pipeline/staged_copy.hpp"
 
 #include <cuda_runtime.h>

@@ -3,9 +3,9 @@
 // write the same bytes. Block layout and code table: docs/FORMAT.md, "Fast codec".
 #pragma once
 #include "common/hd.hpp"
-#include "fle/bit_planes.hpp"
+#include "codecs/fast/bit_planes.hpp"
 
-namespace hpcz::fle {
+namespace hpcz::fast {
 
 using namespace hpcz::detail;
 
@@ -568,4 +568,4 @@ HPCZ_HD double absolute_bound(int mode, double bound, bool range_valid, double m
 }
 
 
-}  // namespace hpcz::fle
+}  // namespace hpcz::fast

@@ -8,7 +8,7 @@
 #pragma once
 #include "common/hd.hpp"
 
-namespace hpcz::fle {
+namespace hpcz::fast {
 
 // Transposes the 8x8 bit matrix whose row r is byte r of x (column c = bit c): bit 8r+c <-> bit 8c+r.
 // Each round swaps the off-diagonal halves of the 2x2, then 4x4, then 8x8 sub-blocks.
@@ -49,4 +49,4 @@ HPCZ_UNROLL
   for (int r = 0; r < 8; ++r) mag8[r] |= uint32_t(m >> (8 * r) & 0xffu) << (8 * S);
 }
 
-}  // namespace hpcz::fle
+}  // namespace hpcz::fast

@@ -1,10 +1,10 @@
 // The header fields the fast codec derives from the data's range, in one place: the CPU backend, the
 // encode kernel and the seal kernel all call settle_range, so they cannot drift apart.
 #pragma once
-#include "fle/fast_block.hpp"
+#include "codecs/fast/block.hpp"
 #include "format/header.hpp"
 
-namespace hpcz::fle {
+namespace hpcz::fast {
 
 // From the range keys (key_min > key_max: no finite, non-fill value): the range-valid flag, the range,
 // the absolute bound and the quantization step.
@@ -22,4 +22,4 @@ template <class T> HPCZ_HD QuantParams<T> encoder_params(const format::HeaderFie
   return make_params<T>(h.eb_abs, h.step, h.flags & format::kFlagFill, h.fill);
 }
 
-}  // namespace hpcz::fle
+}  // namespace hpcz::fast

@@ -21,13 +21,13 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
-#include "fle/fast_cuda.cuh"
-#include "fle/fast_header.hpp"
+#include "codecs/fast/kernels.cuh"
+#include "codecs/fast/fast_header.hpp"
 #include "format/header.hpp"
 #include "huffman/reduce_shuffle.hpp"
-#include "ratio/dual_plan.hpp"
-#include "ratio/ratio_chunk.hpp"
-#include "ratio/recon_plan.hpp"
+#include "codecs/ratio/dual_plan.hpp"
+#include "codecs/ratio/chunk.hpp"
+#include "codecs/ratio/recon_plan.hpp"
 
 namespace hpcz::ratio::cuda {
 
@@ -69,7 +69,7 @@ struct ChunkInfo {
 };
 
 struct CompressBuffers {
-  fle::cuda::CompressState* st;
+  fast::cuda::CompressState* st;
   uint32_t* q;             // n
   uint16_t* sym;           // n
   uint32_t* hist;          // n_chunks * nsym
@@ -102,17 +102,17 @@ __device__ __forceinline__ uint64_t tile_of(const Grid& g, uint64_t gi) {
 template <class T>
 static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __restrict__ in, unsigned long long n, Grid g,
                                                                    format::HeaderFields h,
-                                                                   const fle::cuda::CompressState* st,
+                                                                   const fast::cuda::CompressState* st,
                                                                    uint32_t* __restrict__ dq, uint32_t* tile_exc) {
-  fle::settle_range(h, st->key_min, st->key_max);
-  const fle::QuantParams<T> p = fle::encoder_params<T>(h);
+  fast::settle_range(h, st->key_min, st->key_max);
+  const fast::QuantParams<T> p = fast::encoder_params<T>(h);
   auto qv = [&](T x) -> uint32_t {
     int32_t v;
-    return fle::quantize(x, p, v) ? uint32_t(v) : 0u;
+    return fast::quantize(x, p, v) ? uint32_t(v) : 0u;
   };
   auto counted = [&](uint64_t i, T x) -> uint32_t {
     int32_t v;
-    if (fle::quantize(x, p, v)) return uint32_t(v);
+    if (fast::quantize(x, p, v)) return uint32_t(v);
     atomicAdd(&tile_exc[tile_of(g, i)], 1u);
     return 0u;
   };
@@ -236,7 +236,7 @@ static_assert((8 * kDualMaxRing + kDualStep) / kThreads < 1024, "central-symbol 
 template <class T>
 static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __restrict__ in, Grid g, DualPlan dp,
                                                                      uint32_t radius, format::HeaderFields h,
-                                                                     const fle::cuda::CompressState* st,
+                                                                     const fast::cuda::CompressState* st,
                                                                      uint32_t* __restrict__ dq, uint16_t* __restrict__ sym,
                                                                      uint32_t* hist, uint32_t* tile_out, uint32_t* tile_exc) {
   extern __shared__ uint32_t s_dual[];
@@ -249,8 +249,8 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
   if (v0 >= count) return;  // the last chunk has fewer values
   const uint32_t v1 = min(count, v0 + dp.range);
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
-  fle::settle_range(h, st->key_min, st->key_max);
-  const fle::QuantParams<T> p = fle::encoder_params<T>(h);
+  fast::settle_range(h, st->key_min, st->key_max);
+  const fast::QuantParams<T> p = fast::encoder_params<T>(h);
   const T* xc = in + c * g.chunk_values;
   uint16_t* sym_c = sym + c * g.chunk_values;
   uint32_t* dq_c = dq + c * g.chunk_values;
@@ -295,14 +295,14 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
     int32_t qv[kDualPer];
     uint32_t flags = 0;
 #pragma unroll
-    for (int k = 0; k < kDualPer; ++k) flags |= uint32_t(fle::quantize_fast(next[k], p, qv[k])) << (2 * k);
-    static_assert(fle::kQuantNone == 1 && fle::kQuantSearch == 2, "flag bits");
+    for (int k = 0; k < kDualPer; ++k) flags |= uint32_t(fast::quantize_fast(next[k], p, qv[k])) << (2 * k);
+    static_assert(fast::kQuantNone == 1 && fast::kQuantSearch == 2, "flag bits");
     if (flags & 0xaaaau) {
 #pragma unroll
       for (int k = 0; k < kDualPer; ++k)
         if (flags >> (2 * k + 1) & 1) {
-          const int32_t q = fle::quantize_search<T>(next[k], p.step, p.eb, qv[k]);
-          if (q == fle::kNoQ) flags |= 1u << (2 * k);
+          const int32_t q = fast::quantize_search<T>(next[k], p.step, p.eb, qv[k]);
+          if (q == fast::kNoQ) flags |= 1u << (2 * k);
           else qv[k] = q;
         }
     }
@@ -311,7 +311,7 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
     uint32_t q_last = 0;  // lane 0: the q before its value
     if (lane == 0) {
       int32_t v;
-      q_last = fle::quantize(before_first, p, v) ? uint32_t(v) : 0u;
+      q_last = fast::quantize(before_first, p, v) ? uint32_t(v) : 0u;
     }
     uint32_t has_y = 0;
 #pragma unroll
@@ -565,7 +565,7 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
 template <class T>
 static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_t nsym, const uint32_t* tile_out,
                                                           const uint32_t* tile_exc, ChunkInfo* info,
-                                                          fle::cuda::CompressState* st) {
+                                                          fast::cuda::CompressState* st) {
   using Scan = cub::BlockScan<unsigned long long, kThreads>;
   __shared__ typename Scan::TempStorage scan;
   unsigned long long base = format::data_offset(g.n_chunks);
@@ -667,7 +667,7 @@ template <bool kReduceShuffle>
 static __global__ void __launch_bounds__(kThreads, kReduceShuffle ? 5 : 0) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
                                                           const uint8_t* __restrict__ len,
                                                           const uint32_t* __restrict__ code, const ChunkInfo* info,
-                                                          fle::cuda::CompressState* st, unsigned long long* tile_desc,
+                                                          fast::cuda::CompressState* st, unsigned long long* tile_desc,
                                                           uint8_t* out) {
   // Scatter: the tile's bits from its first word; reduce-shuffle: 2 words a cell, at most 2^(12 - kMinReduce) cells.
   constexpr uint32_t kStageWords = kReduceShuffle ? 2 * (kTile >> huffman::kMinReduce) : kTile * huffman::kMaxLen / 32 + 2;
@@ -710,8 +710,8 @@ static __global__ void __launch_bounds__(kThreads, kReduceShuffle ? 5 : 0) encod
   // The tile's first bit: a decoupled look-back over the tiles of this chunk.
   if (threadIdx.x < 32) {
     const uint64_t t0 = g.first_tile(c);
-    if (threadIdx.x == 0) fle::cuda::publish_size(tile_desc + t0, t - t0, tile_total);
-    const unsigned long long b = fle::cuda::lookback(tile_desc + t0, t - t0, tile_total);
+    if (threadIdx.x == 0) fast::cuda::publish_size(tile_desc + t0, t - t0, tile_total);
+    const unsigned long long b = fast::cuda::lookback(tile_desc + t0, t - t0, tile_total);
     if (threadIdx.x == 0) s_base = b;
   }
   __syncthreads();
@@ -793,7 +793,7 @@ static __global__ void __launch_bounds__(kThreads, kReduceShuffle ? 5 : 0) encod
 // differences (prequant_kernel) or, with q_is_delta, each outlier's full delta (dual_quant_kernel).
 template <class T>
 static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t radius, format::HeaderFields h,
-                                                               const fle::cuda::CompressState* st, const T* __restrict__ in,
+                                                               const fast::cuda::CompressState* st, const T* __restrict__ in,
                                                                const uint32_t* __restrict__ q, const uint16_t* __restrict__ sym,
                                                                const uint32_t* tile_out, const uint32_t* tile_exc,
                                                                const ChunkInfo* info, uint8_t* out, bool q_is_delta) {
@@ -807,8 +807,8 @@ static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t 
   // +27% at rel 1e-4).
   const bool any_out = tile_out[t + 1] != tile_out[t], any_exc = tile_exc[t + 1] != tile_exc[t];
   if (ci.raw || !(any_out || any_exc)) return;
-  fle::settle_range(h, st->key_min, st->key_max);
-  const fle::QuantParams<T> p = fle::encoder_params<T>(h);
+  fast::settle_range(h, st->key_min, st->key_max);
+  const fast::QuantParams<T> p = fast::encoder_params<T>(h);
   const ChunkShape cs = g.shape(c);
   const uint32_t count = cs.count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;
   const uint32_t* qc = q + c * g.chunk_values;
@@ -830,7 +830,7 @@ static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t 
   if (any_exc) {
     for (int k = 0; k < kPerThread && i0 + k < count; ++k) {
       int32_t v;
-      if (!fle::quantize(xc[i0 + k], p, v)) exc_mask |= 1u << k;
+      if (!fast::quantize(xc[i0 + k], p, v)) exc_mask |= 1u << k;
     }
   }
   uint32_t eo, ee;
@@ -913,7 +913,7 @@ static __global__ void __launch_bounds__(kThreads) checksum_kernel(ChunkInfo* in
 
 // The chunk table; each entry's checksum terms go into st->table_sum for seal_kernel.
 static __global__ void __launch_bounds__(kThreads) table_kernel(const ChunkInfo* info, uint64_t n_chunks,
-                                                                fle::cuda::CompressState* st, uint8_t* out) {
+                                                                fast::cuda::CompressState* st, uint8_t* out) {
   for (uint64_t c = blockIdx.x * kThreads + threadIdx.x; c < n_chunks; c += gridDim.x * kThreads) {
     const uint32_t sum = format::checksum_fold(info[c].sum);
     format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, info[c].offset, info[c].size, sum);
@@ -1402,7 +1402,7 @@ static __global__ void __launch_bounds__(kThreads) row_scan_kernel(Grid g, const
   T vals[kPerThread];
   for (int k = 0; k < kPerThread; ++k) {
     run = SegOp()(run, items[k]);
-    vals[k] = fle::dequantize<T>(int32_t(run.sum), step);
+    vals[k] = fast::dequantize<T>(int32_t(run.sum), step);
   }
   __syncthreads();
   Store(tmp.store).Store(out + c * g.chunk_values + (i0 - threadIdx.x * kPerThread), vals, int(valid));
@@ -1444,7 +1444,7 @@ static __global__ void __launch_bounds__(kThreads) plane_kernel(Grid g, const De
     }
   }
   __syncthreads();
-  for (uint32_t k = threadIdx.x; k < plane; k += kThreads) out[first + k] = fle::dequantize<T>(int32_t(s_plane[k]), step);
+  for (uint32_t k = threadIdx.x; k < plane; k += kThreads) out[first + k] = fast::dequantize<T>(int32_t(s_plane[k]), step);
 }
 
 // ---- fused reconstruction (plan and reasoning: recon_plan.hpp) ------------------------------------
@@ -1563,7 +1563,7 @@ __device__ __forceinline__ void scan_rows_x_store(uint32_t* sv, uint32_t rows, u
 #pragma unroll
     for (uint32_t j = 0; j < V; ++j) {
       const uint32_t i = i0 + 32 * j + lane;
-      if (kWhole || i < end) o[i] = fle::dequantize<T>(int32_t(sv[i]), step);
+      if (kWhole || i < end) o[i] = fast::dequantize<T>(int32_t(sv[i]), step);
     }
   };
   for (uint32_t i0 = r0 * X; i0 < end; i0 += kW) {

@@ -15,11 +15,11 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
-#include "fle/fast_chunk.hpp"
-#include "fle/fast_header.hpp"
+#include "codecs/fast/chunk.hpp"
+#include "codecs/fast/fast_header.hpp"
 #include "format/header.hpp"
 
-namespace hpcz::fle::cuda {
+namespace hpcz::fast::cuda {
 
 constexpr int kThreads = 256;
 // Blocks per SM the encoder is compiled for (a template argument: the register budget is 65536 /
@@ -576,4 +576,4 @@ static __global__ void __launch_bounds__(kThreads) decode_large_kernel(const uin
   }
 }
 
-}  // namespace hpcz::fle::cuda
+}  // namespace hpcz::fast::cuda

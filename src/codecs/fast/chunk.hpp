@@ -5,9 +5,9 @@
 #include <cstring>
 #include <vector>
 
-#include "fle/fast_block.hpp"
+#include "codecs/fast/block.hpp"
 
-namespace hpcz::fle {
+namespace hpcz::fast {
 
 template <class T> constexpr uint32_t chunk_values() { return 65536u / sizeof(T); }
 
@@ -83,4 +83,4 @@ bool decode_chunk(const uint8_t* src, uint32_t size, uint32_t count, const Quant
   return true;
 }
 
-}  // namespace hpcz::fle
+}  // namespace hpcz::fast
