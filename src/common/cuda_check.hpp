@@ -1,13 +1,13 @@
-// CUDA runtime errors as hpcz::Error(cuda), for the backend's host code (one definition for every file).
+// CUDA runtime errors as hpcz::Error(cuda), for host code that launches kernels (one definition).
 #pragma once
 #include <cuda_runtime.h>
 
 #include <string>
 
-#include "hpcz/hpcz.hpp"
+#include "common/error.hpp"
 
-namespace hpcz::pipeline {
+namespace hpcz {
 inline void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw Error(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(e));
+  if (e != cudaSuccess) fail(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(e));
 }
-}  // namespace hpcz::pipeline
+}  // namespace hpcz

@@ -7,8 +7,6 @@
 
 namespace hpcz::pipeline {
 
-void fail(ErrorCode code, const std::string& msg) { throw Error(code, msg); }
-
 namespace {
 void corrupt(const std::string& msg) { fail(ErrorCode::corrupt_archive, "corrupt archive: " + msg); }
 }
@@ -147,7 +145,7 @@ StageSizes stage_sizes(const uint8_t* archive, size_t size) {
     const uint8_t* src = archive + e.offset;
     const uint32_t count = predict::chunk_shape(shape, c).count();
     if (!format::checksum_matches(format::checksum(src, e.size), e.checksum))
-      pipeline::fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": checksum mismatch");
+      fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": checksum mismatch");
     ratio::ChunkLayout L;
     if (ratio::is_raw_chunk(src, e.size, count, vb)) {
       z.raw_chunks += e.size;
@@ -158,7 +156,7 @@ StageSizes stage_sizes(const uint8_t* archive, size_t size) {
       z.outliers += L.exc_idx - L.out_idx;
       z.exceptions += L.size - L.exc_idx;
     } else {
-      pipeline::fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": malformed");
+      fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": malformed");
     }
   }
   return z;

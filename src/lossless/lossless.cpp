@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/error.hpp"
 #include "format/checksum.hpp"
 #include "format/header.hpp"
 #include "hpcz/hpcz.hpp"
@@ -18,7 +19,6 @@
 #include "lossless/inflate.hpp"
 #include "lossless/lossless_internal.hpp"
 #include "lossless/orc_rle.hpp"
-#include "pipeline/internal.hpp"
 #if HPCZ_HAS_ZLIB
 #include <zlib.h>
 #endif
@@ -31,7 +31,6 @@ using detail::load_u64_le;
 using detail::store_u32_le;
 using detail::store_u64_le;
 using lossless::ChunkRef;
-using pipeline::fail;
 
 lossless::IntType int_type(const LosslessOptions& o) {
   if (o.elem_bytes != 1 && o.elem_bytes != 2 && o.elem_bytes != 4 && o.elem_bytes != 8)

@@ -10,7 +10,6 @@
 namespace hpcz {
 namespace {
 
-using pipeline::check;
 
 // Allocations of the host helper, freed however it exits.
 struct DeviceBuffer {

@@ -9,7 +9,7 @@
 #include <omp.h>
 
 #include "codecs/fast/chunk.hpp"
-#include "codecs/fast/fast_header.hpp"
+#include "quant/range.hpp"
 #include "codecs/ratio/chunk.hpp"
 #include "pipeline/internal.hpp"
 
@@ -41,7 +41,7 @@ std::vector<uint8_t> assemble(format::HeaderFields& h, const std::vector<uint32_
 }
 
 template <class T>
-std::vector<uint8_t> compress_ratio_cpu(const T* in, format::HeaderFields& h, const fast::QuantParams<T>& p) {
+std::vector<uint8_t> compress_ratio_cpu(const T* in, format::HeaderFields& h, const quant::QuantParams<T>& p) {
   const predict::Shape shape = predict::working_shape(h.dims, h.ndims);
   std::vector<std::vector<uint8_t>> chunks(h.n_chunks);
   // Chunks are large (about 4 Mi values): with fewer chunks than threads, each is encoded by all
@@ -76,17 +76,17 @@ std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
   K nmin = ~K(0), nmax = 0;
 #pragma omp parallel for reduction(min : nmin) reduction(max : nmax) schedule(static)
   for (int64_t i = 0; i < int64_t(n); ++i) {
-    if (fast::in_range_set(in[i], has_fill, fill)) {
-      const K k = fast::narrow_key(in[i]);
+    if (quant::in_range_set(in[i], has_fill, fill)) {
+      const K k = quant::narrow_key(in[i]);
       nmin = std::min(nmin, k);
       nmax = std::max(nmax, k);
     }
   }
   const bool any = nmin <= nmax;
-  const uint64_t kmin = any ? fast::range_key(double(fast::narrow_value<T>(nmin))) : ~uint64_t(0);
-  const uint64_t kmax = any ? fast::range_key(double(fast::narrow_value<T>(nmax))) : 0;
-  fast::settle_range(h, kmin, kmax);
-  const fast::QuantParams<T> p = fast::encoder_params<T>(h);
+  const uint64_t kmin = any ? quant::range_key(double(quant::narrow_value<T>(nmin))) : ~uint64_t(0);
+  const uint64_t kmax = any ? quant::range_key(double(quant::narrow_value<T>(nmax))) : 0;
+  quant::settle_range(h, kmin, kmax);
+  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   if (h.codec == uint8_t(Codec::ratio)) return compress_ratio_cpu(in, h, p);
 
   const uint64_t cv = fast::chunk_values<T>(), nc = h.n_chunks;
@@ -109,7 +109,7 @@ std::vector<uint8_t> compress_cpu_t(const T* in, format::HeaderFields h) {
 
 template <class T>
 void decompress_cpu_t(const uint8_t* a, const ArchiveInfo& info, T* out) {
-  const fast::QuantParams<T> p = fast::make_params<T>(info.eb_abs, info.step, info.fill.has_value(),
+  const quant::QuantParams<T> p = quant::make_params<T>(info.eb_abs, info.step, info.fill.has_value(),
                                                      info.fill.value_or(0.0));
   const uint64_t cv = info.chunk_values, nc = info.n_chunks;
   const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));

@@ -14,9 +14,8 @@
 namespace hpcz {
 namespace {
 
-using pipeline::check;
 
-using fast::cuda::CompressState;
+using gpu::CompressState;
 using fast::cuda::kThreads;
 
 size_t state_bytes(uint64_t n_chunks) { return (sizeof(CompressState) + 8 * n_chunks + 255) & ~size_t(255); }
@@ -27,7 +26,7 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
   auto* st = static_cast<CompressState*>(d_ws);
   auto* desc = reinterpret_cast<unsigned long long*>(st + 1);
   const uint64_t nc = h.n_chunks;
-  fast::cuda::init_kernel<<<nc ? (unsigned)std::min<uint64_t>((nc + 255) / 256, 1024) : 1, 256, 0, s>>>(st, desc, nc);
+  gpu::init_kernel<<<nc ? (unsigned)std::min<uint64_t>((nc + 255) / 256, 1024) : 1, 256, 0, s>>>(st, desc, nc);
   check(cudaGetLastError(), "init kernel");
   const bool has_fill = h.flags & format::kFlagFill;
   if (nc) {
@@ -37,7 +36,7 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     // The range comes first in both modes: rel needs it for eb, and both need max |x| for the step.
     unsigned grid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((h.n_values / 4 + kThreads - 1) / kThreads, uint64_t(sms) * 16));
-    fast::cuda::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
+    gpu::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
     check(cudaGetLastError(), "range kernel");
     // HPCZ_ENCODE_BLOCKS_PER_SM=3: an occupancy experiment for the benchmark (80 registers, spills);
     // the default is encode_min_blocks<T>().
@@ -50,7 +49,7 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_
     k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
     check(cudaGetLastError(), "encode kernel");
   }
-  fast::cuda::seal_kernel<<<1, 32, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
+  gpu::seal_kernel<<<1, 32, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
   check(cudaGetLastError(), "seal kernel");
 }
 
@@ -77,7 +76,7 @@ void decompress_device_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, 
   check(cudaMemsetAsync(d_ws, 0, 12, s), "workspace reset");  // the table sum and the list's count
   // The chunk table's checksum is summed by the first pass (each block adds its own entry) and checked
   // by the second: a separate one-block kernel over the table cost about 2% of the decoding time.
-  const auto p = fast::make_params<T>(info.eb_abs, info.step, info.fill.has_value(), info.fill.value_or(0.0));
+  const auto p = quant::make_params<T>(info.eb_abs, info.step, info.fill.has_value(), info.fill.value_or(0.0));
   // Pass 1: every chunk, a small stage; pass 2: the chunks that did not fit, full stage, fixed grid.
   // f32: compiled for 6 blocks per SM (40 registers, a few spills). Measured on an H200 at rel 1e-3 and
   // 1e-4 (bench/results, fast v7): mean decompression 734 GB/s at the natural 4 blocks, 824 at 5, 831

@@ -2,6 +2,7 @@
 #pragma once
 #include <vector>
 
+#include "common/error.hpp"
 #include "format/header.hpp"
 #include "hpcz/hpcz.hpp"
 #include "lossless/lossless_internal.hpp"
@@ -14,7 +15,6 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
 // Parses the header; with full, also the chunk table, which must lie inside `size` bytes.
 ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full);
 
-[[noreturn]] void fail(ErrorCode code, const std::string& msg);
 
 // The most bytes a plain (unwrapped) chunk of `count` values may have, by codec.
 uint64_t plain_chunk_bound(const ArchiveInfo& info, uint64_t count, uint32_t value_bytes);

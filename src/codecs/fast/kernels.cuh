@@ -16,10 +16,14 @@
 #include <cub/block/block_scan.cuh>
 
 #include "codecs/fast/chunk.hpp"
-#include "codecs/fast/fast_header.hpp"
 #include "format/header.hpp"
+#include "gpu/archive_passes.cuh"
+#include "gpu/lookback.cuh"
+#include "quant/range.hpp"
 
 namespace hpcz::fast::cuda {
+
+using namespace gpu;  // the archive passes, the look-back, DecodeStatus
 
 constexpr int kThreads = 256;
 // Blocks per SM the encoder is compiled for (a template argument: the register budget is 65536 /
@@ -28,16 +32,6 @@ constexpr int kThreads = 256;
 // 687 GB/s mean at 2 blocks (128 registers, no spills) and 656 at 3 (80 registers, spills); f64 at 878
 // at 2 and 750 at 3. (Before the quick quantizer, f32 had been 5% faster at 3.)
 template <class T> constexpr int encode_min_blocks() { return 2; }
-
-// Workspace layout for compression (all device memory, zeroed or set by init_kernel).
-struct CompressState {
-  unsigned long long key_min, key_max;  // value range as order-preserving keys
-  unsigned long long total_size;        // archive bytes, written by the last chunk
-  unsigned long long table_sum;         // the chunk table's checksum sum, each block adding its entry
-  unsigned int chunk_counter;
-  unsigned int pad;
-  // followed by n_chunks look-back descriptors (unsigned long long)
-};
 
 template <class T> constexpr uint32_t stage_bytes() {
   // codes + the worst-case payload/exception region + slack for funnel-shift reads past the end
@@ -49,117 +43,7 @@ __device__ __forceinline__ uint32_t funnel_word(const uint32_t* w, uint32_t byte
   return __funnelshift_r(w[i], w[i + 1], sh);
 }
 
-// ---- look-back over chunk sizes -------------------------------------------------------------------
-constexpr unsigned long long kStatusShift = 62;
-constexpr unsigned long long kAggregate = 1ull << kStatusShift, kInclusive = 2ull << kStatusShift;
-constexpr unsigned long long kValueMask = kAggregate - 1;
-
-// Thread 0 publishes chunk c's size as soon as it is known (chunk 0's is already its inclusive
-// prefix); the look-back of later chunks can then sum it while this chunk is still being written.
-__device__ inline void publish_size(unsigned long long* desc, unsigned long long c, unsigned long long size) {
-  atomicExch(desc + c, (c == 0 ? kInclusive : kAggregate) | size);
-}
-
-// Called by warp 0 after publish_size(c). Returns the exclusive prefix of chunk sizes before chunk c
-// and publishes c's inclusive prefix.
-__device__ inline unsigned long long lookback(unsigned long long* desc, unsigned long long c,
-                                              unsigned long long size) {
-  const int lane = threadIdx.x & 31;
-  if (c == 0) return 0;
-  unsigned long long excl = 0;
-  long long pred = (long long)c - 1;
-  while (true) {
-    long long idx = pred - lane;
-    unsigned long long d = 2ull << kStatusShift;  // before chunk 0: an inclusive prefix of 0
-    if (idx >= 0) d = *(volatile unsigned long long*)(desc + idx);
-    unsigned long long status = d >> kStatusShift;
-    unsigned inclusive = __ballot_sync(0xffffffffu, status == 2);
-    unsigned invalid = __ballot_sync(0xffffffffu, status == 0);
-    int stop = inclusive ? __ffs(inclusive) - 1 : 31;  // lanes 0..stop matter
-    unsigned need = stop == 31 ? 0xffffffffu : ((1u << (stop + 1)) - 1);
-    if (invalid & need) {
-      __nanosleep(20);
-      continue;
-    }
-    unsigned long long v = lane <= stop ? (d & kValueMask) : 0;
-    for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    excl += v;
-    if (inclusive) break;
-    pred -= 32;
-  }
-  if (lane == 0) atomicExch(desc + c, kInclusive | (excl + size));
-  return excl;
-}
-
 // ---- kernels ------------------------------------------------------------------------------------
-// A compression's shared state before its first kernel (both codecs' init kernels).
-__device__ __forceinline__ void reset_state(CompressState* st) {
-  st->key_min = ~0ull;
-  st->key_max = 0;
-  st->total_size = format::data_offset(0);
-  st->table_sum = 0;
-  st->chunk_counter = 0;
-}
-static __global__ void init_kernel(CompressState* st, unsigned long long* desc, unsigned long long n_chunks) {
-  unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i == 0) reset_state(st);
-  for (; i < n_chunks; i += gridDim.x * blockDim.x) desc[i] = 0;
-}
-
-struct MinOp {
-  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a < b ? a : b; }
-};
-struct MaxOp {
-  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a < b ? b : a; }
-};
-
-template <class T>
-__device__ __forceinline__ void reduce_range(unsigned long long kmin, unsigned long long kmax, CompressState* st) {
-  using R = cub::BlockReduce<unsigned long long, kThreads>;
-  __shared__ typename R::TempStorage tmp;
-  unsigned long long a = R(tmp).Reduce(kmin, MinOp());
-  __syncthreads();
-  unsigned long long b = R(tmp).Reduce(kmax, MaxOp());
-  if (threadIdx.x == 0 && a <= b) {
-    atomicMin(&st->key_min, a);
-    atomicMax(&st->key_max, b);
-  }
-}
-
-template <class T>
-static __global__ void __launch_bounds__(kThreads) range_kernel(const T* in, unsigned long long n, int has_fill, T fill,
-                                                         CompressState* st) {
-  using K = typename Bits<T>::type;
-  constexpr int kVec = 16 / sizeof(T);  // values per 16-byte load
-  K kmin = ~K(0), kmax = 0;
-  auto take = [&](T x) {
-    if (in_range_set(x, has_fill, fill)) {
-      K k = narrow_key(x);
-      kmin = k < kmin ? k : kmin;
-      kmax = k > kmax ? k : kmax;
-    }
-  };
-  const unsigned long long nvec = n / kVec, stride = (unsigned long long)gridDim.x * kThreads;
-  // From the end of the array back to its start, so that what the encoders read first (they take
-  // chunks in order from the start) is the last thing read here, still in L2.
-  const unsigned long long t = blockIdx.x * (unsigned long long)kThreads + threadIdx.x;
-  for (unsigned long long back = t; back < nvec; back += stride) {
-    const unsigned long long i = nvec - 1 - back;
-    if constexpr (sizeof(T) == 4) {
-      float4 f = __ldg(reinterpret_cast<const float4*>(in) + i);
-      take(f.x); take(f.y); take(f.z); take(f.w);
-    } else {
-      double2 f = __ldg(reinterpret_cast<const double2*>(in) + i);
-      take(f.x); take(f.y);
-    }
-  }
-  for (unsigned long long i = nvec * kVec + blockIdx.x * (unsigned long long)kThreads + threadIdx.x; i < n; i += stride)
-    take(in[i]);
-  unsigned long long a = kmin <= kmax ? range_key(double(narrow_value<T>(kmin))) : ~0ull;
-  unsigned long long b = kmin <= kmax ? range_key(double(narrow_value<T>(kmax))) : 0ull;
-  reduce_range<T>(a, b, st);
-}
-
 template <class T>
 __device__ __forceinline__ void load_block(const T* in, unsigned long long first, unsigned long long n, T* v, int& count) {
   if (first + kB <= n) {
@@ -225,7 +109,7 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
   // The size was published as soon as it was known; warp 0 learns the offset while the others checksum.
   // (Looking back before warp 0 writes its last round's blocks instead lost: 983 -> 947 GB/s, fast v17.)
   if (threadIdx.x < 32) {
-    unsigned long long excl = lookback(desc, c, size);
+    unsigned long long excl = PackedTileState{desc}.exclusive_prefix(c, size);
     if (threadIdx.x == 0) s_base = format::data_offset(h.n_chunks) + excl;
   }
   // The chunk starts at stage byte 0: its words inside the body are stage words, no funnel shift.
@@ -350,7 +234,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     // published late, 762-774 early).
     if (r + 1 == kRounds && threadIdx.x == 0) {
       const uint32_t all_pay = pay + (total >> kExcBits), all_exc = nexc + (total & ((1u << kExcBits) - 1));
-      publish_size(desc, c, nb + all_pay + all_exc * uint32_t(sizeof(T)));
+      PackedTileState{desc}.publish_aggregate(c, nb + all_pay + all_exc * uint32_t(sizeof(T)));
     }
     if (b < nb) {
       stage[b] = bp.code;
@@ -365,35 +249,6 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     __syncthreads();  // scan_tmp reuse
   }
   place_chunk<T>(stage, nb + pay, nexc, c, h, st, desc, out);
-}
-
-// Header and table checksum, once every chunk is written. Both codecs' encoders sum the table's
-// checksum terms into st->table_sum as they write the entries (a one-block pass over the table here
-// cost 24 us, 3% of a 512 MiB fast compression).
-static __global__ void seal_kernel(format::HeaderFields h, const CompressState* st, uint8_t* out,
-                                   unsigned long long* d_size) {
-  if (threadIdx.x == 0) {
-    settle_range(h, st->key_min, st->key_max);
-    h.archive_size = st->total_size;
-    h.table_checksum = format::checksum_fold(st->table_sum);  // summed entry by entry as the table was written
-    format::write_header(out, h);
-    *d_size = h.archive_size;
-  }
-}
-
-enum DecodeStatus : uint32_t { kBadChecksum = 1, kBadChunk = 2, kBadTable = 4 };
-
-// Verifies the chunk table against the header's table checksum.
-static __global__ void __launch_bounds__(kThreads) table_check_kernel(const uint8_t* a, unsigned long long n_chunks,
-                                                               uint32_t expect, uint32_t* status) {
-  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
-  __shared__ typename Sum::TempStorage tmp;
-  const unsigned long long words = n_chunks * format::kChunkEntryBytes / 4;
-  unsigned long long s = 0;
-  for (unsigned long long i = threadIdx.x; i < words; i += kThreads)
-    s += format::checksum_term(i, load_u32_le(a + format::kHeaderBytes + 4 * i));
-  s = Sum(tmp).Sum(s);
-  if (threadIdx.x == 0 && format::checksum_fold(s) != expect) atomicOr(status, kBadTable);
 }
 
 // Shared memory for a chunk's bytes in the first decoding pass. Most chunks are far smaller than the

@@ -19,7 +19,7 @@
 #include <memory>
 #include <vector>
 
-#include "codecs/fast/block.hpp"
+#include "quant/quantizer.hpp"
 #include "huffman/codebook.hpp"
 #include "huffman/stream.hpp"
 #include "predict/lorenzo.hpp"
@@ -110,7 +110,7 @@ struct EncodeScratch {
 // is the chunk's size. threads > 1 (a chunk encoded alone, when there are fewer chunks than threads)
 // splits every pass into that many spans of values; the bytes do not depend on it.
 template <class T>
-void encode_chunk(const T* in, const ChunkShape& c, const fast::QuantParams<T>& p, uint32_t radius,
+void encode_chunk(const T* in, const ChunkShape& c, const quant::QuantParams<T>& p, uint32_t radius,
                   EncodeScratch<T>& s, std::vector<uint8_t>& dst, int threads = 1) {
   const uint32_t n = c.count(), nsym = 2 * radius;
   const int64_t nspan = std::max(1, threads);
@@ -126,7 +126,7 @@ void encode_chunk(const T* in, const ChunkShape& c, const fast::QuantParams<T>& 
     sp.hist.assign(nsym, 0);
     for (uint32_t i = value_span(t, 0); i < value_span(t, 1); ++i) {
       int32_t q;
-      if (fast::quantize(in[i], p, q)) {
+      if (quant::quantize(in[i], p, q)) {
         s.q[i] = uint32_t(q);
       } else {
         s.q[i] = 0;
@@ -288,7 +288,7 @@ void inverse_and_dequantize_parallel(const ChunkShape& c, uint32_t* v, T step, T
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int64_t b = 0; b < spans; ++b) {
       uint32_t acc = carry[b];
-      for (int64_t i = b * span; i < std::min(cx, (b + 1) * span); ++i) out[i] = fast::dequantize<T>(int32_t(acc += v[i]), step);
+      for (int64_t i = b * span; i < std::min(cx, (b + 1) * span); ++i) out[i] = quant::dequantize<T>(int32_t(acc += v[i]), step);
     }
     return;
   }
@@ -306,7 +306,7 @@ void inverse_and_dequantize_parallel(const ChunkShape& c, uint32_t* v, T step, T
       uint32_t* pz = v + z * P;
       if (z)
         for (int64_t i = i0; i < i1; ++i) pz[i] += pz[i - P];
-      for (int64_t i = i0; i < i1; ++i) out[z * P + i] = fast::dequantize<T>(int32_t(pz[i]), step);
+      for (int64_t i = i0; i < i1; ++i) out[z * P + i] = quant::dequantize<T>(int32_t(pz[i]), step);
     }
   }
 }
@@ -315,7 +315,7 @@ void inverse_and_dequantize_parallel(const ChunkShape& c, uint32_t* v, T step, T
 // threads > 1: the chunk's sequences (their output places are in seq_first) and the inverse
 // prediction run in parallel; the result is the same.
 template <class T>
-bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const fast::QuantParams<T>& p,
+bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const quant::QuantParams<T>& p,
                   uint32_t radius, T* out, int threads = 1) {
   const uint32_t n = c.count(), nsym = 2 * radius;
   if (is_raw_chunk(src, size, n, sizeof(T))) {
@@ -374,7 +374,7 @@ bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const 
     inverse_and_dequantize_parallel<T>(c, v.data(), p.step, out, threads);
   } else {
     predict::inverse_lorenzo_rows(c, v.data(), [&](uint64_t i0, const uint32_t* row, uint64_t len) {
-      for (uint64_t x = 0; x < len; ++x) out[i0 + x] = fast::dequantize<T>(int32_t(row[x]), p.step);
+      for (uint64_t x = 0; x < len; ++x) out[i0 + x] = quant::dequantize<T>(int32_t(row[x]), p.step);
     });
   }
   for (uint32_t k = 0; k < L.n_exc; ++k) {

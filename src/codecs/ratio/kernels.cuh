@@ -21,15 +21,18 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
-#include "codecs/fast/kernels.cuh"
-#include "codecs/fast/fast_header.hpp"
-#include "format/header.hpp"
-#include "huffman/reduce_shuffle.hpp"
-#include "codecs/ratio/dual_plan.hpp"
 #include "codecs/ratio/chunk.hpp"
+#include "codecs/ratio/dual_plan.hpp"
 #include "codecs/ratio/recon_plan.hpp"
+#include "format/header.hpp"
+#include "gpu/archive_passes.cuh"
+#include "gpu/lookback.cuh"
+#include "huffman/reduce_shuffle.hpp"
+#include "quant/range.hpp"
 
 namespace hpcz::ratio::cuda {
+
+using namespace gpu;  // the archive passes, DecodeStatus
 
 using predict::ChunkShape;
 
@@ -69,7 +72,7 @@ struct ChunkInfo {
 };
 
 struct CompressBuffers {
-  fast::cuda::CompressState* st;
+  gpu::CompressState* st;
   uint32_t* q;             // n
   uint16_t* sym;           // n
   uint32_t* hist;          // n_chunks * nsym
@@ -102,17 +105,17 @@ __device__ __forceinline__ uint64_t tile_of(const Grid& g, uint64_t gi) {
 template <class T>
 static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __restrict__ in, unsigned long long n, Grid g,
                                                                    format::HeaderFields h,
-                                                                   const fast::cuda::CompressState* st,
+                                                                   const gpu::CompressState* st,
                                                                    uint32_t* __restrict__ dq, uint32_t* tile_exc) {
-  fast::settle_range(h, st->key_min, st->key_max);
-  const fast::QuantParams<T> p = fast::encoder_params<T>(h);
+  quant::settle_range(h, st->key_min, st->key_max);
+  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   auto qv = [&](T x) -> uint32_t {
     int32_t v;
-    return fast::quantize(x, p, v) ? uint32_t(v) : 0u;
+    return quant::quantize(x, p, v) ? uint32_t(v) : 0u;
   };
   auto counted = [&](uint64_t i, T x) -> uint32_t {
     int32_t v;
-    if (fast::quantize(x, p, v)) return uint32_t(v);
+    if (quant::quantize(x, p, v)) return uint32_t(v);
     atomicAdd(&tile_exc[tile_of(g, i)], 1u);
     return 0u;
   };
@@ -236,7 +239,7 @@ static_assert((8 * kDualMaxRing + kDualStep) / kThreads < 1024, "central-symbol 
 template <class T>
 static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __restrict__ in, Grid g, DualPlan dp,
                                                                      uint32_t radius, format::HeaderFields h,
-                                                                     const fast::cuda::CompressState* st,
+                                                                     const gpu::CompressState* st,
                                                                      uint32_t* __restrict__ dq, uint16_t* __restrict__ sym,
                                                                      uint32_t* hist, uint32_t* tile_out, uint32_t* tile_exc) {
   extern __shared__ uint32_t s_dual[];
@@ -249,8 +252,8 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
   if (v0 >= count) return;  // the last chunk has fewer values
   const uint32_t v1 = min(count, v0 + dp.range);
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
-  fast::settle_range(h, st->key_min, st->key_max);
-  const fast::QuantParams<T> p = fast::encoder_params<T>(h);
+  quant::settle_range(h, st->key_min, st->key_max);
+  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   const T* xc = in + c * g.chunk_values;
   uint16_t* sym_c = sym + c * g.chunk_values;
   uint32_t* dq_c = dq + c * g.chunk_values;
@@ -295,14 +298,14 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
     int32_t qv[kDualPer];
     uint32_t flags = 0;
 #pragma unroll
-    for (int k = 0; k < kDualPer; ++k) flags |= uint32_t(fast::quantize_fast(next[k], p, qv[k])) << (2 * k);
-    static_assert(fast::kQuantNone == 1 && fast::kQuantSearch == 2, "flag bits");
+    for (int k = 0; k < kDualPer; ++k) flags |= uint32_t(quant::quantize_fast(next[k], p, qv[k])) << (2 * k);
+    static_assert(quant::kQuantNone == 1 && quant::kQuantSearch == 2, "flag bits");
     if (flags & 0xaaaau) {
 #pragma unroll
       for (int k = 0; k < kDualPer; ++k)
         if (flags >> (2 * k + 1) & 1) {
-          const int32_t q = fast::quantize_search<T>(next[k], p.step, p.eb, qv[k]);
-          if (q == fast::kNoQ) flags |= 1u << (2 * k);
+          const int32_t q = quant::quantize_search<T>(next[k], p.step, p.eb, qv[k]);
+          if (q == quant::kNoQ) flags |= 1u << (2 * k);
           else qv[k] = q;
         }
     }
@@ -311,7 +314,7 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
     uint32_t q_last = 0;  // lane 0: the q before its value
     if (lane == 0) {
       int32_t v;
-      q_last = fast::quantize(before_first, p, v) ? uint32_t(v) : 0u;
+      q_last = quant::quantize(before_first, p, v) ? uint32_t(v) : 0u;
     }
     uint32_t has_y = 0;
 #pragma unroll
@@ -565,7 +568,7 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
 template <class T>
 static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_t nsym, const uint32_t* tile_out,
                                                           const uint32_t* tile_exc, ChunkInfo* info,
-                                                          fast::cuda::CompressState* st) {
+                                                          gpu::CompressState* st) {
   using Scan = cub::BlockScan<unsigned long long, kThreads>;
   __shared__ typename Scan::TempStorage scan;
   unsigned long long base = format::data_offset(g.n_chunks);
@@ -667,7 +670,7 @@ template <bool kReduceShuffle>
 static __global__ void __launch_bounds__(kThreads, kReduceShuffle ? 5 : 0) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
                                                           const uint8_t* __restrict__ len,
                                                           const uint32_t* __restrict__ code, const ChunkInfo* info,
-                                                          fast::cuda::CompressState* st, unsigned long long* tile_desc,
+                                                          gpu::CompressState* st, unsigned long long* tile_desc,
                                                           uint8_t* out) {
   // Scatter: the tile's bits from its first word; reduce-shuffle: 2 words a cell, at most 2^(12 - kMinReduce) cells.
   constexpr uint32_t kStageWords = kReduceShuffle ? 2 * (kTile >> huffman::kMinReduce) : kTile * huffman::kMaxLen / 32 + 2;
@@ -710,8 +713,9 @@ static __global__ void __launch_bounds__(kThreads, kReduceShuffle ? 5 : 0) encod
   // The tile's first bit: a decoupled look-back over the tiles of this chunk.
   if (threadIdx.x < 32) {
     const uint64_t t0 = g.first_tile(c);
-    if (threadIdx.x == 0) fast::cuda::publish_size(tile_desc + t0, t - t0, tile_total);
-    const unsigned long long b = fast::cuda::lookback(tile_desc + t0, t - t0, tile_total);
+    const gpu::PackedTileState tiles{tile_desc + t0};
+    if (threadIdx.x == 0) tiles.publish_aggregate(t - t0, tile_total);
+    const unsigned long long b = tiles.exclusive_prefix(t - t0, tile_total);
     if (threadIdx.x == 0) s_base = b;
   }
   __syncthreads();
@@ -793,7 +797,7 @@ static __global__ void __launch_bounds__(kThreads, kReduceShuffle ? 5 : 0) encod
 // differences (prequant_kernel) or, with q_is_delta, each outlier's full delta (dual_quant_kernel).
 template <class T>
 static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t radius, format::HeaderFields h,
-                                                               const fast::cuda::CompressState* st, const T* __restrict__ in,
+                                                               const gpu::CompressState* st, const T* __restrict__ in,
                                                                const uint32_t* __restrict__ q, const uint16_t* __restrict__ sym,
                                                                const uint32_t* tile_out, const uint32_t* tile_exc,
                                                                const ChunkInfo* info, uint8_t* out, bool q_is_delta) {
@@ -807,8 +811,8 @@ static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t 
   // +27% at rel 1e-4).
   const bool any_out = tile_out[t + 1] != tile_out[t], any_exc = tile_exc[t + 1] != tile_exc[t];
   if (ci.raw || !(any_out || any_exc)) return;
-  fast::settle_range(h, st->key_min, st->key_max);
-  const fast::QuantParams<T> p = fast::encoder_params<T>(h);
+  quant::settle_range(h, st->key_min, st->key_max);
+  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   const ChunkShape cs = g.shape(c);
   const uint32_t count = cs.count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;
   const uint32_t* qc = q + c * g.chunk_values;
@@ -830,7 +834,7 @@ static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t 
   if (any_exc) {
     for (int k = 0; k < kPerThread && i0 + k < count; ++k) {
       int32_t v;
-      if (!fast::quantize(xc[i0 + k], p, v)) exc_mask |= 1u << k;
+      if (!quant::quantize(xc[i0 + k], p, v)) exc_mask |= 1u << k;
     }
   }
   uint32_t eo, ee;
@@ -913,7 +917,7 @@ static __global__ void __launch_bounds__(kThreads) checksum_kernel(ChunkInfo* in
 
 // The chunk table; each entry's checksum terms go into st->table_sum for seal_kernel.
 static __global__ void __launch_bounds__(kThreads) table_kernel(const ChunkInfo* info, uint64_t n_chunks,
-                                                                fast::cuda::CompressState* st, uint8_t* out) {
+                                                                gpu::CompressState* st, uint8_t* out) {
   for (uint64_t c = blockIdx.x * kThreads + threadIdx.x; c < n_chunks; c += gridDim.x * kThreads) {
     const uint32_t sum = format::checksum_fold(info[c].sum);
     format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, info[c].offset, info[c].size, sum);
@@ -931,7 +935,6 @@ struct DecodeChunk {
   unsigned long long sum;  // checksum terms, summed by verify_kernel
 };
 
-enum DecodeStatus : uint32_t { kBadChecksum = 1, kBadChunk = 2, kBadTable = 4 };
 
 // A chunk's table of codes longer than kFastBits (huffman::long_entry), built by parse_kernel.
 struct LongTable {
@@ -1402,7 +1405,7 @@ static __global__ void __launch_bounds__(kThreads) row_scan_kernel(Grid g, const
   T vals[kPerThread];
   for (int k = 0; k < kPerThread; ++k) {
     run = SegOp()(run, items[k]);
-    vals[k] = fast::dequantize<T>(int32_t(run.sum), step);
+    vals[k] = quant::dequantize<T>(int32_t(run.sum), step);
   }
   __syncthreads();
   Store(tmp.store).Store(out + c * g.chunk_values + (i0 - threadIdx.x * kPerThread), vals, int(valid));
@@ -1444,7 +1447,7 @@ static __global__ void __launch_bounds__(kThreads) plane_kernel(Grid g, const De
     }
   }
   __syncthreads();
-  for (uint32_t k = threadIdx.x; k < plane; k += kThreads) out[first + k] = fast::dequantize<T>(int32_t(s_plane[k]), step);
+  for (uint32_t k = threadIdx.x; k < plane; k += kThreads) out[first + k] = quant::dequantize<T>(int32_t(s_plane[k]), step);
 }
 
 // ---- fused reconstruction (plan and reasoning: recon_plan.hpp) ------------------------------------
@@ -1454,21 +1457,12 @@ static __global__ void __launch_bounds__(kThreads) plane_kernel(Grid g, const De
 // plane), then z, y and x prefix sums run in shared memory and x's is fused with dequantization and
 // the coalesced store: one read of v and one write of the output, against five passes otherwise.
 // flags[0] is the ticket counter, flags[1 + s] segment s's state; all zeroed before the launch.
-constexpr uint32_t kSegAggregate = 1, kSegInclusive = 2;
 
 __device__ __forceinline__ void copy_async16(void* smem, const void* gmem) {
   const unsigned sa = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(gmem) : "memory");
 }
 __device__ __forceinline__ void copy_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-__device__ __forceinline__ void store_release(uint32_t* p, uint32_t x) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(x) : "memory");
-}
-__device__ __forceinline__ uint32_t load_acquire(const uint32_t* p) {
-  uint32_t x;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(x) : "l"(p) : "memory");
-  return x;
-}
 
 // The fused kernels' copy of m values from v[first] into shared memory (cp.async, no registers held).
 // v is 16-byte aligned (the workspace is): the copy starts at the aligned word at or before `first`, so
@@ -1563,7 +1557,7 @@ __device__ __forceinline__ void scan_rows_x_store(uint32_t* sv, uint32_t rows, u
 #pragma unroll
     for (uint32_t j = 0; j < V; ++j) {
       const uint32_t i = i0 + 32 * j + lane;
-      if (kWhole || i < end) o[i] = fast::dequantize<T>(int32_t(sv[i]), step);
+      if (kWhole || i < end) o[i] = quant::dequantize<T>(int32_t(sv[i]), step);
     }
   };
   for (uint32_t i0 = r0 * X; i0 < end; i0 += kW) {
@@ -1587,6 +1581,8 @@ static __global__ void __launch_bounds__(kThreads, 2) recon_kernel(Grid g, Recon
   uint32_t sg;
   rp.segment_of_ticket(s_ticket, c, sg);
   const uint64_t s = c * rp.segs_full + sg;
+  const gpu::TileStatusWords seg{flags + 1};
+  const gpu::FixedBackoff<64> backoff;
   if (dc[c].bad || dc[c].raw) return;  // so do the chunk's other segments: no one waits on this one
   const uint32_t P = rp.plane(), X = rp.nx, Y = rp.ny;
   const uint32_t nz = c + 1 == g.n_chunks ? rp.nz_last : rp.nz_full;
@@ -1605,7 +1601,7 @@ static __global__ void __launch_bounds__(kThreads, 2) recon_kernel(Grid g, Recon
     }
     __threadfence();
     __syncthreads();
-    if (tid == 0) store_release(flags + 1 + s, kSegAggregate);
+    if (tid == 0) seg.publish(s, gpu::TileStatus::aggregate);
     // Look back: add predecessors' aggregates to the first plane until one has its inclusive sums
     // (segment 0 of the chunk always publishes those, so the walk ends inside the chunk). Warp 0
     // reads up to 32 predecessors' states at once; the run of published ones nearest this segment
@@ -1615,8 +1611,9 @@ static __global__ void __launch_bounds__(kThreads, 2) recon_kernel(Grid g, Recon
         const uint32_t window = min(32u, sg - back);
         uint32_t take = 0, done = 0;
         while (!take) {
-          const uint32_t f = tid < window ? load_acquire(flags + 1 + (s - 1 - back - tid)) : 0;
-          const uint32_t ready = __ballot_sync(0xffffffffu, f != 0), inc = __ballot_sync(0xffffffffu, f == kSegInclusive);
+          const gpu::TileStatus f = tid < window ? seg.load(s - 1 - back - tid) : gpu::TileStatus::invalid;
+          const uint32_t ready = __ballot_sync(0xffffffffu, f != gpu::TileStatus::invalid),
+                         inc = __ballot_sync(0xffffffffu, f == gpu::TileStatus::inclusive);
           const uint32_t run = ready == 0xffffffffu ? 32 : __ffs(~ready) - 1;  // published, from the nearest on
           const uint32_t inc_in_run = run == 32 ? inc : inc & ((1u << run) - 1);
           if (inc_in_run) {
@@ -1625,7 +1622,7 @@ static __global__ void __launch_bounds__(kThreads, 2) recon_kernel(Grid g, Recon
           } else if (run) {
             take = min(run, window);
           } else {
-            __nanosleep(64);
+            backoff();
           }
         }
         if (tid == 0) s_flag = take | done << 8;
@@ -1655,7 +1652,7 @@ static __global__ void __launch_bounds__(kThreads, 2) recon_kernel(Grid g, Recon
   for (uint32_t p = tid; p < P; p += kThreads) incl[s * P + p] = scan_column(sv + p, kz, P, 0);
   __threadfence();
   __syncthreads();
-  if (tid == 0) store_release(flags + 1 + s, kSegInclusive);
+  if (tid == 0) seg.publish(s, gpu::TileStatus::inclusive);
   scan_planes_y(sv, kz, X, Y);
   scan_rows_x_store(sv, kz * Y, X, step, out + first);
 }

@@ -55,7 +55,7 @@ CompressLayout carve_compress(void* ws, const format::HeaderFields& h, const Gri
   Carver cv{static_cast<uint8_t*>(ws)};
   CompressLayout L;
   const uint64_t n = h.n_values, nsym = 2ull * h.block_values, nc = g.n_chunks, nt = g.n_tiles;
-  L.b.st = cv.take<fast::cuda::CompressState>(sizeof(fast::cuda::CompressState));
+  L.b.st = cv.take<gpu::CompressState>(sizeof(gpu::CompressState));
   L.b.q = cv.take<uint32_t>(4 * n);
   L.b.sym = cv.take<uint16_t>(2 * n);
   L.b.hist = cv.take<uint32_t>(4 * nc * nsym);
@@ -71,13 +71,13 @@ CompressLayout carve_compress(void* ws, const format::HeaderFields& h, const Gri
   return L;
 }
 
-__global__ void ratio_init_kernel(fast::cuda::CompressState* st, uint32_t* hist, unsigned long long n_hist,
+__global__ void ratio_init_kernel(gpu::CompressState* st, uint32_t* hist, unsigned long long n_hist,
                                   uint32_t* tile_out, uint32_t* tile_exc, unsigned long long* tile_desc,
                                   unsigned long long nt) {
   const unsigned long long i0 = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x,
                            stride = (unsigned long long)gridDim.x * blockDim.x;
   if (i0 == 0) {
-    fast::cuda::reset_state(st);
+    gpu::reset_state(st);
     tile_out[nt] = 0;
     tile_exc[nt] = 0;
   }
@@ -111,7 +111,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     const unsigned rgrid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((n / 4 + 255) / 256, uint64_t(sms) * 16));
-    fast::cuda::range_kernel<T><<<rgrid, fast::cuda::kThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
+    gpu::range_kernel<T><<<rgrid, gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
     // HPCZ_RATIO_TWO_PASS=1 (an experiment switch for the benchmark): prequant + lorenzo everywhere.
     const ratio::DualPlan dp = std::getenv("HPCZ_RATIO_TWO_PASS") ? ratio::DualPlan{} : ratio::dual_plan(g.full, g.n_chunks);
     if (dp.history) {
@@ -145,7 +145,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     table_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(b.info, nc, b.st, d_out);
     check(cudaGetLastError(), "ratio encode");
   }
-  fast::cuda::seal_kernel<<<1, 32, 0, s>>>(h, b.st, d_out, reinterpret_cast<unsigned long long*>(d_size));
+  gpu::seal_kernel<<<1, 32, 0, s>>>(h, b.st, d_out, reinterpret_cast<unsigned long long*>(d_size));
   check(cudaGetLastError(), "seal");
 }
 
@@ -231,7 +231,7 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
   const DecompressLayout L = carve_decompress(ws, info, g);
   const uint32_t nsym = 2 * info.block_values, nc = uint32_t(g.n_chunks);
   const uint64_t nt = g.n_tiles;
-  fast::cuda::table_check_kernel<<<1, fast::cuda::kThreads, 0, s>>>(d_a, info.n_chunks, info.table_checksum, d_status);
+  gpu::table_check_kernel<<<1, gpu::kPassThreads, 0, s>>>(d_a, info.n_chunks, info.table_checksum, d_status);
   parse_kernel<T><<<nc, kThreads, 0, s>>>(g, nsym, d_a, info.archive_size, L.dc, L.tables, L.longs, d_status);
   const ChunkShape& f = g.full;
   const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(f.count(), 16 * 256));

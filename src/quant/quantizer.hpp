@@ -1,0 +1,163 @@
+// The quantizer every codec shares: the step, the parameters the per-value code reads, and the strict
+// bound test. Deterministic IEEE arithmetic only (common/hd.hpp), so CPU and GPU pick the same q.
+#pragma once
+#include "common/hd.hpp"
+
+namespace hpcz::quant {
+
+using namespace hpcz::detail;
+
+constexpr int32_t kQLimit = 1 << 30;  // |q| < 2^30, so deltas of neighbouring q fit in 31 bits + sign
+
+template <class T>
+struct QuantParams {
+  double eb;     // guaranteed absolute bound
+  T step;        // quantization step, <= 2*eb
+  T recip;       // ~1/step; only picks the candidate, the bound is checked on the reconstruction
+  T eb_below;    // the largest T <= eb: a reconstruction error under it in T arithmetic is within eb
+  int has_fill;
+  T fill;
+  T fill_test;   // fill, or NaN without one: x != fill_test is the quick path's fill test, with no flag
+};
+
+template <class T> HPCZ_HD T max_finite() {
+  return from_bits<T>(sizeof(T) == 4 ? typename Bits<T>::type(0x7f7fffffu)
+                                     : typename Bits<T>::type(0x7fefffffffffffffull));
+}
+
+template <class T> HPCZ_HD T ulp_of(T m) {  // distance to the next representable value above |m|
+  if (m < T(0)) m = -m;
+  return from_bits<T>(to_bits(m) + 1) - m;
+}
+
+// The quantization step, chosen by the encoder and stored in the header.
+// The reconstruction T(q) * step rounds (twice, to within about ulp(|x|)), so a step of exactly 2*eb
+// would leave values near the middle between two levels with no q inside the bound: they would become
+// exceptions. A margin of 4 ulp(max |x|) below 2*eb removes that case; it costs far under 0.01 bit
+// per value except where eb nears the values' ulp, where exceptions are unavoidable anyway and the
+// margin is dropped. eb == 0 on a field whose finite values are all equal (a rel bound, or abs 0): the step is that
+// value, so it is stored exactly as q = +-1.
+template <class T>
+HPCZ_HD double choose_step(double eb, bool range_valid, double mn, double mx) {
+  const T big = max_finite<T>();
+  double maxabs = range_valid ? (-mn > mx ? -mn : mx) : 0.0;
+  if (maxabs > double(big)) maxabs = double(big);
+  if (eb == 0.0) return range_valid && mn == mx && maxabs > 0 ? maxabs : 0.0;
+  double two = 2.0 * eb;  // may be +inf
+  double margin = 4.0 * double(ulp_of<T>(T(maxabs)));
+  double s = (margin < 0.5 * two) ? two - margin : two;
+  T step = s >= double(big) ? big : T(s);
+  if (double(step) > s) step = from_bits<T>(to_bits(step) - 1);  // round down
+  return double(step);
+}
+
+template <class T>
+HPCZ_HD QuantParams<T> make_params(double eb, double step, bool has_fill, double fill) {
+  QuantParams<T> p;
+  p.eb = eb;
+  p.step = T(step);
+  double r = step > 0.0 ? 1.0 / step : 0.0;
+  p.recip = r < double(max_finite<T>()) ? T(r) : T(0);  // tiny steps: everything exact or q = 0
+  T e = eb < double(max_finite<T>()) ? T(eb) : max_finite<T>();
+  if (double(e) > eb) e = from_bits<T>(to_bits(e) - 1);  // round down (e > 0 here)
+  p.eb_below = e;
+  p.has_fill = has_fill ? 1 : 0;
+  p.fill = has_fill ? T(fill) : T(0);
+  p.fill_test = has_fill ? T(fill) : from_bits<T>(sizeof(T) == 4 ? typename Bits<T>::type(0x7fc00000u)
+                                                                  : typename Bits<T>::type(0x7ff8000000000000ull));
+  return p;
+}
+
+// True iff |xr - x| <= eb holds exactly. The subtraction rounds, and rounding is monotonic with eb
+// representable, so only |d| == eb is ambiguous; there the TwoSum error term says which side we are on.
+HPCZ_HD bool within_bound(double x, double xr, double eb) {
+  double d = xr - x;
+  double ad = d < 0 ? -d : d;
+  if (ad < eb) return true;
+  if (!(ad == eb)) return false;  // larger, or NaN
+  double bv = d - xr;
+  double err = (xr - (d - bv)) + (-x - bv);  // exact difference = d + err
+  return err == 0.0 || ((err > 0) != (d > 0));
+}
+
+// |x| as a sign-bit clear: a free operand modifier on the GPU (a compare-and-select costs two).
+HPCZ_HD float abs_value(float x) { return fabsf(x); }
+HPCZ_HD double abs_value(double x) { return fabs(x); }
+
+template <class T> HPCZ_HD T round_half_even(T x);
+template <> HPCZ_HD float round_half_even<float>(float x) { return rintf(x); }
+template <> HPCZ_HD double round_half_even<double>(double x) { return rint(x); }
+
+// The decoder's reconstruction; the encoder checks exactly this value.
+template <class T> HPCZ_HD T dequantize(int32_t q, T step) { return T(q) * step; }
+
+// The exact search behind quantize(): the first of q0, q0 - 1, q0 + 1 whose reconstruction is within
+// eb, or kNoQ. quantize_fast() below settles almost every value without it.
+constexpr int32_t kNoQ = INT32_MIN;
+template <class T> HPCZ_HD int32_t quantize_search(T x, T step, double eb, int32_t q0) {
+  for (int k = 0; k < 3; ++k) {
+    int32_t c = q0 + (k == 0 ? 0 : (k == 1 ? -1 : 1));
+    if (c <= -kQLimit || c >= kQLimit) continue;
+    if (within_bound(double(x), double(dequantize(c, step)), eb)) return c;
+  }
+  return kNoQ;
+}
+
+// The quick part of quantize(): kQuantOk with q set, kQuantNone for a value that must be stored exactly
+// (NaN, Inf, the fill value, |x/step| >= 2^30), or kQuantSearch with q = q0 when the exact search must
+// decide. T's subtraction rounds monotonically and eb_below is a T, so |fl(xr - x)| < eb_below implies
+// |xr - x| < eb_below <= eb exactly; it accepts only q0, the candidate the search tries first, so
+// both paths pick the same q.
+enum QuantResult { kQuantOk = 0, kQuantNone = 1, kQuantSearch = 2 };
+template <class T>
+HPCZ_HD QuantResult quantize_fast(T x, const QuantParams<T>& p, int32_t& q) {
+  q = 0;
+  T s = x * p.recip;
+  if ((p.has_fill && x == p.fill) || !(abs_value(s) < T(kQLimit))) return kQuantNone;  // NaN fails too
+  const int32_t q0 = int32_t(round_half_even(s));
+  q = q0;
+  // A float below 2^30 in magnitude rounds to an integer below it (floats there are spaced 64 apart);
+  // a double may round up to 2^30 itself.
+  if (sizeof(T) == 8 && !(q0 > -kQLimit && q0 < kQLimit)) return kQuantSearch;
+  const T d = dequantize(q0, p.step) - x;
+  return abs_value(d) < p.eb_below ? kQuantOk : kQuantSearch;
+}
+
+// rint(s) as an int32 where |s| < 2^30; any value elsewhere (callers reject those lanes). The GPU's
+// conversion saturates; on the host an out-of-range conversion would be undefined, so it is guarded.
+template <class T> HPCZ_HD int32_t round_to_int(T s) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 4) return __float2int_rn(s);
+  else return __double2int_rn(s);
+#else
+  return abs_value(s) < T(kQLimit) ? int32_t(round_half_even(s)) : 0;
+#endif
+}
+
+// quantize_fast's kQuantOk as one predicate, for the encoder's whole-block path: true exactly when
+// quantize_fast would return kQuantOk, with q = its q0. Not the fill value (fill_test is NaN without
+// one, and NaN != x always), |s| below the limit (NaN fails), for doubles q0 itself below it (for
+// |s| < 2^30, |rint(s)| < 2^30 iff |s| < 2^30 - 1/2; a float below 2^30 is at most 2^30 - 64), and the
+// quick bound test. Evaluated without branches: the GPU folds the three tests into one predicate.
+template <class T> HPCZ_HD bool quantize_quick(T x, const QuantParams<T>& p, int32_t& q) {
+  const T s = x * p.recip;
+  q = round_to_int(s);
+  const T d = dequantize(q, p.step) - x;
+  constexpr T lim = sizeof(T) == 4 ? T(kQLimit) : T(kQLimit) - T(0.5);
+  return (x != p.fill_test) & (abs_value(s) < lim) & (abs_value(d) < p.eb_below);
+}
+
+// q such that dequantize(q) is within the bound, or false: the value must be stored exactly
+// (NaN, Inf, the fill value, |x/step| >= 2^30, or rounding that no neighbouring q repairs).
+template <class T>
+HPCZ_HD bool quantize(T x, const QuantParams<T>& p, int32_t& q) {
+  int32_t q0;
+  const QuantResult r = quantize_fast(x, p, q0);
+  if (r == kQuantNone) return false;
+  const int32_t c = r == kQuantOk ? q0 : quantize_search<T>(x, p.step, p.eb, q0);
+  if (c == kNoQ) return false;
+  q = c;
+  return true;
+}
+
+}  // namespace hpcz::quant

@@ -1,0 +1,65 @@
+// The value range and the bound it implies, for every codec: order-preserving range keys (min/max
+// reduce to the same result in any order, on any backend), the absolute bound, and settle_range, which
+// the CPU backend and the GPU kernels all call to fill the header's range, bound and step.
+#pragma once
+#include "common/hd.hpp"
+#include "format/header.hpp"
+#include "quant/quantizer.hpp"
+
+namespace hpcz::quant {
+
+// Total order on doubles as unsigned keys (-0 < +0), so min/max reduce the same in any order.
+HPCZ_HD uint64_t range_key(double v) {
+  uint64_t u = to_bits(v);
+  return (u >> 63) ? ~u : (u | 0x8000000000000000ull);
+}
+HPCZ_HD double range_value(uint64_t k) {
+  return from_bits<double>((k >> 63) ? (k & 0x7fffffffffffffffull) : ~k);
+}
+// Order-preserving key in the value's own width (cheaper than range_key per value); widened once per
+// thread with range_key(double(narrow_value(k))). The map to double is exact and monotonic, so the
+// result equals range_key's.
+template <class T> HPCZ_HD typename Bits<T>::type narrow_key(T x) {
+  auto u = to_bits(x);
+  constexpr auto top = typename Bits<T>::type(1) << (8 * sizeof(T) - 1);
+  return (u & top) ? ~u : (u | top);
+}
+template <class T> HPCZ_HD T narrow_value(typename Bits<T>::type k) {
+  constexpr auto top = typename Bits<T>::type(1) << (8 * sizeof(T) - 1);
+  return from_bits<T>((k & top) ? (k & ~top) : ~k);
+}
+template <class T> HPCZ_HD bool in_range_set(T x, bool has_fill, T fill) {
+  return x - x == T(0) && !(has_fill && x == fill);  // finite and not the fill value
+}
+
+// eb actually used: abs as given; rel times (max - min) of the finite, non-fill values (0 if none),
+// kept finite. Where max - min overflows (f64 values of both signs near DBL_MAX) it is taken as
+// 2 * (bound * (max/2 - min/2)): the halves are exact, so that is the same rounding of the true product
+// that bound * (max - min) gives whenever it does not overflow. (Clamping the overflowed range to
+// DBL_MAX instead gave a bound far looser than the one asked for.)
+HPCZ_HD double absolute_bound(int mode, double bound, bool range_valid, double mn, double mx) {
+  constexpr double kMax = 1.7976931348623157e308;
+  if (mode == 1) return bound;
+  if (!range_valid || bound == 0) return 0.0;
+  const double r = mx - mn;
+  const double e = r <= kMax ? bound * r : 2 * (bound * (mx * 0.5 - mn * 0.5));
+  return e <= kMax ? e : kMax;
+}
+
+// From the range keys (key_min > key_max: no finite, non-fill value): the range-valid flag, the range,
+// the absolute bound and the quantization step.
+HPCZ_HD void settle_range(format::HeaderFields& h, uint64_t key_min, uint64_t key_max) {
+  const bool valid = key_min <= key_max;
+  if (valid) h.flags |= format::kFlagRangeValid;
+  h.range_min = valid ? range_value(key_min) : 0.0;
+  h.range_max = valid ? range_value(key_max) : 0.0;
+  h.eb_abs = absolute_bound(h.mode, h.bound, valid, h.range_min, h.range_max);
+  h.step = h.dtype == 1 ? choose_step<float>(h.eb_abs, valid, h.range_min, h.range_max)
+                        : choose_step<double>(h.eb_abs, valid, h.range_min, h.range_max);
+}
+
+template <class T> HPCZ_HD QuantParams<T> encoder_params(const format::HeaderFields& h) {
+  return make_params<T>(h.eb_abs, h.step, h.flags & format::kFlagFill, h.fill);
+}
+
+}  // namespace hpcz::quant
