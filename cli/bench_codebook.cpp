@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "bench_util.hpp"
-#include "pipeline/internal.hpp"
+#include "codecs/ratio/ratio_gpu.hpp"
 #include "predict/lorenzo.hpp"
 #include "codecs/ratio/chunk.hpp"
 
@@ -36,7 +36,7 @@ template <class T> std::vector<uint32_t> field_histogram(const Field& f, uint32_
     if (std::isfinite(x[i])) mn = std::min(mn, double(x[i])), mx = std::max(mx, double(x[i]));
   if (!(mn <= mx)) return {};
   const double eb = 1e-3 * (mx - mn);
-  const auto p = fast::make_params<T>(eb, fast::choose_step<T>(eb, true, mn, mx), false, 0);
+  const auto p = quant::make_params<T>(eb, quant::choose_step<T>(eb, true, mn, mx), false, 0);
   const auto shape = predict::working_shape(f.dims.data(), int(f.dims.size()));
   ratio::EncodeScratch<T> sc;
   std::vector<uint8_t> chunk;
@@ -98,11 +98,11 @@ int bench_codebook_main(const std::vector<std::string>& args) {
       std::string gpu_col = "-", ratio_col = "-", many_col = "-", same = "-";
       if (gpu) {
         double ms = 0, many_ms = 0;
-        const auto len = pipeline::gpu_build_books(h, nsym, &ms, reps);
+        const auto len = ratio::gpu_build_books(h, nsym, &ms, reps);
         // A 512 MiB compression builds 32 books (one a chunk) in one launch, a thread block each.
         std::vector<uint32_t> many;
         for (int k = 0; k < 32; ++k) many.insert(many.end(), h.begin(), h.end());
-        pipeline::gpu_build_books(many, nsym, &many_ms, reps);
+        ratio::gpu_build_books(many, nsym, &many_ms, reps);
         same = len == book.len ? "yes" : "NO";
         differ += len != book.len;
         gpu_col = fmt("%.1f", ms * 1e3);

@@ -10,9 +10,8 @@
 #include <chrono>
 
 #include "common.hpp"
-#include "pipeline/internal.hpp"
+#include "codecs/ratio/ratio_gpu.hpp"
 #include "huffman/codebook.hpp"
-#include "huffman/reduce_shuffle.hpp"
 #include "huffman/stream.hpp"
 #include "predict/lorenzo.hpp"
 #include "codecs/ratio/dual_plan.hpp"
@@ -434,7 +433,7 @@ TEST(unit_huffman_gpu_books_match_cpu) {
       float mn = 1e30f, mx = -1e30f;
       for (uint64_t i = 0; i < f.n(); ++i) if (std::isfinite(x[i])) { mn = std::min(mn, x[i]); mx = std::max(mx, x[i]); }
       const double eb = rel * (double(mx) - double(mn));
-      auto p = fast::make_params<float>(eb, fast::choose_step<float>(eb, true, mn, mx), false, 0);
+      auto p = quant::make_params<float>(eb, quant::choose_step<float>(eb, true, mn, mx), false, 0);
       auto shape = predict::working_shape(f.dims.data(), int(f.dims.size()));
       ratio::EncodeScratch<float> sc;
       std::vector<uint8_t> chunk;
@@ -467,7 +466,7 @@ TEST(unit_huffman_gpu_books_match_cpu) {
   for (const auto& [name, h] : hists) {
     const auto cpu = ratio::build_book(h.data(), 1024);
     double ms = 0;
-    const auto gpu = pipeline::gpu_build_books(h, 1024, &ms);
+    const auto gpu = ratio::gpu_build_books(h, 1024, &ms);
     CHECK_MSG(gpu == cpu.len, name << ": GPU and CPU code lengths differ");
   }
   std::fprintf(stderr, "  %zu histograms: GPU and CPU books compared\n", hists.size());
@@ -483,7 +482,7 @@ TEST(unit_huffman_gpu_books_match_cpu) {
     uint32_t used = 0;
     for (auto c : h) used += c != 0;
     double ms = 0;
-    const auto gpu = pipeline::gpu_build_books(h, nsym, &ms);
+    const auto gpu = ratio::gpu_build_books(h, nsym, &ms);
     auto t0 = std::chrono::steady_clock::now();
     const auto cpu = ratio::build_book(h.data(), nsym);
     const double cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -491,77 +490,6 @@ TEST(unit_huffman_gpu_books_match_cpu) {
     std::fprintf(stderr, "  codebook, %u symbols (%u used): GPU kernel %.3f ms, CPU %.3f ms (one core)\n", nsym, used,
                  ms, cpu_ms);
   }
-}
-
-TEST(unit_huffman_self_sync_finds_the_gap_starts) {
-  // Rivera et al.'s self-synchronizing decoder finds each subsequence's first codeword start by
-  // decoding from guesses; it must find exactly the starts the gap array records, on every sequence of
-  // every chunk of the real fields at three bounds. Also reports how many restart rounds it needed.
-  std::map<int, uint64_t> rounds;
-  uint64_t sequences = 0, subsequences = 0;
-  huffman::SyncStats stats;
-  uint64_t chained = 0;
-  for_each_coded_chunk([&](const testutil::Field& f, double rel, const uint8_t* c, const ratio::ChunkLayout& L,
-                           const std::vector<uint8_t>&, const huffman::DecodeTables& tt) {
-        const huffman::DecodeTables* t = &tt;
-        const uint32_t nw = huffman::n_words(L.total_bits), nsub = huffman::n_subsequences(L.total_bits);
-        auto word = [&](uint32_t k) { return k < nw ? detail::load_u32_le(c + L.bits + 4 * k) : 0u; };
-        std::vector<uint32_t> starts(huffman::kSeqSubs);
-        std::vector<huffman::SyncPath> paths(huffman::kSeqSubs);
-        for (uint32_t first = 0; first < nsub; first += huffman::kSeqSubs) {
-          const uint32_t n = std::min(huffman::kSeqSubs, nsub - first);
-          const uint32_t start0 = huffman::subsequence_start(c + L.gaps, first, L.total_bits);
-          const int r = huffman::self_sync_starts(word, L.total_bits, huffman::TableRefs::of(*t), first, n, start0, starts.data(), paths.data(),
-                                                  &stats);
-          REQUIRE(r >= 0);
-          ++rounds[r];
-          ++sequences;
-          // Chains of restarts on one record (the kernel reuses it round after round): after each, the
-          // exit and count are those of a fresh decoding from that bit.
-          if (first == 0 && n > 2) {
-            std::mt19937 rng(first + n);
-            const uint32_t s = 1, lo = huffman::kSubBits - huffman::kMaxLen, limit = std::min(2 * huffman::kSubBits, L.total_bits);
-            huffman::SyncPath path;
-            huffman::sync_decode(word, L.total_bits, huffman::TableRefs::of(*t), huffman::kSubBits, limit, path);
-            for (int k = 0; k < 200; ++k) {
-              const uint32_t from = std::min<uint32_t>(lo + rng() % 64, limit);
-              huffman::sync_restart(word, L.total_bits, huffman::TableRefs::of(*t), from, limit, path);
-              uint32_t count = 0;
-              const uint32_t end = huffman::count_run(word, L.total_bits, t->fast, t->multi, t->ranges, t->sorted, from,
-                                                      limit, count);
-              CHECK_MSG(path.exit == end && (end == huffman::kNoSync || path.n == count),
-                        f.name << " restart " << k << " of subsequence " << s << " from " << from);
-              // The record is the new decoding's first starts, start[j] with j symbols before it.
-              uint32_t pos = from;
-              for (uint32_t j = 0; j < path.recorded && end != huffman::kNoSync; ++j) {
-                CHECK_MSG(path.start[j] == pos, f.name << " record entry " << j << " after restart " << k);
-                pos += huffman::entry_length(huffman::decode_one(word, t->fast, t->ranges, t->sorted, pos));
-              }
-              ++chained;
-            }
-          }
-          for (uint32_t k = 0; k < n; ++k) {
-            const uint32_t s = first + k, from = huffman::subsequence_start(c + L.gaps, s, L.total_bits);
-            const uint32_t limit = std::min<uint64_t>(uint64_t(s + 1) * huffman::kSubBits, L.total_bits);
-            uint32_t count = 0;
-            const uint32_t end = huffman::count_run(word, L.total_bits, t->fast, t->multi, t->ranges, t->sorted, from,
-                                                    limit, count);
-            CHECK_MSG(starts[k] == from && paths[k].exit == end && paths[k].n == count,
-                      f.name << " rel " << rel << " subsequence " << s << ": start " << starts[k] << " / " << from
-                             << ", exit " << paths[k].exit << " / " << end << ", symbols " << paths[k].n << " / " << count);
-            ++subsequences;
-          }
-        }
-      });
-  std::fprintf(stderr, "  %llu sequences (%llu subsequences) synchronized; %llu restarts, %llu of them exited early; rounds:",
-               (unsigned long long)sequences, (unsigned long long)subsequences, (unsigned long long)stats.restarts,
-               (unsigned long long)stats.early);
-  std::fprintf(stderr, " (%llu chained restarts)", (unsigned long long)chained);
-  for (auto [r, n] : rounds) std::fprintf(stderr, " %d: %llu", r, (unsigned long long)n);
-  std::fprintf(stderr, "\n");
-  CHECK(sequences > 0);
-  CHECK(stats.early * 2 > stats.restarts);  // the early exit is what makes the restarts cheap
-  CHECK(chained > 0);
 }
 
 // limit_depths computes JPEG's (Annex K.3) length limiting in closed form, depth by depth; it must give
@@ -618,108 +546,4 @@ TEST(unit_huffman_limit_depths_matches_jpeg) {
   check(cat);
   CHECK_MSG(differ == 0, differ << " depth histograms limited differently from JPEG's loop");
   CHECK(deep > 1000);  // the trees reach past the limit
-}
-
-namespace {
-
-// The plain concatenation of sym[0..n)'s codewords from bit 0 (stream.hpp's writer), nw words.
-std::vector<uint32_t> concatenated(const uint16_t* sym, uint32_t n, const ratio::Book& b, uint32_t nw) {
-  std::vector<uint32_t> w(nw + 1, 0);
-  uint32_t pos = 0;
-  for (uint32_t k = 0; k < n; ++k) {
-    uint32_t hi, lo;
-    huffman::code_bits(b.code[sym[k]], b.len[sym[k]], pos, hi, lo);
-    w[pos >> 5] |= hi;
-    w[(pos >> 5) + 1] |= lo;
-    pos += b.len[sym[k]];
-  }
-  w.resize(nw);
-  return w;
-}
-
-// reduce_shuffle_tile on one tile at factor r: either a cell overflows (returns false; then some run
-// of 2^r codewords really is longer than 64 bits) or its words are the concatenation, zero after it.
-// Returns whether it overflowed.
-bool check_reduce_shuffle(const uint16_t* sym, uint32_t n, const ratio::Book& b, int r, const std::string& what) {
-  std::vector<uint32_t> words(2 * (4096u >> r)), cell_len(4096u >> r);
-  const bool ok = huffman::reduce_shuffle_tile(sym, n, b.code.data(), b.len.data(), r, words.data(), cell_len.data());
-  uint32_t longest = 0;
-  for (uint32_t k = 0; k < n; k += 1u << r) {
-    uint32_t bits = 0;
-    for (uint32_t i = k; i < k + (1u << r) && i < n; ++i) bits += b.len[sym[i]];
-    longest = std::max(longest, bits);
-  }
-  CHECK_MSG(ok == (longest <= 64), what << " r " << r << ": overflow reported " << !ok << ", longest cell " << longest);
-  if (!ok) return true;
-  uint32_t total = 0;
-  for (uint32_t k = 0; k < n; ++k) total += b.len[sym[k]];
-  CHECK_MSG(cell_len[0] == total, what << " r " << r << ": merged length " << cell_len[0] << " of " << total);
-  CHECK_MSG(words == concatenated(sym, n, b, uint32_t(words.size())), what << " r " << r << ": words differ");
-  return false;
-}
-
-}  // namespace
-
-TEST(unit_huffman_reduce_shuffle_matches_concatenation) {
-  // Tian et al.'s reduce-shuffle (the GPU encoder's option) must give exactly the concatenated stream on
-  // every 4096-symbol tile of the real fields' chunks at three bounds, at every factor r (2, 3, 4), and
-  // report an overflow exactly when a cell exceeds 64 bits; the factor picked per tile is the largest
-  // that fits. Also counts the tiles on which a chunk-wide factor from the mean length would overflow.
-  uint64_t tiles = 0, entropy_pick_over = 0;
-  std::map<int, uint64_t> picked;  // tiles by factor
-  for_each_coded_chunk([&](const testutil::Field& f, double rel, const uint8_t* c, const ratio::ChunkLayout& L,
-                           const std::vector<uint8_t>& len, const huffman::DecodeTables& tt) {
-        const huffman::DecodeTables* t = &tt;
-        const uint32_t nsym = uint32_t(len.size());
-        const uint32_t nw = huffman::n_words(L.total_bits);
-        auto word = [&](uint32_t k) { return k < nw ? detail::load_u32_le(c + L.bits + 4 * k) : 0u; };
-        std::vector<uint16_t> sym;
-        std::vector<uint32_t> hist(nsym, 0);
-        for (uint32_t pos = 0; pos < L.total_bits;) {
-          const uint32_t e = huffman::decode_one(word, t->fast, t->ranges, t->sorted, pos);
-          REQUIRE(huffman::entry_length(e) > 0);
-          sym.push_back(uint16_t(huffman::entry_symbol(e)));
-          ++hist[sym.back()];
-          pos += huffman::entry_length(e);
-        }
-        const ratio::Book b = ratio::build_book(hist.data(), nsym);
-        REQUIRE(b.len == len);  // the encoder's book
-        for (uint32_t t0 = 0; t0 < sym.size(); t0 += 4096) {
-          const uint32_t n = std::min<uint32_t>(4096, uint32_t(sym.size()) - t0);
-          const std::string what = f.name + " rel " + std::to_string(rel) + " tile " + std::to_string(t0 / 4096);
-          const int r_pick = huffman::tile_reduce_factor(sym.data() + t0, n, len.data());
-          ++picked[r_pick];
-          for (int r = huffman::kMinReduce; r <= huffman::kMaxReduce; ++r) {
-            const bool over = check_reduce_shuffle(sym.data() + t0, n, b, r, what);
-            CHECK_MSG(over == (r > r_pick), what << ": the factor picked is the largest that fits, r " << r);
-          }
-          int r_mean = huffman::kMinReduce;  // Tian et al.'s pick for the chunk: mean cell <= 32 bits
-          while (r_mean < huffman::kMaxReduce && (uint64_t(L.total_bits) << (r_mean + 1)) <= 32ull * sym.size()) ++r_mean;
-          entropy_pick_over += r_pick < r_mean;
-          ++tiles;
-        }
-      });
-  // Constructed: the longest codes everywhere (r = 3, 4 overflow, r = 2 is exactly full), mixed random
-  // codes, and partial tiles.
-  const std::vector<uint32_t> hist = fibonacci_hist(64, 40);
-  const ratio::Book b = ratio::build_book(hist.data(), 64);
-  std::vector<uint16_t> longest, mixed(4096);
-  for (uint32_t s = 0; s < 64; ++s)
-    if (b.len[s] == huffman::kMaxLen) longest.push_back(uint16_t(s));
-  REQUIRE(!longest.empty());
-  std::vector<uint16_t> deep(4096);
-  std::mt19937 rng(7);
-  for (auto& s : deep) s = longest[rng() % longest.size()];
-  for (auto& s : mixed) s = uint16_t(rng() % 40);
-  for (uint32_t n : {1u, 31u, 32u, 33u, 1000u, 4095u, 4096u})
-    for (int r = huffman::kMinReduce; r <= huffman::kMaxReduce; ++r) {
-      const bool over = check_reduce_shuffle(deep.data(), n, b, r, "longest codes n " + std::to_string(n));
-      CHECK(over == (r > huffman::kMinReduce && std::min(n, 1u << r) >= 5));  // 5 x 14 bits > 64
-      check_reduce_shuffle(mixed.data(), n, b, r, "mixed codes n " + std::to_string(n));
-    }
-  std::fprintf(stderr, "  %llu tiles; a chunk-wide r from the mean code length (mean cell <= 32 bits) would overflow on "
-               "at least %llu of them; tiles by the r picked:", (unsigned long long)tiles, (unsigned long long)entropy_pick_over);
-  for (auto [r, n] : picked) std::fprintf(stderr, " %d: %llu", r, (unsigned long long)n);
-  std::fprintf(stderr, "\n");
-  CHECK(tiles > 0);
 }

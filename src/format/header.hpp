@@ -1,8 +1,10 @@
-// Archive header v1 (144 bytes, little-endian) and chunk table: layout in docs/FORMAT.md.
-// write_header is shared by the CPU backend and the GPU seal kernel so both emit the same bytes.
+// The archive header (144 bytes, little-endian) and chunk table entries: layout in docs/FORMAT.md.
+// write_header and read_header are the only code that knows the byte offsets (HeaderOffset); the CPU
+// backend and the GPU seal kernel both write through write_header, so they emit the same bytes.
 #pragma once
 #include "common/hd.hpp"
 #include "format/checksum.hpp"
+#include "hpcz/hpcz.hpp"
 
 namespace hpcz::format {
 
@@ -10,17 +12,25 @@ constexpr uint16_t kVersion = 2;       // the newest this build reads; 2: the lo
 constexpr uint16_t kPlainVersion = 1;  // what write_header writes: an archive without the second stage
 constexpr uint32_t kHeaderBytes = 144;
 constexpr uint32_t kChunkEntryBytes = 16;
-constexpr uint32_t kChunkInputBytes = 65536;  // every chunk covers 64 KiB of input (last one: less)
-constexpr uint32_t kBlockValues = 32;
+constexpr uint32_t kHeaderChecksumWords = 35;  // the header checksum covers bytes 0..139
+
+// Byte offsets of the header's fields (docs/FORMAT.md, section 3).
+enum HeaderOffset : uint32_t {
+  kOffMagic = 0, kOffVersion = 4, kOffHeaderBytes = 6, kOffDType = 8, kOffRank = 9, kOffMode = 10,
+  kOffCodec = 11, kOffFlags = 12, kOffReserved = 13, kOffDims = 16, kOffNValues = 48, kOffBound = 56,
+  kOffEbAbs = 64, kOffRangeMin = 72, kOffRangeMax = 80, kOffFill = 88, kOffStep = 96, kOffChunkValues = 104,
+  kOffBlockParam = 108, kOffNChunks = 112, kOffArchiveSize = 120, kOffCodecParams = 128,
+  kOffTableChecksum = 136, kOffHeaderChecksum = 140
+};
 
 enum HeaderFlags : uint8_t { kFlagFill = 1, kFlagRangeValid = 2, kFlagSecondStage = 4 };
 
-// Plain fields, no containers: usable in device code.
+// The fields write_header stores. Plain members, no containers: usable in device code.
 struct HeaderFields {
-  uint8_t dtype;   // 1 f32, 2 f64
-  uint8_t ndims;   // 1..4
-  uint8_t mode;    // 1 abs, 2 rel
-  uint8_t codec;   // 1 fast, 2 ratio
+  DType dtype;
+  uint8_t ndims;  // 1..4
+  BoundMode mode;
+  Codec codec;
   uint8_t flags;
   uint64_t dims[4];
   uint64_t n_values;
@@ -30,40 +40,85 @@ struct HeaderFields {
   double fill;
   double step;  // quantization step (a value of the array's type)
   uint32_t chunk_values;
-  uint32_t block_values;
+  uint32_t block_param;  // fast: values per block (32); ratio: the quant-code radius
   uint64_t n_chunks;
   uint64_t archive_size;
   uint32_t table_checksum;
-  uint64_t codec_params;  // bytes 128..135: 0 for fast; ratio: max code length | predictor << 8
+  uint64_t codec_params;  // 0 for fast; ratio: max code length | predictor << 8
+};
+
+// What read_header finds besides the fields: the parts write_header fixes or the second stage sets.
+struct StoredHeader {
+  uint16_t version;
+  uint16_t header_bytes;
+  bool reserved_zero;  // bytes 13..15
+  uint32_t header_checksum;
+  HeaderFields f;
 };
 
 HPCZ_HD void store_f64_le(uint8_t* p, double v) { detail::store_u64_le(p, detail::to_bits(v)); }
 HPCZ_HD double load_f64_le(const uint8_t* p) { return detail::from_bits<double>(detail::load_u64_le(p)); }
 
-// Writes all 144 bytes, header checksum included (HPCZ-SUM over bytes 0..139).
-HPCZ_HD void write_header(uint8_t* d, const HeaderFields& h) {
-  d[0] = 'H'; d[1] = 'P'; d[2] = 'C'; d[3] = 'Z';
-  d[4] = uint8_t(kPlainVersion); d[5] = uint8_t(kPlainVersion >> 8);
-  d[6] = uint8_t(kHeaderBytes); d[7] = uint8_t(kHeaderBytes >> 8);
-  d[8] = h.dtype; d[9] = h.ndims; d[10] = h.mode; d[11] = h.codec; d[12] = h.flags;
-  d[13] = d[14] = d[15] = 0;
-  for (int i = 0; i < 4; ++i) detail::store_u64_le(d + 16 + 8 * i, h.dims[i]);
-  detail::store_u64_le(d + 48, h.n_values);
-  store_f64_le(d + 56, h.bound);
-  store_f64_le(d + 64, h.eb_abs);
-  store_f64_le(d + 72, h.range_min);
-  store_f64_le(d + 80, h.range_max);
-  store_f64_le(d + 88, h.fill);
-  store_f64_le(d + 96, h.step);
-  detail::store_u32_le(d + 104, h.chunk_values);
-  detail::store_u32_le(d + 108, h.block_values);
-  detail::store_u64_le(d + 112, h.n_chunks);
-  detail::store_u64_le(d + 120, h.archive_size);
-  detail::store_u64_le(d + 128, h.codec_params);
-  detail::store_u32_le(d + 136, h.table_checksum);
+// HPCZ-SUM over the header's first 140 bytes, as stored at kOffHeaderChecksum.
+HPCZ_HD uint32_t header_checksum(const uint8_t* d) {
   uint64_t s = 0;
-  for (uint32_t i = 0; i < 35; ++i) s += checksum_term(i, detail::load_u32_le(d + 4 * i));
-  detail::store_u32_le(d + 140, checksum_fold(s));
+  for (uint32_t i = 0; i < kHeaderChecksumWords; ++i) s += checksum_term(i, detail::load_u32_le(d + 4 * i));
+  return checksum_fold(s);
+}
+
+// Writes all 144 bytes, header checksum included.
+HPCZ_HD void write_header(uint8_t* d, const HeaderFields& h) {
+  d[kOffMagic] = 'H'; d[kOffMagic + 1] = 'P'; d[kOffMagic + 2] = 'C'; d[kOffMagic + 3] = 'Z';
+  d[kOffVersion] = uint8_t(kPlainVersion); d[kOffVersion + 1] = uint8_t(kPlainVersion >> 8);
+  d[kOffHeaderBytes] = uint8_t(kHeaderBytes); d[kOffHeaderBytes + 1] = uint8_t(kHeaderBytes >> 8);
+  d[kOffDType] = uint8_t(h.dtype); d[kOffRank] = h.ndims; d[kOffMode] = uint8_t(h.mode);
+  d[kOffCodec] = uint8_t(h.codec); d[kOffFlags] = h.flags;
+  d[kOffReserved] = d[kOffReserved + 1] = d[kOffReserved + 2] = 0;
+  for (int i = 0; i < 4; ++i) detail::store_u64_le(d + kOffDims + 8 * i, h.dims[i]);
+  detail::store_u64_le(d + kOffNValues, h.n_values);
+  store_f64_le(d + kOffBound, h.bound);
+  store_f64_le(d + kOffEbAbs, h.eb_abs);
+  store_f64_le(d + kOffRangeMin, h.range_min);
+  store_f64_le(d + kOffRangeMax, h.range_max);
+  store_f64_le(d + kOffFill, h.fill);
+  store_f64_le(d + kOffStep, h.step);
+  detail::store_u32_le(d + kOffChunkValues, h.chunk_values);
+  detail::store_u32_le(d + kOffBlockParam, h.block_param);
+  detail::store_u64_le(d + kOffNChunks, h.n_chunks);
+  detail::store_u64_le(d + kOffArchiveSize, h.archive_size);
+  detail::store_u64_le(d + kOffCodecParams, h.codec_params);
+  detail::store_u32_le(d + kOffTableChecksum, h.table_checksum);
+  detail::store_u32_le(d + kOffHeaderChecksum, header_checksum(d));
+}
+
+// Reads the 144 bytes at d back (magic not checked, nothing validated: that is the reader's job).
+inline StoredHeader read_header(const uint8_t* d) {
+  StoredHeader s;
+  HeaderFields& h = s.f;
+  s.version = uint16_t(d[kOffVersion] | d[kOffVersion + 1] << 8);
+  s.header_bytes = uint16_t(d[kOffHeaderBytes] | d[kOffHeaderBytes + 1] << 8);
+  s.reserved_zero = !d[kOffReserved] && !d[kOffReserved + 1] && !d[kOffReserved + 2];
+  s.header_checksum = detail::load_u32_le(d + kOffHeaderChecksum);
+  h.dtype = DType(d[kOffDType]);
+  h.ndims = d[kOffRank];
+  h.mode = BoundMode(d[kOffMode]);
+  h.codec = Codec(d[kOffCodec]);
+  h.flags = d[kOffFlags];
+  for (int i = 0; i < 4; ++i) h.dims[i] = detail::load_u64_le(d + kOffDims + 8 * i);
+  h.n_values = detail::load_u64_le(d + kOffNValues);
+  h.bound = load_f64_le(d + kOffBound);
+  h.eb_abs = load_f64_le(d + kOffEbAbs);
+  h.range_min = load_f64_le(d + kOffRangeMin);
+  h.range_max = load_f64_le(d + kOffRangeMax);
+  h.fill = load_f64_le(d + kOffFill);
+  h.step = load_f64_le(d + kOffStep);
+  h.chunk_values = detail::load_u32_le(d + kOffChunkValues);
+  h.block_param = detail::load_u32_le(d + kOffBlockParam);
+  h.n_chunks = detail::load_u64_le(d + kOffNChunks);
+  h.archive_size = detail::load_u64_le(d + kOffArchiveSize);
+  h.codec_params = detail::load_u64_le(d + kOffCodecParams);
+  h.table_checksum = detail::load_u32_le(d + kOffTableChecksum);
+  return s;
 }
 
 HPCZ_HD void write_chunk_entry(uint8_t* d, uint64_t offset, uint32_t size, uint32_t checksum) {

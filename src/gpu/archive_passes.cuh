@@ -5,6 +5,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include "format/header.hpp"
+#include "gpu/decode_status.hpp"
 #include "quant/range.hpp"
 
 namespace hpcz::gpu {
@@ -107,8 +108,6 @@ static __global__ void seal_kernel(format::HeaderFields h, const CompressState* 
     *d_size = h.archive_size;
   }
 }
-
-enum DecodeStatus : uint32_t { kBadChecksum = 1, kBadChunk = 2, kBadTable = 4 };
 
 // Verifies the chunk table against the header's table checksum.
 static __global__ void __launch_bounds__(kPassThreads) table_check_kernel(const uint8_t* a, unsigned long long n_chunks,

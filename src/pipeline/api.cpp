@@ -2,8 +2,6 @@
 #include <cmath>
 #include <string>
 
-#include "codecs/fast/chunk.hpp"
-#include "codecs/ratio/chunk.hpp"
 #include "pipeline/internal.hpp"
 
 namespace hpcz {
@@ -16,17 +14,15 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   if (!(opt.bound >= 0) || !std::isfinite(opt.bound))
     fail(ErrorCode::invalid_argument, "error bound must be a finite number >= 0");
   if (opt.mode != BoundMode::abs && opt.mode != BoundMode::rel) fail(ErrorCode::invalid_argument, "bound mode");
-  if (opt.codec != Codec::fast && opt.codec != Codec::ratio) fail(ErrorCode::invalid_argument, "unknown codec");
-  if (opt.codec == Codec::ratio && (opt.radius < 1 || opt.radius > ratio::kMaxRadius))
-    fail(ErrorCode::invalid_argument, "radius must be 1 to " + std::to_string(ratio::kMaxRadius));
+  const codecs::CodecOps& codec = codecs::get(opt.codec);
   if (opt.fill && !std::isfinite(*opt.fill)) fail(ErrorCode::invalid_argument, "fill value must be finite");
   if (opt.fill && dtype == DType::f32 && double(float(*opt.fill)) != *opt.fill)
     fail(ErrorCode::invalid_argument, "fill value is not representable as f32");
   format::HeaderFields h{};
-  h.dtype = uint8_t(dtype);
+  h.dtype = dtype;
   h.ndims = uint8_t(dims.size());
-  h.mode = uint8_t(opt.mode);
-  h.codec = uint8_t(opt.codec);
+  h.mode = opt.mode;
+  h.codec = opt.codec;
   h.flags = opt.fill ? format::kFlagFill : 0;
   uint64_t n = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -37,17 +33,8 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   h.n_values = n;
   h.bound = opt.bound;
   h.fill = opt.fill ? *opt.fill : 0.0;
-  if (opt.codec == Codec::ratio) {
-    const predict::Shape s = predict::working_shape(h.dims, h.ndims);
-    h.chunk_values = uint32_t(s.chunk_values());
-    h.block_values = opt.radius;
-    h.n_chunks = detail::div_ceil(s.slabs, s.chunk_slabs);
-    h.codec_params = ratio::kCodecParams;
-  } else {
-    h.chunk_values = format::kChunkInputBytes / uint32_t(dtype_size(dtype));
-    h.block_values = format::kBlockValues;
-    h.n_chunks = detail::div_ceil(n, h.chunk_values);
-  }
+  h.codec_params = codec.codec_params;
+  codec.plan(h, opt);
   return h;
 }
 

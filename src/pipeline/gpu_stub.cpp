@@ -16,7 +16,6 @@ void decompress_device(const ArchiveInfo&, const void*, void*, uint32_t*, void*,
 namespace pipeline {
 std::vector<uint8_t> compress_gpu_host(const void*, const format::HeaderFields&) { none(); }
 void decompress_gpu_host(const uint8_t*, const ArchiveInfo&, void*) { none(); }
-std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>&, uint32_t, double*, int) { none(); }
 }  // namespace pipeline
 }  // namespace hpcz
 

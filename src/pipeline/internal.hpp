@@ -1,7 +1,8 @@
-// Glue between the public API, the archive format and the backends.
+// Glue between the public API, the archive format, the codecs and the backends.
 #pragma once
 #include <vector>
 
+#include "codecs/codec.hpp"
 #include "common/error.hpp"
 #include "format/header.hpp"
 #include "hpcz/hpcz.hpp"
@@ -9,15 +10,15 @@
 
 namespace hpcz::pipeline {
 
-// Checks the request and fills every header field that does not depend on the data.
+// Checks the request and fills every header field that does not depend on the data (the codec
+// plans its chunks).
 format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& dims, const Options& opt);
 
 // Parses the header; with full, also the chunk table, which must lie inside `size` bytes.
 ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full);
 
-
-// The most bytes a plain (unwrapped) chunk of `count` values may have, by codec.
-uint64_t plain_chunk_bound(const ArchiveInfo& info, uint64_t count, uint32_t value_bytes);
+// The header fields of a parsed archive (what the codecs' decoders take).
+format::HeaderFields header_of(const ArchiveInfo& info);
 
 // The lossless second stage (second_stage.cpp): wraps a finished version 1 archive (CPU), and unwraps
 // a version 2 archive with the stage into the plain archive (the chunk decoding on `backend`).
@@ -34,16 +35,12 @@ struct StagePieces {
 StagePieces second_stage_pieces(const uint8_t* archive, const ArchiveInfo& info);
 std::vector<uint8_t> remove_second_stage(const uint8_t* archive, size_t size, const ArchiveInfo& info, Backend backend);
 
+// The backends. compress_*: a header template in, the finished archive out (the range pass settles
+// the bound and step). decompress_*: a parsed plain archive into out (n_values values).
 std::vector<uint8_t> compress_cpu(const void* in, format::HeaderFields h);
 void decompress_cpu(const uint8_t* archive, const ArchiveInfo& info, void* out);
-
 // Defined in the CUDA part (or as stubs that throw when the build has no CUDA).
 std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderFields& h);
 void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* out);
-
-// The ratio mode's codebook kernel on its own (tests and the codebook benchmark): one book per
-// histogram of nsym counts, a thread block each; returns the code lengths (nsym per book); *ms gets
-// the median kernel time of reps launches after a warm-up.
-std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>& hists, uint32_t nsym, double* ms, int reps = 1);
 
 }  // namespace hpcz::pipeline

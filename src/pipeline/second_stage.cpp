@@ -1,4 +1,4 @@
-// The lossless second stage (issue 4, item 5): a pass over each chunk's encoded bytes with the better
+// The lossless second stage: a pass over each chunk's encoded bytes with the better
 // of Deflate and ORC RLE v2, or none, recorded per chunk (docs/FORMAT.md section 13).
 //
 // It wraps a finished archive: the chunk table then describes the stored (wrapped) chunks, and the
@@ -30,12 +30,13 @@ constexpr uint64_t kStageHeader = 1 + 1 + 4;      // tag, piece size log2, plain
 
 // Rewrites version, flag, archive size and both checksums of a header whose table is at a + 144.
 void reseal(std::vector<uint8_t>& a, uint16_t version, bool staged, uint64_t n_chunks) {
-  a[4] = uint8_t(version);
-  a[5] = uint8_t(version >> 8);
-  a[12] = uint8_t(staged ? (a[12] | format::kFlagSecondStage) : (a[12] & ~format::kFlagSecondStage));
-  store_u64_le(&a[120], a.size());
-  store_u32_le(&a[136], format::checksum(&a[format::kHeaderBytes], n_chunks * format::kChunkEntryBytes));
-  store_u32_le(&a[140], format::checksum(a.data(), 140));
+  using namespace format;
+  a[kOffVersion] = uint8_t(version);
+  a[kOffVersion + 1] = uint8_t(version >> 8);
+  a[kOffFlags] = uint8_t(staged ? (a[kOffFlags] | kFlagSecondStage) : (a[kOffFlags] & ~kFlagSecondStage));
+  store_u64_le(&a[kOffArchiveSize], a.size());
+  store_u32_le(&a[kOffTableChecksum], checksum(&a[kHeaderBytes], n_chunks * kChunkEntryBytes));
+  store_u32_le(&a[kOffHeaderChecksum], header_checksum(a.data()));
 }
 
 // A chunk encoded piece by piece with one codec: the stored form (tag onwards), or empty if the codec
@@ -93,7 +94,8 @@ StagePieces second_stage_pieces(const uint8_t* a, const ArchiveInfo& info) {
   };
   StagePieces p;
   const size_t n = info.chunks.size();
-  const uint32_t vb = uint32_t(dtype_size(info.dtype));
+  const codecs::CodecOps& codec = codecs::get(info.codec);
+  const format::HeaderFields h = header_of(info);
   p.plain_size.resize(n);
   uint64_t dense[2] = {0, 0};
   for (size_t c = 0; c < n; ++c) {
@@ -110,8 +112,7 @@ StagePieces second_stage_pieces(const uint8_t* a, const ArchiveInfo& info) {
     const int lg = s[1];
     if (lg < kMinPieceLog2 || lg > kMaxPieceLog2) bad(c, "second-stage piece size 2^" + std::to_string(lg));
     const uint64_t plain = load_u32_le(s + 2);
-    const uint64_t count = std::min<uint64_t>(info.chunk_values, info.n_values - c * info.chunk_values);
-    if (plain > plain_chunk_bound(info, count, vb)) bad(c, "second stage claims a chunk larger than the codec allows");
+    if (plain > codec.chunk_bound(h, c)) bad(c, "second stage claims a chunk larger than the codec allows");
     const uint64_t piece = uint64_t(1) << lg, np = (plain + piece - 1) / piece;
     if (np > (e.size - kStageHeader) / 4) bad(c, "second-stage piece table beyond the chunk");
     uint64_t at = kStageHeader + 4 * np;

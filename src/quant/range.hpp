@@ -37,9 +37,9 @@ template <class T> HPCZ_HD bool in_range_set(T x, bool has_fill, T fill) {
 // 2 * (bound * (max/2 - min/2)): the halves are exact, so that is the same rounding of the true product
 // that bound * (max - min) gives whenever it does not overflow. (Clamping the overflowed range to
 // DBL_MAX instead gave a bound far looser than the one asked for.)
-HPCZ_HD double absolute_bound(int mode, double bound, bool range_valid, double mn, double mx) {
+HPCZ_HD double absolute_bound(BoundMode mode, double bound, bool range_valid, double mn, double mx) {
   constexpr double kMax = 1.7976931348623157e308;
-  if (mode == 1) return bound;
+  if (mode == BoundMode::abs) return bound;
   if (!range_valid || bound == 0) return 0.0;
   const double r = mx - mn;
   const double e = r <= kMax ? bound * r : 2 * (bound * (mx * 0.5 - mn * 0.5));
@@ -54,7 +54,7 @@ HPCZ_HD void settle_range(format::HeaderFields& h, uint64_t key_min, uint64_t ke
   h.range_min = valid ? range_value(key_min) : 0.0;
   h.range_max = valid ? range_value(key_max) : 0.0;
   h.eb_abs = absolute_bound(h.mode, h.bound, valid, h.range_min, h.range_max);
-  h.step = h.dtype == 1 ? choose_step<float>(h.eb_abs, valid, h.range_min, h.range_max)
+  h.step = h.dtype == DType::f32 ? choose_step<float>(h.eb_abs, valid, h.range_min, h.range_max)
                         : choose_step<double>(h.eb_abs, valid, h.range_min, h.range_max);
 }
 

@@ -9,7 +9,8 @@
 
 namespace hpcz::fast {
 
-template <class T> constexpr uint32_t chunk_values() { return 65536u / sizeof(T); }
+constexpr uint32_t kChunkBytes = 65536;  // every chunk covers 64 KiB of input (the last one: less)
+template <class T> constexpr uint32_t chunk_values() { return kChunkBytes / sizeof(T); }
 
 // Worst case: every block raw, plus its code byte.
 HPCZ_HD uint64_t max_chunk_bytes(uint64_t count, uint32_t value_bytes) {

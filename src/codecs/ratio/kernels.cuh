@@ -27,7 +27,7 @@
 #include "format/header.hpp"
 #include "gpu/archive_passes.cuh"
 #include "gpu/lookback.cuh"
-#include "huffman/reduce_shuffle.hpp"
+#include "huffman/stream.hpp"
 #include "quant/range.hpp"
 
 namespace hpcz::ratio::cuda {
@@ -608,73 +608,18 @@ static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* 
   for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < ci.size / 4; k += gridDim.x * kThreads) w[k] = 0;
 }
 
-// Tian et al.'s reduce-shuffle (huffman/reduce_shuffle.hpp) for one tile at factor R (every cell fits):
-// a thread's 16 codewords reduced to 2^(4-R) cells in registers, then the shuffle iterations in stage
-// (zero on entry), one read phase and one write phase each. The tile's stream then starts at bit 0.
-template <int R>
-static __device__ void reduce_shuffle(const uint16_t (&items)[kPerThread], uint32_t n_mine, const uint32_t* s_code,
-                                      const uint8_t* s_len, uint32_t* stage, uint16_t* s_clen) {
-  constexpr uint32_t kCellsMine = kPerThread >> R, kCells = kTile >> R, kItems = kCells / kThreads;
-  huffman::Cell cell[kCellsMine];
-#pragma unroll
-  for (uint32_t k = 0; k < kPerThread; ++k)
-    if (k < n_mine) cell[k >> R] = huffman::append_code(cell[k >> R], s_code[items[k]], s_len[items[k]]);
-#pragma unroll
-  for (uint32_t m = 0; m < kCellsMine; ++m) {
-    const uint32_t k = threadIdx.x * kCellsMine + m;
-    huffman::cell_words(cell[m], stage[2 * k], stage[2 * k + 1]);
-    s_clen[k] = uint16_t(cell[m].len);  // a whole tile is at most 4096 * 14 bits
-  }
-  __syncthreads();
-  for (uint32_t G = 2; G <= kCells; G *= 2) {  // a group of G cells is 2G words, its right half at word G
-    uint32_t val[kItems], at[kItems], zero_at[kItems], extra[kItems], extra_at[kItems], sum[kItems];
-#pragma unroll
-    for (uint32_t i = 0; i < kItems; ++i) {  // read phase
-      const uint32_t x = threadIdx.x + i * kThreads, g = x / G, j = x % G, base = 2 * G * g;
-      const uint32_t left = s_clen[g * G], right = s_clen[g * G + G / 2];
-      const huffman::MergeStep m = huffman::merge_step(left, right);
-      at[i] = zero_at[i] = extra_at[i] = ~0u;
-      sum[i] = left + right;
-      if (m.a + j < m.dest_end) {
-        const uint32_t prev = j >= 1 && j - 1 < m.n_right ? stage[base + G + j - 1] : 0u;
-        const uint32_t cur = j < m.n_right ? stage[base + G + j] : 0u;
-        val[i] = huffman::merged_word(m, j, j == 0 ? stage[base + m.a] : 0u, prev, cur);
-        at[i] = base + m.a + j;
-      }
-      if (j < m.n_right && G + j >= m.dest_end) zero_at[i] = base + G + j;
-      if (j == 0 && m.n_right == G && m.o) {  // the one destination word past the group's G items
-        extra[i] = huffman::merged_word(m, G, 0, stage[base + 2 * G - 1], 0);
-        extra_at[i] = base + m.a + G;
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (uint32_t i = 0; i < kItems; ++i) {  // write phase: destinations and cleared words are disjoint
-      const uint32_t x = threadIdx.x + i * kThreads;
-      if (at[i] != ~0u) stage[at[i]] = val[i];
-      if (zero_at[i] != ~0u) stage[zero_at[i]] = 0;
-      if (extra_at[i] != ~0u) stage[extra_at[i]] = extra[i];
-      if (x % G == 0) s_clen[x] = uint16_t(sum[i]);
-    }
-    __syncthreads();
-  }
-}
-
 // Codewords of one tile, staged in shared memory; gaps and sequence starts of the subsequences whose
 // first codeword is in this tile. Symbols are loaded coalesced and transposed so each thread codes 16
-// consecutive ones; the codebook sits in shared memory. The codewords go into the stage either by
-// scatter (each thread OR-s its codewords at the bit offsets of a block scan: the default) or by
-// Tian et al.'s reduce-shuffle (kReduceShuffle, HPCZ_RATIO_ENCODER=reduce-shuffle); the bytes are the same.
-// The reduce-shuffle form is held to 5 blocks an SM (48 registers, no spill; 56 and 4 blocks by default).
-template <bool kReduceShuffle>
-static __global__ void __launch_bounds__(kThreads, kReduceShuffle ? 5 : 0) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
+// consecutive ones; the codebook sits in shared memory. Each thread OR-s its codewords into the stage
+// at the bit offsets of a block scan (Tian et al.'s reduce-shuffle wrote the same bytes more slowly:
+// EXPERIMENTS.md).
+static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
                                                           const uint8_t* __restrict__ len,
                                                           const uint32_t* __restrict__ code, const ChunkInfo* info,
                                                           gpu::CompressState* st, unsigned long long* tile_desc,
                                                           uint8_t* out) {
-  // Scatter: the tile's bits from its first word; reduce-shuffle: 2 words a cell, at most 2^(12 - kMinReduce) cells.
-  constexpr uint32_t kStageWords = kReduceShuffle ? 2 * (kTile >> huffman::kMinReduce) : kTile * huffman::kMaxLen / 32 + 2;
-  static_assert(kStageWords >= kTile * huffman::kMaxLen / 32 + 2, "a whole tile's stream fits the stage");
+  // The tile's bits from its first word: a whole tile's stream fits.
+  constexpr uint32_t kStageWords = kTile * huffman::kMaxLen / 32 + 2;
   using Load = cub::BlockLoad<uint16_t, kThreads, kPerThread, cub::BLOCK_LOAD_TRANSPOSE>;
   using Scan = cub::BlockScan<uint32_t, kThreads>;
   __shared__ uint32_t stage[kStageWords];
@@ -682,7 +627,6 @@ static __global__ void __launch_bounds__(kThreads, kReduceShuffle ? 5 : 0) encod
   extern __shared__ uint32_t s_code[];  // nsym codes, then nsym lengths (bytes)
   uint8_t* s_len = reinterpret_cast<uint8_t*>(s_code + nsym);
   __shared__ unsigned long long s_ticket, s_base;
-  __shared__ uint16_t s_clen[kReduceShuffle ? (kTile >> huffman::kMinReduce) : 1];
   // Tiles are taken in ticket order, so every tile a look-back waits on is already running.
   if (threadIdx.x == 0) s_ticket = atomicAdd(&st->chunk_counter, 1u);
   __syncthreads();
@@ -751,17 +695,7 @@ static __global__ void __launch_bounds__(kThreads, kReduceShuffle ? 5 : 0) encod
     if (i0 + n_mine == count && last_start / huffman::kSubBits + 1 < nsub)  // the last subsequence has no start of its own
       atomicOr(gapw + (nsub - 1) / 8, huffman::kNoStart << (4 * ((nsub - 1) % 8)));
   }
-  if constexpr (kReduceShuffle) {  // the stream from stage bit 0
-    uint32_t l[kPerThread];
-#pragma unroll
-    for (uint32_t k = 0; k < kPerThread; ++k) l[k] = k < n_mine ? s_len[items[k]] : 0u;
-    const uint32_t over = huffman::cell_overflows(l);
-    const uint32_t over3 = __syncthreads_or(over & 1) ? 1u : 0u, over4 = __syncthreads_or(over & 2) ? 2u : 0u;
-    const int r = huffman::reduce_factor(over3 | over4);
-    if (r == 4) reduce_shuffle<4>(items, n_mine, s_code, s_len, stage, s_clen);
-    else if (r == 3) reduce_shuffle<3>(items, n_mine, s_code, s_len, stage, s_clen);
-    else reduce_shuffle<2>(items, n_mine, s_code, s_len, stage, s_clen);
-  } else {  // the stream from stage bit tile_bit0 % 32
+  {  // the stream from stage bit tile_bit0 % 32
     auto put = [&](uint32_t s) {
       const uint32_t l = s_len[s];
       uint32_t hi, lo;
@@ -783,10 +717,8 @@ static __global__ void __launch_bounds__(kThreads, kReduceShuffle ? 5 : 0) encod
   }
   // Out: words wholly inside this tile's bit range are stored; the two partial ends are OR-ed.
   const uint32_t end_bit = tile_bit0 + tile_total, last_word = (end_bit + 31) / 32;  // exclusive
-  const uint32_t shift = kReduceShuffle ? tile_bit0 & 31 : 0;
   for (uint32_t w = word0 + threadIdx.x; w < last_word; w += kThreads) {
-    const uint32_t i = w - word0;
-    const uint32_t v = shift ? (i ? stage[i - 1] << (32 - shift) : 0u) | (stage[i] >> shift) : stage[i];
+    const uint32_t v = stage[w - word0];
     const bool partial = (w == word0 && (tile_bit0 & 31)) || (w + 1 == last_word && (end_bit & 31));
     if (partial) { if (v) atomicOr(words + w, v); }
     else words[w] = v;
@@ -1068,10 +1000,8 @@ static __global__ void __launch_bounds__(kThreads) verify_done_kernel(const Deco
 // blocks, lost: 367). With the 2 KiB long table a block takes 40.5 KB and still 5 blocks fit.
 constexpr uint32_t kSeqWords = huffman::kSeqSubs * huffman::kSubBits / 32;
 __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + (r >> 5); }
-// kSelfSync (HPCZ_RATIO_DECODER=selfsync, Rivera et al.'s second decoder, for comparison): the gap array
-// is read only for the sequence's first subsequence; the others' starts are found by decoding from
-// guesses (huffman::self_sync_starts, run by the block in rounds, with the early exit).
-template <bool kSelfSync>
+// Every subsequence starts where the gap array says (Rivera et al.'s self-synchronizing decoder, which
+// finds the starts by decoding from guesses, was slower: EXPERIMENTS.md).
 static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g, uint32_t radius, const uint8_t* __restrict__ a,
                                                                           DecodeChunk* dc, const huffman::DecodeTables* tables,
                                                                           const LongTable* longs, uint32_t* __restrict__ v,
@@ -1083,9 +1013,8 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   __shared__ uint32_t s_fast[1u << huffman::kFastBits];
   __shared__ huffman::CanonicalRanges s_ranges;
   __shared__ uint16_t s_multi[1u << huffman::kFastBits];
-  __shared__ uint16_t s_long[kSelfSync ? 1 : huffman::kLongCap];  // selfsync: no room (48 KB static), walks
+  __shared__ uint16_t s_long[huffman::kLongCap];
   __shared__ uint16_t s_rows[huffman::kSeqSubs * 33];  // symbols < kMaxSymbols
-  __shared__ huffman::SyncPath s_path[kSelfSync ? huffman::kSeqSubs : 1];
   __shared__ uint32_t s_bad;
   const uint64_t c = blockIdx.y;
   const uint32_t j = blockIdx.x;
@@ -1105,9 +1034,8 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
     s_fast[k] = tab.fast[k];
     s_multi[k] = tab.multi[k];
   }
-  const uint32_t long_base = longs[c].base, long_n = kSelfSync ? 0 : longs[c].n;
-  if constexpr (!kSelfSync)
-    for (uint32_t k = threadIdx.x; k < long_n; k += huffman::kSeqSubs) s_long[k] = longs[c].entry[k];
+  const uint32_t long_base = longs[c].base, long_n = longs[c].n;
+  for (uint32_t k = threadIdx.x; k < long_n; k += huffman::kSeqSubs) s_long[k] = longs[c].entry[k];
   if (threadIdx.x == 0) s_ranges = tab.ranges;
   if (threadIdx.x == 0) s_bad = 0;
   __syncthreads();
@@ -1124,41 +1052,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
     const uint64_t lim = uint64_t(sub + 1) * huffman::kSubBits;
     limit = lim < L.total_bits ? uint32_t(lim) : L.total_bits;
   }
-  if (kSelfSync) {
-    // Round 0 from the nominal first bits (thread 0 from the sequence's gap), then restarts from the
-    // predecessor's exit until no start changes; the same rounds as huffman::self_sync_starts.
-    const huffman::TableRefs refs{s_fast, s_multi, &s_ranges, tab.sorted};
-    const uint32_t start0 = huffman::subsequence_start(gaps, j * huffman::kSeqSubs, L.total_bits);
-    huffman::SyncPath& path = s_path[threadIdx.x];
-    if (sub < nsub) {
-      from = threadIdx.x == 0 ? start0 : sub * huffman::kSubBits;  // sub < nsub: below total_bits
-      huffman::sync_decode(word, L.total_bits, refs, from, limit, path);
-    }
-    for (;;) {
-      __syncthreads();  // the round's exits are written
-      const uint32_t want = threadIdx.x == 0 ? start0 : s_path[threadIdx.x - 1].exit;
-      __syncthreads();  // and read, before any path is rewritten
-      const bool changed = sub < nsub && want != from;
-      if (changed) {
-        from = want;
-        if (want == huffman::kNoSync) path = huffman::SyncPath{{}, 0, 0, huffman::kNoSync};
-        else huffman::sync_restart(word, L.total_bits, refs, from, limit, path);
-      }
-      if (!__syncthreads_or(changed)) break;
-    }
-    if (sub < nsub) {
-      n_here = path.n;
-      // Converged: every start is its predecessor's exit. Corrupt if a true start met an invalid
-      // codeword, if the stream does not start at bit 0, if the last exit is not the next sequence's
-      // first start, or if a start found differs from the archive's gap entry: the decoder does not
-      // need the entries, but an archive whose entries are wrong is corrupt, as the CPU decoder says.
-      const bool last = sub + 1 == nsub || threadIdx.x + 1 == huffman::kSeqSubs;
-      const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(gaps, sub + 1, L.total_bits) : L.total_bits;
-      if (path.exit == huffman::kNoSync || (sub == 0 && from != 0) || (last && path.exit != next) ||
-          from != huffman::subsequence_start(gaps, sub, L.total_bits))
-        s_bad = 1;
-    }
-  } else if (sub < nsub) {
+  if (sub < nsub) {
     from = huffman::subsequence_start(gaps, sub, L.total_bits);
     const uint32_t end = huffman::count_run_by(word, L.total_bits, s_multi, lookup, from, limit, n_here);
     const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(gaps, sub + 1, L.total_bits) : L.total_bits;

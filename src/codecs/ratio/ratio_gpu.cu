@@ -5,15 +5,14 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
-#include "common/cuda_check.hpp"
-#include "codecs/ratio/ratio_gpu.hpp"
-#include "pipeline/internal.hpp"
 #include "codecs/ratio/kernels.cuh"
+#include "codecs/ratio/ratio_gpu.hpp"
+#include "common/cuda_check.hpp"
+#include "gpu/device.hpp"
 
-namespace hpcz::pipeline {
+namespace hpcz::ratio {
 namespace {
 
 using namespace hpcz::ratio::cuda;
@@ -54,7 +53,7 @@ struct CompressLayout {
 CompressLayout carve_compress(void* ws, const format::HeaderFields& h, const Grid& g) {
   Carver cv{static_cast<uint8_t*>(ws)};
   CompressLayout L;
-  const uint64_t n = h.n_values, nsym = 2ull * h.block_values, nc = g.n_chunks, nt = g.n_tiles;
+  const uint64_t n = h.n_values, nsym = 2ull * h.block_param, nc = g.n_chunks, nt = g.n_tiles;
   L.b.st = cv.take<gpu::CompressState>(sizeof(gpu::CompressState));
   L.b.q = cv.take<uint32_t>(4 * n);
   L.b.sym = cv.take<uint16_t>(2 * n);
@@ -100,28 +99,25 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
   const Grid g = grid_of(h.dims, h.ndims, h.n_chunks);
   const CompressLayout L = carve_compress(ws, h, g);
   const CompressBuffers& b = L.b;
-  const uint32_t nsym = 2 * h.block_values;
+  const uint32_t nsym = 2 * h.block_param;
   const uint64_t n = h.n_values, nc = g.n_chunks, nt = g.n_tiles;
   ratio_init_kernel<<<blocks_for(std::max<uint64_t>(nc * nsym, nt), 1024), 256, 0, s>>>(b.st, b.hist, nc * nsym, b.tile_out, b.tile_exc,
                                                                b.tile_desc, nt);
   check(cudaGetLastError(), "ratio init");
   if (nc) {
     const bool has_fill = h.flags & format::kFlagFill;
-    int sms = 132, dev = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    const int sms = gpu::sm_count();
     const unsigned rgrid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((n / 4 + 255) / 256, uint64_t(sms) * 16));
     gpu::range_kernel<T><<<rgrid, gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
-    // HPCZ_RATIO_TWO_PASS=1 (an experiment switch for the benchmark): prequant + lorenzo everywhere.
-    const ratio::DualPlan dp = std::getenv("HPCZ_RATIO_TWO_PASS") ? ratio::DualPlan{} : ratio::dual_plan(g.full, g.n_chunks);
+    const DualPlan dp = dual_plan(g.full, g.n_chunks);
     if (dp.history) {
       const size_t smem = (size_t(dp.ring) + nsym) * 4;
       check(cudaFuncSetAttribute(dual_quant_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "dual smem");
       dual_quant_kernel<T><<<dim3(dp.blocks_per_chunk, (unsigned)nc), kThreads, smem, s>>>(
-          d_in, g, dp, h.block_values, h, b.st, b.q, b.sym, b.hist, b.tile_out, b.tile_exc);
+          d_in, g, dp, h.block_param, h, b.st, b.q, b.sym, b.hist, b.tile_out, b.tile_exc);
     } else {
       prequant_kernel<T><<<blocks_for(n / 4, uint64_t(sms) * 16), kThreads, 0, s>>>(d_in, n, g, h, b.st, b.q, b.tile_exc);
-      lorenzo_kernel<<<(unsigned)nt, kThreads, nsym * 4, s>>>(g, h.block_values, b.q, b.sym, b.hist, b.tile_out);
+      lorenzo_kernel<<<(unsigned)nt, kThreads, nsym * 4, s>>>(g, h.block_param, b.q, b.sym, b.hist, b.tile_out);
     }
     check(cudaGetLastError(), "lorenzo");
     size_t tb = L.scan_bytes;
@@ -134,11 +130,8 @@ void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, ui
     layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, b.tile_out, b.tile_exc, b.info, b.st);
     const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(g.full.count(), 16 * 256));
     zero_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
-    // HPCZ_RATIO_ENCODER=reduce-shuffle: Tian et al.'s merge instead of the scatter (same bytes; see DESIGN.md).
-    static const bool reduce_shuffle = [] { const char* v = std::getenv("HPCZ_RATIO_ENCODER"); return v && std::string(v) == "reduce-shuffle"; }();
-    auto encode = reduce_shuffle ? encode_kernel<true> : encode_kernel<false>;
-    encode<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.st, b.tile_desc, d_out);
-    emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_values, h, b.st, d_in, b.q, b.sym, b.tile_out,
+    encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.st, b.tile_desc, d_out);
+    emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_param, h, b.st, d_in, b.q, b.sym, b.tile_out,
                                                      b.tile_exc, b.info, d_out, dp.history != 0);
     chunk_head_kernel<T><<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(g, nsym, d_in, b.len, b.info, d_out);
     checksum_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
@@ -176,36 +169,20 @@ size_t carry_scan_bytes(uint64_t n_tiles) {
   return b;
 }
 
-DecompressLayout carve_decompress(void* ws, const ArchiveInfo& info, const Grid& g) {
+DecompressLayout carve_decompress(void* ws, const format::HeaderFields& h, const Grid& g) {
   Carver cv{static_cast<uint8_t*>(ws)};
   DecompressLayout L;
-  L.v = cv.take<uint32_t>(4 * info.n_values);
+  L.v = cv.take<uint32_t>(4 * h.n_values);
   L.dc = cv.take<DecodeChunk>(sizeof(DecodeChunk) * g.n_chunks);
   L.tables = cv.take<huffman::DecodeTables>(sizeof(huffman::DecodeTables) * g.n_chunks);
   L.longs = cv.take<LongTable>(sizeof(LongTable) * g.n_chunks);
   L.tile_agg = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
   L.tile_carry = cv.take<Seg>(sizeof(Seg) * g.n_tiles);
-  const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));
-  // Switches for measurements: HPCZ_RATIO_RECON=lookback|stripe|multipass forces a reconstruction
-  // (one the shape cannot take falls to the next: look-back, stripes, multi-pass),
-  // HPCZ_RATIO_RECON_MIN_PLANES sets the fewest planes a look-back segment may hold,
-  // HPCZ_RATIO_RECON_VALUES a segment's capacity (shared memory per block / 4), HPCZ_RATIO_STRIPE_VALUES
-  // a stripe's size.
-  const auto env_u32 = [](const char* name, uint32_t dflt) {
-    const char* e = std::getenv(name);
-    return e ? uint32_t(std::atoi(e)) : dflt;
-  };
-  const char* forced = std::getenv("HPCZ_RATIO_RECON");
-  const std::string recon = forced ? forced : "";
-  const uint32_t seg_values = env_u32("HPCZ_RATIO_RECON_VALUES", ratio::kReconValues);
-  L.rp = ratio::ReconPlan{};
-  L.sp = ratio::StripePlan{};
-  if (recon == "" || recon == "lookback")
-    L.rp = ratio::recon_plan(shape.rank, g.full, g.last, g.n_chunks,
-                             env_u32("HPCZ_RATIO_RECON_MIN_PLANES", ratio::kReconMinPlanes), seg_values);
-  if (!L.rp.planes && recon != "multipass")
-    L.sp = ratio::stripe_plan(shape.rank, g.full, g.last, g.n_chunks, seg_values,
-                              env_u32("HPCZ_RATIO_STRIPE_VALUES", ratio::kStripeValues));
+  const predict::Shape shape = predict::working_shape(h.dims, h.ndims);
+  // The first reconstruction the shape can take: fused with look-back, stripes, multi-pass.
+  L.rp = recon_plan(shape.rank, g.full, g.last, g.n_chunks, kReconMinPlanes, kReconValues);
+  L.sp = StripePlan{};
+  if (!L.rp.planes) L.sp = stripe_plan(shape.rank, g.full, g.last, g.n_chunks, kReconValues, kStripeValues);
   L.seg_per_chunk = 0;
   L.seg = L.recon_flags = L.recon_agg = L.recon_incl = L.stripe_sums = nullptr;
   if (L.rp.planes) {
@@ -226,13 +203,13 @@ DecompressLayout carve_decompress(void* ws, const ArchiveInfo& info, const Grid&
 }
 
 template <class T>
-void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_t* d_status, void* ws, cudaStream_t s) {
-  const Grid g = grid_of(info.dims.data(), int(info.dims.size()), info.n_chunks);
-  const DecompressLayout L = carve_decompress(ws, info, g);
-  const uint32_t nsym = 2 * info.block_values, nc = uint32_t(g.n_chunks);
+void decompress_t(const format::HeaderFields& h, const uint8_t* d_a, T* d_out, uint32_t* d_status, void* ws, cudaStream_t s) {
+  const Grid g = grid_of(h.dims, h.ndims, h.n_chunks);
+  const DecompressLayout L = carve_decompress(ws, h, g);
+  const uint32_t nsym = 2 * h.block_param, nc = uint32_t(g.n_chunks);
   const uint64_t nt = g.n_tiles;
-  gpu::table_check_kernel<<<1, gpu::kPassThreads, 0, s>>>(d_a, info.n_chunks, info.table_checksum, d_status);
-  parse_kernel<T><<<nc, kThreads, 0, s>>>(g, nsym, d_a, info.archive_size, L.dc, L.tables, L.longs, d_status);
+  gpu::table_check_kernel<<<1, gpu::kPassThreads, 0, s>>>(d_a, h.n_chunks, h.table_checksum, d_status);
+  parse_kernel<T><<<nc, kThreads, 0, s>>>(g, nsym, d_a, h.archive_size, L.dc, L.tables, L.longs, d_status);
   const ChunkShape& f = g.full;
   const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(f.count(), 16 * 256));
   verify_kernel<<<dim3(per_chunk, nc), kThreads, 0, s>>>(d_a, L.dc);
@@ -240,13 +217,8 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
   // Sequences a chunk can have at most (every code kMaxLen bits).
   const uint64_t max_bits = uint64_t(g.full.count()) * huffman::kMaxLen;
   const unsigned max_seq = unsigned(div_ceil(div_ceil(max_bits, huffman::kSubBits), huffman::kSeqSubs));
-  // HPCZ_RATIO_DECODER=selfsync: the self-synchronizing decoder, for comparison (see decode_kernel).
-  static const bool self_sync = [] { const char* v = std::getenv("HPCZ_RATIO_DECODER"); return v && std::string(v) == "selfsync"; }();
-  if (self_sync)
-    decode_kernel<true><<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.longs, L.v, d_status);
-  else
-    decode_kernel<false><<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, info.block_values, d_a, L.dc, L.tables, L.longs, L.v, d_status);
-  outlier_kernel<<<dim3(16, nc), kThreads, 0, s>>>(g, info.block_values, d_a, L.dc, L.v, d_status);
+  decode_kernel<<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, h.block_param, d_a, L.dc, L.tables, L.longs, L.v, d_status);
+  outlier_kernel<<<dim3(16, nc), kThreads, 0, s>>>(g, h.block_param, d_a, L.dc, L.v, d_status);
   check(cudaGetLastError(), "ratio decode");
   if (L.rp.planes) {  // all three axes and the dequantization in one pass (recon_plan.hpp)
     const ratio::ReconPlan& rp = L.rp;
@@ -254,7 +226,7 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
     const size_t smem = 4 * (size_t(rp.planes) * rp.plane() + 8);  // + the alignment padding
     check(cudaFuncSetAttribute(recon_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "recon smem");
     recon_kernel<T><<<unsigned(rp.n_segments), kThreads, smem, s>>>(g, rp, L.dc, L.v, L.recon_flags, L.recon_agg,
-                                                                    L.recon_incl, T(info.step), d_out);
+                                                                    L.recon_incl, T(h.step), d_out);
     exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
     check(cudaGetLastError(), "ratio reconstruct");
     return;
@@ -268,7 +240,7 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
     check(cudaFuncSetAttribute(stripe_recon_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
           "stripe smem");
     stripe_recon_kernel<T><<<unsigned(sp.n_stripes), kThreads, smem, s>>>(g, sp, L.dc, L.v, L.stripe_sums,
-                                                                           T(info.step), d_out);
+                                                                           T(h.step), d_out);
     exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
     check(cudaGetLastError(), "ratio reconstruct");
     return;
@@ -279,8 +251,7 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
   // plane).
   const bool by_plane = uint64_t(f.cy) * f.cx <= kPlaneMax;
   const uint64_t all_planes = uint64_t(nc - 1) * f.cz + g.last.cz;
-  const char* band_env = std::getenv("HPCZ_RATIO_BAND");  // =0: the row kernels instead, for measurements
-  const bool by_band = !(band_env && band_env[0] == '0') && !by_plane && f.cy > 1 && f.cx <= ratio::kStripeCols * kThreads && f.cx <= ratio::kReconValues &&
+  const bool by_band = !by_plane && f.cy > 1 && f.cx <= ratio::kStripeCols * kThreads && f.cx <= ratio::kReconValues &&
                        all_planes >= 2 * uint64_t(kThreads);
   for (int axis = 0; axis < (by_plane || by_band ? 1 : 2); ++axis) {
     const bool z = axis == 0;
@@ -306,18 +277,18 @@ void decompress_t(const ArchiveInfo& info, const uint8_t* d_a, T* d_out, uint32_
     const size_t smem = size_t(f.cy) * f.cx * 4;
     check(cudaFuncSetAttribute(plane_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPlaneMax * 4)),
           "plane smem");
-    plane_kernel<T><<<dim3(std::max(f.cz, g.last.cz), nc), kThreads, smem, s>>>(g, L.dc, L.v, T(info.step), d_out);
+    plane_kernel<T><<<dim3(std::max(f.cz, g.last.cz), nc), kThreads, smem, s>>>(g, L.dc, L.v, T(h.step), d_out);
   } else if (by_band) {
     const uint32_t band = std::min(f.cy, ratio::kReconValues / f.cx);
     const size_t smem = 4 * (size_t(band) * f.cx + 8);  // + the alignment padding
     check(cudaFuncSetAttribute(band_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "band smem");
-    band_kernel<T><<<dim3(std::max(f.cz, g.last.cz), nc), kThreads, smem, s>>>(g, L.dc, L.v, band, T(info.step), d_out);
+    band_kernel<T><<<dim3(std::max(f.cz, g.last.cz), nc), kThreads, smem, s>>>(g, L.dc, L.v, band, T(h.step), d_out);
   } else {
     row_aggregate_kernel<<<(unsigned)nt, kThreads, 0, s>>>(g, L.v, L.tile_agg);
     size_t sb = L.scan_bytes;
     check(cub::DeviceScan::ExclusiveScan(L.scan_temp, sb, L.tile_agg, L.tile_carry, SegOp(), Seg{1, 0}, int(nt), s),
           "carry scan");
-    row_scan_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, L.dc, L.v, L.tile_carry, T(info.step), d_out);
+    row_scan_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, L.dc, L.v, L.tile_carry, T(h.step), d_out);
   }
   exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
   check(cudaGetLastError(), "ratio reconstruct");
@@ -362,25 +333,28 @@ std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>& hists, uint32_
   return len;
 }
 
-size_t ratio_compress_workspace(const format::HeaderFields& h) {
+size_t compress_workspace(const format::HeaderFields& h) {
   return carve_compress(nullptr, h, grid_of(h.dims, h.ndims, h.n_chunks)).total;
 }
 
-void ratio_compress_device(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* ws,
-                           cudaStream_t s) {
-  if (h.dtype == 2) compress_t(static_cast<const double*>(d_in), h, d_out, d_size, ws, s);
+void compress_device(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* ws,
+                     void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  if (h.dtype == DType::f64) compress_t(static_cast<const double*>(d_in), h, d_out, d_size, ws, s);
   else compress_t(static_cast<const float*>(d_in), h, d_out, d_size, ws, s);
 }
 
-size_t ratio_decompress_workspace(const ArchiveInfo& info) {
-  return carve_decompress(nullptr, info, grid_of(info.dims.data(), int(info.dims.size()), info.n_chunks)).total;
+size_t decompress_workspace(const format::HeaderFields& h) {
+  return carve_decompress(nullptr, h, grid_of(h.dims, h.ndims, h.n_chunks)).total;
 }
 
-void ratio_decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void* ws,
-                             cudaStream_t s) {
-  auto a = static_cast<const uint8_t*>(d_archive);
-  if (info.dtype == DType::f64) decompress_t(info, a, static_cast<double*>(d_out), d_status, ws, s);
-  else decompress_t(info, a, static_cast<float*>(d_out), d_status, ws, s);
+void decompress_device(const format::HeaderFields& h, const uint8_t* d_archive, void* d_out, uint32_t* d_status,
+                       void* ws, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
+  if (!h.n_chunks) return;
+  if (h.dtype == DType::f64) decompress_t(h, d_archive, static_cast<double*>(d_out), d_status, ws, s);
+  else decompress_t(h, d_archive, static_cast<float*>(d_out), d_status, ws, s);
 }
 
-}  // namespace hpcz::pipeline
+}  // namespace hpcz::ratio

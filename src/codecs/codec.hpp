@@ -1,0 +1,66 @@
+// The codec interface: what the pipeline needs of a codec, and nothing more. Each codec (a folder
+// under src/codecs/) defines one CodecOps; registry.cpp lists them, and the pipeline looks one up
+// by the header's codec id. A codec builds on the shared layers (quant/, predict/, huffman/, gpu/,
+// format/) and never includes another codec.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "format/header.hpp"
+#include "hpcz/hpcz.hpp"
+
+namespace hpcz::codecs {
+
+// A compression's encoded chunks on the host: chunk c is sizes[c] bytes at at(c).
+struct EncodedChunks {
+  std::vector<uint32_t> sizes;
+  std::unique_ptr<uint8_t[]> slab;  // chunk c at slab + c * slot (codecs with a fixed worst case) ...
+  uint64_t slot = 0;
+  std::vector<std::vector<uint8_t>> separate;  // ... or in its own buffer
+  const uint8_t* at(uint64_t c) const { return slab ? slab.get() + c * slot : separate[c].data(); }
+};
+
+struct CodecOps {
+  Codec id;
+  const char* name;
+  uint64_t codec_params;  // the header's bytes 128..135, fixed per codec (its format's parameters)
+
+  // Fills the header's chunk fields (chunk_values, block_param, n_chunks) from its
+  // dtype and dims and the options; throws invalid_argument for options the codec refuses.
+  void (*plan)(format::HeaderFields& h, const Options& opt);
+  // The same fields of a parsed header: the message of the first inconsistency, or nullptr.
+  const char* (*check_plan)(const format::HeaderFields& h);
+  // The most bytes chunk c of a valid header may take (every block or value stored raw).
+  uint64_t (*chunk_bound)(const format::HeaderFields& h, uint64_t c);
+  // An upper bound on any archive of n values of this dtype (header and table included).
+  uint64_t (*archive_bound)(uint64_t n, DType dtype);
+
+  // CPU. encode: every chunk of `in`, once the header's range, eb_abs and step are settled.
+  EncodedChunks (*encode)(const void* in, const format::HeaderFields& h);
+  // Decodes chunk c (its checksum already verified) into out, the chunk's first value; false if its
+  // bytes are malformed. `threads` > 1: the caller hands this chunk all its threads.
+  bool (*decode_chunk)(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out,
+                       int threads);
+  // Chunks of millions of values (decoded one at a time by all threads when there are few of them).
+  bool large_chunks;
+  // Splits a valid plain archive's chunk bytes by stage (optional: nullptr adds nothing).
+  void (*stage_sizes)(const uint8_t* archive, const ArchiveInfo& info, StageSizes& z);
+
+  // GPU (nullptr in a build without CUDA): the caller's stream and workspace; see hpcz.hpp.
+  size_t (*compress_workspace)(const format::HeaderFields& h);
+  void (*compress_device)(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size,
+                          void* d_ws, void* stream);
+  size_t (*decompress_workspace)(const format::HeaderFields& h);
+  void (*decompress_device)(const format::HeaderFields& h, const uint8_t* d_archive, void* d_out,
+                            uint32_t* d_status, void* d_ws, void* stream);
+};
+
+// The codec with this id, or nullptr.
+const CodecOps* find(Codec id);
+// The codec with this id; throws invalid_argument for an unknown one.
+const CodecOps& get(Codec id);
+// Every registered codec.
+const std::vector<const CodecOps*>& all();
+
+}  // namespace hpcz::codecs

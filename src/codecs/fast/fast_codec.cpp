@@ -1,0 +1,91 @@
+// The fast codec's CodecOps: its chunk plan and bounds, and the CPU encoder and decoder (chunk.hpp)
+// over 64 KiB chunks of 32-value blocks.
+#include <algorithm>
+#include <memory>
+
+#include <omp.h>
+
+#include "codecs/codec.hpp"
+#include "codecs/fast/chunk.hpp"
+#include "codecs/fast/fast_gpu.hpp"
+#include "common/error.hpp"
+#include "quant/range.hpp"
+
+namespace hpcz::fast {
+namespace {
+
+uint32_t value_bytes(const format::HeaderFields& h) { return uint32_t(dtype_size(h.dtype)); }
+
+void plan(format::HeaderFields& h, const Options&) {
+  h.chunk_values = kChunkBytes / value_bytes(h);
+  h.block_param = kB;
+  h.n_chunks = div_ceil(h.n_values, h.chunk_values);
+}
+
+const char* check_plan(const format::HeaderFields& h) {
+  if (h.chunk_values != kChunkBytes / value_bytes(h)) return "chunk size";
+  if (h.block_param != uint32_t(kB)) return "block size";
+  if (h.n_chunks != div_ceil(h.n_values, h.chunk_values)) return "chunk count";
+  return nullptr;
+}
+
+uint32_t chunk_count(const format::HeaderFields& h, uint64_t c) {
+  return uint32_t(std::min<uint64_t>(h.chunk_values, h.n_values - c * h.chunk_values));
+}
+
+uint64_t chunk_bound(const format::HeaderFields& h, uint64_t c) {
+  return max_chunk_bytes(chunk_count(h, c), value_bytes(h));
+}
+
+uint64_t archive_bound(uint64_t n, DType dtype) {
+  const uint32_t vb = uint32_t(dtype_size(dtype));
+  const uint64_t cv = kChunkBytes / vb, nc = div_ceil(n, cv), full = n / cv, rest = n % cv;
+  // (+ 1 byte per chunk: the second stage's tag on a chunk it stores as is)
+  return format::data_offset(nc) + full * max_chunk_bytes(cv, vb) + max_chunk_bytes(rest, vb) + nc;
+}
+
+template <class T>
+codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h) {
+  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
+  const uint64_t cv = chunk_values<T>(), nc = h.n_chunks;
+  codecs::EncodedChunks out;
+  out.slot = max_chunk_bytes(cv, sizeof(T));
+  // Uninitialized: a chunk touches only the bytes it writes (a zeroed buffer the size of the input
+  // costs a memset and a page fault per page).
+  out.slab.reset(new uint8_t[nc * out.slot]);
+  out.sizes.resize(nc);
+#pragma omp parallel
+  {
+    std::vector<uint8_t> exc;
+#pragma omp for schedule(dynamic, 4)
+    for (int64_t c = 0; c < int64_t(nc); ++c)
+      out.sizes[c] = encode_chunk(in + c * cv, chunk_count(h, c), p, out.slab.get() + c * out.slot, exc);
+  }
+  return out;
+}
+
+codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h) {
+  if (h.dtype == DType::f64) return encode_t(static_cast<const double*>(in), h);
+  return encode_t(static_cast<const float*>(in), h);
+}
+
+bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out, int) {
+  if (h.dtype == DType::f64)
+    return decode_chunk<double>(src, size, chunk_count(h, c), quant::encoder_params<double>(h), static_cast<double*>(out));
+  return decode_chunk<float>(src, size, chunk_count(h, c), quant::encoder_params<float>(h), static_cast<float*>(out));
+}
+
+}  // namespace
+
+extern const codecs::CodecOps kCodec;
+const codecs::CodecOps kCodec = {
+    Codec::fast, "fast", /*codec_params=*/0, plan, check_plan, chunk_bound, archive_bound, encode, decode,
+    /*large_chunks=*/false, /*stage_sizes=*/nullptr,
+#if HPCZ_HAS_CUDA
+    compress_workspace, compress_device, decompress_workspace, decompress_device,
+#else
+    nullptr, nullptr, nullptr, nullptr,
+#endif
+};
+
+}  // namespace hpcz::fast

@@ -1,0 +1,96 @@
+// The fast codec on the GPU: workspace layouts and kernel launches (kernels.cuh). Everything runs on
+// the caller's stream in the caller's workspace.
+#include <cuda_runtime.h>
+
+#include "codecs/fast/fast_gpu.hpp"
+#include "codecs/fast/kernels.cuh"
+#include "common/cuda_check.hpp"
+#include "gpu/device.hpp"
+
+namespace hpcz::fast {
+namespace {
+
+using gpu::CompressState;
+using cuda::kThreads;
+
+size_t state_bytes(uint64_t n_chunks) { return (sizeof(CompressState) + 8 * n_chunks + 255) & ~size_t(255); }
+
+template <class T>
+void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size,
+                       void* d_ws, cudaStream_t s) {
+  auto* st = static_cast<CompressState*>(d_ws);
+  auto* desc = reinterpret_cast<unsigned long long*>(st + 1);
+  const uint64_t nc = h.n_chunks;
+  gpu::init_kernel<<<nc ? (unsigned)std::min<uint64_t>((nc + 255) / 256, 1024) : 1, 256, 0, s>>>(st, desc, nc);
+  check(cudaGetLastError(), "init kernel");
+  const bool has_fill = h.flags & format::kFlagFill;
+  if (nc) {
+    constexpr uint32_t smem = cuda::stage_bytes<T>();
+    const int sms = gpu::sm_count();
+    // The range comes first in both modes: rel needs it for eb, and both need max |x| for the step.
+    unsigned grid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((h.n_values / 4 + kThreads - 1) / kThreads, uint64_t(sms) * 16));
+    gpu::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
+    check(cudaGetLastError(), "range kernel");
+    auto k = cuda::encode_kernel<T>;
+    check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
+    k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
+    check(cudaGetLastError(), "encode kernel");
+  }
+  gpu::seal_kernel<<<1, 32, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
+  check(cudaGetLastError(), "seal kernel");
+}
+
+// The fast mode's decoding workspace: the chunk table's checksum sum (8 bytes, summed by the first
+// pass, checked by the second), then the list of chunks too large for the first pass ([0] count).
+size_t fast_decode_workspace(uint64_t n_chunks) { return (8 + 4 * (n_chunks + 1) + 15) / 16 * 16; }
+
+template <class T>
+void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d_out, uint32_t* d_status, void* d_ws,
+                         cudaStream_t s) {
+  check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
+  if (h.n_chunks == 0) return;
+  auto* table_sum = static_cast<unsigned long long*>(d_ws);
+  auto* d_large = reinterpret_cast<uint32_t*>(table_sum + 1);
+  check(cudaMemsetAsync(d_ws, 0, 12, s), "workspace reset");  // the table sum and the list's count
+  // The chunk table's checksum is summed by the first pass (each block adds its own entry) and checked
+  // by the second: a separate one-block kernel over the table cost about 2% of the decoding time.
+  const auto p = quant::encoder_params<T>(h);
+  // Pass 1: every chunk, a small stage; pass 2: the chunks that did not fit, full stage, fixed grid.
+  // f32: compiled for 6 blocks per SM (40 registers, a few spills), 13% faster than the natural 4
+  // blocks on an H200 (EXPERIMENTS.md).
+  auto k1 = cuda::decode_kernel<T, sizeof(T) == 4 ? 6 : 1>;
+  constexpr uint32_t smem1 = cuda::kSmallStage;
+  check(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, smem1), "smem attribute");
+  k1<<<(unsigned)h.n_chunks, kThreads, smem1, s>>>(d_a, h.archive_size, h.n_values, p, d_out, d_status, d_large,
+                                                      table_sum);
+  check(cudaGetLastError(), "decode kernel");
+  auto k2 = cuda::decode_large_kernel<T>;
+  constexpr uint32_t smem2 = cuda::decode_stage_bytes<T>();
+  check(cudaFuncSetAttribute(k2, cudaFuncAttributeMaxDynamicSharedMemorySize, smem2), "smem attribute");
+  const unsigned grid2 = (unsigned)std::min<uint64_t>(h.n_chunks, uint64_t(gpu::sm_count()) * 3);
+  k2<<<grid2, kThreads, smem2, s>>>(d_a, h.archive_size, h.n_values, h.n_chunks, p, d_out, d_status, d_large,
+                                    table_sum, h.table_checksum);
+  check(cudaGetLastError(), "decode kernel (large chunks)");
+}
+
+}  // namespace
+
+size_t compress_workspace(const format::HeaderFields& h) { return state_bytes(h.n_chunks); }
+
+void compress_device(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* d_ws,
+                     void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  if (h.dtype == DType::f64) compress_device_t(static_cast<const double*>(d_in), h, d_out, d_size, d_ws, s);
+  else compress_device_t(static_cast<const float*>(d_in), h, d_out, d_size, d_ws, s);
+}
+
+size_t decompress_workspace(const format::HeaderFields& h) { return fast_decode_workspace(h.n_chunks); }
+
+void decompress_device(const format::HeaderFields& h, const uint8_t* d_archive, void* d_out, uint32_t* d_status,
+                       void* d_ws, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  if (h.dtype == DType::f64) decompress_device_t(h, d_archive, static_cast<double*>(d_out), d_status, d_ws, s);
+  else decompress_device_t(h, d_archive, static_cast<float*>(d_out), d_status, d_ws, s);
+}
+
+}  // namespace hpcz::fast

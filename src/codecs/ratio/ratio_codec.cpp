@@ -1,0 +1,135 @@
+// The ratio codec's CodecOps: chunks of whole slabs (predict::working_shape), the radius, and the CPU
+// encoder and decoder (chunk.hpp).
+#include <algorithm>
+#include <string>
+
+#include <omp.h>
+
+#include "codecs/codec.hpp"
+#include "codecs/ratio/chunk.hpp"
+#include "codecs/ratio/ratio_gpu.hpp"
+#include "common/error.hpp"
+#include "quant/range.hpp"
+
+namespace hpcz::ratio {
+namespace {
+
+predict::Shape shape_of(const format::HeaderFields& h) { return predict::working_shape(h.dims, h.ndims); }
+
+void plan(format::HeaderFields& h, const Options& opt) {
+  if (opt.radius < 1 || opt.radius > kMaxRadius)
+    fail(ErrorCode::invalid_argument, "radius must be 1 to " + std::to_string(kMaxRadius));
+  const predict::Shape s = shape_of(h);
+  h.chunk_values = uint32_t(s.chunk_values());
+  h.block_param = opt.radius;
+  h.n_chunks = div_ceil(s.slabs, s.chunk_slabs);
+}
+
+const char* check_plan(const format::HeaderFields& h) {
+  const predict::Shape s = shape_of(h);
+  if (h.chunk_values != s.chunk_values()) return "chunk size";
+  if (h.block_param < 1 || h.block_param > kMaxRadius) return "radius";
+  if (h.n_chunks != div_ceil(s.slabs, s.chunk_slabs)) return "chunk count";
+  return nullptr;
+}
+
+uint64_t chunk_bound(const format::HeaderFields& h, uint64_t c) {
+  const uint64_t count = std::min<uint64_t>(h.chunk_values, h.n_values - c * h.chunk_values);
+  return max_chunk_bytes(count, uint32_t(dtype_size(h.dtype)));
+}
+
+uint64_t archive_bound(uint64_t n, DType dtype) {
+  // Every chunk but the last holds more than kTargetChunkValues / 2 values (whole slabs of at most
+  // kTargetChunkValues, or one larger slab), and no chunk exceeds its raw form (+ 1 byte: the second
+  // stage's tag on a chunk it stores as is).
+  const uint64_t nc = n / (predict::kTargetChunkValues / 2) + 1;
+  return format::data_offset(nc) + nc * (kChunkHeaderBytes + 1) + n * dtype_size(dtype);
+}
+
+template <class T>
+codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h) {
+  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
+  const predict::Shape shape = shape_of(h);
+  codecs::EncodedChunks out;
+  out.separate.resize(h.n_chunks);
+  // Chunks are large (about 4 Mi values): with fewer chunks than threads, each is encoded by all
+  // threads in turn (the same bytes) instead of one thread each.
+  const int threads = omp_get_max_threads();
+  if (h.n_chunks < uint64_t(threads)) {
+    EncodeScratch<T> scratch;
+    for (int64_t c = 0; c < int64_t(h.n_chunks); ++c)
+      encode_chunk(in + uint64_t(c) * h.chunk_values, predict::chunk_shape(shape, c), p, h.block_param, scratch,
+                   out.separate[c], threads);
+  } else {
+#pragma omp parallel
+    {
+      EncodeScratch<T> scratch;
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t c = 0; c < int64_t(h.n_chunks); ++c)
+        encode_chunk(in + uint64_t(c) * h.chunk_values, predict::chunk_shape(shape, c), p, h.block_param, scratch,
+                     out.separate[c]);
+    }
+  }
+  out.sizes.resize(h.n_chunks);
+  for (uint64_t c = 0; c < h.n_chunks; ++c) out.sizes[c] = uint32_t(out.separate[c].size());
+  return out;
+}
+
+codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h) {
+  if (h.dtype == DType::f64) return encode_t(static_cast<const double*>(in), h);
+  return encode_t(static_cast<const float*>(in), h);
+}
+
+bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out, int threads) {
+  const predict::ChunkShape cs = predict::chunk_shape(shape_of(h), c);
+  if (h.dtype == DType::f64)
+    return decode_chunk<double>(src, size, cs, quant::encoder_params<double>(h), h.block_param,
+                                static_cast<double*>(out), threads);
+  return decode_chunk<float>(src, size, cs, quant::encoder_params<float>(h), h.block_param, static_cast<float*>(out),
+                             threads);
+}
+
+void stage_sizes(const uint8_t* archive, const ArchiveInfo& info, StageSizes& z) {
+  const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));
+  const uint32_t vb = uint32_t(dtype_size(info.dtype)), nsym = 2 * info.block_values;
+  for (uint64_t c = 0; c < info.n_chunks; ++c) {
+    const ChunkEntry& e = info.chunks[c];
+    const uint8_t* src = archive + e.offset;
+    const uint32_t count = predict::chunk_shape(shape, c).count();
+    if (!format::checksum_matches(format::checksum(src, e.size), e.checksum))
+      fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": checksum mismatch");
+    ChunkLayout L;
+    if (is_raw_chunk(src, e.size, count, vb)) {
+      z.raw_chunks += e.size;
+    } else if (parse_chunk(src, e.size, count, nsym, vb, L)) {
+      z.codebook += L.seq_first;
+      z.gap_metadata += L.bits - L.seq_first;
+      z.codes += L.out_idx - L.bits;
+      z.outliers += L.exc_idx - L.out_idx;
+      z.exceptions += L.size - L.exc_idx;
+    } else {
+      fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": malformed");
+    }
+  }
+}
+
+}  // namespace
+
+#if !HPCZ_HAS_CUDA
+std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>&, uint32_t, double*, int) {
+  fail(ErrorCode::backend_unavailable, "this hpcz was built without CUDA");
+}
+#endif
+
+extern const codecs::CodecOps kCodec;
+const codecs::CodecOps kCodec = {
+    Codec::ratio, "ratio", kCodecParams, plan, check_plan, chunk_bound, archive_bound, encode, decode,
+    /*large_chunks=*/true, stage_sizes,
+#if HPCZ_HAS_CUDA
+    compress_workspace, compress_device, decompress_workspace, decompress_device,
+#else
+    nullptr, nullptr, nullptr, nullptr,
+#endif
+};
+
+}  // namespace hpcz::ratio

@@ -1,0 +1,160 @@
+// Reading and validating archives: every field is checked before it is used. The header comes in
+// through format::read_header; the codec checks its own fields (CodecOps::check_plan) and bounds its
+// chunks (CodecOps::chunk_bound).
+#include <string>
+
+#include "pipeline/internal.hpp"
+
+namespace hpcz::pipeline {
+
+namespace {
+[[noreturn]] void corrupt(const std::string& msg) { fail(ErrorCode::corrupt_archive, "corrupt archive: " + msg); }
+constexpr double kMaxFinite = 1.7976931348623157e308;
+}  // namespace
+
+format::HeaderFields header_of(const ArchiveInfo& info) {
+  format::HeaderFields h{};
+  h.dtype = info.dtype;
+  h.ndims = uint8_t(info.dims.size());
+  h.mode = info.mode;
+  h.codec = info.codec;
+  h.flags = uint8_t((info.fill ? format::kFlagFill : 0) | (info.range_valid ? format::kFlagRangeValid : 0) |
+                    (info.second_stage ? format::kFlagSecondStage : 0));
+  for (size_t i = 0; i < info.dims.size() && i < 4; ++i) h.dims[i] = info.dims[i];
+  h.n_values = info.n_values;
+  h.bound = info.bound;
+  h.eb_abs = info.eb_abs;
+  h.range_min = info.range_min;
+  h.range_max = info.range_max;
+  h.fill = info.fill.value_or(0.0);
+  h.step = info.step;
+  h.chunk_values = info.chunk_values;
+  h.block_param = info.block_values;
+  h.n_chunks = info.n_chunks;
+  h.archive_size = info.archive_size;
+  h.table_checksum = info.table_checksum;
+  h.codec_params = codecs::get(info.codec).codec_params;
+  return h;
+}
+
+ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
+  using namespace format;
+  if (size < 4 || a[0] != 'H' || a[1] != 'P' || a[2] != 'C' || a[3] != 'Z')
+    fail(ErrorCode::corrupt_archive, "not an hpcz archive (bad magic)");
+  if (size < kHeaderBytes)
+    corrupt("truncated header (" + std::to_string(size) + " of " + std::to_string(kHeaderBytes) + " bytes)");
+  const StoredHeader s = read_header(a);
+  const HeaderFields& h = s.f;
+  ArchiveInfo info;
+  info.version = s.version;
+  if (info.version == 0) corrupt("format version 0");
+  if (info.version > kVersion)
+    fail(ErrorCode::unsupported, "archive format version " + std::to_string(info.version) +
+                                     " is newer than this hpcz reads (" + std::to_string(kVersion) + ")");
+  if (!checksum_matches(header_checksum(a), s.header_checksum)) corrupt("header checksum mismatch");
+  if (s.header_bytes != kHeaderBytes) corrupt("header size field");
+  if (h.dtype != DType::f32 && h.dtype != DType::f64) corrupt("dtype " + std::to_string(int(h.dtype)));
+  info.dtype = h.dtype;
+  if (h.ndims < 1 || h.ndims > 4) corrupt("rank " + std::to_string(int(h.ndims)));
+  if (h.mode != BoundMode::abs && h.mode != BoundMode::rel) corrupt("error-bound mode " + std::to_string(int(h.mode)));
+  info.mode = h.mode;
+  const codecs::CodecOps* codec = codecs::find(h.codec);
+  if (!codec) fail(ErrorCode::unsupported, "unknown codec id " + std::to_string(int(h.codec)));
+  info.codec = h.codec;
+  if (h.flags & ~(kFlagFill | kFlagRangeValid | kFlagSecondStage) || !s.reserved_zero) corrupt("reserved header bits set");
+  info.second_stage = h.flags & kFlagSecondStage;
+  if (info.second_stage && info.version < 2) corrupt("second-stage flag in a version 1 archive");
+  uint64_t n = 1;
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t d = h.dims[i];
+    if (i >= h.ndims) {
+      if (d != 0) corrupt("dimension beyond the rank");
+      continue;
+    }
+    if (d != 0 && n > (uint64_t(1) << 60) / d) corrupt("dimensions overflow");
+    n *= d;
+    info.dims.push_back(d);
+  }
+  info.n_values = h.n_values;
+  if (info.n_values != n) corrupt("value count does not match the dimensions");
+  info.bound = h.bound;
+  info.eb_abs = h.eb_abs;
+  if (!(info.bound >= 0 && info.bound <= kMaxFinite)) corrupt("bound");
+  if (!(info.eb_abs >= 0 && info.eb_abs <= kMaxFinite)) corrupt("absolute bound");
+  info.range_valid = h.flags & kFlagRangeValid;
+  info.range_min = h.range_min;
+  info.range_max = h.range_max;
+  if (h.flags & kFlagFill) info.fill = h.fill;
+  info.step = h.step;
+  info.chunk_values = h.chunk_values;
+  info.block_values = h.block_param;
+  info.n_chunks = h.n_chunks;
+  info.archive_size = h.archive_size;
+  info.table_checksum = h.table_checksum;
+  // The step is a value of the array's type, >= 0, and never above 2 eb (except eb == 0, see FORMAT.md).
+  const double step_t = info.dtype == DType::f32 ? double(float(info.step)) : info.step;
+  if (!(info.step >= 0) || step_t != info.step || (info.eb_abs > 0 && info.step > 2 * info.eb_abs))
+    corrupt("quantization step");
+  if (h.codec_params != codec->codec_params) corrupt("codec parameters");
+  if (const char* bad = codec->check_plan(h)) corrupt(bad);
+  info.data_offset = data_offset(info.n_chunks);
+  if (info.archive_size < info.data_offset) corrupt("archive size smaller than its chunk table");
+  if (!full) return info;
+  if (size < info.archive_size)
+    corrupt("truncated (" + std::to_string(size) + " of " + std::to_string(info.archive_size) + " bytes)");
+  if (size > info.archive_size) corrupt("trailing bytes after the archive");
+  const uint8_t* t = a + kHeaderBytes;
+  if (!checksum_matches(checksum(t, info.n_chunks * kChunkEntryBytes), info.table_checksum))
+    corrupt("chunk table checksum mismatch");
+  info.chunks.resize(info.n_chunks);
+  uint64_t expect = info.data_offset;
+  for (uint64_t c = 0; c < info.n_chunks; ++c) {
+    ChunkEntry& e = info.chunks[c];
+    e.offset = detail::load_u64_le(t + kChunkEntryBytes * c);
+    e.size = detail::load_u32_le(t + kChunkEntryBytes * c + 8);
+    e.checksum = detail::load_u32_le(t + kChunkEntryBytes * c + 12);
+    const uint64_t most = codec->chunk_bound(h, c) + (info.second_stage ? 1 : 0);  // + the stage tag
+    if (e.offset != expect || e.size > most || e.size > info.archive_size - e.offset)
+      corrupt("chunk " + std::to_string(c) + " lies outside its place");
+    expect += e.size;
+  }
+  if (expect != info.archive_size) corrupt("chunks do not fill the archive");
+  return info;
+}
+
+}  // namespace hpcz::pipeline
+
+namespace hpcz {
+
+ArchiveInfo inspect(const uint8_t* archive, size_t size) { return pipeline::parse_archive(archive, size, true); }
+
+ArchiveInfo inspect_header(const uint8_t* archive, size_t available) {
+  return pipeline::parse_archive(archive, available, false);
+}
+
+StageSizes stage_sizes(const uint8_t* archive, size_t size) {
+  const ArchiveInfo info = inspect(archive, size);
+  if (info.second_stage) {  // the stages of the plain archive inside, and what the second stage saved
+    const auto plain = pipeline::remove_second_stage(archive, size, info, Backend::cpu);
+    StageSizes z = stage_sizes(plain.data(), plain.size());
+    z.second_stage_saved = int64_t(plain.size()) - int64_t(size);
+    return z;
+  }
+  StageSizes z;
+  z.header_and_table = info.data_offset;
+  const codecs::CodecOps& codec = codecs::get(info.codec);
+  if (codec.stage_sizes) codec.stage_sizes(archive, info, z);
+  return z;
+}
+
+size_t archive_prefix_size(const uint8_t* header, size_t available) {
+  return pipeline::parse_archive(header, available, false).data_offset;
+}
+
+size_t max_compressed_size(uint64_t n, DType dtype) {
+  uint64_t most = 0;
+  for (const codecs::CodecOps* c : codecs::all()) most = std::max<uint64_t>(most, c->archive_bound(n, dtype));
+  return most;
+}
+
+}  // namespace hpcz
