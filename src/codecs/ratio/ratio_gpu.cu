@@ -1,4 +1,4 @@
-// Ratio mode on the GPU: workspace layout and kernel sequence (kernels in ratio/ratio_cuda.cuh).
+// Ratio mode on the GPU: workspace layout and kernel sequence (kernels: the *_kernels.cuh by stage).
 // Everything runs on the caller's stream in the caller's workspace; every grid size follows from the
 // dims, so nothing is read back.
 #include <cuda_runtime.h>
@@ -7,7 +7,11 @@
 #include <algorithm>
 #include <string>
 
-#include "codecs/ratio/kernels.cuh"
+#include "codecs/ratio/quant_kernels.cuh"
+#include "codecs/ratio/book_kernels.cuh"
+#include "codecs/ratio/encode_kernels.cuh"
+#include "codecs/ratio/decode_kernels.cuh"
+#include "codecs/ratio/recon_kernels.cuh"
 #include "codecs/ratio/ratio_gpu.hpp"
 #include "common/cuda_check.hpp"
 #include "gpu/device.hpp"
