@@ -21,6 +21,17 @@ struct EncodedChunks {
   const uint8_t* at(uint64_t c) const { return slab ? slab.get() + c * slot : separate[c].data(); }
 };
 
+// A codec's device entry points (its *_gpu.cu): the caller's stream and workspace, no allocation, no
+// synchronization (see hpcz.hpp's device calls).
+struct DeviceOps {
+  size_t (*compress_workspace)(const format::HeaderFields& h);
+  void (*compress)(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* d_ws,
+                   void* stream);
+  size_t (*decompress_workspace)(const format::HeaderFields& h);
+  void (*decompress)(const format::HeaderFields& h, const uint8_t* d_archive, void* d_out, uint32_t* d_status,
+                     void* d_ws, void* stream);
+};
+
 struct CodecOps {
   Codec id;
   const char* name;
@@ -47,13 +58,8 @@ struct CodecOps {
   // Splits a valid plain archive's chunk bytes by stage (optional: nullptr adds nothing).
   void (*stage_sizes)(const uint8_t* archive, const ArchiveInfo& info, StageSizes& z);
 
-  // GPU (nullptr in a build without CUDA): the caller's stream and workspace; see hpcz.hpp.
-  size_t (*compress_workspace)(const format::HeaderFields& h);
-  void (*compress_device)(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size,
-                          void* d_ws, void* stream);
-  size_t (*decompress_workspace)(const format::HeaderFields& h);
-  void (*decompress_device)(const format::HeaderFields& h, const uint8_t* d_archive, void* d_out,
-                            uint32_t* d_status, void* d_ws, void* stream);
+  // GPU: nullptr in a build without CUDA.
+  const struct DeviceOps* device;
 };
 
 // The codec with this id, or nullptr.

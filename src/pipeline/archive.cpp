@@ -12,27 +12,22 @@ namespace {
 constexpr double kMaxFinite = 1.7976931348623157e308;
 }  // namespace
 
+// The fields an ArchiveInfo and a header both hold, as pairs (f(info's, header's)) for copying either way.
+template <class Info, class Header, class F> void shared_fields(Info& i, Header& h, F&& f) {
+  f(i.dtype, h.dtype); f(i.mode, h.mode); f(i.codec, h.codec); f(i.n_values, h.n_values); f(i.bound, h.bound);
+  f(i.eb_abs, h.eb_abs); f(i.range_min, h.range_min); f(i.range_max, h.range_max); f(i.step, h.step);
+  f(i.chunk_values, h.chunk_values); f(i.block_values, h.block_param); f(i.n_chunks, h.n_chunks);
+  f(i.archive_size, h.archive_size); f(i.table_checksum, h.table_checksum);
+}
+
 format::HeaderFields header_of(const ArchiveInfo& info) {
   format::HeaderFields h{};
-  h.dtype = info.dtype;
+  shared_fields(info, h, [](const auto& from, auto& to) { to = from; });
   h.ndims = uint8_t(info.dims.size());
-  h.mode = info.mode;
-  h.codec = info.codec;
   h.flags = uint8_t((info.fill ? format::kFlagFill : 0) | (info.range_valid ? format::kFlagRangeValid : 0) |
                     (info.second_stage ? format::kFlagSecondStage : 0));
   for (size_t i = 0; i < info.dims.size() && i < 4; ++i) h.dims[i] = info.dims[i];
-  h.n_values = info.n_values;
-  h.bound = info.bound;
-  h.eb_abs = info.eb_abs;
-  h.range_min = info.range_min;
-  h.range_max = info.range_max;
   h.fill = info.fill.value_or(0.0);
-  h.step = info.step;
-  h.chunk_values = info.chunk_values;
-  h.block_param = info.block_values;
-  h.n_chunks = info.n_chunks;
-  h.archive_size = info.archive_size;
-  h.table_checksum = info.table_checksum;
   h.codec_params = codecs::get(info.codec).codec_params;
   return h;
 }
@@ -46,6 +41,7 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   const StoredHeader s = read_header(a);
   const HeaderFields& h = s.f;
   ArchiveInfo info;
+  shared_fields(info, h, [](auto& to, const auto& from) { to = from; });
   info.version = s.version;
   if (info.version == 0) corrupt("format version 0");
   if (info.version > kVersion)
@@ -54,13 +50,10 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   if (!checksum_matches(header_checksum(a), s.header_checksum)) corrupt("header checksum mismatch");
   if (s.header_bytes != kHeaderBytes) corrupt("header size field");
   if (h.dtype != DType::f32 && h.dtype != DType::f64) corrupt("dtype " + std::to_string(int(h.dtype)));
-  info.dtype = h.dtype;
   if (h.ndims < 1 || h.ndims > 4) corrupt("rank " + std::to_string(int(h.ndims)));
   if (h.mode != BoundMode::abs && h.mode != BoundMode::rel) corrupt("error-bound mode " + std::to_string(int(h.mode)));
-  info.mode = h.mode;
   const codecs::CodecOps* codec = codecs::find(h.codec);
   if (!codec) fail(ErrorCode::unsupported, "unknown codec id " + std::to_string(int(h.codec)));
-  info.codec = h.codec;
   if (h.flags & ~(kFlagFill | kFlagRangeValid | kFlagSecondStage) || !s.reserved_zero) corrupt("reserved header bits set");
   info.second_stage = h.flags & kFlagSecondStage;
   if (info.second_stage && info.version < 2) corrupt("second-stage flag in a version 1 archive");
@@ -75,22 +68,11 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
     n *= d;
     info.dims.push_back(d);
   }
-  info.n_values = h.n_values;
   if (info.n_values != n) corrupt("value count does not match the dimensions");
-  info.bound = h.bound;
-  info.eb_abs = h.eb_abs;
   if (!(info.bound >= 0 && info.bound <= kMaxFinite)) corrupt("bound");
   if (!(info.eb_abs >= 0 && info.eb_abs <= kMaxFinite)) corrupt("absolute bound");
   info.range_valid = h.flags & kFlagRangeValid;
-  info.range_min = h.range_min;
-  info.range_max = h.range_max;
   if (h.flags & kFlagFill) info.fill = h.fill;
-  info.step = h.step;
-  info.chunk_values = h.chunk_values;
-  info.block_values = h.block_param;
-  info.n_chunks = h.n_chunks;
-  info.archive_size = h.archive_size;
-  info.table_checksum = h.table_checksum;
   // The step is a value of the array's type, >= 0, and never above 2 eb (except eb == 0, see FORMAT.md).
   const double step_t = info.dtype == DType::f32 ? double(float(info.step)) : info.step;
   if (!(info.step >= 0) || step_t != info.step || (info.eb_abs > 0 && info.step > 2 * info.eb_abs))

@@ -12,6 +12,13 @@
 namespace hpcz {
 namespace {
 
+// The codec's device entry points (every registered codec has them in a CUDA build).
+const codecs::DeviceOps& device_of(Codec id) {
+  const codecs::CodecOps& codec = codecs::get(id);
+  if (!codec.device) fail(ErrorCode::unsupported, std::string("no GPU implementation of the ") + codec.name + " codec");
+  return *codec.device;
+}
+
 template <class F> struct Defer { F f; ~Defer() { f(); } };
 template <class F> Defer<F> defer(F f) { return {f}; }
 
@@ -42,7 +49,7 @@ size_t compress_device_workspace_size(uint64_t n_values, DType dtype) {
 
 size_t compress_device_workspace_size(DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
   const format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
-  return codecs::get(h.codec).compress_workspace(h);
+  return device_of(h.codec).compress_workspace(h);
 }
 
 namespace pipeline {
@@ -52,14 +59,14 @@ namespace {
 void compress_device_with(const void* d_in, const format::HeaderFields& h, void* d_out, size_t out_capacity,
                           uint64_t* d_size, void* d_ws, size_t ws_size, void* stream) {
   if (!gpu_available()) fail(ErrorCode::backend_unavailable, "no usable CUDA GPU");
-  const codecs::CodecOps& codec = codecs::get(h.codec);
+  const codecs::DeviceOps& device = device_of(h.codec);
   if (out_capacity < max_compressed_size(h.n_values, h.dtype))
     fail(ErrorCode::invalid_argument, "output capacity below max_compressed_size()");
-  if (ws_size < codec.compress_workspace(h))
+  if (ws_size < device.compress_workspace(h))
     fail(ErrorCode::invalid_argument, "workspace below compress_device_workspace_size()");
   if ((reinterpret_cast<uintptr_t>(d_in) | reinterpret_cast<uintptr_t>(d_out)) & 15)
     fail(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned");
-  codec.compress_device(d_in, h, static_cast<uint8_t*>(d_out), d_size, d_ws, stream);
+  device.compress(d_in, h, static_cast<uint8_t*>(d_out), d_size, d_ws, stream);
 }
 
 }  // namespace
@@ -75,7 +82,7 @@ void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>&
 }
 
 size_t decompress_device_workspace_size(const ArchiveInfo& info) {
-  return codecs::get(info.codec).decompress_workspace(pipeline::header_of(info));
+  return device_of(info.codec).decompress_workspace(pipeline::header_of(info));
 }
 
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void* d_ws,
@@ -86,18 +93,18 @@ void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_o
   if ((reinterpret_cast<uintptr_t>(d_archive) | reinterpret_cast<uintptr_t>(d_out)) & 15)
     fail(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned");
   const format::HeaderFields h = pipeline::header_of(info);
-  const codecs::CodecOps& codec = codecs::get(info.codec);
-  const size_t need = codec.decompress_workspace(h);
+  const codecs::DeviceOps& device = device_of(info.codec);
+  const size_t need = device.decompress_workspace(h);
   if (ws_size < need || (!d_ws && h.n_chunks))
     fail(ErrorCode::invalid_argument, "workspace below decompress_device_workspace_size()");
-  codec.decompress_device(h, static_cast<const uint8_t*>(d_archive), d_out, d_status, d_ws, stream);
+  device.decompress(h, static_cast<const uint8_t*>(d_archive), d_out, d_status, d_ws, stream);
 }
 
 namespace pipeline {
 
 std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderFields& h) {
   const size_t in_bytes = h.n_values * dtype_size(h.dtype), cap = max_compressed_size(h.n_values, h.dtype);
-  const size_t ws_bytes = codecs::get(h.codec).compress_workspace(h);
+  const size_t ws_bytes = device_of(h.codec).compress_workspace(h);
   void *d_in = nullptr, *d_out = nullptr, *d_ws = nullptr;
   uint64_t* d_size = nullptr;
   auto cleanup = defer([&] { cudaFree(d_in); cudaFree(d_out); cudaFree(d_ws); cudaFree(d_size); });

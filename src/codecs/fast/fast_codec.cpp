@@ -7,7 +7,6 @@
 
 #include "codecs/codec.hpp"
 #include "codecs/fast/chunk.hpp"
-#include "codecs/fast/fast_gpu.hpp"
 #include "common/error.hpp"
 #include "quant/range.hpp"
 
@@ -78,13 +77,16 @@ bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint3
 }  // namespace
 
 extern const codecs::CodecOps kCodec;
+#if HPCZ_HAS_CUDA
+extern const codecs::DeviceOps kDevice;  // fast_gpu.cu
+#endif
 const codecs::CodecOps kCodec = {
     Codec::fast, "fast", /*codec_params=*/0, plan, check_plan, chunk_bound, archive_bound, encode, decode,
     /*large_chunks=*/false, /*stage_sizes=*/nullptr,
 #if HPCZ_HAS_CUDA
-    compress_workspace, compress_device, decompress_workspace, decompress_device,
+    &kDevice,
 #else
-    nullptr, nullptr, nullptr, nullptr,
+    nullptr,
 #endif
 };
 

@@ -2,7 +2,7 @@
 // the caller's stream in the caller's workspace.
 #include <cuda_runtime.h>
 
-#include "codecs/fast/fast_gpu.hpp"
+#include "codecs/codec.hpp"
 #include "codecs/fast/kernels.cuh"
 #include "common/cuda_check.hpp"
 #include "gpu/device.hpp"
@@ -57,7 +57,7 @@ void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d
   const auto p = quant::encoder_params<T>(h);
   // Pass 1: every chunk, a small stage; pass 2: the chunks that did not fit, full stage, fixed grid.
   // f32: compiled for 6 blocks per SM (40 registers, a few spills), 13% faster than the natural 4
-  // blocks on an H200 (EXPERIMENTS.md).
+  // blocks on an H200 (docs/EXPERIMENTS.md).
   auto k1 = cuda::decode_kernel<T, sizeof(T) == 4 ? 6 : 1>;
   constexpr uint32_t smem1 = cuda::kSmallStage;
   check(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, smem1), "smem attribute");
@@ -72,8 +72,6 @@ void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d
                                     table_sum, h.table_checksum);
   check(cudaGetLastError(), "decode kernel (large chunks)");
 }
-
-}  // namespace
 
 size_t compress_workspace(const format::HeaderFields& h) { return state_bytes(h.n_chunks); }
 
@@ -92,5 +90,10 @@ void decompress_device(const format::HeaderFields& h, const uint8_t* d_archive, 
   if (h.dtype == DType::f64) decompress_device_t(h, d_archive, static_cast<double*>(d_out), d_status, d_ws, s);
   else decompress_device_t(h, d_archive, static_cast<float*>(d_out), d_status, d_ws, s);
 }
+
+}  // namespace
+
+extern const codecs::DeviceOps kDevice;
+const codecs::DeviceOps kDevice = {compress_workspace, compress_device, decompress_workspace, decompress_device};
 
 }  // namespace hpcz::fast

@@ -27,10 +27,8 @@ using namespace gpu;  // the archive passes, the look-back, DecodeStatus
 
 constexpr int kThreads = 256;
 // Blocks per SM the encoder is compiled for (a template argument: the register budget is 65536 /
-// (256 x blocks), 128 at 2 and 80 at 3; shared memory allows at most 3 66-KiB stages). Measured on an
-// H200 with the quick quantizer (bench/results, fast v9; HPCZ_ENCODE_BLOCKS_PER_SM): f32 compresses at
-// 687 GB/s mean at 2 blocks (128 registers, no spills) and 656 at 3 (80 registers, spills); f64 at 878
-// at 2 and 750 at 3. (Before the quick quantizer, f32 had been 5% faster at 3.)
+// (256 x blocks), 128 at 2 and 80 at 3; shared memory allows at most 3 66-KiB stages). Two: at 3 the
+// registers spill, and the kernel is short of issue, not of warps (3 measured slower: docs/EXPERIMENTS.md).
 template <class T> constexpr int encode_min_blocks() { return 2; }
 
 template <class T> constexpr uint32_t stage_bytes() {
@@ -107,7 +105,7 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
   };
 
   // The size was published as soon as it was known; warp 0 learns the offset while the others checksum.
-  // (Looking back before warp 0 writes its last round's blocks instead lost: 983 -> 947 GB/s, fast v17.)
+  // (Looking back before warp 0 writes its last round's blocks measured slower: docs/EXPERIMENTS.md.)
   if (threadIdx.x < 32) {
     unsigned long long excl = PackedTileState{desc}.exclusive_prefix(c, size);
     if (threadIdx.x == 0) s_base = format::data_offset(h.n_chunks) + excl;
@@ -125,7 +123,7 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
     format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, base, size, chunk_sum);
     // The table's checksum sum, entry by entry, for the seal kernel: a one-block pass over the table
     // there cost 24 us, 3% of a 512 MiB compression. (Sealing in the block that finishes last instead
-    // needs a fence in every block, which cost as much: fast v11.)
+    // needs a fence in every block, which costs as much.)
     atomicAdd(&st->table_sum, format::chunk_entry_terms(c, base, size, chunk_sum));
     if (c + 1 == h.n_chunks) st->total_size = base + size;
   }
@@ -136,8 +134,8 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
     // Output word w0 + k starts at chunk byte 4k + d. While its four bytes lie in the body it is a
     // funnel shift of stage words k and k + 1; from the first 16-byte aligned output word on, four
     // such words make one 16-byte store. The rest (at most 3 words before, the last body words and
-    // the exceptions after the body) take word_at. ncu (fast encoder, era5): a word a thread cost 30
-    // instructions a word, 9% of the kernel's; measured 789 -> 800 GB/s mean (fast v13).
+    // the exceptions after the body) take word_at. (word_at for every word costs 30 instructions a
+    // word, 9% of the kernel's: ncu, era5.)
     const uint32_t d = uint32_t(w0 * 4 - base), sh = 8 * d, n_words = uint32_t(w1 - w0);
     const uint32_t n_body = body >= d + 4 ? min(n_words, (body - d) / 4) : 0;
     const uint32_t k0 = min(n_body, uint32_t((4 - (w0 & 3)) & 3));  // out is 16-byte aligned (the API checks)
@@ -157,10 +155,10 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
   }
 }
 
-// The encoder: a thread codes whole 32-value blocks (fast_block.hpp's functions as the CPU runs them),
-// 256 threads, 2 blocks of threads per SM (128 registers). Two threads a block (512 threads, 64
-// registers, twice the warps) measured slower: ncu showed IPC 1.88 -> 2.56 but 39% more instructions
-// (fast v13, v14), since the kernel was then bound by its ALU instructions, not by latency.
+// The encoder: a thread codes whole 32-value blocks (codecs/fast/block.hpp's functions as the CPU runs
+// them), 256 threads, 2 blocks of threads per SM (128 registers). The kernel is bound by its ALU
+// instructions, not by latency, so two threads a block (twice the warps, 39% more instructions)
+// measured slower: docs/EXPERIMENTS.md.
 template <class T, int kMinBlocks = encode_min_blocks<T>()>
 static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
@@ -171,7 +169,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   // 32-bit scans (half the shuffles and registers of 64-bit ones): the chain scan carries a q or kNoQ;
   // the size scan packs a round's payload bytes (<= 256 blocks x 256 bytes = 2^16) above 14 bits of
   // exception count (<= 256 x 32 = 2^13).
-  // Raking scans (warp-scan ones measured the same: fast v14).
+  // Raking scans (warp-scan ones measured the same).
   using Scan = cub::BlockScan<uint32_t, kThreads>;
   using ChainScan = cub::BlockScan<int32_t, kThreads>;
   constexpr int kExcBits = 14;
@@ -189,7 +187,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   const uint32_t nb = (count + kB - 1) / kB;
   // The first round's loads stall on DRAM (the largest stall in ncu's samples); ask L2 now for the
   // later rounds' input, one 128-byte line per thread, so that their loads find it there. (Prefetching
-  // the chunk that starts when this one ends, a wave of resident blocks ahead, gained nothing: fast v11.)
+  // the chunk that starts when this one ends, a wave of resident blocks ahead, gains nothing.)
   if (kRounds > 1) {
     const uint8_t* chunk_in = reinterpret_cast<const uint8_t*>(in + first_value);
     for (uint32_t off = (kThreads * kB * sizeof(T)) + 128u * threadIdx.x; off < count * sizeof(T); off += 128u * kThreads)
@@ -230,8 +228,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     uint32_t before, total;
     Scan(scan_tmp.sizes).ExclusiveSum(bp.payload << kExcBits | bp.nexc, before, total);
     // The chunk's size is known now: publishing it before the blocks are written (rather than when the
-    // look-back starts) lets later chunks' look-backs finish sooner (fast v11: compression 728 GB/s mean
-    // published late, 762-774 early).
+    // look-back starts) lets later chunks' look-backs finish sooner (6% faster compression).
     if (r + 1 == kRounds && threadIdx.x == 0) {
       const uint32_t all_pay = pay + (total >> kExcBits), all_exc = nexc + (total & ((1u << kExcBits) - 1));
       PackedTileState{desc}.publish_aggregate(c, nb + all_pay + all_exc * uint32_t(sizeof(T)));

@@ -12,7 +12,7 @@
 // A chunk whose coded form would not be smaller than its values is stored raw instead:
 //   [16-byte chunk header: 0, 0, 0, kind = 1][count values T]
 // so no chunk grows beyond 16 bytes over its input (max_compressed_size covers both codecs).
-// The CUDA kernels write and read the same bytes (ratio_cuda.cuh); this is the CPU reference.
+// The CUDA kernels write and read the same bytes (the *_kernels.cuh files); this is the CPU reference.
 #pragma once
 #include <algorithm>
 #include <cstring>

@@ -128,13 +128,14 @@ static __global__ void __launch_bounds__(kThreads) verify_done_kernel(const Deco
 // are staged in shared memory: each symbol is then three shared-memory loads (a long code: the long
 // table, huffman::long_entry). Each subsequence's 32 words are followed by one pad word, so the threads
 // of a warp (1024 bits apart) read different banks. The write-back rows hold 16-bit symbols (mapped to
-// deltas on the way out), not 32-bit deltas: 5 blocks of 128 threads per SM instead of 4 (decompression
-// 398 -> 414 GB/s mean on the H200; reading the first-level table through L1 instead of staging it, 7
-// blocks, lost: 367). With the 2 KiB long table a block takes 40.5 KB and still 5 blocks fit.
+// deltas on the way out), not 32-bit deltas: 5 blocks of 128 threads per SM instead of 4 (4% faster
+// decompression on an H200; reading the first-level table through L1 instead of staging it, 7 blocks,
+// measured slower: docs/EXPERIMENTS.md). With the 2 KiB long table a block takes 40.5 KB and still 5
+// blocks fit.
 constexpr uint32_t kSeqWords = huffman::kSeqSubs * huffman::kSubBits / 32;
 __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + (r >> 5); }
 // Every subsequence starts where the gap array says (Rivera et al.'s self-synchronizing decoder, which
-// finds the starts by decoding from guesses, was slower: EXPERIMENTS.md).
+// finds the starts by decoding from guesses, was slower: docs/EXPERIMENTS.md).
 static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g, uint32_t radius, const uint8_t* __restrict__ a,
                                                                           DecodeChunk* dc, const huffman::DecodeTables* tables,
                                                                           const LongTable* longs, uint32_t* __restrict__ v,
@@ -231,8 +232,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
     // Per row: two shuffles, a shared load (made whatever the row's length: it stays inside the
     // rows), the delta and one predicated store from a lane pointer held across rows. Written with
     // the load under the test and vc + at_r + lane, the compiler branched around each row and
-    // rebuilt the 64-bit address: 18 instructions a row, 20% of the kernel (ncu, ratio v27).
-    // Expected about 5% of decompression; measured +0.5% (ratio v29): kept, not understood.
+    // rebuilt the 64-bit address: 18 instructions a row, 20% of the kernel (ncu).
     for (uint32_t r = 0; r < 32; ++r) {
       const uint32_t n_r = __shfl_sync(0xffffffffu, cnt, r), at_r = __shfl_sync(0xffffffffu, at, r);
       const uint32_t sy = rows[r * 33 + lane];

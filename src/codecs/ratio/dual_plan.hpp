@@ -1,4 +1,4 @@
-// How the fused dual-quantization kernel (ratio_cuda.cuh, dual_quant_kernel) covers a chunk: host
+// How the fused dual-quantization kernel (quant_kernels.cuh, dual_quant_kernel) covers a chunk: host
 // code, here so that its invariants are tested without a GPU.
 #pragma once
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Ratio-mode CUDA kernels. They write and read exactly the bytes of the CPU reference
-// (ratio_chunk.hpp), using the same per-value functions (quantize, lorenzo_delta, quant_symbol), the
-// same codebook steps and the same stream helpers.
+// (codecs/ratio/chunk.hpp), using the same per-value functions (quantize, lorenzo_delta,
+// quant_symbol), the same codebook steps and the same stream helpers.
 //
 // Compression, all on the caller's stream, sizes known to the host from the dims alone:
 //   range -> dual_quant (symbols, per-chunk histograms, per-tile outlier and exception counts), or for

@@ -122,13 +122,16 @@ std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>&, uint32_t, dou
 #endif
 
 extern const codecs::CodecOps kCodec;
+#if HPCZ_HAS_CUDA
+extern const codecs::DeviceOps kDevice;  // ratio_gpu.cu
+#endif
 const codecs::CodecOps kCodec = {
     Codec::ratio, "ratio", kCodecParams, plan, check_plan, chunk_bound, archive_bound, encode, decode,
     /*large_chunks=*/true, stage_sizes,
 #if HPCZ_HAS_CUDA
-    compress_workspace, compress_device, decompress_workspace, decompress_device,
+    &kDevice,
 #else
-    nullptr, nullptr, nullptr, nullptr,
+    nullptr,
 #endif
 };
 

@@ -12,6 +12,7 @@
 #include "codecs/ratio/encode_kernels.cuh"
 #include "codecs/ratio/decode_kernels.cuh"
 #include "codecs/ratio/recon_kernels.cuh"
+#include "codecs/codec.hpp"
 #include "codecs/ratio/ratio_gpu.hpp"
 #include "common/cuda_check.hpp"
 #include "gpu/device.hpp"
@@ -298,6 +299,30 @@ void decompress_t(const format::HeaderFields& h, const uint8_t* d_a, T* d_out, u
   check(cudaGetLastError(), "ratio reconstruct");
 }
 
+size_t compress_workspace(const format::HeaderFields& h) {
+  return carve_compress(nullptr, h, grid_of(h.dims, h.ndims, h.n_chunks)).total;
+}
+
+void compress_device(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* ws,
+                     void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  if (h.dtype == DType::f64) compress_t(static_cast<const double*>(d_in), h, d_out, d_size, ws, s);
+  else compress_t(static_cast<const float*>(d_in), h, d_out, d_size, ws, s);
+}
+
+size_t decompress_workspace(const format::HeaderFields& h) {
+  return carve_decompress(nullptr, h, grid_of(h.dims, h.ndims, h.n_chunks)).total;
+}
+
+void decompress_device(const format::HeaderFields& h, const uint8_t* d_archive, void* d_out, uint32_t* d_status,
+                       void* ws, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
+  if (!h.n_chunks) return;
+  if (h.dtype == DType::f64) decompress_t(h, d_archive, static_cast<double*>(d_out), d_status, ws, s);
+  else decompress_t(h, d_archive, static_cast<float*>(d_out), d_status, ws, s);
+}
+
 }  // namespace
 
 std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>& hists, uint32_t nsym, double* ms, int reps) {
@@ -337,28 +362,7 @@ std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>& hists, uint32_
   return len;
 }
 
-size_t compress_workspace(const format::HeaderFields& h) {
-  return carve_compress(nullptr, h, grid_of(h.dims, h.ndims, h.n_chunks)).total;
-}
-
-void compress_device(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* ws,
-                     void* stream) {
-  auto s = static_cast<cudaStream_t>(stream);
-  if (h.dtype == DType::f64) compress_t(static_cast<const double*>(d_in), h, d_out, d_size, ws, s);
-  else compress_t(static_cast<const float*>(d_in), h, d_out, d_size, ws, s);
-}
-
-size_t decompress_workspace(const format::HeaderFields& h) {
-  return carve_decompress(nullptr, h, grid_of(h.dims, h.ndims, h.n_chunks)).total;
-}
-
-void decompress_device(const format::HeaderFields& h, const uint8_t* d_archive, void* d_out, uint32_t* d_status,
-                       void* ws, void* stream) {
-  auto s = static_cast<cudaStream_t>(stream);
-  check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
-  if (!h.n_chunks) return;
-  if (h.dtype == DType::f64) decompress_t(h, d_archive, static_cast<double*>(d_out), d_status, ws, s);
-  else decompress_t(h, d_archive, static_cast<float*>(d_out), d_status, ws, s);
-}
+extern const codecs::DeviceOps kDevice;
+const codecs::DeviceOps kDevice = {compress_workspace, compress_device, decompress_workspace, decompress_device};
 
 }  // namespace hpcz::ratio

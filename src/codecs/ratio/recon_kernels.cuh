@@ -260,8 +260,8 @@ __device__ __forceinline__ void scan_planes_y(uint32_t* sv, uint32_t kz, uint32_
 // whole rows, a lane V consecutive values a step: a serial scan in the lane, one segmented warp scan of
 // the lanes' sums (heads: the rows' first values), the sums back in place, then read out by consecutive
 // lanes for coalesced stores. V is odd, so lanes V words apart read distinct banks. (A value a lane and
-// a segmented warp scan per 32 values took 51 instructions a value; fnoc's stripe pass 583 -> 441 us,
-// era5's look-back kernel 617 -> 574.)
+// a segmented warp scan per 32 values cost 51 instructions a value and 32% more time in fnoc's stripe
+// pass.)
 template <class T>
 __device__ __forceinline__ void scan_rows_x_store(uint32_t* sv, uint32_t rows, uint32_t X, T step,
                                                          T* __restrict__ o) {

@@ -1,4 +1,4 @@
-// How the fused reconstruction kernel (ratio_cuda.cuh, recon_kernel) covers the chunks: host code,
+// How the fused reconstruction kernel (recon_kernels.cuh, recon_kernel) covers the chunks: host code,
 // here so that its invariants are tested without a GPU.
 //
 // Decoding ends with the inverse of the Lorenzo prediction, a prefix sum along each axis of the
@@ -21,9 +21,9 @@ constexpr uint32_t kReconValues = 24576;  // per block: 96 KiB of shared memory,
 constexpr uint32_t kReconMaxValues = 55296;  // 216 KiB: what one block may have on sm_90
 constexpr uint32_t kReconMinPlane = 128;  // a thread per column along z: at least this many columns
 // A look-back reads and writes whole planes: with few planes a segment that costs more than the
-// stripes' extra read of the deltas (StripePlan below). Measured on an H200 (ratio v25, rel 1e-3):
-// 10 planes a segment (wrf, 48 x 48) stripes 8% faster, 15 (era5) the same, 64 (a 2-D 384 x 384
-// field) the look-back 6% faster.
+// stripes' extra read of the deltas (StripePlan below). On an H200 at rel 1e-3: 10 planes a segment
+// (wrf, 48 x 48) stripes 8% faster, 15 (era5) the same, 64 (a 2-D 384 x 384 field) the look-back 6%
+// faster.
 constexpr uint32_t kReconMinPlanes = 12;
 
 // A chunk as planes (2-D chunks: rows as planes of one row), for both plans below.
