@@ -1,5 +1,5 @@
-// hpcz bench --mode codebook: the ratio mode's codebook construction (issue 3, Tian et al.'s two phases:
-// code lengths by the parallel rounds of Ostadzadeh et al., then canonical codes) for one histogram on
+// hpcz bench --mode codebook: the ratio mode's codebook construction (Tian et al.'s two phases: code
+// lengths by the parallel rounds of Ostadzadeh et al., then canonical codes) for one histogram on
 // the GPU (one thread block: book_kernel, as the compressor launches it per chunk) against the CPU build
 // of the same book (sort, Moffat-Katajainen, length limit, canonical codes; one core), at 1,024, 2,048
 // and 4,096 symbols (radius 512 to 2048; the format's alphabet ends at 4,096). Histograms: a dense one

@@ -1,4 +1,4 @@
-// hpcz bench --mode lossless: decoding throughput of the lossless codecs (issue 4's figures).
+// hpcz bench --mode lossless: decoding throughput of the lossless codecs.
 //
 // Datasets from each real float32 field: two integer columns (int32) for ORC RLE v1 and v2, the field
 // quantized at rel 1e-2 ("run-rich": smooth fields repeat or ramp for several values) and at rel 1e-5
@@ -54,7 +54,7 @@ struct Chunks {
 
 // The dataset cut into chunk_bytes pieces, each encoded alone by the library's own chunk encoder
 // (raw Deflate or an ORC RLE stream: what the files' members and HZLC chunks hold), back to back in
-// c.file. Reading the file formats here instead went wrong once already (a header change).
+// c.file. (Parsing the file formats here instead would break with every header change.)
 Chunks split(const Dataset& d) {
   Chunks c;
   const uint64_t per = d.o.chunk_bytes;
@@ -87,10 +87,10 @@ void dump(const std::string& dir, const Dataset& d, const Chunks& c) {
   exp.write(reinterpret_cast<const char*>(d.data.data()), std::streamsize(d.data.size()));
 }
 
-// The lossless second stage of the lossy modes (issue 4, item 5): CR with and without it on every
-// field (untiled, rel 1e-2 / 1e-3 / 1e-4, both codecs; geometric means), and for the ratio mode what
-// it costs: the CPU time to add it (host API, 512 MiB tiled field) and the GPU time of the batched
-// lossless decoding that removes it (device-resident staged chunks, median of reps).
+// The lossless second stage of the lossy modes: CR with and without it on every field (untiled, rel
+// 1e-2 / 1e-3 / 1e-4, both codecs; geometric means), and for the ratio mode what it costs: the CPU time
+// to add it (host API, 512 MiB tiled field) and the GPU time of the batched lossless decoding that
+// removes it (device-resident staged chunks, median of reps).
 template <class Emit>
 void second_stage_table(const std::string& data_dir, const std::string& filter, double size_mib, int reps, bool gpu,
                         Emit&& emit

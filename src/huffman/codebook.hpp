@@ -261,11 +261,10 @@ HPCZ_HD uint32_t decode_entry(const uint32_t* fast, const CanonicalRanges& r, co
 // numerically last: left-aligned to kMaxLen bits, the windows that start with one are
 // [long_base, 2^kMaxLen). A table over the first kLongCap of those windows (2 KiB; the fields' books
 // need 0-1,576) gives each its codeword as symbol | (length - kFastBits) << 12, 0 for none. (A 4 KiB
-// table took mpas and wrf at rel 1e-4 in too, +15% and +4%, but cost 2.5-3.5% on the other rel 1e-4
-// rows; walking past the table with long_entry instead of decode_entry cost 1%: ratio v30, v31.) Every
-// lookup of a decoder then stays in its tables: on the GPU a quarter of the decode loop's warp
-// iterations had a lane on the walk, with its load of the sorted symbols from global memory (ncu,
-// era5 rel 1e-3), since a warp takes the walk when any of its 32 lanes needs it.
+// table, and walking past it with long_entry instead of decode_entry, measured no faster:
+// docs/EXPERIMENTS.md.) Every lookup of a decoder then stays in its tables: on the GPU a quarter of
+// the decode loop's warp iterations had a lane on the walk, with its load of the sorted symbols from
+// global memory (ncu, era5 rel 1e-3), since a warp takes the walk when any of its 32 lanes needs it.
 constexpr uint32_t kLongCap = 1024;
 static_assert(kMaxLen - kFastBits <= 3 && kMaxSymbols <= 4096, "a long entry packs 12-bit symbols and 2-bit extra lengths");
 HPCZ_HD uint32_t long_base(const CanonicalRanges& r) { return r.first[kFastBits + 1] << (kMaxLen - kFastBits - 1); }

@@ -83,7 +83,7 @@ using BitReader = BitReaderT<PtrSource>;
 // table for codes of up to kBits bits. The literal/length code gets 10 bits: on float bytes and text
 // its codes run 8-10 bits, and with a 9-bit table a fifth of era5's symbols took the canonical walk
 // (13% of the GPU decoder's instructions). Distances keep 9; code-length codes are at most 7 bits.
-// (11 bits measured slower: a larger table to build per block, lossless-v6.)
+// (11 bits measured slower: a larger table to build per block.)
 template <int kBits>
 struct HuffCodeT {
   static constexpr int kLutBits = kBits;
@@ -191,10 +191,10 @@ constexpr int dist_base(int i) { return i < 4 ? 1 + i : 1 + ((2 + (i & 1)) << di
 
 // The bases as tables too: a match reads its two bases there (the base formulas take about ten
 // instructions each) but computes the extra-bit counts by formula (three or four), so that taking
-// the bits does not wait on the table read (lossless-v24: +0.3% geomean, levitus +1.6%, against
-// reading both from a table). On the GPU the tables live in constant memory: every lane of a warp
-// reads the same entry, which the constant cache serves at once (a local array would be rebuilt on
-// the stack at every call). The static_assert below checks every entry against the formulas.
+// the bits does not wait on the table read (levitus 1.6% faster than reading both from a table). On
+// the GPU the tables live in constant memory: every lane of a warp reads the same entry, which the
+// constant cache serves at once (a local array would be rebuilt on the stack at every call). The
+// static_assert below checks every entry against the formulas.
 #define HPCZ_INFLATE_LENGTH_BASES \
   {3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258}
 #define HPCZ_INFLATE_DIST_BASES                                                                                  \

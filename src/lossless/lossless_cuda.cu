@@ -25,11 +25,10 @@ struct DeviceBuffer {
 // size (among levitus's 64 KiB chunks of bytes, by token count, the costliest is 300 times the
 // cheapest, a land mask), and warps retire a block at a time: in index order a block waits on its
 // slowest chunk and the launch ends on whatever chunks come last. Sorted by size, a block's chunks cost
-// about the same and the last wave holds the cheapest (longest-processing-time-first scheduling):
-// Deflate on levitus 25.7 -> 34.8 GB/s, wrf 207 -> 241, the rest within 1% (lossless v29-v30); RLE v1
-// 175 -> 190 and v2 349 -> 381 GB/s geomean, levitus's columns +41-53% (lossless v33). The order is
-// one launch of one block, a counting sort on a logarithmic size class, so that it stays a small
-// share of even a 0.8 ms decode (a five-launch radix sort cost RLE 5-8% there, lossless v30; this
+// about the same and the last wave holds the cheapest (longest-processing-time-first scheduling): on
+// an H200 levitus decodes 35% (Deflate) to 53% (RLE) faster, wrf's Deflate 16%. The order is one
+// launch of one block, a counting sort on a logarithmic size class, so that it stays a small share of
+// even a 0.8 ms decode (a five-launch radix sort measured slower there: docs/EXPERIMENTS.md; this one
 // costs those columns up to 1.4%). It is used from kOrderMinChunks up; with a smaller workspace (0
 // included) the chunks go in index order, with the same bytes and statuses. Within a class the order
 // depends on the atomics' timing, which changes which warp decodes a chunk, never what it writes.
@@ -40,8 +39,8 @@ constexpr int kOrderThreads = 1024;
 constexpr int kSizeClasses = 4096;  // a multiple of kOrderThreads
 bool ordered(size_t n) { return n >= kOrderMinChunks && n <= kOrderMaxChunks; }
 // Exact below 128 bytes, then 64 classes an octave (sizes within 1.1% share one); 3,776 classes reach
-// 2^64. Coarser classes cost Deflate 1-2.5% (8 an octave, lossless v32): within a class the order is
-// arbitrary, so a wide class mixes costs again.
+// 2^64. Coarser classes (8 an octave) cost Deflate 1-2.5%: within a class the order is arbitrary, so
+// a wide class mixes costs again.
 __device__ uint32_t size_class(uint64_t bytes) {
   if (bytes < 128) return uint32_t(bytes);
   const uint32_t e = 63 - __clzll(bytes);  // 7 or more

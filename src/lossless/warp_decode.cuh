@@ -287,9 +287,9 @@ struct WarpByteSinkT {
 
 // One warp per chunk, kWarpsPerBlock chunks per block. Deflate is issue-bound on one serial decoder a
 // warp, so warps count: held to 9 blocks an SM (56 registers, 52 bytes of spill, 36 warps) it decodes
-// 29.0 GB/s geomean, at 8 (64 registers, no spill) 28.8, at 1 (71 registers, 28 warps) 26.5
-// (lossless v13, v14). The RLE kernels, specialised on the element type, take the compiler's default
-// (40 registers for RLE v1, 12 blocks per SM; 48 for v2).
+// 9% faster than with the compiler's 71 registers (28 warps), and a little faster than at 8 (64
+// registers, no spill; docs/EXPERIMENTS.md). The RLE kernels, specialised on the element type, take
+// the compiler's default (40 registers for RLE v1, 12 blocks per SM; 48 for v2).
 // kBytes, kSigned (RLE): the element type, a constant, so stores and range checks need no switch
 // (0: the type comes in t).
 // One Deflate chunk with offsets of type Off. Chunks of up to kSmallDeflateInput bytes use 32-bit
