@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# One device call: build, GPU tests, compute-sanitizer, CPU/GPU byte identity, benchmark.
+# One device call: build, GPU tests, compute-sanitizer, A/B runs, profiles; the published benchmarks
+# through bench/run.sh (compared with bench/results/, nothing written there).
 # usage (on the GPU machine, repo root, shared fields staged in .data/):
-#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,ab-ratio,ab-fast,ab-lossless,lossless-check,sanitize,sanitize-ratio,bench-fast,bench-fast-occupancy,bench-fast-variants,bench-ratio,lossless,lossless-bench,ncu,ncu-fast,ncu-lossless,ncu-deflate-source,nsys,kernel-times
+#   bench/gpu_check.sh [OUTDIR] [STAGES]     STAGES: any of build,tests,sanitize,sanitize-ratio,lossless-check,
+#     bench-fast,bench-ratio,lossless-bench,lossless,ab-ratio,ab-fast,ab-lossless,ncu,ncu-fast,ncu-lossless,
+#     ncu-deflate-ab,ncu-deflate-source,nsys,kernel-times
 # lossless runs the lossless GPU tests and sanitizers, then the bench; lossless-check only the tests and
-# sanitizers, lossless-bench only the bench. lossless and lossless-bench also run bench/compare/ (nvCOMP,
-# libdeflate) on the same chunks when bench/ext/ was carried. ab-*: AB_BASE, AB_ROUNDS, AB_EXTRA (see the stage).
+# sanitizers, lossless-bench only the bench. bench-fast, bench-ratio and lossless-bench run bench/run.sh
+# --no-build --no-write on build-gpu (lossless with nvCOMP and libdeflate on the same chunks when bench/ext/
+# was carried); its run.log and outputs land in OUTDIR/bench. ab-*: AB_BASE, AB_ROUNDS, AB_EXTRA (see the stage).
 # PACK=1: everything written under OUTDIR ends in one all.tgz (the device tool returns at most 8 files).
 set -u
 out=${1:-${OUT:-/tmp/hpcz_out}}
@@ -55,43 +59,6 @@ if has lossless || has lossless-check; then
     roundtrip_lossless >"$out/lossless-racecheck.log" 2>&1
   echo "lossless racecheck rc=$?"; grep -E "ERROR SUMMARY|RACE|GPU ==" "$out/lossless-racecheck.log" | tail -3
 fi
-if has lossless || has lossless-bench; then
-  [ -f bench/ext/nvcomp/lib/libnvcomp.so.6.xz ] && xz -d -f bench/ext/nvcomp/lib/libnvcomp.so.6.xz  # carried compressed
-  rm -rf /tmp/lldump
-  timeout 240 build-gpu/hpcz bench --mode lossless --data .data --size-mib 512 --reps 10 --dump /tmp/lldump \
-    --out "$out/bench-lossless.md" >"$out/bench-lossless.log" 2>&1
-  echo "bench lossless rc=$?"; cat "$out/bench-lossless.md" 2>/dev/null || tail -20 "$out/bench-lossless.log"
-  if [ -d bench/ext ]; then
-    echo "== the same Deflate chunks: nvCOMP (GPU) and libdeflate (all cores) =="
-    bash bench/compare/build.sh >"$out/compare-build.log" 2>&1 || tail -5 "$out/compare-build.log"
-    for d in /tmp/lldump/*/; do
-      k=$(( (512 * 1048576 + $(stat -c %s "$d/expected.bin") - 1) / $(stat -c %s "$d/expected.bin") ))
-      echo "# $(basename "$d") (replicated ${k}x)"
-      timeout 60 bench/ext/bin/nvcomp_deflate_bench "$d" --replicate "$k" 2>&1 | tail -2
-      timeout 60 bench/ext/bin/libdeflate_bench "$d" --replicate "$k" 2>&1 | tail -2
-    done | tee "$out/compare.txt"
-  fi
-fi
-if has bench-fast-occupancy; then
-  echo "== bench fast at 2 and 3 encoder blocks per SM (HPCZ_ENCODE_BLOCKS_PER_SM) =="
-  for b in 2 3; do
-    HPCZ_ENCODE_BLOCKS_PER_SM=$b timeout 200 build-gpu/hpcz bench --mode fast --data .data --size-mib 512 --reps 10 \
-      --out "$out/bench-fast-b$b.md" >"$out/bench-fast-b$b.log" 2>&1
-    echo "blocks $b rc=$?"; grep -E "^mean" "$out/bench-fast-b$b.md"
-  done
-fi
-if has bench-fast-variants; then
-  # Experiments behind environment switches, throughput only (--quick): VARIANTS holds one
-  # assignment per variant, e.g. VARIANTS="HPCZ_ENCODE_BLOCKS_PER_SM=3"; VARIANT_MODE=fast|ratio.
-  vm=${VARIANT_MODE:-fast}
-  echo "== bench $vm variants (--quick): ${VARIANTS:-none given} =="
-  for v in ${VARIANTS:-}; do
-    name=$vm-$(echo "$v" | tr -c 'A-Za-z0-9_.\n-' '_')
-    env "$v" timeout 150 build-gpu/hpcz bench --mode $vm --quick --data .data --size-mib 512 --reps 10 \
-      --out "$out/bench-$name.md" >"$out/bench-$name.log" 2>&1
-    echo "$v rc=$?"; grep -E "^mean" "$out/bench-$name.md"
-  done
-fi
 for mode in ratio fast lossless; do
   # A/B in one call: AB_BASE (a binary built from the commit before the change) and build-gpu/hpcz
   # alternate, AB_ROUNDS times each, throughput only (--quick; lossless: the Deflate and RLE rows).
@@ -107,14 +74,20 @@ for mode in ratio fast lossless; do
         --out "$out/ab-$mode-$side-$r.md" >"$out/ab-$mode-$side-$r.log" 2>&1
       echo "$side round $r rc=$?: $(grep -iE '^mean|geometric mean' "$out/ab-$mode-$side-$r.md" 2>/dev/null | tr '\n' ' ')"
     done
+    # new against base, row by row (bench/compare_baseline.py: slower rows and means, CR changes)
+    python3 bench/compare_baseline.py --quiet "$out/ab-$mode-base-$r.md" "$out/ab-$mode-new-$r.md" 2>&1 | tail -1
   done
 done
-for mode in ratio fast; do
-  has bench-$mode || continue
-  echo "== bench $mode =="
-  timeout 200 build-gpu/hpcz bench --mode $mode --data .data --size-mib 512 --reps 10 --out "$out/bench-$mode.md" >"$out/bench-$mode.log" 2>&1
-  echo "bench $mode rc=$?"; cat "$out/bench-$mode.md" 2>/dev/null || tail -20 "$out/bench-$mode.log"
-done
+bench_modes=""
+has bench-fast && bench_modes+=,fast
+has bench-ratio && bench_modes+=,ratio
+{ has lossless || has lossless-bench; } && bench_modes+=,lossless
+if [ -n "$bench_modes" ]; then
+  # The published benchmarks at the README's settings, each compared with its baseline in bench/results/.
+  echo "== bench ${bench_modes#,} (bench/run.sh) =="
+  bench/run.sh --device gpu --no-build --no-write --build-dir build-gpu --data .data --modes "${bench_modes#,}" --out "$out/bench"
+  echo "bench rc=$? (0 clean, 1 flagged, 3 failed)"
+fi
 if has ncu; then
   echo "== ncu: per-kernel time, ratio mode, era5 rel 1e-3 (first compress + first decompress) =="
   ncu --metrics gpu__time_duration.sum build-gpu/hpcz bench --mode ratio --data .data --fields era5 --bounds rel:1e-3 \
