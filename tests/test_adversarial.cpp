@@ -173,6 +173,36 @@ TEST(adv_bound_below_ulp) {
   roundtrip(d, {d.size()}, abs_(1e300), "f64 enormous bound");
 }
 
+// Bounds down to the smallest denormal, and 0, on arrays of signed zeros, of one repeated value and
+// of smooth values with zeros of both signs: every archive must read back (compress checks it too),
+// and a bound of 0 must give every value back bit for bit.
+template <class T> void tiny_bounds(const std::vector<double>& bounds) {
+  const size_t n = 5000;
+  const T tiny = std::numeric_limits<T>::denorm_min();
+  std::vector<std::pair<const char*, std::vector<T>>> arrays = {
+      {"all -0", std::vector<T>(n, T(-0.0))},
+      {"all +0", std::vector<T>(n, T(0.0))},
+      {"all one value", std::vector<T>(n, T(3.5))},
+      {"all one denormal", std::vector<T>(n, T(-7) * tiny)},
+  };
+  std::vector<T> mixed = smooth<T>(n, 1e-3);
+  for (size_t i = 0; i < n; i += 7) mixed[i] = (i / 7) % 2 ? T(-0.0) : T(0.0);
+  arrays.push_back({"smooth with signed zeros", mixed});
+  for (const auto& [name, v] : arrays)
+    for (double b : bounds)
+      for (bool relative : {false, true}) {
+        char bound[32];
+        std::snprintf(bound, sizeof bound, "%g", b);
+        const std::string what = std::string(sizeof(T) == 4 ? "f32 " : "f64 ") + name + (relative ? " rel " : " abs ") + bound;
+        roundtrip(v, {v.size()}, relative ? rel(b) : abs_(b), what.c_str());
+      }
+}
+
+TEST(adv_tiny_bounds_and_signed_zeros) {
+  tiny_bounds<float>({0.0, 1.5e-45, 1e-40, 1e-39, 1e-38, 1e-30, 1e-3});
+  tiny_bounds<double>({0.0, 4.9e-324, 1e-310, 1e-300, 1e-3});
+}
+
 // Runs of values with no q (NaN, the fill value) of every length around the block (32), warp (1,024)
 // and round (8,192 f32 values) sizes, so that the chain a block starts from must be found far back,
 // across blocks, warps and rounds, or is the chunk's 0 (the GPU encoder finds it by other means than

@@ -32,6 +32,7 @@ enum class ErrorCode {
   unsupported = 3,        // a valid archive of a newer format version or unknown codec
   backend_unavailable = 4,// GPU requested but none usable
   cuda = 5,               // a CUDA runtime error
+  internal = 7,           // a bug in hpcz (an archive it wrote did not read back): please report it
 };
 
 class Error : public std::runtime_error {

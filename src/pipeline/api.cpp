@@ -49,12 +49,28 @@ Backend resolve_backend(Backend b) {
   return gpu_available() ? Backend::gpu : Backend::cpu;
 }
 
+namespace {
+// hpcz never hands out an archive it cannot read back: the whole frame is checked (header, codec
+// fields, chunk table: a pass over the table, not over the data).
+void check_reads_back(const std::vector<uint8_t>& a) {
+  try {
+    pipeline::parse_archive(a.data(), a.size(), true);
+  } catch (const Error& e) {
+    fail(ErrorCode::internal, std::string("internal error: the archive written does not read back (") + e.what() + ")");
+  }
+}
+}  // namespace
+
 std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
   std::vector<uint8_t> a = resolve_backend(opt.backend) == Backend::gpu ? pipeline::compress_gpu_host(data, h)
                                                                         : pipeline::compress_cpu(data, h);
-  return opt.second_stage ? pipeline::add_second_stage(a) : a;
+  check_reads_back(a);
+  if (!opt.second_stage) return a;
+  a = pipeline::add_second_stage(a);
+  check_reads_back(a);
+  return a;
 }
 
 namespace {

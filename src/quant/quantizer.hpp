@@ -26,7 +26,7 @@ template <class T> HPCZ_HD T max_finite() {
 }
 
 template <class T> HPCZ_HD T ulp_of(T m) {  // distance to the next representable value above |m|
-  if (m < T(0)) m = -m;
+  m = from_bits<T>(to_bits(m) & (~typename Bits<T>::type(0) >> 1));  // |m|, -0 included (the margin's sign)
   return from_bits<T>(to_bits(m) + 1) - m;
 }
 
@@ -70,7 +70,9 @@ HPCZ_HD QuantParams<T> make_params(double eb, double step, bool has_fill, double
 
 // True iff |xr - x| <= eb holds exactly. The subtraction rounds, and rounding is monotonic with eb
 // representable, so only |d| == eb is ambiguous; there the TwoSum error term says which side we are on.
+// eb == 0 asks for the value itself: its bits, so that -0 does not come back as +0.
 HPCZ_HD bool within_bound(double x, double xr, double eb) {
+  if (eb == 0.0) return to_bits(x) == to_bits(xr);
   double d = xr - x;
   double ad = d < 0 ? -d : d;
   if (ad < eb) return true;
