@@ -73,7 +73,7 @@ int bench_main(const std::vector<std::string>& args) {
     if (args[i] == "--mode" && args[i + 1] == "lossless") return bench_lossless_main(args);
     if (args[i] == "--mode" && args[i + 1] == "codebook") return bench_codebook_main(args);
   }
-  std::string data_dir = "../shared/data", filter, out_path, device = gpu_available() ? "gpu" : "cpu";
+  std::string data_dir = default_data_dir(), filter, out_path, device = gpu_available() ? "gpu" : "cpu";
   std::string bounds_s = "rel:1e-2,rel:1e-3,rel:1e-4", mode = "fast";
   double size_mib = -1;
   int reps = 10;

@@ -47,7 +47,7 @@ template <class T> std::vector<uint32_t> field_histogram(const Field& f, uint32_
 }  // namespace
 
 int bench_codebook_main(const std::vector<std::string>& args) {
-  std::string data_dir = "../shared/data", filter, out_path, device = gpu_available() ? "gpu" : "cpu";
+  std::string data_dir = default_data_dir(), filter, out_path, device = gpu_available() ? "gpu" : "cpu";
   int reps = 20;
   for (size_t i = 0; i < args.size(); ++i) {
     auto val = [&] { return option_value(args, i); };

@@ -209,7 +209,7 @@ void second_stage_table(const std::string& data_dir, const std::string& filter, 
 }  // namespace
 
 int bench_lossless_main(const std::vector<std::string>& args) {
-  std::string data_dir = "../shared/data", filter, out_path, dump_dir, text = "/usr/share/common-licenses/GPL-3";
+  std::string data_dir = default_data_dir(), filter, out_path, dump_dir, text = "/usr/share/common-licenses/GPL-3";
   double size_mib = 512;
   int reps = 10;
   bool stage_table = true;

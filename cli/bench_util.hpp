@@ -1,6 +1,7 @@
 // Helpers shared by the benchmarks (bench.cpp: the lossy modes; bench_lossless.cpp).
 #pragma once
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -20,6 +21,15 @@ struct Field {
   DType dtype;
   std::vector<uint64_t> dims;
 };
+
+// --data's default: the shared fields beside a checkout, else the bundled sample (a user's clone, run
+// from its root or from anywhere).
+inline std::string default_data_dir() {
+  struct stat st;
+  for (const char* d : {"../shared/data", "data", HPCZ_BUNDLED_DATA})
+    if (::stat(d, &st) == 0 && S_ISDIR(st.st_mode)) return d;
+  return "data";
+}
 
 inline std::vector<Field> find_fields(const std::string& dir, const std::string& filter) {
   std::vector<Field> out;

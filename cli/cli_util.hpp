@@ -1,6 +1,7 @@
 // Small helpers shared by the CLI's commands.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,28 @@ class InputFile {
   size_t size_ = 0;
   std::vector<uint8_t> copy_;
 };
+// An output written to a temporary file beside path and renamed onto it by commit(); without commit
+// (an error on the way) the temporary file is removed. "-" is standard output. Refuses an existing
+// file unless force, and always one of `inputs`.
+class OutputFile {
+ public:
+  OutputFile(const std::string& path, bool force, const std::vector<std::string>& inputs);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  void write(const uint8_t* data, size_t size);
+  void commit();
+
+ private:
+  std::string path_, tmp_;
+  int fd_ = -1;
+  bool done_ = false;
+};
+// Writes a whole file, replacing one that exists (benchmark reports and scratch files).
 void write_file(const std::string& path, const uint8_t* data, size_t size);
+// -q: no messages but errors.
+bool quiet();
+void set_quiet(bool q);
 std::string dims_string(const std::vector<uint64_t>& d);
 
 int bench_main(const std::vector<std::string>& args);

@@ -1,17 +1,11 @@
 // hpcz command-line tool: a thin layer over the library. Dims are written slowest to fastest.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdarg>
 #include <cstring>
-#include <fstream>
 #include <future>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -23,27 +17,57 @@ namespace hpcz::cli {
 static const char* kUsageText =
     "usage:\n"
     "  hpcz compress -i IN -o OUT -t f32|f64 -d DIMS (--abs E | --rel E) [--mode fast|ratio]\n"
-    "                [--device auto|gpu|cpu] [--fill V] [--radius R] [--lossless] [--verbose]\n"
-    "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu] [--verbose]\n"
+    "                [--device auto|gpu|cpu] [--fill V] [--radius R] [--lossless] [-f] [-q] [--verbose]\n"
+    "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu] [-f] [-q] [--verbose]\n"
+    "  hpcz test ARCHIVE... [--device auto|gpu|cpu] [-q]\n"
     "  hpcz info IN [--json]\n"
     "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
-    "  hpcz bench [--data DIR] [--size-mib N] [--reps N] [--bounds rel:1e-2,abs:0.1,...] [--device gpu|cpu] [--quick]\n"
-    "             [--fields SUBSTR] [--out FILE] [--mode fast|ratio]\n"
-    "  hpcz lossless compress|decompress --codec rle1|rle2|deflate -i IN -o OUT [--elem 1|2|4|8] [--signed]\n"
-    "                [--device auto|gpu|cpu] [--chunk-kib K]\n"
+    "  hpcz bench [--mode fast|ratio|lossless|codebook] [--data DIR] [--fields SUBSTR] [--size-mib N] [--reps N]\n"
+    "             [--bounds rel:1e-2,abs:0.1,...] [--device gpu|cpu] [--quick] [--out FILE]\n"
+    "  hpcz lossless compress|decompress [--codec rle1|rle2|deflate] -i IN -o OUT [--elem 1|2|4|8] [--signed]\n"
+    "                [--device auto|gpu|cpu] [--chunk-kib K] [-f] [-q]\n"
+    "IN or OUT '-': standard input or output (read whole into memory). An existing OUT is kept unless -f;\n"
+    "OUT is written beside its place and renamed into it, so a failed run leaves nothing. Messages go to\n"
+    "stderr (-q: errors only). hpcz VERB --help: that verb's usage.\n"
     "DIMS: slowest to fastest, e.g. 100x500x500 (numpy shape order); rank 1 to 4.\n"
     "exit: 0 success, 1 usage error, 2 bad input (unreadable, truncated or corrupt), 3 runtime failure.\n";
 
+// The usage lines of one verb (its line and the continuation lines under it), then the general notes.
+std::string verb_usage(const std::string& verb) {
+  std::string out = "usage:\n", text = kUsageText;
+  bool in_verb = false;
+  size_t at = text.find('\n') + 1;
+  while (at < text.size()) {
+    const size_t end = text.find('\n', at);
+    const std::string line = text.substr(at, end - at + 1);
+    if (line.rfind("  hpcz ", 0) == 0) in_verb = line.rfind("  hpcz " + verb + " ", 0) == 0;
+    else if (line.rfind("   ", 0) != 0) in_verb = false, out += line;  // the notes after the verbs
+    if (in_verb) out += line;
+    at = end + 1;
+  }
+  return out;
+}
+
 std::vector<uint64_t> parse_dims(const std::string& s) {
   std::vector<uint64_t> d;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, 'x')) {
+  size_t at = 0;
+  for (;;) {  // extents separated by single 'x', each a decimal number >= 1
+    const size_t x = std::min(s.find('x', at), s.size());
+    const std::string part = s.substr(at, x - at);
     if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos)
-      throw UsageError("bad dims '" + s + "' (expected e.g. 100x500x500)");
+      throw UsageError("bad dims '" + s + "' (expected extents like 100x500x500)");
+    if (part.size() > 19 || std::stoull(part) > (uint64_t(1) << 60))
+      throw UsageError("dims '" + s + "': extent " + part + " is too large");
     d.push_back(std::stoull(part));
+    if (x == s.size()) break;
+    at = x + 1;
   }
-  if (d.empty() || d.size() > 4) throw UsageError("dims must have 1 to 4 extents: '" + s + "'");
+  if (d.size() > 4) throw UsageError("dims must have 1 to 4 extents: '" + s + "'");
+  uint64_t n = 1;
+  for (uint64_t e : d) {
+    if (e && n > (uint64_t(1) << 60) / e) throw UsageError("dims '" + s + "': more than 2^60 values");
+    n *= e;
+  }
   return d;
 }
 
@@ -67,82 +91,6 @@ std::string dims_string(const std::vector<uint64_t>& d) {
 }
 
 namespace {
-// Progress on stderr for big inputs when a person is watching.
-struct Progress {
-  bool on;
-  explicit Progress(uint64_t bytes) : on(bytes > (256ull << 20) && isatty(2)) {}
-  void show(const char* stage, double frac) const {
-    if (!on) return;
-    int w = 30, k = int(frac * w);
-    std::fprintf(stderr, "\r%-12s [%s%s] %3d%%", stage, std::string(k, '#').c_str(), std::string(w - k, ' ').c_str(),
-                 int(frac * 100));
-    if (frac >= 1) std::fputc('\n', stderr);
-  }
-};
-}  // namespace
-
-std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) throw InputError("cannot open '" + path + "'");
-  std::streamoff n = f.tellg();
-  if (n < 0) throw InputError("cannot read '" + path + "'");
-  std::vector<uint8_t> buf(static_cast<size_t>(n));
-  f.seekg(0);
-  Progress pr(buf.size());
-  const size_t step = 64ull << 20;
-  for (size_t at = 0; at < buf.size(); at += step) {
-    size_t k = std::min(step, buf.size() - at);
-    if (!f.read(reinterpret_cast<char*>(buf.data() + at), std::streamsize(k))) throw InputError("cannot read '" + path + "'");
-    pr.show("reading", double(at + k) / double(buf.size()));
-  }
-  return buf;
-}
-
-// Mapping skips the read's copy and the zero-filled buffer it lands in: a 539 MB input took 0.33 s
-// to read into a vector on an H200 host (the page cache gives 4 GB/s).
-InputFile::InputFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  struct stat st;
-  if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    size_ = size_t(st.st_size);
-    const Progress pr(size_);
-    // Populated at once, or a step at a time under a progress bar (a cold file on a slow disk).
-    void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | (pr.on ? 0 : MAP_POPULATE), fd, 0);
-    map_ = m == MAP_FAILED ? nullptr : m;
-    if (map_ && pr.on) {
-      const size_t step = size_t(64) << 20;
-      volatile uint8_t sink = 0;
-      for (size_t at = 0; at < size_; at += step) {
-        const size_t k = std::min(step, size_ - at);
-        for (size_t b = 0; b < k; b += 4096) sink = sink + static_cast<const uint8_t*>(map_)[at + b];  // fault the pages in
-        pr.show("reading", double(at + k) / double(size_));
-      }
-    }
-  }
-  if (fd >= 0) ::close(fd);
-  if (!map_) {  // not a regular file, empty, or not mappable: read it
-    copy_ = read_file(path);
-    size_ = copy_.size();
-  }
-}
-InputFile::~InputFile() {
-  if (map_) ::munmap(map_, size_);
-}
-
-void write_file(const std::string& path, const uint8_t* data, size_t size) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw InputError("cannot create '" + path + "'");
-  Progress pr(size);
-  const size_t step = 64ull << 20;
-  for (size_t at = 0; at < size; at += step) {
-    size_t k = std::min(step, size - at);
-    f.write(reinterpret_cast<const char*>(data + at), std::streamsize(k));
-    pr.show("writing", double(at + k) / double(size));
-  }
-  if (!f.flush()) throw InputError("cannot write '" + path + "'");
-}
-
-namespace {
 
 struct Args {
   std::map<std::string, std::string> opt;
@@ -159,7 +107,7 @@ Args parse(const std::vector<std::string>& a, const std::vector<std::string>& wi
            const std::vector<std::string>& flags) {
   Args r;
   for (size_t i = 0; i < a.size(); ++i) {
-    const std::string& s = a[i];
+    const std::string s = a[i] == "--force" ? "-f" : a[i] == "--quiet" ? "-q" : a[i];
     bool takes = std::find(with_value.begin(), with_value.end(), s) != with_value.end();
     bool is_flag = std::find(flags.begin(), flags.end(), s) != flags.end();
     if (takes) {
@@ -209,10 +157,24 @@ std::future<Backend> resolve_backend_async(Backend b) {
   return std::async(std::launch::async, [b] { return resolve_backend(b); });
 }
 
+// A status line on stderr, unless -q.
+void note(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void note(const char* fmt, ...) {
+  if (quiet()) return;
+  va_list ap;
+  va_start(ap, fmt);
+  std::vfprintf(stderr, fmt, ap);
+  va_end(ap);
+}
+
 int cmd_compress(const std::vector<std::string>& args) {
   Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--mode", "--device", "--fill", "--radius"},
-                 {"--lossless", "--verbose"});
+                 {"--lossless", "--verbose", "-f", "-q"});
   if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
+  set_quiet(a.flag("-q"));
+  const std::string in = a.get("-i"), out = a.get("-o");
+  const DType t = parse_dtype(a.get("-t"));
+  const auto dims = parse_dims(a.get("-d"));
   if (a.flag("--abs") == a.flag("--rel")) throw UsageError("give exactly one of --abs E or --rel E");
   Options o;
   o.mode = a.flag("--abs") ? BoundMode::abs : BoundMode::rel;
@@ -230,11 +192,9 @@ int cmd_compress(const std::vector<std::string>& args) {
   }
   if (a.flag("--fill")) o.fill = parse_number(a.get("--fill"), "--fill");
   o.backend = parse_backend(a);
-  const DType t = parse_dtype(a.get("-t"));
-  const auto dims = parse_dims(a.get("-d"));
-  const std::string in = a.get("-i"), out = a.get("-o");
   uint64_t n = 1;
   for (auto d : dims) n *= d;
+  OutputFile sink(out, a.flag("-f"), {in});
   auto t0 = std::chrono::steady_clock::now();
   PhaseClock clock;
   auto backend = resolve_backend_async(o.backend);
@@ -248,22 +208,25 @@ int cmd_compress(const std::vector<std::string>& args) {
   o.backend = used;
   auto archive = compress(data.data(), t, dims, o);
   clock.mark("compress");
-  write_file(out, archive.data(), archive.size());
+  sink.write(archive.data(), archive.size());
+  sink.commit();
   clock.mark("write");
   double secs = seconds_since(t0);
   if (a.flag("--verbose")) std::fprintf(stderr, "%s\n", clock.text.c_str());
-  ArchiveInfo info = inspect(archive.data(), archive.size());
-  std::printf("%s: %zu -> %zu bytes, CR %.3f, eb_abs %.6g, %s, %.3f s (%.2f GB/s file to file)\n", out.c_str(),
-              data.size(), archive.size(), double(data.size()) / double(archive.size()), info.eb_abs,
-              used == Backend::gpu ? "gpu" : "cpu", secs, double(data.size()) / secs / 1e9);
+  const ArchiveInfo info = inspect_header(archive.data(), archive.size());
+  note("%s: %zu -> %zu bytes, CR %.3f, eb_abs %.6g, %s, %.3f s (%.2f GB/s file to file)\n", out.c_str(), data.size(),
+       archive.size(), double(data.size()) / double(archive.size()), info.eb_abs, used == Backend::gpu ? "gpu" : "cpu",
+       secs, double(data.size()) / secs / 1e9);
   return kOk;
 }
 
 int cmd_decompress(const std::vector<std::string>& args) {
-  Args a = parse(args, {"-i", "-o", "--device"}, {"--verbose"});
+  Args a = parse(args, {"-i", "-o", "--device"}, {"--verbose", "-f", "-q"});
   if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
+  set_quiet(a.flag("-q"));
   const Backend asked = parse_backend(a);
   const std::string in = a.get("-i"), out = a.get("-o");
+  OutputFile sink(out, a.flag("-f"), {in});
   auto t0 = std::chrono::steady_clock::now();
   PhaseClock clock;
   auto backend = resolve_backend_async(asked);
@@ -277,13 +240,42 @@ int cmd_decompress(const std::vector<std::string>& args) {
   std::unique_ptr<uint8_t[]> values(new uint8_t[bytes ? bytes : 1]);
   ArchiveInfo info = decompress(archive.data(), archive.size(), values.get(), bytes, b);
   clock.mark("decompress");
-  write_file(out, values.get(), bytes);
+  sink.write(values.get(), bytes);
+  sink.commit();
   clock.mark("write");
   double secs = seconds_since(t0);
   if (a.flag("--verbose")) std::fprintf(stderr, "%s\n", clock.text.c_str());
-  std::printf("%s: %s %s, %zu bytes, %s, %.3f s\n", out.c_str(), info.dtype == DType::f32 ? "f32" : "f64",
-              dims_string(info.dims).c_str(), bytes, b == Backend::gpu ? "gpu" : "cpu", secs);
+  note("%s: %s %s, %zu bytes, %s, %.3f s\n", out.c_str(), info.dtype == DType::f32 ? "f32" : "f64",
+       dims_string(info.dims).c_str(), bytes, b == Backend::gpu ? "gpu" : "cpu", secs);
   return kOk;
+}
+
+// Verifies archives as gzip -t and zstd -t do: every checksum, then a full decode into memory, no
+// output. Exit 0 if all are good, 2 if any is damaged (each named on stderr).
+int cmd_test(const std::vector<std::string>& args) {
+  Args a = parse(args, {"--device"}, {"-q"});
+  if (a.pos.empty()) throw UsageError("test takes one or more archives");
+  set_quiet(a.flag("-q"));
+  const Backend b = resolve_backend(parse_backend(a));
+  int bad = 0;
+  for (const std::string& path : a.pos) {
+    try {
+      const InputFile archive(path);
+      const ArchiveInfo head = inspect(archive.data(), archive.size());
+      const size_t bytes = size_t(head.n_values * dtype_size(head.dtype));
+      std::unique_ptr<uint8_t[]> values(new uint8_t[bytes ? bytes : 1]);
+      decompress(archive.data(), archive.size(), values.get(), bytes, b);
+      note("%s: OK (%s %s)\n", path.c_str(), head.dtype == DType::f32 ? "f32" : "f64", dims_string(head.dims).c_str());
+    } catch (const InputError& e) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), e.what());
+      ++bad;
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::corrupt_archive && e.code() != ErrorCode::unsupported) throw;
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), e.what());
+      ++bad;
+    }
+  }
+  return bad ? kBadInput : kOk;
 }
 
 std::string json_num(double v) {
@@ -367,14 +359,31 @@ int cmd_info(const std::vector<std::string>& args) {
 // an HZLC container of 64 KiB chunks (raw ORC streams still decode); deflate writes gzip whose members
 // are the chunks (and reads any gzip, zlib or raw Deflate). Chunked input decodes on the GPU when
 // there is one (--device).
+// The lossless codec a file was written with, from its first bytes: gzip (1f 8b) or zlib -> deflate,
+// an HZLC container -> the codec it records; "" if none says (a raw ORC stream or raw Deflate).
+std::string lossless_codec_of(const std::vector<uint8_t>& d) {
+  if (d.size() >= 2 && d[0] == 0x1f && d[1] == 0x8b) return "deflate";
+  if (d.size() >= 2 && (d[0] & 0x0f) == 8 && (d[0] >> 4) <= 7 && (d[0] * 256 + d[1]) % 31 == 0) return "deflate";
+  if (d.size() >= 7 && std::memcmp(d.data(), "HZLC", 4) == 0) return d[6] == 1 ? "rle1" : d[6] == 2 ? "rle2" : "";
+  return "";
+}
+
 int cmd_lossless(const std::vector<std::string>& args) {
   if (args.empty() || (args[0] != "compress" && args[0] != "decompress"))
     throw UsageError("lossless needs compress or decompress");
   const bool comp = args[0] == "compress";
   Args a = parse(std::vector<std::string>(args.begin() + 1, args.end()), {"--codec", "-i", "-o", "--elem", "--device", "--chunk-kib"},
-                 {"--signed"});
+                 {"--signed", "-f", "-q"});
   if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
-  const std::string c = a.get("--codec");
+  set_quiet(a.flag("-q"));
+  const std::string in = a.get("-i"), out = a.get("-o");
+  OutputFile sink(out, a.flag("-f"), {in});
+  auto t0 = std::chrono::steady_clock::now();
+  auto data = read_file(in);
+  // Decompressing, the codec may come from the input: gzip's or zlib's header, or the HZLC container's.
+  std::string c = a.flag("--codec") ? a.get("--codec") : comp ? "" : lossless_codec_of(data);
+  if (c.empty())
+    throw UsageError(comp ? "lossless compress needs --codec" : "give --codec: '" + in + "' has no gzip, zlib or HZLC header");
   LosslessOptions o;
   if (c == "rle1") o.codec = LosslessCodec::rle1;
   else if (c == "rle2") o.codec = LosslessCodec::rle2;
@@ -392,9 +401,6 @@ int cmd_lossless(const std::vector<std::string>& args) {
     if (!(k >= 1 && k <= 1048576) || k != std::floor(k)) throw UsageError("--chunk-kib must be a whole number from 1 to 1048576");
     o.chunk_bytes = uint32_t(k) * 1024;
   }
-  const std::string in = a.get("-i"), out = a.get("-o");
-  auto t0 = std::chrono::steady_clock::now();
-  auto data = read_file(in);
   std::vector<uint8_t> res;
   try {
     res = comp ? lossless_compress(data.data(), data.size(), o) : lossless_decompress(data.data(), data.size(), o);
@@ -402,10 +408,11 @@ int cmd_lossless(const std::vector<std::string>& args) {
     if (e.code() == ErrorCode::invalid_argument) throw InputError(e.what());  // e.g. a size not a multiple of --elem
     throw;
   }
-  write_file(out, res.data(), res.size());
+  sink.write(res.data(), res.size());
+  sink.commit();
   const double secs = seconds_since(t0);
-  std::printf("%s: %zu -> %zu bytes (%s, %s), %.3f s\n", out.c_str(), data.size(), res.size(), c.c_str(),
-              comp ? "compressed" : "decompressed", secs);
+  note("%s: %zu -> %zu bytes (%s, %s), %.3f s\n", out.c_str(), data.size(), res.size(), c.c_str(),
+       comp ? "compressed" : "decompressed", secs);
   return kOk;
 }
 
@@ -418,7 +425,7 @@ int cmd_compare(const std::vector<std::string>& args) {
   if (a.flag("--fill")) fill = parse_number(a.get("--fill"), "--fill");
   uint64_t n = 1;
   for (auto d : dims) n *= d;
-  auto x = read_file(a.pos[0]), y = read_file(a.pos[1]);
+  const InputFile x(a.pos[0]), y(a.pos[1]);
   const uint64_t need = n * dtype_size(t);
   if (x.size() != need || y.size() != need)
     throw InputError("both files must hold " + std::to_string(need) + " bytes (" + dims_string(dims) + ")");
@@ -447,16 +454,23 @@ int run(int argc, char** argv) {
   }
   const std::string cmd = args[0];
   args.erase(args.begin());
+  const bool known = cmd == "compress" || cmd == "decompress" || cmd == "test" || cmd == "info" || cmd == "compare" ||
+                     cmd == "lossless" || cmd == "bench";
+  if (known && std::any_of(args.begin(), args.end(), [](const std::string& x) { return x == "--help" || x == "-h"; })) {
+    std::fputs(verb_usage(cmd).c_str(), stdout);
+    return kOk;
+  }
   try {
     if (cmd == "compress") return cmd_compress(args);
     if (cmd == "decompress") return cmd_decompress(args);
+    if (cmd == "test") return cmd_test(args);
     if (cmd == "info") return cmd_info(args);
     if (cmd == "compare") return cmd_compare(args);
     if (cmd == "lossless") return cmd_lossless(args);
     if (cmd == "bench") return bench_main(args);
     throw UsageError("unknown command '" + cmd + "'");
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "hpcz: %s\n%s", e.what(), kUsageText);
+    std::fprintf(stderr, "hpcz: %s\n%s", e.what(), known ? verb_usage(cmd).c_str() : kUsageText);
     return kUsage;
   } catch (const InputError& e) {
     std::fprintf(stderr, "hpcz: %s\n", e.what());

@@ -82,13 +82,13 @@ grep -q "max abs error" "$tmp/out" && pass=$((pass + 1)) || { echo "FAIL: compar
 # lossless: round trips in each codec, gzip interoperability, bad input
 for codec in rle1 rle2 deflate; do
   for elem in 1 4; do
-    expect 0 "lossless compress $codec elem $elem" "$hpcz" lossless compress --codec $codec --elem $elem -i "$in" -o "$tmp/l.$codec"
-    expect 0 "lossless decompress $codec elem $elem" "$hpcz" lossless decompress --codec $codec --elem $elem -i "$tmp/l.$codec" -o "$tmp/l.out"
+    expect 0 "lossless compress $codec elem $elem" "$hpcz" lossless compress --codec $codec --elem $elem -i "$in" -o "$tmp/l.$codec" -f
+    expect 0 "lossless decompress $codec elem $elem" "$hpcz" lossless decompress --codec $codec --elem $elem -i "$tmp/l.$codec" -o "$tmp/l.out" -f
     cmp -s "$in" "$tmp/l.out" && pass=$((pass + 1)) || { echo "FAIL: lossless $codec elem $elem round trip differs"; fails=$((fails + 1)); }
   done
 done
 expect 0 "lossless rle2 signed 2-byte" "$hpcz" lossless compress --codec rle2 --elem 2 --signed -i "$in" -o "$tmp/l.s"
-expect 0 "lossless rle2 signed 2-byte back" "$hpcz" lossless decompress --codec rle2 --elem 2 --signed -i "$tmp/l.s" -o "$tmp/l.out"
+expect 0 "lossless rle2 signed 2-byte back" "$hpcz" lossless decompress --codec rle2 --elem 2 --signed -i "$tmp/l.s" -o "$tmp/l.out" -f
 cmp -s "$in" "$tmp/l.out" && pass=$((pass + 1)) || { echo "FAIL: lossless rle2 signed round trip differs"; fails=$((fails + 1)); }
 if command -v gzip >/dev/null; then
   gzip -c "$in" >"$tmp/in.gz"
@@ -99,10 +99,10 @@ if command -v gzip >/dev/null; then
 fi
 # Chunked files: small chunks, either backend (the GPU one where there is a GPU), gzip reads every member.
 expect 0 "lossless rle1 1 KiB chunks" "$hpcz" lossless compress --codec rle1 --elem 4 --chunk-kib 1 -i "$in" -o "$tmp/l.c1"
-expect 0 "lossless rle1 1 KiB chunks back (cpu)" "$hpcz" lossless decompress --codec rle1 --device cpu -i "$tmp/l.c1" -o "$tmp/l.out"
+expect 0 "lossless rle1 1 KiB chunks back (cpu)" "$hpcz" lossless decompress --codec rle1 --device cpu -i "$tmp/l.c1" -o "$tmp/l.out" -f
 cmp -s "$in" "$tmp/l.out" && pass=$((pass + 1)) || { echo "FAIL: lossless 1 KiB chunks round trip differs"; fails=$((fails + 1)); }
 expect 0 "lossless deflate 3 KiB chunks" "$hpcz" lossless compress --codec deflate --chunk-kib 3 -i "$in" -o "$tmp/l.d3"
-expect 0 "lossless deflate 3 KiB chunks back (auto)" "$hpcz" lossless decompress --codec deflate -i "$tmp/l.d3" -o "$tmp/l.out"
+expect 0 "lossless deflate 3 KiB chunks back (auto)" "$hpcz" lossless decompress --codec deflate -i "$tmp/l.d3" -o "$tmp/l.out" -f
 cmp -s "$in" "$tmp/l.out" && pass=$((pass + 1)) || { echo "FAIL: lossless deflate 3 KiB chunks round trip differs"; fails=$((fails + 1)); }
 if command -v gzip >/dev/null; then
   gzip -dc "$tmp/l.d3" >"$tmp/g3.out" && cmp -s "$in" "$tmp/g3.out" && pass=$((pass + 1)) \
@@ -120,6 +120,45 @@ head -c 100 "$tmp/l.rle2" >"$tmp/l.trunc"
 expect 2 "lossless truncated rle2" "$hpcz" lossless decompress --codec rle2 --elem 4 -i "$tmp/l.trunc" -o "$tmp/c"
 head -c 1000 "$tmp/l.deflate" >"$tmp/d.trunc"
 expect 2 "lossless truncated deflate" "$hpcz" lossless decompress --codec deflate -i "$tmp/d.trunc" -o "$tmp/c"
+# Like zstd and gzip: stdin and stdout, no silent overwrite, nothing left behind by a failed run,
+# messages on stderr only, a test verb, a verb's own --help, strict dims.
+expect 1 "existing output refused" "$hpcz" compress -i "$in" -o "$tmp/a.hpcz" -t f32 -d 100x64x128 --rel 1e-3
+expect 0 "existing output with -f" "$hpcz" compress -i "$in" -o "$tmp/a.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu -f
+expect 1 "output is the input" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/a.hpcz" -f
+expect 0 "compress to stdout" "$hpcz" compress -i "$in" -o - -t f32 -d 100x64x128 --rel 1e-3 --device cpu
+cmp -s "$tmp/out" "$tmp/a.hpcz" && pass=$((pass + 1)) || { echo "FAIL: stdout holds more or less than the archive"; fails=$((fails + 1)); }
+"$hpcz" compress -i - -o - -t f32 -d 100x64x128 --rel 1e-3 --device cpu <"$in" 2>"$tmp/err" \
+  | "$hpcz" decompress -i - -o - --device cpu 2>>"$tmp/err" >"$tmp/p.out"
+cmp -s "$tmp/p.out" "$tmp/a.out" && pass=$((pass + 1)) || { echo "FAIL: stdin -> compress -> decompress -> stdout"; fails=$((fails + 1)); }
+expect 0 "quiet" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/q.out" -q
+[ ! -s "$tmp/err" ] && [ ! -s "$tmp/out" ] && pass=$((pass + 1)) || { echo "FAIL: -q still prints"; fails=$((fails + 1)); }
+expect 2 "failed run" "$hpcz" compress -i "$in" -o "$tmp/never.hpcz" -t f32 -d 100x64x127 --rel 1e-3
+[ -z "$(ls -A "$tmp" | grep -E 'never|hpcz-')" ] && pass=$((pass + 1)) || { echo "FAIL: a failed run left files: $(ls -A "$tmp")"; fails=$((fails + 1)); }
+expect 0 "test a good archive" "$hpcz" test "$tmp/a.hpcz" "$tmp/r.hpcz" "$tmp/s2.hpcz"
+expect 2 "test a damaged archive" "$hpcz" test "$tmp/a.hpcz" "$tmp/flip.hpcz"
+grep -q "flip.hpcz" "$tmp/err" && pass=$((pass + 1)) || { echo "FAIL: test does not name the damaged archive"; fails=$((fails + 1)); }
+expect 0 "compress --help" "$hpcz" compress --help
+grep -q "hpcz compress" "$tmp/out" && ! grep -q "hpcz decompress" "$tmp/out" && pass=$((pass + 1)) \
+  || { echo "FAIL: compress --help is not compress's usage"; fails=$((fails + 1)); }
+expect 1 "bare compress" "$hpcz" compress
+grep -q "missing -i" "$tmp/err" && pass=$((pass + 1)) || { echo "FAIL: bare compress does not ask for the input"; fails=$((fails + 1)); }
+expect 2 "directory as input" "$hpcz" compress -i "$tmp" -o "$tmp/c" -t f32 -d 10 --abs 1
+expect 1 "dims trailing x" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128x --rel 1e-3
+expect 1 "dims extent too large" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 99999999999999999999999 --rel 1e-3
+expect 1 "dims product overflows" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 4294967296x4294967296 --rel 1e-3
+if command -v gzip >/dev/null; then
+  expect 0 "lossless decompress finds gzip by its magic" "$hpcz" lossless decompress -i "$tmp/in.gz" -o "$tmp/g4.out"
+  cmp -s "$in" "$tmp/g4.out" && pass=$((pass + 1)) || { echo "FAIL: gzip found by magic decoded wrong"; fails=$((fails + 1)); }
+fi
+expect 0 "lossless decompress finds the HZLC codec" "$hpcz" lossless decompress -i "$tmp/l.c1" -o "$tmp/h.out"
+cmp -s "$in" "$tmp/h.out" && pass=$((pass + 1)) || { echo "FAIL: HZLC codec found by its header decoded wrong"; fails=$((fails + 1)); }
+# An array of -0.0 at a denormal bound writes an archive that reads back, and a bound of 0 is bit-exact.
+head -c 4000 /dev/zero | python3 -c 'import sys, struct; sys.stdout.buffer.write(struct.pack("<1000f", *([-0.0] * 1000)))' >"$tmp/negz.bin"
+for b in 1e-40 0; do
+  expect 0 "all -0.0 at abs $b" "$hpcz" compress -i "$tmp/negz.bin" -o "$tmp/negz.$b.hpcz" -t f32 -d 1000 --abs $b --device cpu
+  expect 0 "all -0.0 at abs $b back" "$hpcz" decompress -i "$tmp/negz.$b.hpcz" -o "$tmp/negz.$b.out" --device cpu
+done
+cmp -s "$tmp/negz.bin" "$tmp/negz.0.out" && pass=$((pass + 1)) || { echo "FAIL: --abs 0 is not bit-exact on -0.0"; fails=$((fails + 1)); }
 # The benchmarks run (on the CPU where there is no GPU) and find every decode right and every value
 # within its bound: a broken chunk split once made the lossless bench's Deflate rows decode garbage.
 expect 0 "bench lossless" "$hpcz" bench --mode lossless --data "$src/data" --size-mib 1 --reps 1 --no-second-stage

@@ -13,26 +13,27 @@ template <class T>
 Metrics compare_t(const T* a, const T* b, uint64_t n, std::optional<double> fill) {
   Metrics m;
   m.n = n;
-  double mn = std::numeric_limits<double>::infinity(), mx = -mn, sq = 0;
-  uint64_t counted = 0;
+  double mn = std::numeric_limits<double>::infinity(), mx = -mn, sq = 0, max_err = 0;
+  uint64_t counted = 0, mismatch = 0;
+  const bool has_fill = fill.has_value();
   const T f = fill ? T(*fill) : T(0);
-  for (uint64_t i = 0; i < n; ++i) {
-    double x = a[i], y = b[i];
-    if (fill && a[i] == f) {
-      if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) ++m.nonfinite_mismatch;
-      continue;
-    }
-    if (!std::isfinite(x) || !std::isfinite(y)) {
-      if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) ++m.nonfinite_mismatch;
+  // All cores; the sum of squares is added in a thread-count-dependent order (PSNR to ~1e-12 dB).
+#pragma omp parallel for reduction(min : mn) reduction(max : mx, max_err) reduction(+ : sq, counted, mismatch) \
+    schedule(static)
+  for (int64_t i = 0; i < int64_t(n); ++i) {
+    const double x = a[i], y = b[i];
+    if ((has_fill && a[i] == f) || !std::isfinite(x) || !std::isfinite(y)) {
+      if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) ++mismatch;
       continue;
     }
     mn = std::min(mn, x);
     mx = std::max(mx, x);
-    double e = std::fabs(x - y);
-    m.max_abs_error = std::max(m.max_abs_error, e);
+    max_err = std::max(max_err, std::fabs(x - y));
     sq += (x - y) * (x - y);
     ++counted;
   }
+  m.max_abs_error = max_err;
+  m.nonfinite_mismatch = mismatch;
   m.value_range = counted ? mx - mn : 0;
   m.mse = counted ? sq / double(counted) : 0;
   m.max_rel_error = m.value_range > 0 ? m.max_abs_error / m.value_range : 0;

@@ -1,0 +1,198 @@
+// The CLI's files: inputs (a regular file mapped, stdin or a pipe read whole) and outputs written to a
+// temporary file beside the target and renamed into place, so that a failed run leaves nothing behind.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "cli_util.hpp"
+
+namespace hpcz::cli {
+namespace {
+
+// Progress on stderr for big inputs when a person is watching.
+struct Progress {
+  bool on;
+  explicit Progress(uint64_t bytes) : on(bytes > (256ull << 20) && isatty(2) && !quiet()) {}
+  void show(const char* stage, double frac) const {
+    if (!on) return;
+    int w = 30, k = int(frac * w);
+    std::fprintf(stderr, "\r%-12s [%s%s] %3d%%", stage, std::string(k, '#').c_str(), std::string(w - k, ' ').c_str(),
+                 int(frac * 100));
+    if (frac >= 1) std::fputc('\n', stderr);
+  }
+};
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Everything a descriptor yields, in steps (stdin, a pipe, a character device).
+std::vector<uint8_t> read_all(int fd, const std::string& name) {
+  std::vector<uint8_t> buf;
+  size_t used = 0;
+  for (;;) {
+    if (buf.size() - used < (size_t(1) << 20)) buf.resize(std::max<size_t>(buf.size() * 2, size_t(4) << 20));
+    const ssize_t k = ::read(fd, buf.data() + used, buf.size() - used);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) throw InputError("cannot read " + name + ": " + errno_text());
+    if (k == 0) break;
+    used += size_t(k);
+  }
+  buf.resize(used);
+  return buf;
+}
+
+// Opens an input, refusing what is not data (a directory, a socket), with the reason in the message.
+int open_input(const std::string& path, struct stat& st) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw InputError("cannot open '" + path + "': " + errno_text());
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw InputError("cannot read '" + path + "': " + errno_text());
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw InputError("'" + path + "' is a directory");
+  }
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode)) {
+    ::close(fd);
+    throw InputError("'" + path + "' is not a file");
+  }
+  return fd;
+}
+
+bool quiet_flag = false;
+
+}  // namespace
+
+bool quiet() { return quiet_flag; }
+void set_quiet(bool q) { quiet_flag = q; }
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  if (path == "-") return read_all(0, "standard input");
+  struct stat st;
+  const int fd = open_input(path, st);
+  std::vector<uint8_t> buf;
+  try {
+    if (!S_ISREG(st.st_mode)) {
+      buf = read_all(fd, "'" + path + "'");
+    } else {
+      buf.resize(size_t(st.st_size));
+      Progress pr(buf.size());
+      const size_t step = size_t(64) << 20;
+      for (size_t at = 0; at < buf.size();) {
+        const ssize_t k = ::read(fd, buf.data() + at, std::min(step, buf.size() - at));
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) throw InputError("cannot read '" + path + "'" + (k < 0 ? ": " + errno_text() : ": it shrank"));
+        at += size_t(k);
+        pr.show("reading", double(at) / double(buf.size()));
+      }
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return buf;
+}
+
+// Mapping skips the read's copy and the zero-filled buffer it lands in: a 539 MB input took 0.33 s
+// to read into a vector on an H200 host (the page cache gives 4 GB/s).
+InputFile::InputFile(const std::string& path) {
+  if (path != "-") {
+    struct stat st;
+    const int fd = open_input(path, st);
+    if (S_ISREG(st.st_mode) && st.st_size > 0) {
+      size_ = size_t(st.st_size);
+      const Progress pr(size_);
+      // Populated at once, or a step at a time under a progress bar (a cold file on a slow disk).
+      void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | (pr.on ? 0 : MAP_POPULATE), fd, 0);
+      map_ = m == MAP_FAILED ? nullptr : m;
+      if (map_ && pr.on) {
+        const size_t step = size_t(64) << 20;
+        volatile uint8_t sink = 0;
+        for (size_t at = 0; at < size_; at += step) {
+          const size_t k = std::min(step, size_ - at);
+          for (size_t b = 0; b < k; b += 4096) sink = sink + static_cast<const uint8_t*>(map_)[at + b];  // fault the pages in
+          pr.show("reading", double(at + k) / double(size_));
+        }
+      }
+    }
+    ::close(fd);
+  }
+  if (!map_) {  // stdin, a pipe, an empty file, or not mappable: read it
+    copy_ = read_file(path);
+    size_ = copy_.size();
+  }
+}
+InputFile::~InputFile() {
+  if (map_) ::munmap(map_, size_);
+}
+
+OutputFile::OutputFile(const std::string& path, bool force, const std::vector<std::string>& inputs) : path_(path) {
+  if (path == "-") {
+    if (isatty(1) && !force) throw UsageError("standard output is a terminal: not writing binary data to it (-f to force)");
+    return;
+  }
+  struct stat out;
+  if (::stat(path.c_str(), &out) == 0) {
+    for (const std::string& in : inputs) {
+      struct stat st;
+      if (in != "-" && ::stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+        throw UsageError("'" + path + "' is also the input");
+    }
+    if (S_ISDIR(out.st_mode)) throw UsageError("'" + path + "' is a directory");
+    if (!force) throw UsageError("'" + path + "' exists (-f to overwrite it)");
+  }
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  tmp_ = dir + "." + base + ".hpcz-XXXXXX";
+  fd_ = ::mkstemp(&tmp_[0]);
+  if (fd_ < 0) throw InputError("cannot create a file beside '" + path + "': " + errno_text());
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd_, 0666 & ~mask);  // as a plain create would (mkstemp makes it 0600)
+}
+
+OutputFile::~OutputFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!tmp_.empty() && !done_) ::unlink(tmp_.c_str());
+}
+
+void OutputFile::write(const uint8_t* data, size_t size) {
+  const int fd = path_ == "-" ? 1 : fd_;
+  const std::string name = path_ == "-" ? "standard output" : "'" + path_ + "'";
+  Progress pr(size);
+  const size_t step = size_t(64) << 20;
+  for (size_t at = 0; at < size;) {
+    const ssize_t k = ::write(fd, data + at, std::min(step, size - at));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) throw InputError("cannot write " + name + ": " + errno_text());
+    at += size_t(k);
+    pr.show("writing", double(at) / double(size));
+  }
+}
+
+void OutputFile::commit() {
+  if (path_ == "-") return;
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    throw InputError("cannot write '" + path_ + "': " + errno_text());
+  }
+  fd_ = -1;
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) throw InputError("cannot create '" + path_ + "': " + errno_text());
+  done_ = true;
+}
+
+void write_file(const std::string& path, const uint8_t* data, size_t size) {
+  OutputFile f(path, true, {});
+  f.write(data, size);
+  f.commit();
+}
+
+}  // namespace hpcz::cli
