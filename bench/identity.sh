@@ -17,6 +17,7 @@ while IFS=$'\t' read -r file _ _ _ dims dtype _ _ _ _ notes; do
       for extra in "" "--lossless" "${fills[@]:1}"; do
         for side in base new; do
           bin=$base; [ $side = new ] && bin=$new
+          rm -f "$tmp/$side"  # builds that keep an existing output (-f) and builds from before that
           "$bin" compress -i "$data/$file" -o "$tmp/$side" -t "$dtype" -d "$dims" $b --mode $mode --device "$dev" $extra \
             >/dev/null 2>"$tmp/$side.err" || echo "compress failed ($side): $(cat "$tmp/$side.err")" >"$tmp/$side"
         done
