@@ -158,7 +158,11 @@ void decode_chunks(const LosslessOptions& o, const uint8_t* blob, uint64_t blob_
 
 // ---- the HZLC container (RLE) ----------------------------------------------------------------------
 constexpr uint8_t kContainerMagic[4] = {'H', 'Z', 'L', 'C'};
-constexpr uint16_t kContainerVersion = 1;
+// Version 2: a chunk whose size equals its elements' bytes is those bytes, stored as they are (written
+// only when coding would not shrink a chunk: random data grew by a third in ORC RLE v1). Files with no
+// such chunk are still written as version 1, which every reader takes.
+constexpr uint16_t kContainerVersion = 2;
+constexpr uint16_t kContainerVersionNoRaw = 1;
 constexpr uint64_t kContainerHeader = 48;
 constexpr uint64_t kMaxValuesPerByte = 128;
 
@@ -173,16 +177,23 @@ std::vector<uint8_t> rle_compress(const uint8_t* data, size_t size, const Lossle
   const uint64_t n = size / uint64_t(t.bytes), per = o.chunk_bytes / uint32_t(t.bytes);
   const uint64_t n_chunks = (n + per - 1) / per;
   std::vector<std::vector<uint8_t>> enc(n_chunks);
-#pragma omp parallel for schedule(dynamic, 4)
+  bool any_raw = false;
+#pragma omp parallel for schedule(dynamic, 4) reduction(|| : any_raw)
   for (long long c = 0; c < (long long)n_chunks; ++c) {
     const uint64_t first = uint64_t(c) * per, cnt = std::min<uint64_t>(per, n - first);
-    enc[size_t(c)] = lossless::encode_chunk(data + first * uint64_t(t.bytes), size_t(cnt * uint64_t(t.bytes)), o);
+    const uint8_t* src = data + first * uint64_t(t.bytes);
+    const size_t raw = size_t(cnt * uint64_t(t.bytes));
+    enc[size_t(c)] = lossless::encode_chunk(src, raw, o);
+    if (enc[size_t(c)].size() >= raw) {  // coding does not pay: the bytes themselves (version 2)
+      enc[size_t(c)].assign(src, src + raw);
+      any_raw = true;
+    }
   }
   uint64_t total = kContainerHeader + 16 * n_chunks;
   for (auto& e : enc) total += e.size();
   std::vector<uint8_t> a(total, 0);
   std::memcpy(a.data(), kContainerMagic, 4);
-  a[4] = uint8_t(kContainerVersion);
+  a[4] = uint8_t(any_raw ? kContainerVersion : kContainerVersionNoRaw);
   a[6] = o.codec == LosslessCodec::rle1 ? 1 : 2;
   a[7] = uint8_t(t.bytes);
   a[8] = t.is_signed ? 1 : 0;
@@ -208,8 +219,8 @@ std::vector<uint8_t> rle_decompress_container(const uint8_t* d, size_t size, con
   if (size < kContainerHeader) bad("truncated header");
   if (load_u32_le(d + 44) != format::checksum(d, 44)) bad("header checksum mismatch");
   const uint32_t version = d[4] | uint32_t(d[5]) << 8;
-  if (version != kContainerVersion)
-    fail(ErrorCode::unsupported, "HZLC container version " + std::to_string(version) + " (this hpcz reads 1)");
+  if (version < kContainerVersionNoRaw || version > kContainerVersion)
+    fail(ErrorCode::unsupported, "HZLC container version " + std::to_string(version) + " (this hpcz reads 1 and 2)");
   const int codec = d[6], bytes = d[7], sgn = d[8];
   if ((codec != 1 && codec != 2) || (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) || sgn > 1 || d[9] || d[10] || d[11])
     bad("invalid codec, element size or reserved bytes");
@@ -224,7 +235,9 @@ std::vector<uint8_t> rle_decompress_container(const uint8_t* d, size_t size, con
   if (n_chunks > (size - kContainerHeader) / 16) bad("chunk table larger than the file");
   if (n > (uint64_t(1) << 62) / uint64_t(bytes)) bad("element count too large");
   if (load_u32_le(d + 40) != format::checksum(d + kContainerHeader, 16 * n_chunks)) bad("chunk table checksum mismatch");
-  std::vector<ChunkRef> chunks(n_chunks);
+  std::vector<ChunkRef> chunks, raw;  // coded chunks, and (version 2) chunks stored as they are
+  std::vector<uint64_t> names;        // the coded chunks' numbers, for error messages
+  chunks.reserve(n_chunks);
   uint64_t at = kContainerHeader + 16 * n_chunks;
   for (uint64_t c = 0; c < n_chunks; ++c) {
     const uint8_t* e = d + kContainerHeader + 16 * c;
@@ -235,12 +248,20 @@ std::vector<uint8_t> rle_decompress_container(const uint8_t* d, size_t size, con
     // No ORC run yields more than 128 values per byte (a 4-byte delta run of 512), so a larger claim
     // is damage; checked before anything is allocated for it.
     if (cnt > kMaxValuesPerByte * len) bad("chunk " + std::to_string(c) + " claims more values than its bytes can hold");
-    chunks[c] = {off, len, first * uint64_t(bytes), cnt * uint64_t(bytes)};
+    const ChunkRef ref{off, len, first * uint64_t(bytes), cnt * uint64_t(bytes)};
+    if (version >= 2 && len == ref.out_capacity) {
+      raw.push_back(ref);
+    } else {
+      chunks.push_back(ref);
+      names.push_back(c);
+    }
     at += len;
   }
   if (at != size) bad("trailing bytes after the last chunk");
   std::vector<uint8_t> out(n * uint64_t(bytes));
-  decode_chunks(co, d, size, chunks, out.data(), out.size());
+  // The coded chunks first: a GPU decode copies back all of out, the raw chunks' places included.
+  if (!chunks.empty()) lossless::decode_chunks_checked(co, d, size, chunks, out.data(), out.size(), names);
+  for (const ChunkRef& r : raw) std::memcpy(out.data() + r.out_offset, d + r.in_offset, r.in_size);
   return out;
 }
 
