@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The host path, file to file, against the limits of the machine it runs on: a real field tiled along its
+# slowest axis to GIB GiB in DIR (page cache or /dev/shm), compressed and decompressed by the hpcz CLI on
+# the GPU and on the CPU backend (wall time of the whole command), zstd -T0 -1 on the same file when
+# present; the limits (bench/host/limits.cu: pinned copies each way, multi-threaded memcpy, write into
+# DIR) measured in the same run; every figure as GB/s of the array and as a fraction of the tightest.
+# usage: bench/host/file_to_file.sh HPCZ_BIN [GIB=8] [DIR=/dev/shm] [FIELD=.data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin]
+#                                   [BOUND=--rel 1e-3] [LIMITS_BIN=bench/ext/bin/limits, built with nvcc when missing]
+set -u
+hpcz=$1 gib=${2:-8} dir=${3:-/dev/shm} field=${4:-.data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin}
+bound=${5:---rel 1e-3} limits=${6:-bench/ext/bin/limits}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if [ ! -x "$limits" ]; then
+  mkdir -p "$(dirname "$limits")"
+  nvcc -O2 -std=c++17 -o "$limits" "$root/bench/host/limits.cu" || { echo "cannot build $limits"; exit 3; }
+fi
+name=$(basename "$field" .bin)
+dims=${name%_f32}; dims=${dims%_f64}; dims=${dims##*_}
+dtype=${name##*_}
+slow=${dims%%x*} rest=${dims#*x}; [ "$rest" = "$dims" ] && rest=""
+field_bytes=$(stat -c %s "$field")
+copies=$(( (gib * 1073741824 + field_bytes - 1) / field_bytes ))
+tiled_dims=$((slow * copies))${rest:+x$rest}
+in=$dir/hpcz-f2f.$dtype.bin arc=$dir/hpcz-f2f.hpcz back=$dir/hpcz-f2f.out
+trap 'rm -f "$in" "$arc" "$back" "$in.zst" "$dir/hpcz-f2f.err"' EXIT
+python3 - "$field" "$in" "$copies" <<'PY'
+import sys
+src, dst, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+d = open(src, "rb").read()
+with open(dst, "wb") as f:
+    for _ in range(k): f.write(d)
+PY
+bytes=$(stat -c %s "$in")
+echo "# file to file: $name tiled ${copies}x to $tiled_dims ($bytes bytes) in $dir, $bound; $(nproc) CPU cores"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/# GPU: /'
+declare -A lim
+while read -r k v; do lim[$k]=$v; echo "limit $k $v GB/s"; done < <("$limits" 4 "$dir")
+tight=$(printf '%s\n' "${lim[@]}" | sort -g | head -1)
+run() {  # run NAME command...: wall time of the whole command, GB/s of the array, fraction of the tightest limit
+  local what=$1; shift
+  local t0=$(date +%s.%N)
+  "$@" >/dev/null 2>"$dir/hpcz-f2f.err" || { echo "$what FAILED: $(tail -1 "$dir/hpcz-f2f.err")"; return 1; }
+  local t1=$(date +%s.%N)
+  python3 -c "import sys; t=$t1-$t0; g=$bytes/t/1e9; print(f'{sys.argv[1]:<28} {t:7.3f} s {g:7.2f} GB/s  {g/$tight:5.2f} of the tightest limit ($tight GB/s)')" "$what"
+}
+for dev in gpu cpu; do
+  for mode in fast ratio; do
+    rm -f "$arc"
+    run "compress $mode $dev" "$hpcz" compress -i "$in" -o "$arc" -t "$dtype" -d "$tiled_dims" $bound --mode $mode --device $dev -f -q || continue
+    echo "  CR $(python3 -c "print(round($bytes / $(stat -c %s "$arc"), 3))")"
+    run "decompress $mode $dev" "$hpcz" decompress -i "$arc" -o "$back" --device $dev -f -q
+  done
+done
+if command -v zstd >/dev/null; then
+  run "zstd -T0 -1" zstd -T0 -1 -q -f "$in" -o "$in.zst"
+  run "zstd -d -T0" zstd -d -T0 -q -f "$in.zst" -o "$back"
+fi
