@@ -1,9 +1,11 @@
 // The limits a file-to-file run on this machine cannot beat, measured the way the host path uses the
 // hardware: pinned host->device and device->host copies (one large cudaMemcpy, median of 5), a
-// multi-threaded memcpy between pageable buffers, and a multi-threaded write of a new file into DIR.
+// multi-threaded memcpy between pageable buffers, and a new file in DIR written by several threads two
+// ways: pwrite (one file's writes may serialize on its inode) and stores into a shared mapping.
 // Prints one "name GB/s" line each. usage: limits [GIB=2] [DIR=/dev/shm] [THREADS=hardware]
 #include <cuda_runtime.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -78,6 +80,19 @@ int main(int argc, char** argv) {
                     o += size_t(w);
                   }
                 });
+                ::close(fd);
+              }));
+  std::printf("mmap_write_%dthreads %.2f\n", threads, median_gbps(bytes, 3, [&] {
+                ::unlink(path.c_str());
+                const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+                if (fd < 0 || ::ftruncate(fd, off_t(bytes)) != 0) { std::perror("limits: mmap write"); std::exit(2); }
+                void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+                if (m == MAP_FAILED) { std::perror("limits: mmap"); std::exit(2); }
+                in_threads(threads, [&](int k) {
+                  const size_t at = std::min(bytes, size_t(k) * part), n = std::min(part, bytes - at);
+                  std::memcpy(static_cast<char*>(m) + at, a.data() + at, n);
+                });
+                ::munmap(m, bytes);
                 ::close(fd);
               }));
   ::unlink(path.c_str());
