@@ -1,6 +1,7 @@
 // The CLI's files: inputs (a regular file mapped, stdin or a pipe read whole) and outputs written to a
 // temporary file beside the target and renamed into place, so that a failed run leaves nothing behind.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,6 +67,33 @@ int open_input(const std::string& path, struct stat& st) {
 }
 
 bool quiet_flag = false;
+
+// The temporary output in progress, removed if the process is interrupted (Ctrl-C, kill, a closed
+// terminal) as gzip and zstd remove theirs. A fixed buffer: the handler may only call unlink and _exit.
+char g_pending[4096];
+volatile sig_atomic_t g_has_pending = 0;
+
+void remove_pending_and_exit(int sig) {
+  if (g_has_pending) ::unlink(g_pending);
+  ::_exit(128 + sig);
+}
+
+void track_pending(const std::string& path) {
+  static const bool installed = [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+      struct sigaction sa {};
+      sa.sa_handler = remove_pending_and_exit;
+      sigemptyset(&sa.sa_mask);
+      sigaction(sig, &sa, nullptr);
+    }
+    return true;
+  }();
+  (void)installed;
+  g_has_pending = 0;
+  if (path.size() >= sizeof g_pending) return;
+  std::memcpy(g_pending, path.c_str(), path.size() + 1);
+  g_has_pending = 1;
+}
 
 }  // namespace
 
@@ -154,6 +182,7 @@ OutputFile::OutputFile(const std::string& path, bool force, const std::vector<st
   tmp_ = dir + "." + base + ".hpcz-XXXXXX";
   fd_ = ::mkstemp(&tmp_[0]);
   if (fd_ < 0) throw InputError("cannot create a file beside '" + path + "': " + errno_text());
+  track_pending(tmp_);
   const mode_t mask = ::umask(0);
   ::umask(mask);
   ::fchmod(fd_, 0666 & ~mask);  // as a plain create would (mkstemp makes it 0600)
@@ -162,6 +191,7 @@ OutputFile::OutputFile(const std::string& path, bool force, const std::vector<st
 OutputFile::~OutputFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!tmp_.empty() && !done_) ::unlink(tmp_.c_str());
+  if (!tmp_.empty()) g_has_pending = 0;
 }
 
 void OutputFile::write(const uint8_t* data, size_t size) {

@@ -134,6 +134,15 @@ expect 0 "quiet" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/q.out" -q
 [ ! -s "$tmp/err" ] && [ ! -s "$tmp/out" ] && pass=$((pass + 1)) || { echo "FAIL: -q still prints"; fails=$((fails + 1)); }
 expect 2 "failed run" "$hpcz" compress -i "$in" -o "$tmp/never.hpcz" -t f32 -d 100x64x127 --rel 1e-3
 [ -z "$(ls -A "$tmp" | grep -E 'never|hpcz-')" ] && pass=$((pass + 1)) || { echo "FAIL: a failed run left files: $(ls -A "$tmp")"; fails=$((fails + 1)); }
+# Interrupted (here while it waits on an input that never comes): its temporary output is removed too.
+mkdir "$tmp/int" && mkfifo "$tmp/int/fifo"
+"$hpcz" compress -i "$tmp/int/fifo" -o "$tmp/int/x.hpcz" -t f32 -d 10 --abs 1 2>/dev/null &
+pid=$!
+for _ in $(seq 50); do [ -n "$(ls -A "$tmp/int" | grep hpcz-)" ] && break; sleep 0.1; done
+started=$(ls -A "$tmp/int" | grep -c hpcz-)
+kill -INT $pid; wait $pid 2>/dev/null
+[ "$started" = 1 ] && [ -z "$(ls -A "$tmp/int" | grep -v fifo)" ] && pass=$((pass + 1)) \
+  || { echo "FAIL: an interrupted run left: $(ls -A "$tmp/int")"; fails=$((fails + 1)); }
 expect 0 "test a good archive" "$hpcz" test "$tmp/a.hpcz" "$tmp/r.hpcz" "$tmp/s2.hpcz"
 expect 2 "test a damaged archive" "$hpcz" test "$tmp/a.hpcz" "$tmp/flip.hpcz"
 grep -q "flip.hpcz" "$tmp/err" && pass=$((pass + 1)) || { echo "FAIL: test does not name the damaged archive"; fails=$((fails + 1)); }
