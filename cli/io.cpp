@@ -100,62 +100,73 @@ void track_pending(const std::string& path) {
 bool quiet() { return quiet_flag; }
 void set_quiet(bool q) { quiet_flag = q; }
 
+// The rest of an open input (regular files in steps under a progress bar; pipes and devices to the end).
+static std::vector<uint8_t> read_open(int fd, const struct stat& st, const std::string& path) {
+  if (!S_ISREG(st.st_mode)) return read_all(fd, "'" + path + "'");
+  std::vector<uint8_t> buf(size_t(st.st_size));
+  Progress pr(buf.size());
+  const size_t step = size_t(64) << 20;
+  for (size_t at = 0; at < buf.size();) {
+    const ssize_t k = ::read(fd, buf.data() + at, std::min(step, buf.size() - at));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) throw InputError("cannot read '" + path + "'" + (k < 0 ? ": " + errno_text() : ": it shrank"));
+    at += size_t(k);
+    pr.show("reading", double(at) / double(buf.size()));
+  }
+  return buf;
+}
+
 std::vector<uint8_t> read_file(const std::string& path) {
   if (path == "-") return read_all(0, "standard input");
   struct stat st;
   const int fd = open_input(path, st);
-  std::vector<uint8_t> buf;
   try {
-    if (!S_ISREG(st.st_mode)) {
-      buf = read_all(fd, "'" + path + "'");
-    } else {
-      buf.resize(size_t(st.st_size));
-      Progress pr(buf.size());
-      const size_t step = size_t(64) << 20;
-      for (size_t at = 0; at < buf.size();) {
-        const ssize_t k = ::read(fd, buf.data() + at, std::min(step, buf.size() - at));
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) throw InputError("cannot read '" + path + "'" + (k < 0 ? ": " + errno_text() : ": it shrank"));
-        at += size_t(k);
-        pr.show("reading", double(at) / double(buf.size()));
-      }
-    }
+    std::vector<uint8_t> buf = read_open(fd, st, path);
+    ::close(fd);
+    return buf;
   } catch (...) {
     ::close(fd);
     throw;
   }
-  ::close(fd);
-  return buf;
 }
 
 // Mapping skips the read's copy and the zero-filled buffer it lands in: a 539 MB input took 0.33 s
-// to read into a vector on an H200 host (the page cache gives 4 GB/s).
+// to read into a vector on an H200 host (the page cache gives 4 GB/s). Whatever is not mapped is read
+// from the descriptor already open (a named pipe opened twice could lose its writer or wait forever).
 InputFile::InputFile(const std::string& path) {
-  if (path != "-") {
-    struct stat st;
-    const int fd = open_input(path, st);
-    if (S_ISREG(st.st_mode) && st.st_size > 0) {
-      size_ = size_t(st.st_size);
-      const Progress pr(size_);
-      // Populated at once, or a step at a time under a progress bar (a cold file on a slow disk).
-      void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | (pr.on ? 0 : MAP_POPULATE), fd, 0);
-      map_ = m == MAP_FAILED ? nullptr : m;
-      if (map_ && pr.on) {
-        const size_t step = size_t(64) << 20;
-        volatile uint8_t sink = 0;
-        for (size_t at = 0; at < size_; at += step) {
-          const size_t k = std::min(step, size_ - at);
-          for (size_t b = 0; b < k; b += 4096) sink = sink + static_cast<const uint8_t*>(map_)[at + b];  // fault the pages in
-          pr.show("reading", double(at + k) / double(size_));
-        }
+  if (path == "-") {
+    copy_ = read_all(0, "standard input");
+    size_ = copy_.size();
+    return;
+  }
+  struct stat st;
+  const int fd = open_input(path, st);
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    size_ = size_t(st.st_size);
+    const Progress pr(size_);
+    // Populated at once, or a step at a time under a progress bar (a cold file on a slow disk).
+    void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | (pr.on ? 0 : MAP_POPULATE), fd, 0);
+    map_ = m == MAP_FAILED ? nullptr : m;
+    if (map_ && pr.on) {
+      const size_t step = size_t(64) << 20;
+      volatile uint8_t sink = 0;
+      for (size_t at = 0; at < size_; at += step) {
+        const size_t k = std::min(step, size_ - at);
+        for (size_t b = 0; b < k; b += 4096) sink = sink + static_cast<const uint8_t*>(map_)[at + b];  // fault the pages in
+        pr.show("reading", double(at + k) / double(size_));
       }
     }
-    ::close(fd);
   }
-  if (!map_) {  // stdin, a pipe, an empty file, or not mappable: read it
-    copy_ = read_file(path);
+  if (!map_) {  // a pipe, a device, an empty file, or not mappable: read it
+    try {
+      copy_ = read_open(fd, st, path);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
     size_ = copy_.size();
   }
+  ::close(fd);
 }
 InputFile::~InputFile() {
   if (map_) ::munmap(map_, size_);

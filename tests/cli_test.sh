@@ -134,6 +134,12 @@ expect 0 "quiet" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/q.out" -q
 [ ! -s "$tmp/err" ] && [ ! -s "$tmp/out" ] && pass=$((pass + 1)) || { echo "FAIL: -q still prints"; fails=$((fails + 1)); }
 expect 2 "failed run" "$hpcz" compress -i "$in" -o "$tmp/never.hpcz" -t f32 -d 100x64x127 --rel 1e-3
 [ -z "$(ls -A "$tmp" | grep -E 'never|hpcz-')" ] && pass=$((pass + 1)) || { echo "FAIL: a failed run left files: $(ls -A "$tmp")"; fails=$((fails + 1)); }
+# A named pipe as the input (read once, from the one open: its writer keeps its reader).
+mkfifo "$tmp/pipe"
+cat "$in" >"$tmp/pipe" &
+expect 0 "compress from a named pipe" "$hpcz" compress -i "$tmp/pipe" -o "$tmp/fifo.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu
+wait
+cmp -s "$tmp/fifo.hpcz" "$tmp/a.hpcz" && pass=$((pass + 1)) || { echo "FAIL: a named pipe's archive differs"; fails=$((fails + 1)); }
 # Interrupted (here while it waits on an input that never comes): its temporary output is removed too.
 mkdir "$tmp/int" && mkfifo "$tmp/int/fifo"
 "$hpcz" compress -i "$tmp/int/fifo" -o "$tmp/int/x.hpcz" -t f32 -d 10 --abs 1 2>/dev/null &
