@@ -18,6 +18,7 @@ enum hpcz_status {
   HPCZ_CUDA_ERROR = 5,
   HPCZ_OUT_OF_SPACE = 6, /* caller's buffer too small; *size holds what is needed */
   HPCZ_INTERNAL = 7,     /* a bug in hpcz (an archive it wrote did not read back): please report it */
+  HPCZ_IO = 8,           /* reading the input or writing the output of a streaming call failed */
 };
 enum hpcz_dtype { HPCZ_F32 = 1, HPCZ_F64 = 2 };
 enum hpcz_bound_mode { HPCZ_ABS = 1, HPCZ_REL = 2 };

@@ -10,6 +10,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -33,6 +35,7 @@ enum class ErrorCode {
   backend_unavailable = 4,// GPU requested but none usable
   cuda = 5,               // a CUDA runtime error
   internal = 7,           // a bug in hpcz (an archive it wrote did not read back): please report it
+  io = 8,                 // reading a streaming call's input or writing its output failed
 };
 
 class Error : public std::runtime_error {
@@ -145,6 +148,55 @@ size_t decompress_device_workspace_size(const ArchiveInfo& info);
 // Device pointers must be 16-byte aligned (cudaMalloc's are).
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status,
                        void* d_workspace, size_t workspace_size, void* stream);
+
+// ---- streaming: arrays of any size, host to host through bounded buffers ---------------------------
+// The same archives as compress() and decompress(), for arrays larger than host or GPU memory: the
+// array flows in slabs of whole chunks through a few buffers per lane (a lane: a CUDA stream of one GPU
+// with its pinned and device buffers, or the CPU), several lanes at once on every GPU in use, so that
+// reading, copying in, coding, copying out and writing overlap. Compression reads its input twice:
+// the value range first (the bound and the quantization step depend on it), then the slabs.
+//
+// Where a streaming call reads: read() fills dst with bytes [offset, offset + size); it is called from
+// several threads at once and throws Error(io) when it fails.
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual uint64_t size() const = 0;
+  virtual void read(uint64_t offset, void* dst, size_t size) = 0;
+  virtual const uint8_t* data() const { return nullptr; }  // the bytes, when they are in memory
+};
+// Where it writes: write() of any range, from several threads at once (each byte once), unless
+// sequential(): then the calls come one at a time, each starting where the last one ended (a pipe).
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void write(uint64_t offset, const void* src, size_t size) = 0;
+  virtual bool sequential() const { return false; }
+};
+// A file descriptor (pread/pwrite; a sequential sink uses write), a buffer in memory.
+std::unique_ptr<Source> fd_source(int fd, uint64_t size);
+std::unique_ptr<Sink> fd_sink(int fd, bool sequential = false);
+std::unique_ptr<Source> memory_source(const void* data, uint64_t size);
+
+struct StreamOptions {
+  std::vector<int> devices;                   // the GPUs the slabs go to (empty: every visible GPU)
+  size_t device_memory = size_t(4) << 30;     // the most each GPU lends the call (buffers, workspace)
+  size_t host_memory = size_t(1) << 30;       // the most the call's buffers take on the host
+  size_t slab_bytes = 0;                      // array bytes per slab, rounded to whole chunks (0: from the budgets)
+  int lanes_per_device = 3;                   // lanes per GPU: a lane reads or writes while another codes
+  std::function<void(uint64_t done, uint64_t total)> progress;  // array bytes done, after each slab
+};
+
+// Compresses the array `in` holds (dims and dtype as compress(); opt.backend picks the GPUs or the CPU)
+// into out: the bytes compress() returns. Returns the archive's size. The archive's header and chunk
+// table are written last, at offset 0: a sequential sink is refused (compress into a file, then copy).
+uint64_t compress_stream(Source& in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, Sink& out,
+                         const StreamOptions& so = {});
+// Decodes the archive `in` holds (of exactly in.size() bytes) into out: n_values values.
+ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend = Backend::automatic,
+                              const StreamOptions& so = {});
+// GPUs visible to this process (0 without CUDA).
+int gpu_count();
 
 // ---- metrics (qcat / Z-checker definitions) ---------------------------------------------------------
 struct Metrics {

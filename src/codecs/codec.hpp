@@ -21,15 +21,36 @@ struct EncodedChunks {
   const uint8_t* at(uint64_t c) const { return slab ? slab.get() + c * slot : separate[c].data(); }
 };
 
+// A run of whole chunks of an array, coded as an archive of its own: the streaming path cuts an array
+// larger than memory into such slabs. A slab archive is laid out as an array's (header, table, chunks;
+// offsets from its own start) under a slab header: the array's header with n_values and n_chunks of
+// the run (dims stay the array's: a codec finds its chunk shapes from them and first_chunk). The whole
+// array is the slab {0, false} of its own header.
+struct Slab {
+  uint64_t first_chunk = 0;
+  // Compression: the header's range fields are the whole array's (found by a first pass), so the
+  // encoder takes them instead of reducing its own input.
+  bool range_given = false;
+};
+
+// The slab header of chunks [first_chunk, first_chunk + n_chunks) of an array with header h.
+inline format::HeaderFields slab_header(const format::HeaderFields& h, uint64_t first_chunk, uint64_t n_chunks) {
+  format::HeaderFields s = h;
+  const uint64_t v0 = first_chunk * h.chunk_values, v1 = (first_chunk + n_chunks) * h.chunk_values;
+  s.n_values = (v1 < h.n_values ? v1 : h.n_values) - v0;
+  s.n_chunks = n_chunks;
+  return s;
+}
+
 // A codec's device entry points (its *_gpu.cu): the caller's stream and workspace, no allocation, no
-// synchronization (see hpcz.hpp's device calls).
+// synchronization (see hpcz.hpp's device calls). h is a slab header, d_in the slab's first value.
 struct DeviceOps {
-  size_t (*compress_workspace)(const format::HeaderFields& h);
-  void (*compress)(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* d_ws,
-                   void* stream);
-  size_t (*decompress_workspace)(const format::HeaderFields& h);
-  void (*decompress)(const format::HeaderFields& h, const uint8_t* d_archive, void* d_out, uint32_t* d_status,
-                     void* d_ws, void* stream);
+  size_t (*compress_workspace)(const format::HeaderFields& h, const Slab& slab);
+  void (*compress)(const void* d_in, const format::HeaderFields& h, const Slab& slab, uint8_t* d_out,
+                   uint64_t* d_size, void* d_ws, void* stream);
+  size_t (*decompress_workspace)(const format::HeaderFields& h, const Slab& slab);
+  void (*decompress)(const format::HeaderFields& h, const Slab& slab, const uint8_t* d_archive, void* d_out,
+                     uint32_t* d_status, void* d_ws, void* stream);
 };
 
 struct CodecOps {
@@ -47,8 +68,9 @@ struct CodecOps {
   // An upper bound on any archive of n values of this dtype (header and table included).
   uint64_t (*archive_bound)(uint64_t n, DType dtype);
 
-  // CPU. encode: every chunk of `in`, once the header's range, eb_abs and step are settled.
-  EncodedChunks (*encode)(const void* in, const format::HeaderFields& h);
+  // CPU. encode: every chunk of a slab (h its slab header, in its first value), once the header's
+  // range, eb_abs and step are settled.
+  EncodedChunks (*encode)(const void* in, const format::HeaderFields& h, const Slab& slab);
   // Decodes chunk c (its checksum already verified) into out, the chunk's first value; false if its
   // bytes are malformed. `threads` > 1: the caller hands this chunk all its threads.
   bool (*decode_chunk)(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out,

@@ -66,10 +66,11 @@ HPCZ_HD uint32_t header_checksum(const uint8_t* d) {
   return checksum_fold(s);
 }
 
-// Writes all 144 bytes, header checksum included.
+// Writes all 144 bytes, header checksum included; version 2 when the flags say second stage.
 HPCZ_HD void write_header(uint8_t* d, const HeaderFields& h) {
   d[kOffMagic] = 'H'; d[kOffMagic + 1] = 'P'; d[kOffMagic + 2] = 'C'; d[kOffMagic + 3] = 'Z';
-  d[kOffVersion] = uint8_t(kPlainVersion); d[kOffVersion + 1] = uint8_t(kPlainVersion >> 8);
+  const uint16_t version = (h.flags & kFlagSecondStage) ? uint16_t(2) : kPlainVersion;
+  d[kOffVersion] = uint8_t(version); d[kOffVersion + 1] = uint8_t(version >> 8);
   d[kOffHeaderBytes] = uint8_t(kHeaderBytes); d[kOffHeaderBytes + 1] = uint8_t(kHeaderBytes >> 8);
   d[kOffDType] = uint8_t(h.dtype); d[kOffRank] = h.ndims; d[kOffMode] = uint8_t(h.mode);
   d[kOffCodec] = uint8_t(h.codec); d[kOffFlags] = h.flags;

@@ -27,17 +27,32 @@ struct CompressState {
   // followed, in the fast codec, by n_chunks look-back descriptors (gpu::PackedTileState)
 };
 
+// The range keys a compression starts from: an empty range, for the range pass to reduce into, or a
+// slab's given range (the whole array's, codecs::Slab::range_given).
+struct RangeKeys {
+  unsigned long long min = ~0ull, max = 0;
+};
+inline RangeKeys start_keys(const format::HeaderFields& h, bool range_given) {
+  RangeKeys k;
+  if (range_given && (h.flags & format::kFlagRangeValid)) {
+    k.min = range_key(h.range_min);
+    k.max = range_key(h.range_max);
+  }
+  return k;
+}
+
 // A compression's shared state before its first kernel (both codecs' init kernels).
-__device__ __forceinline__ void reset_state(CompressState* st) {
-  st->key_min = ~0ull;
-  st->key_max = 0;
+__device__ __forceinline__ void reset_state(CompressState* st, RangeKeys keys) {
+  st->key_min = keys.min;
+  st->key_max = keys.max;
   st->total_size = format::data_offset(0);
   st->table_sum = 0;
   st->chunk_counter = 0;
 }
-static __global__ void init_kernel(CompressState* st, unsigned long long* desc, unsigned long long n_chunks) {
+static __global__ void init_kernel(CompressState* st, RangeKeys keys, unsigned long long* desc,
+                                   unsigned long long n_chunks) {
   unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i == 0) reset_state(st);
+  if (i == 0) reset_state(st, keys);
   for (; i < n_chunks; i += gridDim.x * blockDim.x) desc[i] = 0;
 }
 

@@ -85,7 +85,14 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   if (size < info.archive_size)
     corrupt("truncated (" + std::to_string(size) + " of " + std::to_string(info.archive_size) + " bytes)");
   if (size > info.archive_size) corrupt("trailing bytes after the archive");
-  const uint8_t* t = a + kHeaderBytes;
+  parse_table(info, a + kHeaderBytes);
+  return info;
+}
+
+void parse_table(ArchiveInfo& info, const uint8_t* t) {
+  using namespace format;
+  const HeaderFields h = header_of(info);
+  const codecs::CodecOps* codec = &codecs::get(info.codec);
   if (!checksum_matches(checksum(t, info.n_chunks * kChunkEntryBytes), info.table_checksum))
     corrupt("chunk table checksum mismatch");
   info.chunks.resize(info.n_chunks);
@@ -101,7 +108,6 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
     expect += e.size;
   }
   if (expect != info.archive_size) corrupt("chunks do not fill the archive");
-  return info;
 }
 
 }  // namespace hpcz::pipeline

@@ -12,9 +12,8 @@
 #include "quant/range.hpp"
 
 namespace hpcz::pipeline {
-namespace {
 
-// Lays out header, table and chunks: chunk c is chunks.sizes[c] bytes at chunks.at(c).
+// Chunk c is chunks.sizes[c] bytes at chunks.at(c).
 std::vector<uint8_t> assemble(format::HeaderFields& h, const codecs::EncodedChunks& chunks) {
   const uint64_t nc = chunks.sizes.size();
   std::vector<uint64_t> offsets(nc);
@@ -37,6 +36,8 @@ std::vector<uint8_t> assemble(format::HeaderFields& h, const codecs::EncodedChun
   format::write_header(out.data(), h);
   return out;
 }
+
+namespace {
 
 // The range keys of the finite, non-fill values, as the GPU's range pass computes them.
 template <class T>
@@ -64,20 +65,21 @@ void settle_range(const T* in, format::HeaderFields& h) {
 std::vector<uint8_t> compress_cpu(const void* in, format::HeaderFields h) {
   if (h.dtype == DType::f64) settle_range(static_cast<const double*>(in), h);
   else settle_range(static_cast<const float*>(in), h);
-  return assemble(h, codecs::get(h.codec).encode(in, h));
+  return assemble(h, codecs::get(h.codec).encode(in, h, codecs::Slab{}));
 }
 
-void decompress_cpu(const uint8_t* a, const ArchiveInfo& info, void* out) {
-  const codecs::CodecOps& codec = codecs::get(info.codec);
-  const format::HeaderFields h = header_of(info);
-  const uint64_t chunk_bytes = uint64_t(info.chunk_values) * dtype_size(info.dtype), nc = info.n_chunks;
+void decode_chunks_cpu(const uint8_t* a, const format::HeaderFields& h, const std::vector<ChunkEntry>& entries,
+                       uint64_t first_chunk, void* out) {
+  const codecs::CodecOps& codec = codecs::get(h.codec);
+  const uint64_t chunk_bytes = uint64_t(h.chunk_values) * dtype_size(h.dtype), nc = entries.size();
   std::atomic<int64_t> bad_chunk{-1};
   std::atomic<int> bad_kind{0};
   auto decode = [&](int64_t c, int threads) {
-    const ChunkEntry& e = info.chunks[c];
+    const ChunkEntry& e = entries[c];
     int kind = 0;
     if (!format::checksum_matches(format::checksum(a + e.offset, e.size), e.checksum)) kind = 1;
-    else if (!codec.decode_chunk(h, c, a + e.offset, e.size, static_cast<uint8_t*>(out) + c * chunk_bytes, threads))
+    else if (!codec.decode_chunk(h, first_chunk + c, a + e.offset, e.size, static_cast<uint8_t*>(out) + c * chunk_bytes,
+                                 threads))
       kind = 2;
     if (kind) {
       int64_t expected = -1;
@@ -94,8 +96,48 @@ void decompress_cpu(const uint8_t* a, const ArchiveInfo& info, void* out) {
     for (int64_t c = 0; c < int64_t(nc); ++c) decode(c, 1);
   }
   if (bad_chunk >= 0)
-    fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(bad_chunk.load()) +
+    fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(first_chunk + bad_chunk.load()) +
                                          (bad_kind == 1 ? ": checksum mismatch" : ": malformed block data"));
+}
+
+void decompress_cpu(const uint8_t* a, const ArchiveInfo& info, void* out) {
+  decode_chunks_cpu(a, header_of(info), info.chunks, 0, out);
+}
+
+namespace {
+
+// A CPU lane of the streaming path: the codec's CPU encoder and decoder over a slab.
+class CpuCoder : public SlabCoder {
+ public:
+  CpuCoder(const format::HeaderFields& h, size_t in_bytes, size_t out_bytes)
+      : h_(h), in_(new uint8_t[in_bytes ? in_bytes : 1]), out_(new uint8_t[out_bytes ? out_bytes : 1]) {}
+  uint8_t* input() override { return in_.get(); }
+  const uint8_t* compress(const format::HeaderFields& sh, const codecs::Slab& slab, uint64_t& size) override {
+    format::HeaderFields s = sh;
+    archive_ = assemble(s, codecs::get(sh.codec).encode(in_.get(), sh, slab));
+    size = archive_.size();
+    return archive_.data();
+  }
+  const uint8_t* decompress(const format::HeaderFields& sh, const codecs::Slab& slab) override {
+    std::vector<ChunkEntry> entries(sh.n_chunks);
+    for (uint64_t c = 0; c < sh.n_chunks; ++c) {
+      const uint8_t* e = in_.get() + format::kHeaderBytes + format::kChunkEntryBytes * c;
+      entries[c] = {detail::load_u64_le(e), detail::load_u32_le(e + 8), detail::load_u32_le(e + 12)};
+    }
+    decode_chunks_cpu(in_.get(), h_, entries, slab.first_chunk, out_.get());
+    return out_.get();
+  }
+
+ private:
+  format::HeaderFields h_;
+  std::unique_ptr<uint8_t[]> in_, out_;
+  std::vector<uint8_t> archive_;
+};
+
+}  // namespace
+
+std::unique_ptr<SlabCoder> make_cpu_coder(const format::HeaderFields& h, size_t in_bytes, size_t out_bytes) {
+  return std::make_unique<CpuCoder>(h, in_bytes, out_bytes);
 }
 
 }  // namespace hpcz::pipeline

@@ -34,6 +34,11 @@ bool gpu_available() {
   return ok;
 }
 
+int gpu_count() {
+  int n = 0;
+  return gpu_available() && cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
 std::string gpu_name() {
   if (!gpu_available()) return "";
   cudaDeviceProp p;
@@ -49,7 +54,7 @@ size_t compress_device_workspace_size(uint64_t n_values, DType dtype) {
 
 size_t compress_device_workspace_size(DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
   const format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
-  return device_of(h.codec).compress_workspace(h);
+  return device_of(h.codec).compress_workspace(h, codecs::Slab{});
 }
 
 namespace pipeline {
@@ -62,11 +67,11 @@ void compress_device_with(const void* d_in, const format::HeaderFields& h, void*
   const codecs::DeviceOps& device = device_of(h.codec);
   if (out_capacity < max_compressed_size(h.n_values, h.dtype))
     fail(ErrorCode::invalid_argument, "output capacity below max_compressed_size()");
-  if (ws_size < device.compress_workspace(h))
+  if (ws_size < device.compress_workspace(h, codecs::Slab{}))
     fail(ErrorCode::invalid_argument, "workspace below compress_device_workspace_size()");
   if ((reinterpret_cast<uintptr_t>(d_in) | reinterpret_cast<uintptr_t>(d_out)) & 15)
     fail(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned");
-  device.compress(d_in, h, static_cast<uint8_t*>(d_out), d_size, d_ws, stream);
+  device.compress(d_in, h, codecs::Slab{}, static_cast<uint8_t*>(d_out), d_size, d_ws, stream);
 }
 
 }  // namespace
@@ -82,7 +87,7 @@ void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>&
 }
 
 size_t decompress_device_workspace_size(const ArchiveInfo& info) {
-  return device_of(info.codec).decompress_workspace(pipeline::header_of(info));
+  return device_of(info.codec).decompress_workspace(pipeline::header_of(info), codecs::Slab{});
 }
 
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void* d_ws,
@@ -94,17 +99,25 @@ void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_o
     fail(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned");
   const format::HeaderFields h = pipeline::header_of(info);
   const codecs::DeviceOps& device = device_of(info.codec);
-  const size_t need = device.decompress_workspace(h);
+  const size_t need = device.decompress_workspace(h, codecs::Slab{});
   if (ws_size < need || (!d_ws && h.n_chunks))
     fail(ErrorCode::invalid_argument, "workspace below decompress_device_workspace_size()");
-  device.decompress(h, static_cast<const uint8_t*>(d_archive), d_out, d_status, d_ws, stream);
+  device.decompress(h, codecs::Slab{}, static_cast<const uint8_t*>(d_archive), d_out, d_status, d_ws, stream);
 }
 
 namespace pipeline {
 
+// The error a decoder's status word stands for.
+[[noreturn]] static void fail_status(uint32_t status) {
+  fail(ErrorCode::corrupt_archive, std::string("corrupt archive:") +
+                                       (status & gpu::kBadChecksum ? " chunk checksum mismatch;" : "") +
+                                       (status & gpu::kBadChunk ? " malformed chunk or chunk table entry;" : "") +
+                                       (status & gpu::kBadTable ? " chunk table checksum mismatch;" : ""));
+}
+
 std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderFields& h) {
   const size_t in_bytes = h.n_values * dtype_size(h.dtype), cap = max_compressed_size(h.n_values, h.dtype);
-  const size_t ws_bytes = device_of(h.codec).compress_workspace(h);
+  const size_t ws_bytes = device_of(h.codec).compress_workspace(h, codecs::Slab{});
   void *d_in = nullptr, *d_out = nullptr, *d_ws = nullptr;
   uint64_t* d_size = nullptr;
   auto cleanup = defer([&] { cudaFree(d_in); cudaFree(d_out); cudaFree(d_ws); cudaFree(d_size); });
@@ -135,12 +148,89 @@ void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* 
   decompress_device(info, d_a, d_out, d_status, d_ws, ws_bytes, nullptr);
   uint32_t status = 0;
   check(cudaMemcpy(&status, d_status, sizeof status, cudaMemcpyDeviceToHost), "decompress");
-  if (status)
-    fail(ErrorCode::corrupt_archive, std::string("corrupt archive:") +
-                                         (status & gpu::kBadChecksum ? " chunk checksum mismatch;" : "") +
-                                         (status & gpu::kBadChunk ? " malformed chunk or chunk table entry;" : "") +
-                                         (status & gpu::kBadTable ? " chunk table checksum mismatch;" : ""));
+  if (status) fail_status(status);
   copy_to_host(out, d_out, out_bytes);
+}
+
+
+size_t gpu_slab_workspace(const format::HeaderFields& sh, bool compress) {
+  const codecs::DeviceOps& ops = device_of(sh.codec);
+  return compress ? ops.compress_workspace(sh, codecs::Slab{0, true}) : ops.decompress_workspace(sh, codecs::Slab{});
+}
+
+namespace {
+
+// A GPU lane of the streaming path: its own stream on one device, pinned buffers for a slab's input
+// and output, and device buffers, all allocated once. Lanes on the same device overlap one another's
+// copies (both copy engines) and kernels.
+class GpuCoder : public SlabCoder {
+ public:
+  GpuCoder(int device, size_t in_bytes, size_t out_bytes, size_t ws_bytes)
+      : device_(device), ws_bytes_(ws_bytes) {
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaHostAlloc(reinterpret_cast<void**>(&h_in_), in_bytes ? in_bytes : 1, cudaHostAllocDefault), "pinned input");
+    check(cudaHostAlloc(reinterpret_cast<void**>(&h_out_), out_bytes ? out_bytes : 1, cudaHostAllocDefault), "pinned output");
+    check(cudaHostAlloc(reinterpret_cast<void**>(&h_word_), 16, cudaHostAllocDefault), "pinned word");
+    check(cudaMalloc(&d_in_, in_bytes ? in_bytes : 1), "cudaMalloc slab input");
+    check(cudaMalloc(&d_out_, out_bytes ? out_bytes : 1), "cudaMalloc slab output");
+    check(cudaMalloc(&d_ws_, ws_bytes ? ws_bytes : 1), "cudaMalloc slab workspace");
+    check(cudaMalloc(&d_word_, 16), "cudaMalloc");
+  }
+  ~GpuCoder() override {
+    cudaSetDevice(device_);
+    if (stream_) cudaStreamSynchronize(stream_);
+    cudaFreeHost(h_in_); cudaFreeHost(h_out_); cudaFreeHost(h_word_);
+    cudaFree(d_in_); cudaFree(d_out_); cudaFree(d_ws_); cudaFree(d_word_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  uint8_t* input() override { return h_in_; }
+
+  const uint8_t* compress(const format::HeaderFields& sh, const codecs::Slab& slab, uint64_t& size) override {
+    const codecs::DeviceOps& ops = device_of(sh.codec);
+    if (ops.compress_workspace(sh, slab) > ws_bytes_) fail(ErrorCode::internal, "internal error: slab workspace");
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    const size_t in = sh.n_values * dtype_size(sh.dtype);
+    check(cudaMemcpyAsync(d_in_, h_in_, in, cudaMemcpyHostToDevice, stream_), "slab to device");
+    ops.compress(d_in_, sh, slab, static_cast<uint8_t*>(d_out_), static_cast<uint64_t*>(d_word_), d_ws_, stream_);
+    check(cudaMemcpyAsync(h_word_, d_word_, 8, cudaMemcpyDeviceToHost, stream_), "slab size");
+    check(cudaStreamSynchronize(stream_), "slab compress");
+    size = *reinterpret_cast<const uint64_t*>(h_word_);
+    check(cudaMemcpyAsync(h_out_, d_out_, size, cudaMemcpyDeviceToHost, stream_), "slab to host");
+    check(cudaStreamSynchronize(stream_), "slab to host");
+    return h_out_;
+  }
+
+  const uint8_t* decompress(const format::HeaderFields& sh, const codecs::Slab& slab) override {
+    const codecs::DeviceOps& ops = device_of(sh.codec);
+    if (ops.decompress_workspace(sh, slab) > ws_bytes_) fail(ErrorCode::internal, "internal error: slab workspace");
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    check(cudaMemcpyAsync(d_in_, h_in_, sh.archive_size, cudaMemcpyHostToDevice, stream_), "slab to device");
+    auto* status = static_cast<uint32_t*>(d_word_);
+    ops.decompress(sh, slab, static_cast<const uint8_t*>(d_in_), d_out_, status, d_ws_, stream_);
+    check(cudaMemcpyAsync(h_word_, status, 4, cudaMemcpyDeviceToHost, stream_), "slab status");
+    check(cudaStreamSynchronize(stream_), "slab decompress");
+    if (const uint32_t st = *reinterpret_cast<const uint32_t*>(h_word_)) fail_status(st);
+    check(cudaMemcpyAsync(h_out_, d_out_, sh.n_values * dtype_size(sh.dtype), cudaMemcpyDeviceToHost, stream_),
+          "slab to host");
+    check(cudaStreamSynchronize(stream_), "slab to host");
+    return h_out_;
+  }
+
+ private:
+  int device_;
+  size_t ws_bytes_;
+  cudaStream_t stream_ = nullptr;
+  uint8_t *h_in_ = nullptr, *h_out_ = nullptr, *h_word_ = nullptr;
+  void *d_in_ = nullptr, *d_out_ = nullptr, *d_ws_ = nullptr, *d_word_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<SlabCoder> make_gpu_coder(int device, const format::HeaderFields&, size_t in_bytes, size_t out_bytes,
+                                          size_t ws_bytes) {
+  if (!gpu_available()) fail(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+  return std::make_unique<GpuCoder>(device, in_bytes, out_bytes, ws_bytes);
 }
 
 }  // namespace pipeline

@@ -6,6 +6,7 @@ namespace {
 [[noreturn]] void none() { throw Error(ErrorCode::backend_unavailable, "this hpcz was built without CUDA"); }
 }  // namespace
 bool gpu_available() { return false; }
+int gpu_count() { return 0; }
 std::string gpu_name() { return ""; }
 size_t compress_device_workspace_size(uint64_t, DType) { none(); }
 size_t compress_device_workspace_size(DType, const std::vector<uint64_t>&, const Options&) { none(); }
@@ -16,6 +17,8 @@ void decompress_device(const ArchiveInfo&, const void*, void*, uint32_t*, void*,
 namespace pipeline {
 std::vector<uint8_t> compress_gpu_host(const void*, const format::HeaderFields&) { none(); }
 void decompress_gpu_host(const uint8_t*, const ArchiveInfo&, void*) { none(); }
+std::unique_ptr<SlabCoder> make_gpu_coder(int, const format::HeaderFields&, size_t, size_t, size_t) { none(); }
+size_t gpu_slab_workspace(const format::HeaderFields&, bool) { none(); }
 }  // namespace pipeline
 }  // namespace hpcz
 

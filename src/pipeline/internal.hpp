@@ -17,12 +17,17 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
 // Parses the header; with full, also the chunk table, which must lie inside `size` bytes.
 ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full);
 
+// Checks a parsed header's chunk table (its checksum, every entry in its place) and fills info.chunks.
+void parse_table(ArchiveInfo& info, const uint8_t* table);
+
 // The header fields of a parsed archive (what the codecs' decoders take).
 format::HeaderFields header_of(const ArchiveInfo& info);
 
 // The lossless second stage (second_stage.cpp): wraps a finished version 1 archive (CPU), and unwraps
 // a version 2 archive with the stage into the plain archive (the chunk decoding on `backend`).
 std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain);
+// One chunk's stored form under the stage (the smallest of as-is, Deflate, ORC RLE v2); one thread.
+std::vector<uint8_t> stage_chunk(const uint8_t* src, uint32_t size);
 // The encoded pieces of a staged archive, by codec (0 Deflate, 1 ORC RLE v2): where each lies in the
 // archive and where it goes in a dense output buffer of dense[k] bytes, the chunk it belongs to, and
 // every chunk's plain size. Validates checksums and the stage headers.
@@ -34,6 +39,34 @@ struct StagePieces {
 };
 StagePieces second_stage_pieces(const uint8_t* archive, const ArchiveInfo& info);
 std::vector<uint8_t> remove_second_stage(const uint8_t* archive, size_t size, const ArchiveInfo& info, Backend backend);
+
+// ---- the streaming path (stream.cpp) ----
+// A lane's coder: the buffers of one slab (codecs::Slab) and the calls that code it, on the CPU or on
+// one GPU. Results stay valid until the next call.
+class SlabCoder {
+ public:
+  virtual ~SlabCoder() = default;
+  // compress: the slab's values go here; decompress: the slab archive.
+  virtual uint8_t* input() = 0;
+  // The slab archive of the values in input() (sh: the slab header, range settled); *size its bytes.
+  virtual const uint8_t* compress(const format::HeaderFields& sh, const codecs::Slab& slab, uint64_t& size) = 0;
+  // The values of the slab archive in input() (sh: its header), its chunk checksums verified.
+  virtual const uint8_t* decompress(const format::HeaderFields& sh, const codecs::Slab& slab) = 0;
+};
+// h: the array's header; in_bytes, out_bytes: the largest input and output of a slab.
+std::unique_ptr<SlabCoder> make_cpu_coder(const format::HeaderFields& h, size_t in_bytes, size_t out_bytes);
+// Defined in the CUDA part (or a stub that throws): a lane on GPU `device`, its own stream, pinned
+// host buffers and device buffers (ws_bytes of workspace, from gpu_slab_workspace).
+std::unique_ptr<SlabCoder> make_gpu_coder(int device, const format::HeaderFields& h, size_t in_bytes,
+                                          size_t out_bytes, size_t ws_bytes);
+size_t gpu_slab_workspace(const format::HeaderFields& sh, bool compress);
+
+// The array's header, chunks [first_chunk, first_chunk + entries.size()) at their entries' offsets in
+// a (checksums verified): their values into out, the first chunk's first value.
+void decode_chunks_cpu(const uint8_t* a, const format::HeaderFields& h, const std::vector<ChunkEntry>& entries,
+                       uint64_t first_chunk, void* out);
+// Lays out header (h, its archive_size and table checksum filled in), table and chunks.
+std::vector<uint8_t> assemble(format::HeaderFields& h, const codecs::EncodedChunks& chunks);
 
 // The backends. compress_*: a header template in, the finished archive out (the range pass settles
 // the bound and step). decompress_*: a parsed plain archive into out (n_values values).

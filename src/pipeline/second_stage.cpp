@@ -61,23 +61,24 @@ std::vector<uint8_t> encode_pieces(const uint8_t* src, uint32_t size, LosslessCo
 
 }  // namespace
 
+std::vector<uint8_t> stage_chunk(const uint8_t* src, uint32_t size) {
+  std::vector<uint8_t> best(1 + uint64_t(size), kStored);
+  if (size) std::memcpy(&best[1], src, size);
+  for (LosslessCodec codec : {LosslessCodec::deflate, LosslessCodec::rle2}) {
+    std::vector<uint8_t> z = encode_pieces(src, size, codec);
+    if (!z.empty() && z.size() < best.size()) best.swap(z);
+  }
+  return best;
+}
+
 std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain) {
   const ArchiveInfo info = parse_archive(plain.data(), plain.size(), true);
   if (info.version != 1) fail(ErrorCode::invalid_argument, "the second stage applies to plain (version 1) archives");
   const size_t n = info.chunks.size();
   std::vector<std::vector<uint8_t>> stored(n);
 #pragma omp parallel for schedule(dynamic, 1)
-  for (long long c = 0; c < (long long)n; ++c) {
-    const ChunkEntry& e = info.chunks[size_t(c)];
-    const uint8_t* src = plain.data() + e.offset;
-    std::vector<uint8_t> best(1 + uint64_t(e.size), kStored);
-    if (e.size) std::memcpy(&best[1], src, e.size);
-    for (LosslessCodec codec : {LosslessCodec::deflate, LosslessCodec::rle2}) {
-      std::vector<uint8_t> z = encode_pieces(src, e.size, codec);
-      if (!z.empty() && z.size() < best.size()) best.swap(z);
-    }
-    stored[size_t(c)] = std::move(best);
-  }
+  for (long long c = 0; c < (long long)n; ++c)
+    stored[size_t(c)] = stage_chunk(plain.data() + info.chunks[size_t(c)].offset, info.chunks[size_t(c)].size);
   std::vector<uint8_t> out(plain.begin(), plain.begin() + info.data_offset);
   for (size_t c = 0; c < n; ++c) {
     format::write_chunk_entry(&out[format::kHeaderBytes + 16 * c], out.size(), uint32_t(stored[c].size()),

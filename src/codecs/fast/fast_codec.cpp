@@ -63,7 +63,8 @@ codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h) {
   return out;
 }
 
-codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h) {
+// Chunks do not depend on where they sit in the array: a slab is coded as an array of its values.
+codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, const codecs::Slab&) {
   if (h.dtype == DType::f64) return encode_t(static_cast<const double*>(in), h);
   return encode_t(static_cast<const float*>(in), h);
 }

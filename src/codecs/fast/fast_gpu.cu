@@ -16,21 +16,24 @@ using cuda::kThreads;
 size_t state_bytes(uint64_t n_chunks) { return (sizeof(CompressState) + 8 * n_chunks + 255) & ~size_t(255); }
 
 template <class T>
-void compress_device_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size,
-                       void* d_ws, cudaStream_t s) {
+void compress_device_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
+                       uint64_t* d_size, void* d_ws, cudaStream_t s) {
   auto* st = static_cast<CompressState*>(d_ws);
   auto* desc = reinterpret_cast<unsigned long long*>(st + 1);
   const uint64_t nc = h.n_chunks;
-  gpu::init_kernel<<<nc ? (unsigned)std::min<uint64_t>((nc + 255) / 256, 1024) : 1, 256, 0, s>>>(st, desc, nc);
+  gpu::init_kernel<<<nc ? (unsigned)std::min<uint64_t>((nc + 255) / 256, 1024) : 1, 256, 0, s>>>(
+      st, gpu::start_keys(h, slab.range_given), desc, nc);
   check(cudaGetLastError(), "init kernel");
   const bool has_fill = h.flags & format::kFlagFill;
   if (nc) {
     constexpr uint32_t smem = cuda::stage_bytes<T>();
     const int sms = gpu::sm_count();
     // The range comes first in both modes: rel needs it for eb, and both need max |x| for the step.
-    unsigned grid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((h.n_values / 4 + kThreads - 1) / kThreads, uint64_t(sms) * 16));
-    gpu::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
-    check(cudaGetLastError(), "range kernel");
+    if (!slab.range_given) {
+      unsigned grid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((h.n_values / 4 + kThreads - 1) / kThreads, uint64_t(sms) * 16));
+      gpu::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
+      check(cudaGetLastError(), "range kernel");
+    }
     auto k = cuda::encode_kernel<T>;
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
     k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
@@ -73,19 +76,22 @@ void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d
   check(cudaGetLastError(), "decode kernel (large chunks)");
 }
 
-size_t compress_workspace(const format::HeaderFields& h) { return state_bytes(h.n_chunks); }
+// Chunks do not depend on where they sit in the array: a slab is coded as an array of its values.
+size_t compress_workspace(const format::HeaderFields& h, const codecs::Slab&) { return state_bytes(h.n_chunks); }
 
-void compress_device(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* d_ws,
-                     void* stream) {
+void compress_device(const void* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
+                     uint64_t* d_size, void* d_ws, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  if (h.dtype == DType::f64) compress_device_t(static_cast<const double*>(d_in), h, d_out, d_size, d_ws, s);
-  else compress_device_t(static_cast<const float*>(d_in), h, d_out, d_size, d_ws, s);
+  if (h.dtype == DType::f64) compress_device_t(static_cast<const double*>(d_in), h, slab, d_out, d_size, d_ws, s);
+  else compress_device_t(static_cast<const float*>(d_in), h, slab, d_out, d_size, d_ws, s);
 }
 
-size_t decompress_workspace(const format::HeaderFields& h) { return fast_decode_workspace(h.n_chunks); }
+size_t decompress_workspace(const format::HeaderFields& h, const codecs::Slab&) {
+  return fast_decode_workspace(h.n_chunks);
+}
 
-void decompress_device(const format::HeaderFields& h, const uint8_t* d_archive, void* d_out, uint32_t* d_status,
-                       void* d_ws, void* stream) {
+void decompress_device(const format::HeaderFields& h, const codecs::Slab&, const uint8_t* d_archive, void* d_out,
+                       uint32_t* d_status, void* d_ws, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   if (h.dtype == DType::f64) decompress_device_t(h, d_archive, static_cast<double*>(d_out), d_status, d_ws, s);
   else decompress_device_t(h, d_archive, static_cast<float*>(d_out), d_status, d_ws, s);

@@ -53,13 +53,14 @@ struct Grid {
   __host__ __device__ uint64_t first_tile(uint64_t c) const { return c * tiles_per_chunk; }
 };
 
-inline Grid make_grid(const predict::Shape& s, uint64_t n_chunks) {
+// Chunks [first_chunk, first_chunk + n_chunks) of an array of shape s (a slab: codecs::Slab).
+inline Grid make_grid(const predict::Shape& s, uint64_t first_chunk, uint64_t n_chunks) {
   Grid g{};
   g.n_chunks = n_chunks;
   g.chunk_values = s.chunk_values();
   if (!n_chunks) return g;
   g.full = predict::chunk_shape(s, 0);
-  g.last = predict::chunk_shape(s, n_chunks - 1);
+  g.last = predict::chunk_shape(s, first_chunk + n_chunks - 1);
   g.tiles_per_chunk = uint32_t(div_ceil(g.full.count(), kTile));
   g.n_tiles = (n_chunks - 1) * g.tiles_per_chunk + div_ceil(g.last.count(), kTile);
   return g;

@@ -47,7 +47,7 @@ uint64_t archive_bound(uint64_t n, DType dtype) {
 }
 
 template <class T>
-codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h) {
+codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h, uint64_t first_chunk) {
   const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   const predict::Shape shape = shape_of(h);
   codecs::EncodedChunks out;
@@ -58,16 +58,16 @@ codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h) {
   if (h.n_chunks < uint64_t(threads)) {
     EncodeScratch<T> scratch;
     for (int64_t c = 0; c < int64_t(h.n_chunks); ++c)
-      encode_chunk(in + uint64_t(c) * h.chunk_values, predict::chunk_shape(shape, c), p, h.block_param, scratch,
-                   out.separate[c], threads);
+      encode_chunk(in + uint64_t(c) * h.chunk_values, predict::chunk_shape(shape, first_chunk + c), p, h.block_param,
+                   scratch, out.separate[c], threads);
   } else {
 #pragma omp parallel
     {
       EncodeScratch<T> scratch;
 #pragma omp for schedule(dynamic, 1)
       for (int64_t c = 0; c < int64_t(h.n_chunks); ++c)
-        encode_chunk(in + uint64_t(c) * h.chunk_values, predict::chunk_shape(shape, c), p, h.block_param, scratch,
-                     out.separate[c]);
+        encode_chunk(in + uint64_t(c) * h.chunk_values, predict::chunk_shape(shape, first_chunk + c), p, h.block_param,
+                     scratch, out.separate[c]);
     }
   }
   out.sizes.resize(h.n_chunks);
@@ -75,9 +75,9 @@ codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h) {
   return out;
 }
 
-codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h) {
-  if (h.dtype == DType::f64) return encode_t(static_cast<const double*>(in), h);
-  return encode_t(static_cast<const float*>(in), h);
+codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, const codecs::Slab& slab) {
+  if (h.dtype == DType::f64) return encode_t(static_cast<const double*>(in), h, slab.first_chunk);
+  return encode_t(static_cast<const float*>(in), h, slab.first_chunk);
 }
 
 bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out, int threads) {

@@ -36,8 +36,9 @@ struct Carver {
   }
 };
 
-Grid grid_of(const uint64_t* dims, int ndims, uint64_t n_chunks) {
-  return make_grid(predict::working_shape(dims, ndims), n_chunks);
+// h: a slab header (the array's dims, the slab's chunks).
+Grid grid_of(const format::HeaderFields& h, const codecs::Slab& slab) {
+  return make_grid(predict::working_shape(h.dims, h.ndims), slab.first_chunk, h.n_chunks);
 }
 
 size_t scan_temp_bytes(uint64_t items) {
@@ -75,13 +76,13 @@ CompressLayout carve_compress(void* ws, const format::HeaderFields& h, const Gri
   return L;
 }
 
-__global__ void ratio_init_kernel(gpu::CompressState* st, uint32_t* hist, unsigned long long n_hist,
+__global__ void ratio_init_kernel(gpu::CompressState* st, gpu::RangeKeys keys, uint32_t* hist, unsigned long long n_hist,
                                   uint32_t* tile_out, uint32_t* tile_exc, unsigned long long* tile_desc,
                                   unsigned long long nt) {
   const unsigned long long i0 = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x,
                            stride = (unsigned long long)gridDim.x * blockDim.x;
   if (i0 == 0) {
-    gpu::reset_state(st);
+    gpu::reset_state(st, keys);
     tile_out[nt] = 0;
     tile_exc[nt] = 0;
   }
@@ -99,21 +100,21 @@ unsigned blocks_for(uint64_t items, uint64_t cap = 4096) {
 }
 
 template <class T>
-void compress_t(const T* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* ws,
-                cudaStream_t s) {
-  const Grid g = grid_of(h.dims, h.ndims, h.n_chunks);
+void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
+                uint64_t* d_size, void* ws, cudaStream_t s) {
+  const Grid g = grid_of(h, slab);
   const CompressLayout L = carve_compress(ws, h, g);
   const CompressBuffers& b = L.b;
   const uint32_t nsym = 2 * h.block_param;
   const uint64_t n = h.n_values, nc = g.n_chunks, nt = g.n_tiles;
-  ratio_init_kernel<<<blocks_for(std::max<uint64_t>(nc * nsym, nt), 1024), 256, 0, s>>>(b.st, b.hist, nc * nsym, b.tile_out, b.tile_exc,
-                                                               b.tile_desc, nt);
+  ratio_init_kernel<<<blocks_for(std::max<uint64_t>(nc * nsym, nt), 1024), 256, 0, s>>>(
+      b.st, gpu::start_keys(h, slab.range_given), b.hist, nc * nsym, b.tile_out, b.tile_exc, b.tile_desc, nt);
   check(cudaGetLastError(), "ratio init");
   if (nc) {
     const bool has_fill = h.flags & format::kFlagFill;
     const int sms = gpu::sm_count();
     const unsigned rgrid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((n / 4 + 255) / 256, uint64_t(sms) * 16));
-    gpu::range_kernel<T><<<rgrid, gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
+    if (!slab.range_given) gpu::range_kernel<T><<<rgrid, gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
     const DualPlan dp = dual_plan(g.full, g.n_chunks);
     if (dp.history) {
       const size_t smem = (size_t(dp.ring) + nsym) * 4;
@@ -208,8 +209,9 @@ DecompressLayout carve_decompress(void* ws, const format::HeaderFields& h, const
 }
 
 template <class T>
-void decompress_t(const format::HeaderFields& h, const uint8_t* d_a, T* d_out, uint32_t* d_status, void* ws, cudaStream_t s) {
-  const Grid g = grid_of(h.dims, h.ndims, h.n_chunks);
+void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const uint8_t* d_a, T* d_out,
+                  uint32_t* d_status, void* ws, cudaStream_t s) {
+  const Grid g = grid_of(h, slab);
   const DecompressLayout L = carve_decompress(ws, h, g);
   const uint32_t nsym = 2 * h.block_param, nc = uint32_t(g.n_chunks);
   const uint64_t nt = g.n_tiles;
@@ -299,28 +301,28 @@ void decompress_t(const format::HeaderFields& h, const uint8_t* d_a, T* d_out, u
   check(cudaGetLastError(), "ratio reconstruct");
 }
 
-size_t compress_workspace(const format::HeaderFields& h) {
-  return carve_compress(nullptr, h, grid_of(h.dims, h.ndims, h.n_chunks)).total;
+size_t compress_workspace(const format::HeaderFields& h, const codecs::Slab& slab) {
+  return carve_compress(nullptr, h, grid_of(h, slab)).total;
 }
 
-void compress_device(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* ws,
-                     void* stream) {
+void compress_device(const void* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
+                     uint64_t* d_size, void* ws, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  if (h.dtype == DType::f64) compress_t(static_cast<const double*>(d_in), h, d_out, d_size, ws, s);
-  else compress_t(static_cast<const float*>(d_in), h, d_out, d_size, ws, s);
+  if (h.dtype == DType::f64) compress_t(static_cast<const double*>(d_in), h, slab, d_out, d_size, ws, s);
+  else compress_t(static_cast<const float*>(d_in), h, slab, d_out, d_size, ws, s);
 }
 
-size_t decompress_workspace(const format::HeaderFields& h) {
-  return carve_decompress(nullptr, h, grid_of(h.dims, h.ndims, h.n_chunks)).total;
+size_t decompress_workspace(const format::HeaderFields& h, const codecs::Slab& slab) {
+  return carve_decompress(nullptr, h, grid_of(h, slab)).total;
 }
 
-void decompress_device(const format::HeaderFields& h, const uint8_t* d_archive, void* d_out, uint32_t* d_status,
-                       void* ws, void* stream) {
+void decompress_device(const format::HeaderFields& h, const codecs::Slab& slab, const uint8_t* d_archive, void* d_out,
+                       uint32_t* d_status, void* ws, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
   if (!h.n_chunks) return;
-  if (h.dtype == DType::f64) decompress_t(h, d_archive, static_cast<double*>(d_out), d_status, ws, s);
-  else decompress_t(h, d_archive, static_cast<float*>(d_out), d_status, ws, s);
+  if (h.dtype == DType::f64) decompress_t(h, slab, d_archive, static_cast<double*>(d_out), d_status, ws, s);
+  else decompress_t(h, slab, d_archive, static_cast<float*>(d_out), d_status, ws, s);
 }
 
 }  // namespace

@@ -1,0 +1,269 @@
+// The streaming path (compress_stream / decompress_stream): the same archive bytes as compress() for
+// any slab size, lane count and backend, the same values as decompress(), and clean errors.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+
+#include "common.hpp"
+#include "predict/lorenzo.hpp"
+
+using namespace testutil;
+
+namespace {
+
+// A sink over a buffer of fixed capacity (writes from several threads at once; each byte once).
+class BufferSink : public hpcz::Sink {
+ public:
+  explicit BufferSink(size_t capacity, bool sequential = false) : buf_(capacity), sequential_(sequential) {}
+  void write(uint64_t off, const void* src, size_t n) override {
+    if (off + n > buf_.size()) throw hpcz::Error(hpcz::ErrorCode::io, "past the buffer");
+    if (sequential_) {  // a pipe: each write where the last one ended
+      if (off != next_) throw hpcz::Error(hpcz::ErrorCode::io, "a sequential sink written out of order");
+      next_ += n;
+    }
+    std::memcpy(buf_.data() + off, src, n);
+    std::lock_guard<std::mutex> g(m_);
+    end_ = std::max<uint64_t>(end_, off + n);
+  }
+  bool sequential() const override { return sequential_; }
+  std::vector<uint8_t> bytes() const { return std::vector<uint8_t>(buf_.begin(), buf_.begin() + end_); }
+
+ private:
+  std::vector<uint8_t> buf_;
+  bool sequential_;
+  uint64_t next_ = 0, end_ = 0;
+  std::mutex m_;
+};
+
+std::vector<uint8_t> stream_compress(const std::vector<uint8_t>& bytes, hpcz::DType t, const std::vector<uint64_t>& dims,
+                                     const hpcz::Options& o, const hpcz::StreamOptions& so) {
+  auto src = hpcz::memory_source(bytes.data(), bytes.size());
+  BufferSink sink(hpcz::max_compressed_size(bytes.size() / hpcz::dtype_size(t), t));
+  const uint64_t size = hpcz::compress_stream(*src, t, dims, o, sink, so);
+  std::vector<uint8_t> a = sink.bytes();
+  CHECK(a.size() == size);
+  return a;
+}
+
+std::vector<uint8_t> stream_decompress(const std::vector<uint8_t>& a, hpcz::Backend b, const hpcz::StreamOptions& so,
+                                       bool sequential = false) {
+  auto src = hpcz::memory_source(a.data(), a.size());
+  const hpcz::ArchiveInfo info = hpcz::inspect_header(a.data(), a.size());
+  BufferSink sink(info.n_values * hpcz::dtype_size(info.dtype), sequential);
+  hpcz::decompress_stream(*src, sink, b, so);
+  return sink.bytes();
+}
+
+// Slab sizes from one chunk (many slabs, the last one short) to the whole array.
+std::vector<size_t> slab_sizes(hpcz::Codec codec, hpcz::DType t, uint64_t n) {
+  const size_t vb = hpcz::dtype_size(t);
+  if (codec == hpcz::Codec::fast) return {65536, 65536 * 7, n * vb};
+  return {1, 3 * (size_t(1) << 22) * vb, n * vb};  // 1 byte: one chunk a slab
+}
+
+// Every real field, both codecs, a rel and an abs bound, with and without the lossless stage: the
+// stream's archive is compress()'s byte for byte, and both decoders give decompress()'s values.
+void stream_matches_one_shot(hpcz::Backend backend) {
+  int checked = 0;
+  for (const Field& f : real_fields()) {
+    for (hpcz::Codec codec : {hpcz::Codec::fast, hpcz::Codec::ratio}) {
+      for (int variant = 0; variant < 3; ++variant) {
+        hpcz::Options o;
+        o.codec = codec;
+        o.mode = variant == 1 ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
+        o.bound = variant == 1 ? 0.5 : 1e-3;
+        o.second_stage = variant == 2;
+        o.backend = hpcz::Backend::cpu;
+        const std::vector<uint8_t> want = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+        std::vector<uint8_t> values;
+        hpcz::decompress(want.data(), want.size(), values, hpcz::Backend::cpu);
+        o.backend = backend;
+        for (size_t slab : slab_sizes(codec, f.dtype, f.n())) {
+          hpcz::StreamOptions so;
+          so.slab_bytes = slab;
+          const std::vector<uint8_t> a = stream_compress(f.bytes, f.dtype, f.dims, o, so);
+          CHECK_MSG(a == want, f.name << " codec " << int(codec) << " variant " << variant << " slab " << slab
+                                      << ": the stream's archive differs from compress()'s");
+          CHECK_MSG(stream_decompress(want, backend, so) == values,
+                    f.name << " codec " << int(codec) << " variant " << variant << " slab " << slab
+                           << ": the stream decodes other values");
+          ++checked;
+        }
+      }
+    }
+  }
+  std::fprintf(stderr, "  %d streams checked\n", checked);
+  CHECK(checked >= 18);
+}
+
+// A 3-D field stretched to two ratio chunks and one plane (the last chunk a single plane, alone in
+// its slab), and the same values read as 2-D and 1-D.
+void odd_shapes(hpcz::Backend backend) {
+  int checked = 0;
+  for (const Field& f : real_fields()) {
+    if (f.dims.size() != 3 || f.dtype != hpcz::DType::f32) continue;
+    const uint64_t plane = f.dims[1] * f.dims[2], cs = hpcz::predict::kTargetChunkValues / plane;
+    if (cs < 1) continue;
+    const uint64_t nz = 2 * cs + 1;
+    std::vector<uint8_t> bytes(nz * plane * 4);
+    for (uint64_t z = 0; z < nz; ++z)
+      std::memcpy(&bytes[z * plane * 4], &f.bytes[(z % f.dims[0]) * plane * 4], plane * 4);
+    for (const std::vector<uint64_t>& dims : std::vector<std::vector<uint64_t>>{
+             {nz, f.dims[1], f.dims[2]}, {nz * f.dims[1], f.dims[2]}, {nz * plane}, {1, nz, f.dims[1], f.dims[2]}}) {
+      hpcz::Options o;
+      o.codec = hpcz::Codec::ratio;
+      o.backend = hpcz::Backend::cpu;
+      const std::vector<uint8_t> want = hpcz::compress(bytes.data(), hpcz::DType::f32, dims, o);
+      std::vector<uint8_t> values;
+      hpcz::decompress(want.data(), want.size(), values, hpcz::Backend::cpu);
+      o.backend = backend;
+      hpcz::StreamOptions so;
+      so.slab_bytes = 1;
+      CHECK_MSG(stream_compress(bytes, hpcz::DType::f32, dims, o, so) == want, f.name << " rank " << dims.size());
+      CHECK_MSG(stream_decompress(want, backend, so) == values, f.name << " rank " << dims.size());
+      ++checked;
+    }
+  }
+  std::fprintf(stderr, "  %d shapes checked\n", checked);
+  CHECK(checked >= 4);
+}
+
+bool have_gpu() {
+  if (hpcz::gpu_available()) return true;
+  std::fprintf(stderr, "  no GPU: skipped\n");
+  return false;
+}
+
+}  // namespace
+
+TEST(roundtrip_stream_matches_one_shot_cpu) { stream_matches_one_shot(hpcz::Backend::cpu); }
+TEST(roundtrip_stream_odd_shapes_cpu) { odd_shapes(hpcz::Backend::cpu); }
+TEST(roundtrip_stream_matches_one_shot_gpu) {
+  if (have_gpu()) stream_matches_one_shot(hpcz::Backend::gpu);
+}
+TEST(roundtrip_stream_odd_shapes_gpu) {
+  if (have_gpu()) odd_shapes(hpcz::Backend::gpu);
+}
+
+// Several GPUs (every visible one, then each alone), several lanes each: the same bytes.
+TEST(roundtrip_stream_every_gpu_same_bytes) {
+  if (!have_gpu()) return;
+  const std::vector<Field> fields = real_fields();
+  const Field& f = fields.front();
+  const uint64_t k = 40;  // tiled to a few MB: slabs enough for every lane
+  std::vector<uint8_t> bytes;
+  for (uint64_t i = 0; i < k; ++i) bytes.insert(bytes.end(), f.bytes.begin(), f.bytes.end());
+  std::vector<uint64_t> dims = f.dims;
+  dims[0] *= k;
+  for (hpcz::Codec codec : {hpcz::Codec::fast, hpcz::Codec::ratio}) {
+    hpcz::Options o;
+    o.codec = codec;
+    o.backend = hpcz::Backend::cpu;
+    const std::vector<uint8_t> want = hpcz::compress(bytes.data(), f.dtype, dims, o);
+    std::vector<std::vector<int>> sets = {{}};
+    for (int d = 0; d < hpcz::gpu_count(); ++d) sets.push_back({d});
+    for (const auto& devices : sets) {
+      hpcz::StreamOptions so;
+      so.devices = devices;
+      so.slab_bytes = codec == hpcz::Codec::fast ? (size_t(1) << 20) : 1;
+      o.backend = hpcz::Backend::gpu;
+      CHECK_MSG(stream_compress(bytes, f.dtype, dims, o, so) == want, "devices " << devices.size());
+      std::vector<uint8_t> values;
+      hpcz::decompress(want.data(), want.size(), values, hpcz::Backend::cpu);
+      CHECK_MSG(stream_decompress(want, hpcz::Backend::gpu, so) == values, "devices " << devices.size());
+    }
+  }
+  std::fprintf(stderr, "  %d GPUs visible\n", hpcz::gpu_count());
+}
+
+// Files through descriptors, a sequential sink (a pipe) for decompression, the progress callback.
+TEST(roundtrip_stream_files_and_pipes) {
+  const Field f = real_fields().front();
+  char in_path[] = "/tmp/hpcz-stream-in-XXXXXX", out_path[] = "/tmp/hpcz-stream-out-XXXXXX";
+  const int in_fd = mkstemp(in_path), out_fd = mkstemp(out_path);
+  REQUIRE(in_fd >= 0 && out_fd >= 0);
+  REQUIRE(::write(in_fd, f.bytes.data(), f.bytes.size()) == ssize_t(f.bytes.size()));
+  hpcz::Options o;
+  o.backend = hpcz::Backend::cpu;
+  const std::vector<uint8_t> want = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+  hpcz::StreamOptions so;
+  so.slab_bytes = 65536 * 3;
+  std::atomic<uint64_t> calls{0}, last{0};
+  so.progress = [&](uint64_t done, uint64_t total) {
+    ++calls;
+    last = done;
+    CHECK(total == f.bytes.size());
+  };
+  auto src = hpcz::fd_source(in_fd, f.bytes.size());
+  auto sink = hpcz::fd_sink(out_fd);
+  const uint64_t size = hpcz::compress_stream(*src, f.dtype, f.dims, o, *sink, so);
+  std::vector<uint8_t> a = read_all(out_path);
+  CHECK(size == want.size());
+  CHECK(a == want);
+  CHECK(calls >= 2);
+  CHECK(last == f.bytes.size());
+  std::vector<uint8_t> values;
+  hpcz::decompress(want.data(), want.size(), values, hpcz::Backend::cpu);
+  CHECK(stream_decompress(want, hpcz::Backend::cpu, so, true) == values);
+  ::close(in_fd);
+  ::close(out_fd);
+  ::unlink(in_path);
+  ::unlink(out_path);
+}
+
+// Bad requests and bad archives: the right error, nothing written past the output's size.
+TEST(corrupt_stream_errors) {
+  const Field f = real_fields().front();
+  hpcz::Options o;
+  o.backend = hpcz::Backend::cpu;
+  const std::vector<uint8_t> a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+  auto code_of = [](auto&& fn) {
+    try {
+      fn();
+    } catch (const hpcz::Error& e) {
+      return int(e.code());
+    }
+    return 0;
+  };
+  hpcz::StreamOptions so;
+  so.slab_bytes = 65536;
+  // The input's size must match the dims; a sequential sink cannot take an archive (header last).
+  CHECK(code_of([&] {
+          auto src = hpcz::memory_source(f.bytes.data(), f.bytes.size() - 4);
+          BufferSink sink(a.size() * 2);
+          hpcz::compress_stream(*src, f.dtype, f.dims, o, sink, so);
+        }) == int(hpcz::ErrorCode::invalid_argument));
+  CHECK(code_of([&] {
+          auto src = hpcz::memory_source(f.bytes.data(), f.bytes.size());
+          BufferSink sink(a.size() * 2, true);
+          hpcz::compress_stream(*src, f.dtype, f.dims, o, sink, so);
+        }) == int(hpcz::ErrorCode::invalid_argument));
+  // Truncated, trailing bytes, a damaged chunk, a damaged table, not an archive.
+  auto decode = [&](std::vector<uint8_t> bad) {
+    return code_of([&] { stream_decompress(bad, hpcz::Backend::cpu, so); });
+  };
+  CHECK(decode(std::vector<uint8_t>(a.begin(), a.end() - 1)) == int(hpcz::ErrorCode::corrupt_archive));
+  CHECK(decode(std::vector<uint8_t>(a.begin(), a.begin() + 100)) == int(hpcz::ErrorCode::corrupt_archive));
+  std::vector<uint8_t> longer = a;
+  longer.push_back(0);
+  CHECK(decode(longer) == int(hpcz::ErrorCode::corrupt_archive));
+  std::vector<uint8_t> chunk = a;
+  chunk[chunk.size() - 10] ^= 1;
+  CHECK(decode(chunk) == int(hpcz::ErrorCode::corrupt_archive));
+  std::vector<uint8_t> table = a;
+  table[hpcz::kHeaderSize + 3] ^= 1;
+  CHECK(decode(table) == int(hpcz::ErrorCode::corrupt_archive));
+  CHECK(decode(f.bytes) == int(hpcz::ErrorCode::corrupt_archive));
+  if (hpcz::gpu_available()) {
+    CHECK(code_of([&] { stream_decompress(chunk, hpcz::Backend::gpu, so); }) == int(hpcz::ErrorCode::corrupt_archive));
+    hpcz::StreamOptions tiny;
+    tiny.device_memory = 1024;  // below one chunk's buffers
+    o.backend = hpcz::Backend::gpu;
+    CHECK(code_of([&] { stream_compress(f.bytes, f.dtype, f.dims, o, tiny); }) == int(hpcz::ErrorCode::invalid_argument));
+    tiny.devices = {hpcz::gpu_count()};
+    CHECK(code_of([&] { stream_compress(f.bytes, f.dtype, f.dims, o, tiny); }) == int(hpcz::ErrorCode::invalid_argument));
+  }
+}
