@@ -1,6 +1,8 @@
 // Small helpers shared by the CLI's commands.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -49,12 +51,48 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
   void write(const uint8_t* data, size_t size);
   void commit();
+  bool to_stdout() const { return path_ == "-"; }
+  int fd() const { return to_stdout() ? 1 : fd_; }
 
  private:
   std::string path_, tmp_;
   int fd_ = -1;
   bool done_ = false;
 };
+// An input of the streaming calls: a regular file read where it lies, or anything else (standard
+// input, a pipe, a device) first spooled to an unlinked temporary file in $TMPDIR (or /tmp), since
+// compression reads its input twice (the value range, then the slabs).
+class StreamInput {
+ public:
+  explicit StreamInput(const std::string& path);
+  ~StreamInput();
+  StreamInput(const StreamInput&) = delete;
+  StreamInput& operator=(const StreamInput&) = delete;
+  hpcz::Source& source() { return *src_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::unique_ptr<hpcz::Source> src_;
+};
+// An unlinked temporary file in $TMPDIR (or /tmp): where an archive bound for standard output is
+// assembled (its header comes last).
+class Spool {
+ public:
+  Spool();
+  ~Spool();
+  Spool(const Spool&) = delete;
+  Spool& operator=(const Spool&) = delete;
+  int fd() const { return fd_; }
+  // Copies the first n bytes to descriptor out (standard output).
+  void copy_to(int out, uint64_t n, const std::string& name) const;
+
+ private:
+  int fd_ = -1;
+};
+// A progress bar over a whole streaming job on stderr (a terminal, not -q, jobs above 256 MiB).
+std::function<void(uint64_t, uint64_t)> progress_bar(const char* stage);
 // Writes a whole file, replacing one that exists (benchmark reports and scratch files).
 void write_file(const std::string& path, const uint8_t* data, size_t size);
 // -q: no messages but errors.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "cli_util.hpp"
@@ -228,6 +229,80 @@ void OutputFile::commit() {
   fd_ = -1;
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) throw InputError("cannot create '" + path_ + "': " + errno_text());
   done_ = true;
+}
+
+namespace {
+int temp_file() {
+  const char* dir = std::getenv("TMPDIR");
+  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/hpcz-spool-XXXXXX";
+  const int fd = ::mkstemp(&path[0]);
+  if (fd < 0) throw InputError("cannot create a temporary file in " + path.substr(0, path.rfind('/')) + ": " + errno_text());
+  ::unlink(path.c_str());
+  return fd;
+}
+}  // namespace
+
+StreamInput::StreamInput(const std::string& path) {
+  struct stat st;
+  const int fd = path == "-" ? 0 : open_input(path, st);
+  if (path != "-" && S_ISREG(st.st_mode)) {
+    fd_ = fd;
+    size_ = uint64_t(st.st_size);
+  } else {  // spooled: read in steps to the end, written to the temporary file
+    try {
+      fd_ = temp_file();
+      std::vector<uint8_t> buf(size_t(4) << 20);
+      const std::string name = path == "-" ? "standard input" : "'" + path + "'";
+      for (;;) {
+        const ssize_t k = ::read(fd, buf.data(), buf.size());
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) throw InputError("cannot read " + name + ": " + errno_text());
+        if (k == 0) break;
+        for (ssize_t at = 0; at < k;) {
+          const ssize_t w = ::write(fd_, buf.data() + at, size_t(k - at));
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) throw InputError("cannot spool " + name + " to a temporary file: " + errno_text());
+          at += w;
+        }
+        size_ += uint64_t(k);
+      }
+    } catch (...) {
+      if (fd > 0) ::close(fd);
+      if (fd_ >= 0) ::close(fd_);
+      throw;
+    }
+    if (fd > 0) ::close(fd);
+  }
+  src_ = hpcz::fd_source(fd_, size_);
+}
+StreamInput::~StreamInput() {
+  if (fd_ > 0) ::close(fd_);
+}
+
+Spool::Spool() : fd_(temp_file()) {}
+Spool::~Spool() { ::close(fd_); }
+void Spool::copy_to(int out, uint64_t n, const std::string& name) const {
+  std::vector<uint8_t> buf(size_t(4) << 20);
+  for (uint64_t at = 0; at < n;) {
+    const ssize_t k = ::pread(fd_, buf.data(), size_t(std::min<uint64_t>(buf.size(), n - at)), off_t(at));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) throw InputError("cannot read back the temporary file: " + (k < 0 ? errno_text() : std::string("short")));
+    for (ssize_t done = 0; done < k;) {
+      const ssize_t w = ::write(out, buf.data() + done, size_t(k - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) throw InputError("cannot write " + name + ": " + errno_text());
+      done += w;
+    }
+    at += uint64_t(k);
+  }
+}
+
+std::function<void(uint64_t, uint64_t)> progress_bar(const char* stage) {
+  if (!isatty(2) || quiet()) return nullptr;
+  return [stage](uint64_t done, uint64_t total) {
+    Progress pr(total);
+    pr.show(stage, total ? double(done) / double(total) : 1.0);
+  };
 }
 
 void write_file(const std::string& path, const uint8_t* data, size_t size) {

@@ -17,16 +17,19 @@ namespace hpcz::cli {
 static const char* kUsageText =
     "usage:\n"
     "  hpcz compress -i IN -o OUT -t f32|f64 -d DIMS (--abs E | --rel E) [--mode fast|ratio]\n"
-    "                [--device auto|gpu|cpu] [--fill V] [--radius R] [--lossless] [-f] [-q] [--verbose]\n"
-    "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu] [-f] [-q] [--verbose]\n"
-    "  hpcz test ARCHIVE... [--device auto|gpu|cpu] [-q]\n"
+    "                [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--fill V] [--radius R]\n"
+    "                [--lossless] [-f] [-q] [--verbose]\n"
+    "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [-f] [-q] [--verbose]\n"
+    "  hpcz test ARCHIVE... [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [-q]\n"
     "  hpcz info IN [--json]\n"
     "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
     "  hpcz bench [--mode fast|ratio|lossless|codebook] [--data DIR] [--fields SUBSTR] [--size-mib N] [--reps N]\n"
     "             [--bounds rel:1e-2,abs:0.1,...] [--device gpu|cpu] [--quick] [--out FILE]\n"
     "  hpcz lossless compress|decompress [--codec rle1|rle2|deflate] -i IN -o OUT [--elem 1|2|4|8] [--signed]\n"
     "                [--device auto|gpu|cpu] [--chunk-kib K] [-f] [-q]\n"
-    "IN or OUT '-': standard input or output (read whole into memory). An existing OUT is kept unless -f;\n"
+    "Any size streams through bounded memory, on every GPU (--gpus 0,1: those; --gpu-memory 8G: at most\n"
+    "that much of each) or the CPU. IN '-': standard input, spooled to $TMPDIR first (compression reads\n"
+    "its input twice); OUT '-': standard output. An existing OUT is kept unless -f;\n"
     "OUT is written beside its place and renamed into it, so a failed run leaves nothing. Messages go to\n"
     "stderr (-q: errors only). hpcz VERB --help: that verb's usage.\n"
     "DIMS: slowest to fastest, e.g. 100x500x500 (numpy shape order); rank 1 to 4.\n"
@@ -167,8 +170,42 @@ void note(const char* fmt, ...) {
   va_end(ap);
 }
 
+// --gpus LIST and --gpu-memory SIZE: which GPUs the slabs go to and how much of each the job takes.
+StreamOptions stream_options(const Args& a, Backend& backend) {
+  StreamOptions so;
+  if (a.flag("--gpus")) {
+    if (backend == Backend::cpu) throw UsageError("--gpus with --device cpu");
+    backend = Backend::gpu;
+    const std::string list = a.get("--gpus");
+    size_t at = 0;
+    for (;;) {
+      const size_t comma = std::min(list.find(',', at), list.size());
+      const std::string id = list.substr(at, comma - at);
+      if (id.empty() || id.size() > 4 || id.find_first_not_of("0123456789") != std::string::npos)
+        throw UsageError("--gpus takes GPU numbers separated by commas, e.g. 0,1; not '" + list + "'");
+      so.devices.push_back(std::stoi(id));
+      if (comma == list.size()) break;
+      at = comma + 1;
+    }
+  }
+  if (a.flag("--gpu-memory")) {
+    const std::string v = a.get("--gpu-memory");
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    const std::string unit = end ? end : "";
+    const double scale = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : -1;
+    if (v.empty() || !(x > 0) || scale < 0 || !(x * scale < 1e18))
+      throw UsageError("--gpu-memory takes a size like 512M or 8G, not '" + v + "'");
+    so.device_memory = size_t(x * scale);
+  }
+  return so;
+}
+
+const char* dtype_name(DType t) { return t == DType::f32 ? "f32" : "f64"; }
+
 int cmd_compress(const std::vector<std::string>& args) {
-  Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--mode", "--device", "--fill", "--radius"},
+  Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--mode", "--device", "--fill", "--radius", "--gpus",
+                        "--gpu-memory"},
                  {"--lossless", "--verbose", "-f", "-q"});
   if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
   set_quiet(a.flag("-q"));
@@ -192,85 +229,95 @@ int cmd_compress(const std::vector<std::string>& args) {
   }
   if (a.flag("--fill")) o.fill = parse_number(a.get("--fill"), "--fill");
   o.backend = parse_backend(a);
+  StreamOptions so = stream_options(a, o.backend);
   uint64_t n = 1;
   for (auto d : dims) n *= d;
   OutputFile sink(out, a.flag("-f"), {in});
   auto t0 = std::chrono::steady_clock::now();
   PhaseClock clock;
   auto backend = resolve_backend_async(o.backend);
-  const InputFile data(in);
-  if (data.size() != n * dtype_size(t))
-    throw InputError("'" + in + "' has " + std::to_string(data.size()) + " bytes; " + dims_string(dims) + " " +
-                     (t == DType::f32 ? "f32" : "f64") + " needs " + std::to_string(n * dtype_size(t)));
-  clock.mark("read");
-  Backend used = backend.get();
-  clock.mark("backend start-up (after the read)");
-  o.backend = used;
-  auto archive = compress(data.data(), t, dims, o);
-  clock.mark("compress");
-  sink.write(archive.data(), archive.size());
+  StreamInput input(in);
+  if (input.size() != n * dtype_size(t))
+    throw InputError("'" + in + "' has " + std::to_string(input.size()) + " bytes; " + dims_string(dims) + " " +
+                     dtype_name(t) + " needs " + std::to_string(n * dtype_size(t)));
+  clock.mark("open");
+  o.backend = backend.get();
+  clock.mark("backend start-up");
+  so.progress = progress_bar("compressing");
+  ArchiveInfo info;
+  if (sink.to_stdout()) {  // the header comes last: assembled in a temporary file, then copied out
+    Spool spool;
+    info = compress_stream(input.source(), t, dims, o, *fd_sink(spool.fd()), so);
+    spool.copy_to(1, info.archive_size, "standard output");
+  } else {
+    info = compress_stream(input.source(), t, dims, o, *fd_sink(sink.fd()), so);
+  }
   sink.commit();
-  clock.mark("write");
+  clock.mark("compress (read, code, write)");
   double secs = seconds_since(t0);
   if (a.flag("--verbose")) std::fprintf(stderr, "%s\n", clock.text.c_str());
-  const ArchiveInfo info = inspect_header(archive.data(), archive.size());
-  note("%s: %zu -> %zu bytes, CR %.3f, eb_abs %.6g, %s, %.3f s (%.2f GB/s file to file)\n", out.c_str(), data.size(),
-       archive.size(), double(data.size()) / double(archive.size()), info.eb_abs, used == Backend::gpu ? "gpu" : "cpu",
-       secs, double(data.size()) / secs / 1e9);
+  note("%s: %llu -> %llu bytes, CR %.3f, eb_abs %.6g, %s, %.3f s (%.2f GB/s file to file)\n", out.c_str(),
+       (unsigned long long)input.size(), (unsigned long long)info.archive_size,
+       double(input.size()) / double(info.archive_size), info.eb_abs, o.backend == Backend::gpu ? "gpu" : "cpu", secs,
+       double(input.size()) / secs / 1e9);
   return kOk;
 }
 
 int cmd_decompress(const std::vector<std::string>& args) {
-  Args a = parse(args, {"-i", "-o", "--device"}, {"--verbose", "-f", "-q"});
+  Args a = parse(args, {"-i", "-o", "--device", "--gpus", "--gpu-memory"}, {"--verbose", "-f", "-q"});
   if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
   set_quiet(a.flag("-q"));
-  const Backend asked = parse_backend(a);
+  Backend asked = parse_backend(a);
+  StreamOptions so = stream_options(a, asked);
   const std::string in = a.get("-i"), out = a.get("-o");
   OutputFile sink(out, a.flag("-f"), {in});
   auto t0 = std::chrono::steady_clock::now();
   PhaseClock clock;
   auto backend = resolve_backend_async(asked);
-  const InputFile archive(in);
-  clock.mark("read");
+  StreamInput input(in);
+  clock.mark("open");
   const Backend b = backend.get();
-  clock.mark("backend start-up (after the read)");
-  // The values go straight into a buffer that is neither zero-filled nor copied again.
-  const ArchiveInfo head = inspect(archive.data(), archive.size());  // the whole frame, before allocating
-  const size_t bytes = size_t(head.n_values * dtype_size(head.dtype));
-  std::unique_ptr<uint8_t[]> values(new uint8_t[bytes ? bytes : 1]);
-  ArchiveInfo info = decompress(archive.data(), archive.size(), values.get(), bytes, b);
-  clock.mark("decompress");
-  sink.write(values.get(), bytes);
+  clock.mark("backend start-up");
+  so.progress = progress_bar("decompressing");
+  const ArchiveInfo info = decompress_stream(input.source(), *fd_sink(sink.fd(), sink.to_stdout()), b, so);
   sink.commit();
-  clock.mark("write");
+  clock.mark("decompress (read, decode, write)");
   double secs = seconds_since(t0);
   if (a.flag("--verbose")) std::fprintf(stderr, "%s\n", clock.text.c_str());
-  note("%s: %s %s, %zu bytes, %s, %.3f s\n", out.c_str(), info.dtype == DType::f32 ? "f32" : "f64",
-       dims_string(info.dims).c_str(), bytes, b == Backend::gpu ? "gpu" : "cpu", secs);
+  const uint64_t bytes = info.n_values * dtype_size(info.dtype);
+  note("%s: %s %s, %llu bytes, %s, %.3f s (%.2f GB/s file to file)\n", out.c_str(), dtype_name(info.dtype),
+       dims_string(info.dims).c_str(), (unsigned long long)bytes, b == Backend::gpu ? "gpu" : "cpu", secs,
+       double(bytes) / secs / 1e9);
   return kOk;
 }
 
-// Verifies archives as gzip -t and zstd -t do: every checksum, then a full decode into memory, no
-// output. Exit 0 if all are good, 2 if any is damaged (each named on stderr).
+// Discards what it is given: hpcz test decodes without writing.
+struct NullSink : Sink {
+  void write(uint64_t, const void*, size_t) override {}
+};
+
+// Verifies archives as gzip -t and zstd -t do: every checksum, then a full decode (streamed, so any
+// size), no output. Exit 0 if all are good, 2 if any is damaged (each named on stderr).
 int cmd_test(const std::vector<std::string>& args) {
-  Args a = parse(args, {"--device"}, {"-q"});
+  Args a = parse(args, {"--device", "--gpus", "--gpu-memory"}, {"-q"});
   if (a.pos.empty()) throw UsageError("test takes one or more archives");
   set_quiet(a.flag("-q"));
-  const Backend b = resolve_backend(parse_backend(a));
+  Backend asked = parse_backend(a);
+  const StreamOptions so = stream_options(a, asked);
+  const Backend b = resolve_backend(asked);
   int bad = 0;
   for (const std::string& path : a.pos) {
     try {
-      const InputFile archive(path);
-      const ArchiveInfo head = inspect(archive.data(), archive.size());
-      const size_t bytes = size_t(head.n_values * dtype_size(head.dtype));
-      std::unique_ptr<uint8_t[]> values(new uint8_t[bytes ? bytes : 1]);
-      decompress(archive.data(), archive.size(), values.get(), bytes, b);
-      note("%s: OK (%s %s)\n", path.c_str(), head.dtype == DType::f32 ? "f32" : "f64", dims_string(head.dims).c_str());
+      StreamInput input(path);
+      NullSink discard;
+      const ArchiveInfo head = decompress_stream(input.source(), discard, b, so);
+      note("%s: OK (%s %s)\n", path.c_str(), dtype_name(head.dtype), dims_string(head.dims).c_str());
     } catch (const InputError& e) {
       std::fprintf(stderr, "%s: %s\n", path.c_str(), e.what());
       ++bad;
     } catch (const Error& e) {
-      if (e.code() != ErrorCode::corrupt_archive && e.code() != ErrorCode::unsupported) throw;
+      if (e.code() != ErrorCode::corrupt_archive && e.code() != ErrorCode::unsupported && e.code() != ErrorCode::io)
+        throw;
       std::fprintf(stderr, "%s: %s\n", path.c_str(), e.what());
       ++bad;
     }
@@ -480,7 +527,8 @@ int run(int argc, char** argv) {
     switch (e.code()) {
       case ErrorCode::invalid_argument: return kUsage;
       case ErrorCode::corrupt_archive:
-      case ErrorCode::unsupported: return kBadInput;
+      case ErrorCode::unsupported:
+      case ErrorCode::io: return kBadInput;
       default: return kRuntime;
     }
   } catch (const std::bad_alloc&) {

@@ -193,6 +193,23 @@ for mode in ratio fast; do
 done
 # The codebook bench: a row per histogram and size (dense + the bundled field, 3 sizes), and where a GPU
 # is present its books equal the CPU's (exit 3 otherwise).
+# The streaming options: GPU lists and memory budgets parsed strictly; a stdin spool leaves nothing in TMPDIR.
+expect 1 "--gpus not a list" "$hpcz" compress -i "$in" -o "$tmp/g.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --gpus 0,x
+expect 1 "--gpus with --device cpu" "$hpcz" compress -i "$in" -o "$tmp/g.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu --gpus 0
+expect 1 "--gpu-memory not a size" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/g.out" --gpu-memory 12Q
+mkdir "$tmp/spool"
+TMPDIR="$tmp/spool" "$hpcz" compress -i - -o "$tmp/s.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu <"$in" 2>"$tmp/err"
+cmp -s "$tmp/s.hpcz" "$tmp/a.hpcz" && [ -z "$(ls -A "$tmp/spool")" ] && pass=$((pass + 1)) \
+  || { echo "FAIL: compress from stdin: other bytes than from the file, or a spool file left"; fails=$((fails + 1)); }
+expect 0 "test verb on a good archive" "$hpcz" test "$tmp/s.hpcz" --device cpu
+if "$hpcz" info "$tmp/a.hpcz" >/dev/null && [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 1 ]; then
+  # With a GPU: the streamed GPU archive is the CPU one, byte for byte, on each GPU and on all of them.
+  for g in all 0 "$(($(nvidia-smi -L | wc -l) - 1))"; do
+    sel=(--device gpu); [ "$g" = all ] || sel=(--gpus "$g")
+    expect 0 "compress on GPUs $g" "$hpcz" compress -i "$in" -o "$tmp/gpu$g.hpcz" -t f32 -d 100x64x128 --rel 1e-3 "${sel[@]}" --gpu-memory 256M
+    cmp -s "$tmp/gpu$g.hpcz" "$tmp/a.hpcz" && pass=$((pass + 1)) || { echo "FAIL: GPUs $g wrote other bytes"; fails=$((fails + 1)); }
+  done
+fi
 expect 0 "bench codebook" "$hpcz" bench --mode codebook --data "$src/data" --reps 2
 [ "$(grep -cE '^\| (dense geometric|climate)' "$tmp/out")" -eq 6 ] && ! grep -q "| NO |" "$tmp/out" && pass=$((pass + 1)) \
   || { echo "FAIL: bench --mode codebook: rows missing or GPU books differ"; fails=$((fails + 1)); }

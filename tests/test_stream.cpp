@@ -42,7 +42,7 @@ std::vector<uint8_t> stream_compress(const std::vector<uint8_t>& bytes, hpcz::DT
                                      const hpcz::Options& o, const hpcz::StreamOptions& so) {
   auto src = hpcz::memory_source(bytes.data(), bytes.size());
   BufferSink sink(hpcz::max_compressed_size(bytes.size() / hpcz::dtype_size(t), t));
-  const uint64_t size = hpcz::compress_stream(*src, t, dims, o, sink, so);
+  const uint64_t size = hpcz::compress_stream(*src, t, dims, o, sink, so).archive_size;
   std::vector<uint8_t> a = sink.bytes();
   CHECK(a.size() == size);
   return a;
@@ -199,7 +199,7 @@ TEST(roundtrip_stream_files_and_pipes) {
   };
   auto src = hpcz::fd_source(in_fd, f.bytes.size());
   auto sink = hpcz::fd_sink(out_fd);
-  const uint64_t size = hpcz::compress_stream(*src, f.dtype, f.dims, o, *sink, so);
+  const uint64_t size = hpcz::compress_stream(*src, f.dtype, f.dims, o, *sink, so).archive_size;
   std::vector<uint8_t> a = read_all(out_path);
   CHECK(size == want.size());
   CHECK(a == want);

@@ -188,9 +188,10 @@ struct StreamOptions {
 };
 
 // Compresses the array `in` holds (dims and dtype as compress(); opt.backend picks the GPUs or the CPU)
-// into out: the bytes compress() returns. Returns the archive's size. The archive's header and chunk
-// table are written last, at offset 0: a sequential sink is refused (compress into a file, then copy).
-uint64_t compress_stream(Source& in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, Sink& out,
+// into out: the bytes compress() returns. Returns the archive's header (as inspect_header gives it).
+// The header and chunk table are written last, at offset 0: a sequential sink is refused (compress
+// into a file, then copy it).
+ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, Sink& out,
                          const StreamOptions& so = {});
 // Decodes the archive `in` holds (of exactly in.size() bytes) into out: n_values values.
 ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend = Backend::automatic,

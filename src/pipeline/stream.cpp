@@ -337,7 +337,7 @@ format::HeaderFields slab_prefix(const ArchiveInfo& info, uint64_t c0, uint64_t 
 
 using namespace pipeline;
 
-uint64_t compress_stream(Source& in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, Sink& out,
+ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, Sink& out,
                          const StreamOptions& so) {
   if (out.sequential())
     fail(ErrorCode::invalid_argument, "compress_stream writes its header last: it needs a sink that can seek");
@@ -405,14 +405,16 @@ uint64_t compress_stream(Source& in, DType dtype, const std::vector<uint64_t>& d
   if (opt.second_stage) h.flags |= format::kFlagSecondStage;
   h.table_checksum = format::checksum(prefix.data() + format::kHeaderBytes, h.n_chunks * format::kChunkEntryBytes);
   format::write_header(prefix.data(), h);
+  ArchiveInfo info;
   try {  // hpcz never hands out an archive it cannot read back: the whole frame is checked
-    ArchiveInfo info = parse_archive(prefix.data(), prefix.size(), false);
+    info = parse_archive(prefix.data(), prefix.size(), false);
     parse_table(info, prefix.data() + format::kHeaderBytes);
   } catch (const Error& e) {
     fail(ErrorCode::internal, std::string("internal error: the archive written does not read back (") + e.what() + ")");
   }
   out.write(0, prefix.data(), prefix.size());
-  return h.archive_size;
+  info.chunks.clear();
+  return info;
 }
 
 ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const StreamOptions& so) {
