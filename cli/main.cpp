@@ -10,6 +10,8 @@
 #include <memory>
 #include <sstream>
 
+#include <sys/resource.h>
+
 #include "cli_util.hpp"
 
 namespace hpcz::cli {
@@ -201,6 +203,13 @@ StreamOptions stream_options(const Args& a, Backend& backend) {
   return so;
 }
 
+// The most resident memory the process has had (pinned buffers included; the page cache of its files not).
+double peak_rss_mib() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_maxrss) / 1024.0;
+}
+
 const char* dtype_name(DType t) { return t == DType::f32 ? "f32" : "f64"; }
 
 int cmd_compress(const std::vector<std::string>& args) {
@@ -255,7 +264,7 @@ int cmd_compress(const std::vector<std::string>& args) {
   sink.commit();
   clock.mark("compress (read, code, write)");
   double secs = seconds_since(t0);
-  if (a.flag("--verbose")) std::fprintf(stderr, "%s\n", clock.text.c_str());
+  if (a.flag("--verbose")) std::fprintf(stderr, "%s; peak host memory %.0f MiB\n", clock.text.c_str(), peak_rss_mib());
   note("%s: %llu -> %llu bytes, CR %.3f, eb_abs %.6g, %s, %.3f s (%.2f GB/s file to file)\n", out.c_str(),
        (unsigned long long)input.size(), (unsigned long long)info.archive_size,
        double(input.size()) / double(info.archive_size), info.eb_abs, o.backend == Backend::gpu ? "gpu" : "cpu", secs,
@@ -283,7 +292,7 @@ int cmd_decompress(const std::vector<std::string>& args) {
   sink.commit();
   clock.mark("decompress (read, decode, write)");
   double secs = seconds_since(t0);
-  if (a.flag("--verbose")) std::fprintf(stderr, "%s\n", clock.text.c_str());
+  if (a.flag("--verbose")) std::fprintf(stderr, "%s; peak host memory %.0f MiB\n", clock.text.c_str(), peak_rss_mib());
   const uint64_t bytes = info.n_values * dtype_size(info.dtype);
   note("%s: %s %s, %llu bytes, %s, %.3f s (%.2f GB/s file to file)\n", out.c_str(), dtype_name(info.dtype),
        dims_string(info.dims).c_str(), (unsigned long long)bytes, b == Backend::gpu ? "gpu" : "cpu", secs,

@@ -43,14 +43,22 @@ run() {  # run NAME command...: wall time of the whole command, GB/s of the arra
   local t1=$(date +%s.%N)
   python3 -c "import sys; t=$t1-$t0; g=$bytes/t/1e9; print(f'{sys.argv[1]:<28} {t:7.3f} s {g:7.2f} GB/s  {g/$tight:5.2f} of the tightest limit ($tight GB/s)')" "$what"
 }
-for dev in gpu cpu; do
+# Every GPU, the first alone (when there are several), the CPU backend.
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+devs=(gpu); [ "$gpus" -gt 1 ] && devs+=(gpu0); devs+=(cpu)
+for dev in "${devs[@]}"; do
+  case $dev in gpu) sel=(--device gpu); label="gpu x$gpus";; gpu0) sel=(--gpus 0); label="gpu x1";; *) sel=(--device cpu); label=cpu;; esac
   for mode in fast ratio; do
     rm -f "$arc"
-    run "compress $mode $dev" "$hpcz" compress -i "$in" -o "$arc" -t "$dtype" -d "$tiled_dims" $bound --mode $mode --device $dev -f -q || continue
+    run "compress $mode $label" "$hpcz" compress -i "$in" -o "$arc" -t "$dtype" -d "$tiled_dims" $bound --mode $mode "${sel[@]}" -f -q || continue
     echo "  CR $(python3 -c "print(round($bytes / $(stat -c %s "$arc"), 3))")"
-    run "decompress $mode $dev" "$hpcz" decompress -i "$arc" -o "$back" --device $dev -f -q
+    run "decompress $mode $label" "$hpcz" decompress -i "$arc" -o "$back" "${sel[@]}" -f -q
+    run "  decode only (test) $mode $label" "$hpcz" test "$arc" "${sel[@]}" -q
   done
 done
+# Where a run's time goes and what it holds: one verbose run of each direction.
+"$hpcz" compress -i "$in" -o "$arc" -t "$dtype" -d "$tiled_dims" $bound --device gpu -f --verbose 2>&1 | sed 's/^/# /'
+"$hpcz" decompress -i "$arc" -o "$back" --device gpu -f --verbose 2>&1 | sed 's/^/# /'
 if command -v zstd >/dev/null; then
   run "zstd -T0 -1" zstd -T0 -1 -q -f "$in" -o "$in.zst"
   run "zstd -d -T0" zstd -d -T0 -q -f "$in.zst" -o "$back"

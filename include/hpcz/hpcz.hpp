@@ -172,8 +172,13 @@ class Sink {
   virtual ~Sink() = default;
   virtual void write(uint64_t offset, const void* src, size_t size) = 0;
   virtual bool sequential() const { return false; }
+  // Before the first write: the output will hold at most max_size bytes. After the last: it holds size.
+  virtual void reserve(uint64_t max_size) { (void)max_size; }
+  virtual void finish(uint64_t size) { (void)size; }
 };
-// A file descriptor (pread/pwrite; a sequential sink uses write), a buffer in memory.
+// A file descriptor (pread; a sequential sink uses write; a regular file is written through a shared
+// mapping by several threads at once, each range's pages allocated with MADV_POPULATE_WRITE so that a
+// full disk is an Error(io), never a SIGBUS; pwrite where that is unavailable), a buffer in memory.
 std::unique_ptr<Source> fd_source(int fd, uint64_t size);
 std::unique_ptr<Sink> fd_sink(int fd, bool sequential = false);
 std::unique_ptr<Source> memory_source(const void* data, uint64_t size);
