@@ -547,6 +547,11 @@ class FdSink : public Sink {
   void write(uint64_t off, const void* src, size_t n) override {
     if (map_ && off + n <= map_size_ && populate(off, n)) {
       std::memcpy(map_ + off, src, n);
+      // The written pages stay in the file; unmapping them keeps the process's resident set at its
+      // buffers (whole pages inside the range only: a neighbour may still be storing into an edge).
+      const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE)), a = (off + page - 1) / page * page,
+                     b = (off + n) / page * page;
+      if (a < b) ::madvise(map_ + a, b - a, MADV_DONTNEED);
       return;
     }
     auto* p = static_cast<const uint8_t*>(src);
