@@ -210,6 +210,15 @@ double peak_rss_mib() {
   return double(ru.ru_maxrss) / 1024.0;
 }
 
+// --verbose: where a streaming job's time went.
+void print_stats(const StreamStats& st) {
+  std::fprintf(stderr,
+               "%d lanes, %llu slabs of %.0f MiB; %.3f s in all: range pass %.3f s, slowest lane start-up %.3f s; "
+               "summed over the lanes: read %.3f s, code %.3f s, write %.3f s\n",
+               st.lanes, (unsigned long long)st.slabs, double(st.slab_bytes) / 1048576.0, st.total, st.range, st.setup,
+               st.read, st.code, st.write);
+}
+
 const char* dtype_name(DType t) { return t == DType::f32 ? "f32" : "f64"; }
 
 int cmd_compress(const std::vector<std::string>& args) {
@@ -253,6 +262,8 @@ int cmd_compress(const std::vector<std::string>& args) {
   o.backend = backend.get();
   clock.mark("backend start-up");
   so.progress = progress_bar("compressing");
+  StreamStats stats;
+  so.stats = &stats;
   ArchiveInfo info;
   if (sink.to_stdout()) {  // the header comes last: assembled in a temporary file, then copied out
     Spool spool;
@@ -264,7 +275,10 @@ int cmd_compress(const std::vector<std::string>& args) {
   sink.commit();
   clock.mark("compress (read, code, write)");
   double secs = seconds_since(t0);
-  if (a.flag("--verbose")) std::fprintf(stderr, "%s; peak host memory %.0f MiB\n", clock.text.c_str(), peak_rss_mib());
+  if (a.flag("--verbose")) {
+    std::fprintf(stderr, "%s; peak host memory %.0f MiB\n", clock.text.c_str(), peak_rss_mib());
+    print_stats(stats);
+  }
   note("%s: %llu -> %llu bytes, CR %.3f, eb_abs %.6g, %s, %.3f s (%.2f GB/s file to file)\n", out.c_str(),
        (unsigned long long)input.size(), (unsigned long long)info.archive_size,
        double(input.size()) / double(info.archive_size), info.eb_abs, o.backend == Backend::gpu ? "gpu" : "cpu", secs,
@@ -288,11 +302,16 @@ int cmd_decompress(const std::vector<std::string>& args) {
   const Backend b = backend.get();
   clock.mark("backend start-up");
   so.progress = progress_bar("decompressing");
+  StreamStats stats;
+  so.stats = &stats;
   const ArchiveInfo info = decompress_stream(input.source(), *fd_sink(sink.fd(), sink.to_stdout()), b, so);
   sink.commit();
   clock.mark("decompress (read, decode, write)");
   double secs = seconds_since(t0);
-  if (a.flag("--verbose")) std::fprintf(stderr, "%s; peak host memory %.0f MiB\n", clock.text.c_str(), peak_rss_mib());
+  if (a.flag("--verbose")) {
+    std::fprintf(stderr, "%s; peak host memory %.0f MiB\n", clock.text.c_str(), peak_rss_mib());
+    print_stats(stats);
+  }
   const uint64_t bytes = info.n_values * dtype_size(info.dtype);
   note("%s: %s %s, %llu bytes, %s, %.3f s (%.2f GB/s file to file)\n", out.c_str(), dtype_name(info.dtype),
        dims_string(info.dims).c_str(), (unsigned long long)bytes, b == Backend::gpu ? "gpu" : "cpu", secs,

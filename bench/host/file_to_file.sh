@@ -56,9 +56,17 @@ for dev in "${devs[@]}"; do
     run "  decode only (test) $mode $label" "$hpcz" test "$arc" "${sel[@]}" -q
   done
 done
-# Where a run's time goes and what it holds: one verbose run of each direction.
-"$hpcz" compress -i "$in" -o "$arc" -t "$dtype" -d "$tiled_dims" $bound --device gpu -f --verbose 2>&1 | sed 's/^/# /'
-"$hpcz" decompress -i "$arc" -o "$back" --device gpu -f --verbose 2>&1 | sed 's/^/# /'
+# Where a run's time goes and what it holds: verbose runs of each direction on every GPU and on one.
+for sel in "--device gpu" "--gpus 0"; do
+  echo "# $sel:"
+  "$hpcz" compress -i "$in" -o "$arc" -t "$dtype" -d "$tiled_dims" $bound $sel -f --verbose 2>&1 | sed 's/^/#   /'
+  "$hpcz" decompress -i "$arc" -o "$back" $sel -f --verbose 2>&1 | sed 's/^/#   /'
+done
+# The CPU backend in memory (hpcz bench: the same field tiled to 512 MiB), for the file-to-file ratio.
+"$hpcz" bench --mode fast --device cpu --data "$(dirname "$field")" --fields "$(basename "$field" .bin | cut -d_ -f1-2)" \
+  --bounds "rel:1e-3" --size-mib 512 --reps 3 2>&1 | grep -E "^\|" | sed 's/^/# cpu in memory (fast): /'
+"$hpcz" bench --mode ratio --device cpu --data "$(dirname "$field")" --fields "$(basename "$field" .bin | cut -d_ -f1-2)" \
+  --bounds "rel:1e-3" --size-mib 512 --reps 3 2>&1 | grep -E "^\|" | sed 's/^/# cpu in memory (ratio): /'
 if command -v zstd >/dev/null; then
   run "zstd -T0 -1" zstd -T0 -1 -q -f "$in" -o "$in.zst"
   run "zstd -d -T0" zstd -d -T0 -q -f "$in.zst" -o "$back"

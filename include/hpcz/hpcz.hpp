@@ -183,6 +183,16 @@ std::unique_ptr<Source> fd_source(int fd, uint64_t size);
 std::unique_ptr<Sink> fd_sink(int fd, bool sequential = false);
 std::unique_ptr<Source> memory_source(const void* data, uint64_t size);
 
+// Where a streaming call's time went (seconds; read, code and write summed over the lanes).
+struct StreamStats {
+  double total = 0;
+  double range = 0;  // compression's first pass, while the lanes start
+  double setup = 0;  // the slowest lane's start-up: its buffers (pinned memory), a GPU's context
+  double read = 0, code = 0, write = 0;
+  int lanes = 0;
+  uint64_t slabs = 0, slab_bytes = 0;
+};
+
 struct StreamOptions {
   std::vector<int> devices;                   // the GPUs the slabs go to (empty: every visible GPU)
   size_t device_memory = size_t(4) << 30;     // the most each GPU lends the call (buffers, workspace)
@@ -190,6 +200,7 @@ struct StreamOptions {
   size_t slab_bytes = 0;                      // array bytes per slab, rounded to whole chunks (0: from the budgets)
   int lanes_per_device = 3;                   // lanes per GPU: a lane reads or writes while another codes
   std::function<void(uint64_t done, uint64_t total)> progress;  // array bytes done, after each slab
+  StreamStats* stats = nullptr;               // filled in when given
 };
 
 // Compresses the array `in` holds (dims and dtype as compress(); opt.backend picks the GPUs or the CPU)

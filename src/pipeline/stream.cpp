@@ -14,6 +14,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <chrono>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -177,6 +178,48 @@ class Gate {
   bool aborted_ = false;
 };
 
+std::string errno_text() { return std::strerror(errno); }
+
+// A file read with pread from the I/O threads; the range pass reads it through a mapping instead (no
+// copy), piece by piece, unmapping each piece once reduced.
+class FdSource : public Source {
+ public:
+  FdSource(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  ~FdSource() override {
+    if (map_) ::munmap(map_, size_t(size_));
+  }
+  uint64_t size() const override { return size_; }
+  void read(uint64_t off, void* dst, size_t n) override {
+    auto* p = static_cast<uint8_t*>(dst);
+    while (n) {
+      const ssize_t k = ::pread(fd_, p, std::min<size_t>(n, size_t(1) << 30), off_t(off));
+      if (k < 0 && errno == EINTR) continue;
+      if (k < 0) fail(ErrorCode::io, "cannot read the input: " + errno_text());
+      if (k == 0) fail(ErrorCode::io, "the input ended early (it shrank while being read)");
+      p += k, off += uint64_t(k), n -= size_t(k);
+    }
+  }
+  // The file mapped read-only, or nullptr (not a regular file, or not mappable).
+  const uint8_t* mapping() {
+    std::call_once(once_, [&] {
+      struct stat st;
+      if (!size_ || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) < size_) return;
+      void* m = ::mmap(nullptr, size_t(size_), PROT_READ, MAP_SHARED, fd_, 0);
+      if (m != MAP_FAILED) map_ = static_cast<uint8_t*>(m);
+    });
+    return map_;
+  }
+  void unmap_range(uint64_t off, uint64_t n) {  // page-aligned off; the pages stay in the page cache
+    if (map_) ::madvise(map_ + off, size_t(n), MADV_DONTNEED);
+  }
+
+ private:
+  int fd_;
+  uint64_t size_;
+  uint8_t* map_ = nullptr;
+  std::once_flag once_;
+};
+
 // The range pass: the keys of the finite, non-fill values, as compress_cpu and the GPU find them.
 template <class T>
 void reduce_keys(const T* v, uint64_t n, bool has_fill, T fill, typename detail::Bits<T>::type& kmin,
@@ -197,11 +240,16 @@ template <class T> void settle_range_stream(Pool& pool, Source& in, format::Head
   std::mutex m;
   K nmin = ~K(0), nmax = 0;
   const uint8_t* mem = in.data();
+  auto* file = dynamic_cast<FdSource*>(&in);
+  const uint8_t* mapped = !mem && file ? file->mapping() : nullptr;
   pool.run(pieces, [&](uint64_t k) {
     const uint64_t first = k * per, n = std::min(per, h.n_values - first);
     K a = ~K(0), b = 0;
     if (mem) {
       reduce_keys(reinterpret_cast<const T*>(mem) + first, n, has_fill, fill, a, b);
+    } else if (mapped) {
+      reduce_keys(reinterpret_cast<const T*>(mapped) + first, n, has_fill, fill, a, b);
+      file->unmap_range(first * sizeof(T), n * sizeof(T));
     } else {
       thread_local std::vector<T> buf;
       buf.resize(per);
@@ -275,27 +323,87 @@ std::unique_ptr<SlabCoder> make_coder(int lane, const format::HeaderFields& h, c
   return make_gpu_coder(lane, h, p.in_bytes, p.out_bytes, p.ws_bytes);
 }
 
-// Runs fn(lane index, coder) on a thread per lane; the first error stops the others (through the gate)
-// and is rethrown.
-void run_lanes(const Plan& p, const format::HeaderFields& h, Gate& gate,
-               const std::function<void(SlabCoder&)>& fn) {
-  std::mutex m;
-  std::exception_ptr first;
-  std::vector<std::thread> threads;
-  for (int lane : p.lanes)
-    threads.emplace_back([&, lane] {
-      try {
-        std::unique_ptr<SlabCoder> coder = make_coder(lane, h, p);
-        fn(*coder);
-      } catch (...) {
-        std::lock_guard<std::mutex> g(m);
-        if (!first) first = std::current_exception();
-        gate.abort();
-      }
-    });
-  for (auto& t : threads) t.join();
-  if (first) std::rethrow_exception(first);
-}
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A lane's time by phase, added to the call's StreamStats when the lane ends.
+struct LaneTimes {
+  double read = 0, code = 0, write = 0;
+};
+
+// One thread per lane. Each makes its coder at once (pinned buffers, a GPU's context: the slowest part
+// of a start), then waits for go() (compression: once the range pass has settled the header) and runs
+// fn. The first error stops the other lanes (through the gate) and is rethrown by join().
+class Lanes {
+ public:
+  Lanes(const Plan& p, const format::HeaderFields& h, Gate& gate,
+        std::function<void(SlabCoder&, LaneTimes&)> fn)
+      : gate_(gate), fn_(std::move(fn)) {
+    for (int lane : p.lanes)
+      threads_.emplace_back([this, lane, h, &p] {
+        LaneTimes t;
+        try {
+          const Clock::time_point t0 = Clock::now();
+          std::unique_ptr<SlabCoder> coder = make_coder(lane, h, p);
+          note_setup(since(t0));
+          if (wait_go()) fn_(*coder, t);
+        } catch (...) {
+          std::lock_guard<std::mutex> g(m_);
+          if (!first_) first_ = std::current_exception();
+          gate_.abort();
+        }
+        std::lock_guard<std::mutex> g(m_);
+        times_.read += t.read, times_.code += t.code, times_.write += t.write;
+      });
+  }
+  ~Lanes() {
+    if (!threads_.empty()) {
+      release(false);
+      for (auto& t : threads_) t.join();
+    }
+  }
+  void go() { release(true); }
+  // Waits for every lane; rethrows the first error. Adds the lanes' times to stats.
+  void join(StreamStats* stats) {
+    release(false);  // no-op after go()
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    if (stats) {
+      stats->setup = setup_;
+      stats->read = times_.read, stats->code = times_.code, stats->write = times_.write;
+    }
+    if (first_) std::rethrow_exception(first_);
+  }
+
+ private:
+  void release(bool run) {
+    {
+      std::lock_guard<std::mutex> g(m_);
+      if (released_) return;
+      released_ = true;
+      run_ = run;
+    }
+    cv_.notify_all();
+  }
+  bool wait_go() {
+    std::unique_lock<std::mutex> g(m_);
+    cv_.wait(g, [&] { return released_; });
+    return run_;
+  }
+  void note_setup(double s) {
+    std::lock_guard<std::mutex> g(m_);
+    setup_ = std::max(setup_, s);
+  }
+  Gate& gate_;
+  std::function<void(SlabCoder&, LaneTimes&)> fn_;
+  std::vector<std::thread> threads_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool released_ = false, run_ = false;
+  std::exception_ptr first_;
+  double setup_ = 0;
+  LaneTimes times_;
+};
 
 struct Progress {
   Progress(const StreamOptions& o, uint64_t t) : so(o), total(t) {}
@@ -348,24 +456,26 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
   if (in.size() != h.n_values * vb)
     fail(ErrorCode::invalid_argument, "the input has " + std::to_string(in.size()) + " bytes; the dims need " +
                                           std::to_string(h.n_values * vb));
+  const Clock::time_point t_start = Clock::now();
   const Backend backend = resolve_backend(opt.backend);
   Pool pool(io_threads());
-  if (dtype == DType::f64) settle_range_stream<double>(pool, in, h);
-  else settle_range_stream<float>(pool, in, h);
-
+  // The lanes start (buffers, contexts) while the range pass reads the input: the plan does not depend
+  // on the range, the slabs' coding does.
   const Plan p = plan_stream(h, backend, so, true);
   const uint64_t data0 = format::data_offset(h.n_chunks);
-  out.reserve(max_compressed_size(h.n_values, h.dtype));
   std::vector<uint8_t> prefix(data0);  // header, then the table, filled slab by slab
   Gate gate;
   std::atomic<uint64_t> next{0};
   Progress progress(so, h.n_values * vb);
-  run_lanes(p, h, gate, [&](SlabCoder& coder) {
+  Lanes lanes(p, h, gate, [&](SlabCoder& coder, LaneTimes& lt) {
     std::vector<std::vector<uint8_t>> staged;
     for (uint64_t k; (k = next++) < p.n_slabs;) {
       const uint64_t c0 = k * p.slab_chunks, count = std::min(p.slab_chunks, h.n_chunks - c0);
       const format::HeaderFields sh = codecs::slab_header(h, c0, count);
+      Clock::time_point t0 = Clock::now();
       read_range(pool, in, c0 * h.chunk_values * vb, coder.input(), sh.n_values * vb);
+      lt.read += since(t0);
+      t0 = Clock::now();
       uint64_t size = 0;
       const uint8_t* a = coder.compress(sh, codecs::Slab{c0, true}, size);
       const SlabTable t{a, count};
@@ -381,6 +491,8 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
       } else {
         size -= sdata;
       }
+      lt.code += since(t0);
+      t0 = Clock::now();
       const uint64_t base = data0 + gate.wait(k);
       gate.pass(size);
       uint64_t at = base;
@@ -401,9 +513,17 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
       } else {
         write_range(pool, out, base, a + sdata, size);
       }
+      lt.write += since(t0);
       progress.add(sh.n_values * vb);
     }
   });
+  const Clock::time_point t_range = Clock::now();
+  if (dtype == DType::f64) settle_range_stream<double>(pool, in, h);
+  else settle_range_stream<float>(pool, in, h);
+  const double range_s = since(t_range);
+  out.reserve(max_compressed_size(h.n_values, h.dtype));
+  lanes.go();
+  lanes.join(so.stats);
   h.archive_size = data0 + gate.wait(p.n_slabs);
   if (opt.second_stage) h.flags |= format::kFlagSecondStage;
   h.table_checksum = format::checksum(prefix.data() + format::kHeaderBytes, h.n_chunks * format::kChunkEntryBytes);
@@ -418,10 +538,18 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
   out.write(0, prefix.data(), prefix.size());
   out.finish(h.archive_size);
   info.chunks.clear();
+  if (so.stats) {
+    so.stats->total = since(t_start);
+    so.stats->range = range_s;
+    so.stats->lanes = int(p.lanes.size());
+    so.stats->slabs = p.n_slabs;
+    so.stats->slab_bytes = std::min<uint64_t>(p.slab_chunks * h.chunk_values, h.n_values) * vb;
+  }
   return info;
 }
 
 ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const StreamOptions& so) {
+  const Clock::time_point t_start = Clock::now();
   uint8_t head[format::kHeaderBytes];
   const size_t got = size_t(std::min<uint64_t>(in.size(), sizeof head));
   in.read(0, head, got);
@@ -444,19 +572,34 @@ ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const Stre
   format::HeaderFields h = header_of(info);
   h.flags &= ~format::kFlagSecondStage;  // the lanes decode plain slabs
   const uint64_t vb = dtype_size(info.dtype);
-  const Plan p = plan_stream(h, used, so, false);
+  Plan p = plan_stream(h, used, so, false);
+  // A slab archive's pinned buffer: the largest slab this archive has, not the codec's bound.
+  auto slab_span = [&](uint64_t k, uint64_t& c0, uint64_t& count, uint64_t& from, uint64_t& bytes) {
+    c0 = k * p.slab_chunks, count = std::min(p.slab_chunks, info.n_chunks - c0);
+    const ChunkEntry& last = info.chunks[c0 + count - 1];
+    from = info.chunks[c0].offset, bytes = last.offset + last.size - from;
+  };
+  if (!info.second_stage) {
+    size_t most = 0;
+    for (uint64_t k = 0; k < p.n_slabs; ++k) {
+      uint64_t c0, count, from, bytes;
+      slab_span(k, c0, count, from, bytes);
+      most = std::max<size_t>(most, format::data_offset(count) + bytes);
+    }
+    p.in_bytes = most;
+  }
   out.reserve(info.n_values * vb);
   Gate gate;
   std::atomic<uint64_t> next{0};
   Progress progress(so, info.n_values * vb);
-  run_lanes(p, h, gate, [&](SlabCoder& coder) {
+  Lanes lanes(p, h, gate, [&](SlabCoder& coder, LaneTimes& lt) {
     std::vector<uint8_t> stored;
     for (uint64_t k; (k = next++) < p.n_slabs;) {
-      const uint64_t c0 = k * p.slab_chunks, count = std::min(p.slab_chunks, info.n_chunks - c0);
-      const ChunkEntry& last = info.chunks[c0 + count - 1];
-      const uint64_t from = info.chunks[c0].offset, bytes = last.offset + last.size - from;
+      uint64_t c0, count, from, bytes;
+      slab_span(k, c0, count, from, bytes);
       const uint64_t sdata = format::data_offset(count);
       format::HeaderFields sh;
+      Clock::time_point t0 = Clock::now();
       if (!info.second_stage) {
         read_range(pool, in, from, coder.input() + sdata, bytes);
         sh = slab_prefix(info, c0, count, bytes, coder.input());
@@ -477,7 +620,11 @@ ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const Stre
         std::memcpy(coder.input(), plain.data(), plain.size());
         sh = format::read_header(plain.data()).f;
       }
+      lt.read += since(t0);
+      t0 = Clock::now();
       const uint8_t* values = coder.decompress(sh, codecs::Slab{c0, false});
+      lt.code += since(t0);
+      t0 = Clock::now();
       const uint64_t at = c0 * h.chunk_values * vb, n = sh.n_values * vb;
       if (out.sequential()) {
         gate.wait(k);
@@ -486,38 +633,25 @@ ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const Stre
       } else {
         write_range(pool, out, at, values, n);
       }
+      lt.write += since(t0);
       progress.add(n);
     }
   });
+  lanes.go();
+  lanes.join(so.stats);
   out.finish(info.n_values * vb);
+  if (so.stats) {
+    so.stats->total = since(t_start);
+    so.stats->lanes = int(p.lanes.size());
+    so.stats->slabs = p.n_slabs;
+    so.stats->slab_bytes = std::min<uint64_t>(p.slab_chunks * h.chunk_values, h.n_values) * vb;
+  }
   return info;
 }
 
 // ---- sources and sinks ------------------------------------------------------------------------------
 
 namespace {
-
-std::string errno_text() { return std::strerror(errno); }
-
-class FdSource : public Source {
- public:
-  FdSource(int fd, uint64_t size) : fd_(fd), size_(size) {}
-  uint64_t size() const override { return size_; }
-  void read(uint64_t off, void* dst, size_t n) override {
-    auto* p = static_cast<uint8_t*>(dst);
-    while (n) {
-      const ssize_t k = ::pread(fd_, p, std::min<size_t>(n, size_t(1) << 30), off_t(off));
-      if (k < 0 && errno == EINTR) continue;
-      if (k < 0) fail(ErrorCode::io, "cannot read the input: " + errno_text());
-      if (k == 0) fail(ErrorCode::io, "the input ended early (it shrank while being read)");
-      p += k, off += uint64_t(k), n -= size_t(k);
-    }
-  }
-
- private:
-  int fd_;
-  uint64_t size_;
-};
 
 class FdSink : public Sink {
  public:
