@@ -64,8 +64,10 @@ void check_reads_back(const std::vector<uint8_t>& a) {
 std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
-  std::vector<uint8_t> a = resolve_backend(opt.backend) == Backend::gpu ? pipeline::compress_gpu_host(data, h)
-                                                                        : pipeline::compress_cpu(data, h);
+  std::vector<uint8_t> a;
+  if (resolve_backend(opt.backend) != Backend::gpu) a = pipeline::compress_cpu(data, h);
+  else if (pipeline::fits_current_gpu(pipeline::gpu_one_shot_bytes(h, true))) a = pipeline::compress_gpu_host(data, h);
+  else a = pipeline::compress_host_stream(data, dtype, dims, opt);  // larger than the GPU: in slabs, on every GPU
   check_reads_back(a);
   if (!opt.second_stage) return a;
   a = pipeline::add_second_stage(a);
@@ -87,8 +89,11 @@ ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& 
     return inner;
   }
   if (info.n_values == 0) return info;
-  if (resolve_backend(backend) == Backend::gpu) pipeline::decompress_gpu_host(archive, info, out);
-  else pipeline::decompress_cpu(archive, info, out);
+  if (resolve_backend(backend) != Backend::gpu) pipeline::decompress_cpu(archive, info, out);
+  else if (pipeline::fits_current_gpu(pipeline::gpu_one_shot_bytes(pipeline::header_of(info), false)))
+    pipeline::decompress_gpu_host(archive, info, out);
+  else  // larger than the GPU: in slabs, on every GPU
+    pipeline::decompress_host_stream(archive, size, out, info.n_values * dtype_size(info.dtype), Backend::gpu);
   return info;
 }
 }  // namespace

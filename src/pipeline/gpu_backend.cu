@@ -115,6 +115,18 @@ namespace pipeline {
                                        (status & gpu::kBadTable ? " chunk table checksum mismatch;" : ""));
 }
 
+bool fits_current_gpu(size_t bytes) {
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) return true;  // let the allocation report it
+  return bytes <= free / 10 * 9;  // a tenth left for the context's own needs and other streams
+}
+
+size_t gpu_one_shot_bytes(const format::HeaderFields& h, bool compress) {
+  const codecs::DeviceOps& ops = device_of(h.codec);
+  const size_t values = h.n_values * dtype_size(h.dtype), archive = max_compressed_size(h.n_values, h.dtype);
+  return values + archive + (compress ? ops.compress_workspace(h, codecs::Slab{}) : ops.decompress_workspace(h, codecs::Slab{}));
+}
+
 std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderFields& h) {
   const size_t in_bytes = h.n_values * dtype_size(h.dtype), cap = max_compressed_size(h.n_values, h.dtype);
   const size_t ws_bytes = device_of(h.codec).compress_workspace(h, codecs::Slab{});

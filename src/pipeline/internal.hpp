@@ -75,5 +75,14 @@ void decompress_cpu(const uint8_t* archive, const ArchiveInfo& info, void* out);
 // Defined in the CUDA part (or as stubs that throw when the build has no CUDA).
 std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderFields& h);
 void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* out);
+// Whether the one-shot GPU host path's buffers (bytes) fit the current GPU's free memory; where they do
+// not, the host calls take the streaming path (stream.cpp) instead of failing.
+bool fits_current_gpu(size_t bytes);
+size_t gpu_one_shot_bytes(const format::HeaderFields& h, bool compress);
+// The host calls on the streaming path: the whole archive (plain: no second stage) of an array in
+// memory, and the values of a plain archive in memory into out.
+std::vector<uint8_t> compress_host_stream(const void* in, DType dtype, const std::vector<uint64_t>& dims,
+                                          const Options& opt);
+void decompress_host_stream(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend);
 
 }  // namespace hpcz::pipeline

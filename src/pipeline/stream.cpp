@@ -649,6 +649,47 @@ ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const Stre
   return info;
 }
 
+// ---- the host calls on the streaming path -----------------------------------------------------------
+
+namespace {
+// A sink over a caller's buffer of fixed capacity (each byte written once, from any thread).
+class BufferSink : public Sink {
+ public:
+  BufferSink(uint8_t* p, uint64_t capacity) : p_(p), capacity_(capacity) {}
+  void write(uint64_t off, const void* src, size_t n) override {
+    if (off > capacity_ || n > capacity_ - off) fail(ErrorCode::internal, "internal error: a write past the buffer");
+    std::memcpy(p_ + off, src, n);
+  }
+
+ private:
+  uint8_t* p_;
+  uint64_t capacity_;
+};
+}  // namespace
+
+namespace pipeline {
+
+std::vector<uint8_t> compress_host_stream(const void* in, DType dtype, const std::vector<uint64_t>& dims,
+                                          const Options& opt) {
+  Options plain = opt;
+  plain.second_stage = false;  // compress() adds it to the whole archive, as on the one-shot path
+  uint64_t n = 1;
+  for (uint64_t d : dims) n *= d;
+  std::vector<uint8_t> a(max_compressed_size(n, dtype));
+  auto src = memory_source(in, n * dtype_size(dtype));
+  BufferSink sink(a.data(), a.size());
+  a.resize(compress_stream(*src, dtype, dims, plain, sink).archive_size);
+  return a;
+}
+
+void decompress_host_stream(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend) {
+  auto src = memory_source(archive, size);
+  BufferSink sink(static_cast<uint8_t*>(out), out_capacity);
+  decompress_stream(*src, sink, backend);
+}
+
+}  // namespace pipeline
+
 // ---- sources and sinks ------------------------------------------------------------------------------
 
 namespace {
