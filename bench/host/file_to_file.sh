@@ -14,22 +14,10 @@ if [ ! -x "$limits" ]; then
   mkdir -p "$(dirname "$limits")"
   nvcc -O2 -std=c++17 -o "$limits" "$root/bench/host/limits.cu" || { echo "cannot build $limits"; exit 3; }
 fi
-name=$(basename "$field" .bin)
-dims=${name%_f32}; dims=${dims%_f64}; dims=${dims##*_}
-dtype=${name##*_}
-slow=${dims%%x*} rest=${dims#*x}; [ "$rest" = "$dims" ] && rest=""
-field_bytes=$(stat -c %s "$field")
-copies=$(( (gib * 1073741824 + field_bytes - 1) / field_bytes ))
-tiled_dims=$((slow * copies))${rest:+x$rest}
-in=$dir/hpcz-f2f.$dtype.bin arc=$dir/hpcz-f2f.hpcz back=$dir/hpcz-f2f.out
+in=$dir/hpcz-f2f.bin arc=$dir/hpcz-f2f.hpcz back=$dir/hpcz-f2f.out
 trap 'rm -f "$in" "$arc" "$back" "$in.zst" "$dir/hpcz-f2f.err"' EXIT
-python3 - "$field" "$in" "$copies" <<'PY'
-import sys
-src, dst, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
-d = open(src, "rb").read()
-with open(dst, "wb") as f:
-    for _ in range(k): f.write(d)
-PY
+. "$(dirname "$0")/tile.sh"
+tile_field "$field" $((gib * 1073741824)) "$in"
 bytes=$(stat -c %s "$in")
 echo "# file to file: $name tiled ${copies}x to $tiled_dims ($bytes bytes) in $dir, $bound; $(nproc) CPU cores"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/# GPU: /'

@@ -8,22 +8,10 @@
 set -u
 hpcz=$1 checker=$2 gb=${3:-100} dir=${4:-/dev/shm} field=${5:-.data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin}
 bound=${6:---rel 1e-3} budget=${7:-4G}
-name=$(basename "$field" .bin)
-dims=${name%_f32}; dims=${dims%_f64}; dims=${dims##*_}
-dtype=${name##*_}
-slow=${dims%%x*} rest=${dims#*x}; [ "$rest" = "$dims" ] && rest=""
-field_bytes=$(stat -c %s "$field")
-copies=$(( (gb * 1000000000 + field_bytes - 1) / field_bytes ))
-tiled_dims=$((slow * copies))${rest:+x$rest}
 in=$dir/hpcz-large.bin arc=$dir/hpcz-large.hpcz back=$dir/hpcz-large.out
 trap 'rm -f "$in" "$arc" "$back"' EXIT
-python3 - "$field" "$in" "$copies" <<'PY'
-import sys
-src, dst, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
-d = open(src, "rb").read()
-with open(dst, "wb") as f:
-    for _ in range(k): f.write(d)
-PY
+. "$(dirname "$0")/tile.sh"
+tile_field "$field" $((gb * 1000000000)) "$in"
 bytes=$(stat -c %s "$in")
 echo "# large: $name tiled ${copies}x to $tiled_dims ($bytes bytes) in $dir, $bound, GPU memory budget $budget"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/# GPU: /'
