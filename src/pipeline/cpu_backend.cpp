@@ -54,9 +54,8 @@ void settle_range(const T* in, format::HeaderFields& h) {
       nmax = std::max(nmax, k);
     }
   }
-  const bool any = nmin <= nmax;
-  const uint64_t kmin = any ? quant::range_key(double(quant::narrow_value<T>(nmin))) : ~uint64_t(0);
-  const uint64_t kmax = any ? quant::range_key(double(quant::narrow_value<T>(nmax))) : 0;
+  uint64_t kmin, kmax;
+  quant::widen_keys<T>(nmin, nmax, kmin, kmax);
   quant::settle_range(h, kmin, kmax);
 }
 

@@ -260,9 +260,9 @@ template <class T> void settle_range_stream(Pool& pool, Source& in, format::Head
     nmin = std::min(nmin, a);
     nmax = std::max(nmax, b);
   });
-  const bool any = nmin <= nmax;
-  quant::settle_range(h, any ? quant::range_key(double(quant::narrow_value<T>(nmin))) : ~uint64_t(0),
-                      any ? quant::range_key(double(quant::narrow_value<T>(nmax))) : 0);
+  uint64_t kmin, kmax;
+  quant::widen_keys<T>(nmin, nmax, kmin, kmax);
+  quant::settle_range(h, kmin, kmax);
 }
 
 // How a call is cut: slab_chunks chunks a slab, one lane per entry of `lanes` (a GPU id, or -1: the CPU).

@@ -31,6 +31,14 @@ template <class T> HPCZ_HD T narrow_value(typename Bits<T>::type k) {
 template <class T> HPCZ_HD bool in_range_set(T x, bool has_fill, T fill) {
   return x - x == T(0) && !(has_fill && x == fill);  // finite and not the fill value
 }
+// The narrow keys of a range (nmin > nmax: no value), widened once to range keys (min > max: none), as
+// every range pass ends (the GPU's per thread, the CPU's per pass).
+template <class T>
+HPCZ_HD void widen_keys(typename Bits<T>::type nmin, typename Bits<T>::type nmax, uint64_t& kmin, uint64_t& kmax) {
+  const bool any = nmin <= nmax;
+  kmin = any ? range_key(double(narrow_value<T>(nmin))) : ~uint64_t(0);
+  kmax = any ? range_key(double(narrow_value<T>(nmax))) : 0;
+}
 
 // eb actually used: abs as given; rel times (max - min) of the finite, non-fill values (0 if none),
 // kept finite. Where max - min overflows (f64 values of both signs near DBL_MAX) it is taken as
