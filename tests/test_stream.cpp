@@ -333,3 +333,34 @@ TEST(roundtrip_stream_host_calls_beyond_the_gpu) {
   CHECK(checked >= 2);
   if (gpu) CHECK(!hpcz::pipeline::fits_current_gpu(size_t(1) << 60));
 }
+
+// A damaged chunk early in a long archive stops every lane: the error comes back long before the
+// lanes could have decoded the rest (a sink that counts what it was given).
+TEST(corrupt_stream_stops_early) {
+  const Field f = real_fields().front();
+  const uint64_t k = 64;
+  std::vector<uint8_t> bytes;
+  for (uint64_t i = 0; i < k; ++i) bytes.insert(bytes.end(), f.bytes.begin(), f.bytes.end());
+  std::vector<uint64_t> dims = f.dims;
+  dims[0] *= k;
+  hpcz::Options o;
+  o.backend = hpcz::Backend::cpu;
+  std::vector<uint8_t> a = hpcz::compress(bytes.data(), f.dtype, dims, o);
+  const hpcz::ArchiveInfo info = hpcz::inspect(a.data(), a.size());
+  a[info.chunks[1].offset + 3] ^= 0x40;  // chunk 1: in the first slab
+  struct Counting : hpcz::Sink {
+    std::atomic<uint64_t> bytes{0};
+    void write(uint64_t, const void*, size_t n) override { bytes += n; }
+  } sink;
+  hpcz::StreamOptions so;
+  so.slab_bytes = 65536 * 4;  // hundreds of slabs
+  auto src = hpcz::memory_source(a.data(), a.size());
+  bool threw = false;
+  try {
+    hpcz::decompress_stream(*src, sink, hpcz::Backend::cpu, so);
+  } catch (const hpcz::Error& e) {
+    threw = e.code() == hpcz::ErrorCode::corrupt_archive;
+  }
+  CHECK(threw);
+  CHECK_MSG(sink.bytes < bytes.size() / 4, "the lanes went on after the error: " << sink.bytes << " bytes written");
+}

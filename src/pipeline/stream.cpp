@@ -168,14 +168,18 @@ class Gate {
       std::lock_guard<std::mutex> g(m_);
       aborted_ = true;
     }
+    stopped_ = true;
     cv_.notify_all();
   }
+  // A lane failed: the others take no further slab.
+  bool stopped() const { return stopped_; }
 
  private:
   std::mutex m_;
   std::condition_variable cv_;
   uint64_t passed_ = 0, base_ = 0;
   bool aborted_ = false;
+  std::atomic<bool> stopped_{false};
 };
 
 std::string errno_text() { return std::strerror(errno); }
@@ -469,7 +473,7 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
   Progress progress(so, h.n_values * vb);
   Lanes lanes(p, h, gate, [&](SlabCoder& coder, LaneTimes& lt) {
     std::vector<std::vector<uint8_t>> staged;
-    for (uint64_t k; (k = next++) < p.n_slabs;) {
+    for (uint64_t k; !gate.stopped() && (k = next++) < p.n_slabs;) {
       const uint64_t c0 = k * p.slab_chunks, count = std::min(p.slab_chunks, h.n_chunks - c0);
       const format::HeaderFields sh = codecs::slab_header(h, c0, count);
       Clock::time_point t0 = Clock::now();
@@ -594,7 +598,7 @@ ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const Stre
   Progress progress(so, info.n_values * vb);
   Lanes lanes(p, h, gate, [&](SlabCoder& coder, LaneTimes& lt) {
     std::vector<uint8_t> stored;
-    for (uint64_t k; (k = next++) < p.n_slabs;) {
+    for (uint64_t k; !gate.stopped() && (k = next++) < p.n_slabs;) {
       uint64_t c0, count, from, bytes;
       slab_span(k, c0, count, from, bytes);
       const uint64_t sdata = format::data_offset(count);
