@@ -2,7 +2,8 @@
 # An array larger than the GPU's memory, file to file: a real field tiled along its slowest axis to GB
 # gigabytes in DIR, compressed on every GPU within a memory budget, the input removed, decompressed,
 # and every value checked against the field (check_tiled.cpp, so the tiled original need not stay on
-# disk). Reports wall times and the peak host memory of each run.
+# disk). Reports wall times and the peak host memory of each run. CHECK_BIN: g++ -O2 -fopenmp -std=c++17
+# -o check_tiled bench/host/check_tiled.cpp
 # usage: bench/host/large.sh HPCZ_BIN CHECK_BIN [GB=100] [DIR=/dev/shm] [FIELD=.data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin]
 #                            [BOUND=--rel 1e-3] [GPU_MEMORY=4G]
 set -u
