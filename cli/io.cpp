@@ -78,6 +78,11 @@ void remove_pending_and_exit(int sig) {
   if (g_has_pending) ::unlink(g_pending);
   ::_exit(128 + sig);
 }
+// A library that ends the process with exit() (libgomp when it cannot start a thread) skips our
+// destructors; the temporary output goes all the same.
+void remove_pending_at_exit() {
+  if (g_has_pending) ::unlink(g_pending);
+}
 
 void track_pending(const std::string& path) {
   static const bool installed = [] {
@@ -87,6 +92,7 @@ void track_pending(const std::string& path) {
       sigemptyset(&sa.sa_mask);
       sigaction(sig, &sa, nullptr);
     }
+    std::atexit(remove_pending_at_exit);
     return true;
   }();
   (void)installed;

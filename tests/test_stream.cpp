@@ -364,3 +364,23 @@ TEST(corrupt_stream_stops_early) {
   CHECK(threw);
   CHECK_MSG(sink.bytes < bytes.size() / 4, "the lanes went on after the error: " << sink.bytes << " bytes written");
 }
+
+// fd_sink over a regular file ends the file where the archive ends, whatever was there before (an
+// older, longer file) and whichever way it was written.
+TEST(roundtrip_stream_sink_cuts_the_file) {
+  const Field f = real_fields().front();
+  hpcz::Options o;
+  o.backend = hpcz::Backend::cpu;
+  const std::vector<uint8_t> want = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+  char path[] = "/tmp/hpcz-stream-old-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  const std::vector<uint8_t> junk(want.size() * 3 + 12345, 0x5a);
+  REQUIRE(::write(fd, junk.data(), junk.size()) == ssize_t(junk.size()));
+  auto src = hpcz::memory_source(f.bytes.data(), f.bytes.size());
+  auto sink = hpcz::fd_sink(fd);
+  hpcz::compress_stream(*src, f.dtype, f.dims, o, *sink);
+  CHECK(read_all(path) == want);
+  ::close(fd);
+  ::unlink(path);
+}

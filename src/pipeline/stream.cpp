@@ -45,16 +45,14 @@ constexpr uint64_t kDefaultSlabBytes = uint64_t(128) << 20;
 class Pool {
  public:
   explicit Pool(unsigned n) {
-    for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
-  }
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> g(m_);
-      stop_ = true;
+    try {
+      for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
+    } catch (...) {  // no thread to be had (a process limit): stop those started, then report it
+      stop();
+      throw;
     }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
   }
+  ~Pool() { stop(); }
   // fn(i) for every i < n; rethrows the first exception once all have run.
   void run(uint64_t n, const std::function<void(uint64_t)>& fn) {
     if (!n) return;
@@ -103,6 +101,15 @@ class Pool {
     std::lock_guard<std::mutex> g(j->m);
     if (e && !j->err) j->err = e;
     if (++j->done == j->n) j->cv.notify_all();
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> g(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
   }
   void work() {
     for (;;) {
@@ -213,6 +220,14 @@ class FdSource : public Source {
     });
     return map_;
   }
+  void populate(uint64_t off, uint64_t n) {  // page-aligned off
+#ifdef MADV_POPULATE_READ
+    if (::madvise(map_ + off, size_t(n), MADV_POPULATE_READ) != 0 && errno != EINVAL && errno != EPERM)
+      fail(ErrorCode::io, "cannot read the input: " + std::string(errno == EFAULT ? "it shrank while being read" : errno_text()));
+#else
+    (void)off, (void)n;
+#endif
+  }
   void unmap_range(uint64_t off, uint64_t n) {  // page-aligned off; the pages stay in the page cache
     if (map_) ::madvise(map_ + off, size_t(n), MADV_DONTNEED);
   }
@@ -252,6 +267,8 @@ template <class T> void settle_range_stream(Pool& pool, Source& in, format::Head
     if (mem) {
       reduce_keys(reinterpret_cast<const T*>(mem) + first, n, has_fill, fill, a, b);
     } else if (mapped) {
+      // Faulted in first, so that a file cut short meanwhile is an error here, not a SIGBUS below.
+      file->populate(first * sizeof(T), n * sizeof(T));
       reduce_keys(reinterpret_cast<const T*>(mapped) + first, n, has_fill, fill, a, b);
       file->unmap_range(first * sizeof(T), n * sizeof(T));
     } else {
@@ -343,22 +360,14 @@ class Lanes {
   Lanes(const Plan& p, const format::HeaderFields& h, Gate& gate,
         std::function<void(SlabCoder&, LaneTimes&)> fn)
       : gate_(gate), fn_(std::move(fn)) {
-    for (int lane : p.lanes)
-      threads_.emplace_back([this, lane, h, &p] {
-        LaneTimes t;
-        try {
-          const Clock::time_point t0 = Clock::now();
-          std::unique_ptr<SlabCoder> coder = make_coder(lane, h, p);
-          note_setup(since(t0));
-          if (wait_go()) fn_(*coder, t);
-        } catch (...) {
-          std::lock_guard<std::mutex> g(m_);
-          if (!first_) first_ = std::current_exception();
-          gate_.abort();
-        }
-        std::lock_guard<std::mutex> g(m_);
-        times_.read += t.read, times_.code += t.code, times_.write += t.write;
-      });
+    try {
+      for (int lane : p.lanes) start(lane, h, p);
+    } catch (...) {  // no thread to be had: the lanes started end without running, then the error
+      release(false);
+      for (auto& t : threads_) t.join();
+      threads_.clear();
+      throw;
+    }
   }
   ~Lanes() {
     if (!threads_.empty()) {
@@ -380,6 +389,23 @@ class Lanes {
   }
 
  private:
+  void start(int lane, const format::HeaderFields& h, const Plan& p) {
+    threads_.emplace_back([this, lane, h, &p] {
+      LaneTimes t;
+      try {
+        const Clock::time_point t0 = Clock::now();
+        std::unique_ptr<SlabCoder> coder = make_coder(lane, h, p);
+        note_setup(since(t0));
+        if (wait_go()) fn_(*coder, t);
+      } catch (...) {
+        std::lock_guard<std::mutex> g(m_);
+        if (!first_) first_ = std::current_exception();
+        gate_.abort();
+      }
+      std::lock_guard<std::mutex> g(m_);
+      times_.read += t.read, times_.code += t.code, times_.write += t.write;
+    });
+  }
   void release(bool run) {
     {
       std::lock_guard<std::mutex> g(m_);
@@ -700,7 +726,10 @@ namespace {
 
 class FdSink : public Sink {
  public:
-  FdSink(int fd, bool sequential) : fd_(fd), sequential_(sequential) {}
+  FdSink(int fd, bool sequential) : fd_(fd), sequential_(sequential) {
+    struct stat st;
+    regular_ = !sequential && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  }
   ~FdSink() override {
     if (map_) ::munmap(map_, map_size_);
   }
@@ -709,19 +738,18 @@ class FdSink : public Sink {
   // the file's lock held; 2.8 GB/s by stores to a shared mapping from 32 threads, measured on an H100
   // host by bench/host/limits.cu): a regular file is sized and mapped once its largest size is known.
   void reserve(uint64_t max_size) override {
-    struct stat st;
-    if (sequential_ || max_size < (uint64_t(64) << 20) || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return;
+    if (!regular_ || max_size < (uint64_t(64) << 20)) return;
     if (::ftruncate(fd_, off_t(max_size)) != 0) return;
     void* m = ::mmap(nullptr, max_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-    if (m == MAP_FAILED) return;
+    if (m == MAP_FAILED) return;  // pwrite then; finish() cuts the file to its size either way
     map_ = static_cast<uint8_t*>(m);
     map_size_ = max_size;
   }
+  // A regular file ends where the output does: not at the reserved size, nor at an older, longer file's.
   void finish(uint64_t size) override {
-    if (!map_) return;
-    ::munmap(map_, map_size_);
+    if (map_) ::munmap(map_, map_size_);
     map_ = nullptr;
-    if (::ftruncate(fd_, off_t(size)) != 0) fail(ErrorCode::io, "cannot write the output: " + errno_text());
+    if (regular_ && ::ftruncate(fd_, off_t(size)) != 0) fail(ErrorCode::io, "cannot write the output: " + errno_text());
   }
   void write(uint64_t off, const void* src, size_t n) override {
     if (map_ && off + n <= map_size_ && populate(off, n)) {
@@ -752,14 +780,15 @@ class FdSink : public Sink {
     const uint64_t b = std::min<uint64_t>(map_size_, (off + n + page - 1) / page * page);
     if (::madvise(map_ + a, b - a, MADV_POPULATE_WRITE) == 0) return true;
     if (errno == EINVAL || errno == EPERM) return false;
-    fail(ErrorCode::io, "cannot write the output: " + errno_text());
+    fail(ErrorCode::io, std::string("cannot write the output: ") +
+                            (errno == EFAULT || errno == ENOMEM ? "no space left on its file system" : errno_text()));
 #else
     (void)off, (void)n;
     return false;
 #endif
   }
   int fd_;
-  bool sequential_;
+  bool sequential_, regular_;
   uint8_t* map_ = nullptr;
   uint64_t map_size_ = 0;
 };
