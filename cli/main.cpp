@@ -364,7 +364,7 @@ std::string json_num(double v) {
 int cmd_info(const std::vector<std::string>& args) {
   Args a = parse(args, {}, {"--json"});
   if (a.pos.size() != 1) throw UsageError("info takes one archive");
-  auto archive = read_file(a.pos[0]);
+  const InputFile archive(a.pos[0]);  // mapped: an archive of any size, no copy
   ArchiveInfo i = inspect(archive.data(), archive.size());
   const double raw = double(i.n_values * dtype_size(i.dtype));
   const char* dt = i.dtype == DType::f32 ? "f32" : "f64";
