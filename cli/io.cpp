@@ -238,6 +238,16 @@ void OutputFile::commit() {
 }
 
 namespace {
+// All n bytes to a descriptor (a pipe takes them in pieces); what: the message's start on failure.
+void write_all(int fd, const uint8_t* p, size_t n, const std::string& what) {
+  for (size_t at = 0; at < n;) {
+    const ssize_t w = ::write(fd, p + at, n - at);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) throw InputError(what + ": " + errno_text());
+    at += size_t(w);
+  }
+}
+
 int temp_file() {
   const char* dir = std::getenv("TMPDIR");
   std::string path = std::string(dir && *dir ? dir : "/tmp") + "/hpcz-spool-XXXXXX";
@@ -264,12 +274,7 @@ StreamInput::StreamInput(const std::string& path) {
         if (k < 0 && errno == EINTR) continue;
         if (k < 0) throw InputError("cannot read " + name + ": " + errno_text());
         if (k == 0) break;
-        for (ssize_t at = 0; at < k;) {
-          const ssize_t w = ::write(fd_, buf.data() + at, size_t(k - at));
-          if (w < 0 && errno == EINTR) continue;
-          if (w <= 0) throw InputError("cannot spool " + name + " to a temporary file: " + errno_text());
-          at += w;
-        }
+        write_all(fd_, buf.data(), size_t(k), "cannot spool " + name + " to a temporary file");
         size_ += uint64_t(k);
       }
     } catch (...) {
@@ -293,12 +298,7 @@ void Spool::copy_to(int out, uint64_t n, const std::string& name) const {
     const ssize_t k = ::pread(fd_, buf.data(), size_t(std::min<uint64_t>(buf.size(), n - at)), off_t(at));
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) throw InputError("cannot read back the temporary file: " + (k < 0 ? errno_text() : std::string("short")));
-    for (ssize_t done = 0; done < k;) {
-      const ssize_t w = ::write(out, buf.data() + done, size_t(k - done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) throw InputError("cannot write " + name + ": " + errno_text());
-      done += w;
-    }
+    write_all(out, buf.data(), size_t(k), "cannot write " + name);
     at += uint64_t(k);
   }
 }

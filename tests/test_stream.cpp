@@ -132,6 +132,15 @@ void odd_shapes(hpcz::Backend backend) {
   CHECK(checked >= 4);
 }
 
+// A field k times over along its slowest axis: its bytes and dims.
+std::vector<uint8_t> tiled(const Field& f, uint64_t k, std::vector<uint64_t>& dims) {
+  std::vector<uint8_t> bytes;
+  for (uint64_t i = 0; i < k; ++i) bytes.insert(bytes.end(), f.bytes.begin(), f.bytes.end());
+  dims = f.dims;
+  dims[0] *= k;
+  return bytes;
+}
+
 bool have_gpu() {
   if (hpcz::gpu_available()) return true;
   std::fprintf(stderr, "  no GPU: skipped\n");
@@ -155,10 +164,8 @@ TEST(roundtrip_stream_every_gpu_same_bytes) {
   const std::vector<Field> fields = real_fields();
   const Field& f = fields.front();
   const uint64_t k = 40;  // tiled to a few MB: slabs enough for every lane
-  std::vector<uint8_t> bytes;
-  for (uint64_t i = 0; i < k; ++i) bytes.insert(bytes.end(), f.bytes.begin(), f.bytes.end());
-  std::vector<uint64_t> dims = f.dims;
-  dims[0] *= k;
+  std::vector<uint64_t> dims;
+  const std::vector<uint8_t> bytes = tiled(f, k, dims);
   for (hpcz::Codec codec : {hpcz::Codec::fast, hpcz::Codec::ratio}) {
     hpcz::Options o;
     o.codec = codec;
@@ -274,10 +281,8 @@ TEST(corrupt_stream_errors) {
 TEST(roundtrip_stream_mapped_output) {
   const Field f = real_fields().front();
   const uint64_t k = (uint64_t(72) << 20) / f.bytes.size() + 1;
-  std::vector<uint8_t> bytes;
-  for (uint64_t i = 0; i < k; ++i) bytes.insert(bytes.end(), f.bytes.begin(), f.bytes.end());
-  std::vector<uint64_t> dims = f.dims;
-  dims[0] *= k;
+  std::vector<uint64_t> dims;
+  const std::vector<uint8_t> bytes = tiled(f, k, dims);
   hpcz::Options o;
   o.backend = hpcz::Backend::cpu;
   o.mode = hpcz::BoundMode::abs;
@@ -339,10 +344,8 @@ TEST(roundtrip_stream_host_calls_beyond_the_gpu) {
 TEST(corrupt_stream_stops_early) {
   const Field f = real_fields().front();
   const uint64_t k = 64;
-  std::vector<uint8_t> bytes;
-  for (uint64_t i = 0; i < k; ++i) bytes.insert(bytes.end(), f.bytes.begin(), f.bytes.end());
-  std::vector<uint64_t> dims = f.dims;
-  dims[0] *= k;
+  std::vector<uint64_t> dims;
+  const std::vector<uint8_t> bytes = tiled(f, k, dims);
   hpcz::Options o;
   o.backend = hpcz::Backend::cpu;
   std::vector<uint8_t> a = hpcz::compress(bytes.data(), f.dtype, dims, o);
