@@ -6,6 +6,8 @@
 
 #include "common.hpp"
 #include "common/hd.hpp"
+#include "quant/range.hpp"
+#include "quant/range_cpu.hpp"
 
 using namespace testutil;
 
@@ -341,4 +343,77 @@ TEST(adv_ratio_empty_last_sequence) {
   CHECK_MSG(total_bits % 131072 >= 1 && total_bits % 131072 <= 13, "the case needs its last codeword to cross a sequence: "
                                                                       << total_bits << " bits");
   roundtrip_codec(v, {n}, o, "ratio, empty last sequence", 0);  // CPU, and GPU == CPU both ways
+}
+
+namespace {
+
+// The scalar definition of the CPU's range pass, which the vectorized fold must equal key for key.
+template <class T, class K>
+void reference_keys(const T* v, uint64_t n, bool has_fill, T fill, K& nmin, K& nmax) {
+  for (uint64_t i = 0; i < n; ++i)
+    if (hpcz::quant::in_range_set(v[i], has_fill, fill)) {
+      nmin = std::min(nmin, hpcz::quant::narrow_key(v[i]));
+      nmax = std::max(nmax, hpcz::quant::narrow_key(v[i]));
+    }
+}
+
+template <class T>
+void check_fold(const std::vector<T>& v, bool has_fill, T fill, const std::string& what) {
+  using K = typename hpcz::detail::Bits<T>::type;
+  // Every start and length near the vector width, then the whole array.
+  std::vector<std::pair<size_t, size_t>> spans;
+  for (size_t s = 0; s < std::min<size_t>(v.size(), 9); ++s)
+    for (size_t n = 0; s + n <= v.size() && n < 40; ++n) spans.push_back({s, n});
+  spans.push_back({0, v.size()});
+  for (auto [s, n] : spans) {
+    K a = ~K(0), b = 0, ra = ~K(0), rb = 0;
+    hpcz::quant::fold_range_keys(v.data() + s, n, has_fill, fill, a, b);
+    reference_keys(v.data() + s, n, has_fill, fill, ra, rb);
+    if (a != ra || b != rb) {
+      CHECK_MSG(false, what + " at " + std::to_string(s) + "+" + std::to_string(n));
+      return;
+    }
+  }
+}
+
+template <class T>
+void check_fold_cases(const char* type) {
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const T den = std::numeric_limits<T>::denorm_min(), big = std::numeric_limits<T>::max();
+  std::mt19937 rng(7);
+  std::vector<T> mixed;
+  const T specials[] = {nan, -nan, inf, -inf, T(0), -T(0), den, -den, big, -big, T(-1e10), T(1.5), T(-2.25)};
+  for (int i = 0; i < 400; ++i) mixed.push_back(specials[rng() % 13]);
+  const std::string t = type;
+  check_fold(mixed, false, T(0), t + " specials");
+  check_fold(mixed, true, T(-1e10), t + " specials, fill -1e10");
+  check_fold(mixed, true, T(0), t + " specials, fill 0 (takes -0 too)");
+  check_fold(mixed, true, nan, t + " specials, fill NaN");
+  check_fold(std::vector<T>(50, nan), false, T(0), t + " all NaN");
+  check_fold(std::vector<T>(50, T(-1e10)), true, T(-1e10), t + " all fill");
+  std::vector<T> negative(77);
+  for (auto& x : negative) x = -T(rng() % 1000) / T(7);
+  check_fold(negative, false, T(0), t + " negative");
+}
+
+}  // namespace
+
+// The vectorized range pass gives the scalar definition's keys: special values, fill values, every
+// alignment and tail, and the real fields.
+TEST(range_fold_matches_scalar) {
+  check_fold_cases<float>("f32");
+  check_fold_cases<double>("f64");
+  for (const Field& f : real_fields()) {
+    if (f.dtype == hpcz::DType::f32) {
+      std::vector<float> v(f.n());
+      std::memcpy(v.data(), f.bytes.data(), f.bytes.size());
+      check_fold(v, false, 0.0f, f.name);
+      check_fold(v, true, v[v.size() / 2], f.name + " with a fill value");
+    } else {
+      std::vector<double> v(f.n());
+      std::memcpy(v.data(), f.bytes.data(), f.bytes.size());
+      check_fold(v, false, 0.0, f.name);
+      check_fold(v, true, v[v.size() / 2], f.name + " with a fill value");
+    }
+  }
 }

@@ -66,8 +66,11 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
   if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
   std::vector<uint8_t> a;
   if (resolve_backend(opt.backend) != Backend::gpu) a = pipeline::compress_cpu(data, h);
-  else if (pipeline::fits_current_gpu(pipeline::gpu_one_shot_bytes(h, true))) a = pipeline::compress_gpu_host(data, h);
-  else a = pipeline::compress_host_stream(data, dtype, dims, opt);  // larger than the GPU: in slabs, on every GPU
+  else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();
+           pipeline::gpu_one_shot_bytes(h, true) <= room.bytes)
+    a = pipeline::compress_gpu_host(data, h);
+  else  // larger than the GPU's free memory: in slabs
+    a = pipeline::compress_host_stream(data, dtype, dims, opt, room);
   check_reads_back(a);
   if (!opt.second_stage) return a;
   a = pipeline::add_second_stage(a);
@@ -90,10 +93,12 @@ ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& 
   }
   if (info.n_values == 0) return info;
   if (resolve_backend(backend) != Backend::gpu) pipeline::decompress_cpu(archive, info, out);
-  else if (pipeline::fits_current_gpu(pipeline::gpu_one_shot_bytes(pipeline::header_of(info), false)))
+  else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();
+           pipeline::gpu_one_shot_bytes(pipeline::header_of(info), false) <= room.bytes)
     pipeline::decompress_gpu_host(archive, info, out);
-  else  // larger than the GPU: in slabs, on every GPU
-    pipeline::decompress_host_stream(archive, size, out, info.n_values * dtype_size(info.dtype), Backend::gpu);
+  else  // larger than the GPU's free memory: in slabs
+    pipeline::decompress_host_stream(archive, size, out, info.n_values * dtype_size(info.dtype),
+                                     Backend::gpu, room);
   return info;
 }
 }  // namespace

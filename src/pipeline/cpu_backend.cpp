@@ -10,6 +10,7 @@
 
 #include "pipeline/internal.hpp"
 #include "quant/range.hpp"
+#include "quant/range_cpu.hpp"
 
 namespace hpcz::pipeline {
 
@@ -46,13 +47,12 @@ void settle_range(const T* in, format::HeaderFields& h) {
   const T fill = T(h.fill);
   using K = typename detail::Bits<T>::type;  // keys in the value's own width, widened once (as on the GPU)
   K nmin = ~K(0), nmax = 0;
+  constexpr int64_t piece = int64_t(1) << 16;  // values a step: a thread's share stays in order
+  const int64_t pieces = (int64_t(h.n_values) + piece - 1) / piece;
 #pragma omp parallel for reduction(min : nmin) reduction(max : nmax) schedule(static)
-  for (int64_t i = 0; i < int64_t(h.n_values); ++i) {
-    if (quant::in_range_set(in[i], has_fill, fill)) {
-      const K k = quant::narrow_key(in[i]);
-      nmin = std::min(nmin, k);
-      nmax = std::max(nmax, k);
-    }
+  for (int64_t p = 0; p < pieces; ++p) {
+    const int64_t first = p * piece;
+    quant::fold_range_keys(in + first, uint64_t(std::min(piece, int64_t(h.n_values) - first)), has_fill, fill, nmin, nmax);
   }
   uint64_t kmin, kmax;
   quant::widen_keys<T>(nmin, nmax, kmin, kmax);

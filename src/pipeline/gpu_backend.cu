@@ -115,10 +115,13 @@ namespace pipeline {
                                        (status & gpu::kBadTable ? " chunk table checksum mismatch;" : ""));
 }
 
-bool fits_current_gpu(size_t bytes) {
+GpuRoom current_gpu_room() {
+  GpuRoom room;
+  check(cudaGetDevice(&room.device), "cudaGetDevice");
   size_t free = 0, total = 0;
-  if (cudaMemGetInfo(&free, &total) != cudaSuccess) return true;  // let the allocation report it
-  return bytes <= free / 10 * 9;  // a tenth left for the context's own needs and other streams
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  room.bytes = free / 10 * 9;  // a tenth left for the context's own needs and other streams
+  return room;
 }
 
 size_t gpu_one_shot_bytes(const format::HeaderFields& h, bool compress) {
@@ -178,24 +181,15 @@ namespace {
 class GpuCoder : public SlabCoder {
  public:
   GpuCoder(int device, size_t in_bytes, size_t out_bytes, size_t ws_bytes)
-      : device_(device), ws_bytes_(ws_bytes) {
-    check(cudaSetDevice(device_), "cudaSetDevice");
-    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    check(cudaHostAlloc(reinterpret_cast<void**>(&h_in_), in_bytes ? in_bytes : 1, cudaHostAllocDefault), "pinned input");
-    check(cudaHostAlloc(reinterpret_cast<void**>(&h_out_), out_bytes ? out_bytes : 1, cudaHostAllocDefault), "pinned output");
-    check(cudaHostAlloc(reinterpret_cast<void**>(&h_word_), 16, cudaHostAllocDefault), "pinned word");
-    check(cudaMalloc(&d_in_, in_bytes ? in_bytes : 1), "cudaMalloc slab input");
-    check(cudaMalloc(&d_out_, out_bytes ? out_bytes : 1), "cudaMalloc slab output");
-    check(cudaMalloc(&d_ws_, ws_bytes ? ws_bytes : 1), "cudaMalloc slab workspace");
-    check(cudaMalloc(&d_word_, 16), "cudaMalloc");
+      : device_(device), out_bytes_(out_bytes), ws_bytes_(ws_bytes) {
+    try {
+      allocate(in_bytes, out_bytes, ws_bytes);
+    } catch (...) {
+      release();  // the destructor does not run for a constructor that throws
+      throw;
+    }
   }
-  ~GpuCoder() override {
-    cudaSetDevice(device_);
-    if (stream_) cudaStreamSynchronize(stream_);
-    cudaFreeHost(h_in_); cudaFreeHost(h_out_); cudaFreeHost(h_word_);
-    cudaFree(d_in_); cudaFree(d_out_); cudaFree(d_ws_); cudaFree(d_word_);
-    if (stream_) cudaStreamDestroy(stream_);
-  }
+  ~GpuCoder() override { release(); }
   uint8_t* input() override { return h_in_; }
 
   const uint8_t* compress(const format::HeaderFields& sh, const codecs::Slab& slab, uint64_t& size) override {
@@ -208,6 +202,8 @@ class GpuCoder : public SlabCoder {
     check(cudaMemcpyAsync(h_word_, d_word_, 8, cudaMemcpyDeviceToHost, stream_), "slab size");
     check(cudaStreamSynchronize(stream_), "slab compress");
     size = *reinterpret_cast<const uint64_t*>(h_word_);
+    // A size the kernels report is checked before it sizes a copy into the pinned buffer.
+    if (size > out_bytes_) fail(ErrorCode::internal, "internal error: a slab archive beyond its bound");
     check(cudaMemcpyAsync(h_out_, d_out_, size, cudaMemcpyDeviceToHost, stream_), "slab to host");
     check(cudaStreamSynchronize(stream_), "slab to host");
     return h_out_;
@@ -230,8 +226,27 @@ class GpuCoder : public SlabCoder {
   }
 
  private:
+  void allocate(size_t in_bytes, size_t out_bytes, size_t ws_bytes) {
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaHostAlloc(reinterpret_cast<void**>(&h_in_), in_bytes ? in_bytes : 1, cudaHostAllocDefault), "pinned input");
+    check(cudaHostAlloc(reinterpret_cast<void**>(&h_out_), out_bytes ? out_bytes : 1, cudaHostAllocDefault), "pinned output");
+    check(cudaHostAlloc(reinterpret_cast<void**>(&h_word_), 16, cudaHostAllocDefault), "pinned word");
+    check(cudaMalloc(&d_in_, in_bytes ? in_bytes : 1), "cudaMalloc slab input");
+    check(cudaMalloc(&d_out_, out_bytes ? out_bytes : 1), "cudaMalloc slab output");
+    check(cudaMalloc(&d_ws_, ws_bytes ? ws_bytes : 1), "cudaMalloc slab workspace");
+    check(cudaMalloc(&d_word_, 16), "cudaMalloc");
+  }
+  void release() {
+    cudaSetDevice(device_);
+    if (stream_) cudaStreamSynchronize(stream_);
+    cudaFreeHost(h_in_); cudaFreeHost(h_out_); cudaFreeHost(h_word_);
+    cudaFree(d_in_); cudaFree(d_out_); cudaFree(d_ws_); cudaFree(d_word_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
   int device_;
-  size_t ws_bytes_;
+  size_t out_bytes_, ws_bytes_;
   cudaStream_t stream_ = nullptr;
   uint8_t *h_in_ = nullptr, *h_out_ = nullptr, *h_word_ = nullptr;
   void *d_in_ = nullptr, *d_out_ = nullptr, *d_ws_ = nullptr, *d_word_ = nullptr;

@@ -19,7 +19,7 @@ std::vector<uint8_t> compress_gpu_host(const void*, const format::HeaderFields&)
 void decompress_gpu_host(const uint8_t*, const ArchiveInfo&, void*) { none(); }
 std::unique_ptr<SlabCoder> make_gpu_coder(int, const format::HeaderFields&, size_t, size_t, size_t) { none(); }
 size_t gpu_slab_workspace(const format::HeaderFields&, bool) { none(); }
-bool fits_current_gpu(size_t) { return true; }
+GpuRoom current_gpu_room() { none(); }
 size_t gpu_one_shot_bytes(const format::HeaderFields&, bool) { none(); }
 }  // namespace pipeline
 }  // namespace hpcz

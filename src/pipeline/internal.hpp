@@ -75,14 +75,20 @@ void decompress_cpu(const uint8_t* archive, const ArchiveInfo& info, void* out);
 // Defined in the CUDA part (or as stubs that throw when the build has no CUDA).
 std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderFields& h);
 void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* out);
-// Whether the one-shot GPU host path's buffers (bytes) fit the current GPU's free memory; where they do
-// not, the host calls take the streaming path (stream.cpp) instead of failing.
-bool fits_current_gpu(size_t bytes);
+// The current GPU and what a call may take of its free memory. Where the one-shot GPU host path's
+// buffers (gpu_one_shot_bytes) exceed it, the host calls take the streaming path (stream.cpp) on that
+// GPU alone, within that memory, instead of failing.
+struct GpuRoom {
+  int device = 0;
+  size_t bytes = 0;
+};
+GpuRoom current_gpu_room();
 size_t gpu_one_shot_bytes(const format::HeaderFields& h, bool compress);
 // The host calls on the streaming path: the whole archive (plain: no second stage) of an array in
-// memory, and the values of a plain archive in memory into out.
+// memory, and the values of a plain archive in memory into out; a GPU backend uses room's GPU alone.
 std::vector<uint8_t> compress_host_stream(const void* in, DType dtype, const std::vector<uint64_t>& dims,
-                                          const Options& opt);
-void decompress_host_stream(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend);
+                                          const Options& opt, const GpuRoom& room);
+void decompress_host_stream(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend,
+                            const GpuRoom& room);
 
 }  // namespace hpcz::pipeline

@@ -28,6 +28,7 @@
 
 #include "pipeline/internal.hpp"
 #include "quant/range.hpp"
+#include "quant/range_cpu.hpp"
 
 namespace hpcz {
 namespace pipeline {
@@ -239,18 +240,6 @@ class FdSource : public Source {
   std::once_flag once_;
 };
 
-// The range pass: the keys of the finite, non-fill values, as compress_cpu and the GPU find them.
-template <class T>
-void reduce_keys(const T* v, uint64_t n, bool has_fill, T fill, typename detail::Bits<T>::type& kmin,
-                 typename detail::Bits<T>::type& kmax) {
-  for (uint64_t i = 0; i < n; ++i)
-    if (quant::in_range_set(v[i], has_fill, fill)) {
-      const auto k = quant::narrow_key(v[i]);
-      kmin = std::min(kmin, k);
-      kmax = std::max(kmax, k);
-    }
-}
-
 template <class T> void settle_range_stream(Pool& pool, Source& in, format::HeaderFields& h) {
   using K = typename detail::Bits<T>::type;
   const bool has_fill = h.flags & format::kFlagFill;
@@ -265,17 +254,17 @@ template <class T> void settle_range_stream(Pool& pool, Source& in, format::Head
     const uint64_t first = k * per, n = std::min(per, h.n_values - first);
     K a = ~K(0), b = 0;
     if (mem) {
-      reduce_keys(reinterpret_cast<const T*>(mem) + first, n, has_fill, fill, a, b);
+      quant::fold_range_keys(reinterpret_cast<const T*>(mem) + first, n, has_fill, fill, a, b);
     } else if (mapped) {
       // Faulted in first, so that a file cut short meanwhile is an error here, not a SIGBUS below.
       file->populate(first * sizeof(T), n * sizeof(T));
-      reduce_keys(reinterpret_cast<const T*>(mapped) + first, n, has_fill, fill, a, b);
+      quant::fold_range_keys(reinterpret_cast<const T*>(mapped) + first, n, has_fill, fill, a, b);
       file->unmap_range(first * sizeof(T), n * sizeof(T));
     } else {
       thread_local std::vector<T> buf;
       buf.resize(per);
       in.read(first * sizeof(T), buf.data(), n * sizeof(T));
-      reduce_keys(buf.data(), n, has_fill, fill, a, b);
+      quant::fold_range_keys(buf.data(), n, has_fill, fill, a, b);
     }
     std::lock_guard<std::mutex> g(m);
     nmin = std::min(nmin, a);
@@ -699,8 +688,17 @@ class BufferSink : public Sink {
 
 namespace pipeline {
 
+// The host calls' share of the GPU: its device alone (a process may own one GPU of several) and at most
+// the free memory there.
+StreamOptions room_options(const GpuRoom& room) {
+  StreamOptions so;
+  so.devices = {room.device};
+  so.device_memory = std::min(so.device_memory, room.bytes);
+  return so;
+}
+
 std::vector<uint8_t> compress_host_stream(const void* in, DType dtype, const std::vector<uint64_t>& dims,
-                                          const Options& opt) {
+                                          const Options& opt, const GpuRoom& room) {
   Options plain = opt;
   plain.second_stage = false;  // compress() adds it to the whole archive, as on the one-shot path
   uint64_t n = 1;
@@ -708,14 +706,15 @@ std::vector<uint8_t> compress_host_stream(const void* in, DType dtype, const std
   std::vector<uint8_t> a(max_compressed_size(n, dtype));
   auto src = memory_source(in, n * dtype_size(dtype));
   BufferSink sink(a.data(), a.size());
-  a.resize(compress_stream(*src, dtype, dims, plain, sink).archive_size);
+  a.resize(compress_stream(*src, dtype, dims, plain, sink, room_options(room)).archive_size);
   return a;
 }
 
-void decompress_host_stream(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend) {
+void decompress_host_stream(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend,
+                            const GpuRoom& room) {
   auto src = memory_source(archive, size);
   BufferSink sink(static_cast<uint8_t*>(out), out_capacity);
-  decompress_stream(*src, sink, backend);
+  decompress_stream(*src, sink, backend, room_options(room));
 }
 
 }  // namespace pipeline
