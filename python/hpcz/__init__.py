@@ -1,0 +1,119 @@
+"""hpcz: error-bounded lossy compression of float32/float64 arrays on NVIDIA GPUs and CPUs.
+
+>>> import numpy as np, hpcz
+>>> a = np.linspace(0, 1, 1000, dtype=np.float32).reshape(10, 100)
+>>> blob = hpcz.compress(a, rel=1e-3)
+>>> b = hpcz.decompress(blob)
+>>> bool(abs(b - a).max() <= hpcz.info(blob)["eb_abs"])
+True
+
+Every reconstructed value is within the bound (checked exactly); NaN, Inf and the fill value come back
+bit for bit; the CPU and the GPU write the same bytes, and either decodes what the other wrote.
+"""
+
+import numpy as _np
+
+from . import _hpcz
+from ._errors import (BackendUnavailableError, CorruptArchiveError, CudaError, Error, HpczIOError,
+                      InternalError, InvalidArgumentError, UnsupportedError)
+
+__all__ = ["compress", "decompress", "info", "gpu_available", "Error", "InvalidArgumentError",
+           "CorruptArchiveError", "UnsupportedError", "BackendUnavailableError", "CudaError", "InternalError",
+           "HpczIOError", "__version__"]
+__version__ = "0.1.0"
+
+_MODES = ("fast", "ratio")
+_DEVICES = ("auto", "cpu", "gpu")
+
+
+def __getattr__(name):
+    # hpcz.numcodecs and hpcz.zarr load on first use: they need numcodecs and zarr, hpcz does not.
+    if name in ("numcodecs", "zarr"):
+        import importlib
+
+        return importlib.import_module(f"hpcz.{name}")
+    raise AttributeError(f"module 'hpcz' has no attribute {name!r}")
+
+
+def gpu_available():
+    """Whether this build has CUDA and a GPU is usable."""
+    return _hpcz.gpu_available()
+
+
+def _check_values(array):
+    if not isinstance(array, _np.ndarray):
+        if hasattr(array, "__cuda_array_interface__"):
+            raise InvalidArgumentError("arrays on the GPU are not supported yet: copy to the host first", 1)
+        array = _np.asarray(array)
+    if array.dtype not in (_np.float32, _np.float64):
+        raise InvalidArgumentError(f"values must be float32 or float64, not {array.dtype}", 1)
+    if not 1 <= array.ndim <= 4:
+        raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {array.ndim}", 1)
+    if not array.flags.c_contiguous:
+        raise InvalidArgumentError("values must be C-contiguous (numpy.ascontiguousarray makes a copy that is)", 1)
+    if not array.dtype.isnative:
+        raise InvalidArgumentError("values must be in the machine's byte order", 1)
+    return array
+
+
+def _bound(abs, rel):
+    if (abs is None) == (rel is None):
+        raise InvalidArgumentError("give exactly one of abs= and rel=", 1)
+    return ("abs", float(abs)) if abs is not None else ("rel", float(rel))
+
+
+def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto"):
+    """Compresses a C-contiguous float32/float64 array of 1-4 dimensions into an hpcz archive (bytes).
+
+    abs / rel: the error bound, absolute or relative to the range (max - min of the finite, non-fill
+    values); exactly one. mode: "fast" (throughput) or "ratio" (Lorenzo + Huffman). lossless: a
+    lossless stage after the codec (smaller archives, slower). fill: a value kept exactly and left out
+    of the range (masked cells). device: "auto" (the GPU when there is one), "cpu" or "gpu".
+    """
+    values = _check_values(array)
+    kind, bound = _bound(abs, rel)
+    if mode not in _MODES:
+        raise InvalidArgumentError(f"mode must be 'fast' or 'ratio', not {mode!r}", 1)
+    if device not in _DEVICES:
+        raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
+    return _hpcz.compress(values, mode, kind, bound, bool(lossless), None if fill is None else float(fill), device)
+
+
+def _archive_bytes(data):
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise InvalidArgumentError(f"an archive must be bytes-like, not {type(data).__name__}", 1) from None
+    if not view.c_contiguous:
+        raise InvalidArgumentError("an archive must be contiguous bytes", 1)
+    return _np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view, dtype=_np.uint8)
+
+
+def info(data, *, verify=True):
+    """What an archive's header says, as a dict (dtype, shape, mode, bound_kind, bound, eb_abs, range,
+    fill, step, lossless, n_values, n_chunks, chunk_values, archive_size, version). verify=True also
+    checks the chunk table; decompress() checks every chunk."""
+    return _hpcz.info(_archive_bytes(data), bool(verify))
+
+
+def decompress(data, *, out=None, device="auto"):
+    """Decodes an hpcz archive (bytes-like) into a new numpy array of its shape and dtype, or into
+    `out` (a writable C-contiguous numpy array of that dtype and size), which it returns."""
+    if device not in _DEVICES:
+        raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
+    archive = _archive_bytes(data)
+    head = _hpcz.info(archive, False)
+    dtype = _np.dtype(head["dtype"])
+    if out is None:
+        out = _np.empty(head["shape"], dtype=dtype)
+    else:
+        if not isinstance(out, _np.ndarray):
+            raise InvalidArgumentError(f"out must be a numpy array, not {type(out).__name__}", 1)
+        if out.dtype != dtype or out.size != head["n_values"]:
+            raise InvalidArgumentError(
+                f"out is {out.dtype} of {out.size} values; the archive holds {dtype} of shape {head['shape']}", 1)
+        if not out.flags.c_contiguous or not out.flags.writeable:
+            raise InvalidArgumentError("out must be writable and C-contiguous", 1)
+    if out.size:
+        _hpcz.decompress_into(archive, out.reshape(-1), device)
+    return out

@@ -1,0 +1,61 @@
+"""The hpcz codec for numcodecs (and so Zarr v2): ``numcodecs.get_codec({"id": "hpcz", "rel": 1e-3})``.
+
+Registered through the ``numcodecs.codecs`` entry point, so a process that has hpcz installed finds
+it without importing it. Chunks of more than 4 dimensions are coded with their slowest dimensions
+merged (the same values in the same order); a 0-d chunk as one value.
+"""
+
+import numpy as np
+from numcodecs.abc import Codec
+from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
+
+import hpcz
+
+
+def as_coded_shape(array):
+    """The array as hpcz codes it: C order, 1 to 4 dimensions (the slowest ones merged beyond 4)."""
+    array = np.ascontiguousarray(array)
+    if array.ndim == 0:
+        return array.reshape(1)
+    if array.ndim > 4:
+        return array.reshape((-1,) + array.shape[-3:])
+    return array
+
+
+class Hpcz(Codec):
+    """Error-bounded lossy compression of float32/float64 chunks.
+
+    mode: "fast" or "ratio"; abs or rel: the error bound (exactly one); lossless: a lossless stage
+    after the codec; fill: a value kept exactly and left out of the range (masked cells).
+    """
+
+    codec_id = "hpcz"
+
+    def __init__(self, mode="fast", abs=None, rel=None, lossless=False, fill=None):
+        if (abs is None) == (rel is None):
+            raise hpcz.InvalidArgumentError("give exactly one of abs= and rel=", 1)
+        if mode not in ("fast", "ratio"):
+            raise hpcz.InvalidArgumentError(f"mode must be 'fast' or 'ratio', not {mode!r}", 1)
+        self.mode = mode
+        self.abs = None if abs is None else float(abs)
+        self.rel = None if rel is None else float(rel)
+        self.lossless = bool(lossless)
+        self.fill = None if fill is None else float(fill)
+
+    def encode(self, buf):
+        array = buf if isinstance(buf, np.ndarray) else np.asarray(buf)
+        return hpcz.compress(as_coded_shape(array), abs=self.abs, rel=self.rel, mode=self.mode,
+                             lossless=self.lossless, fill=self.fill)
+
+    def decode(self, buf, out=None):
+        values = hpcz.decompress(ensure_contiguous_ndarray(buf))
+        return ndarray_copy(values, out)
+
+    def get_config(self):
+        config = {"id": self.codec_id, "mode": self.mode, "lossless": self.lossless, "fill": self.fill}
+        config["abs" if self.abs is not None else "rel"] = self.abs if self.abs is not None else self.rel
+        return config
+
+    def __repr__(self):
+        bound = f"abs={self.abs!r}" if self.abs is not None else f"rel={self.rel!r}"
+        return f"Hpcz(mode={self.mode!r}, {bound}, lossless={self.lossless!r}, fill={self.fill!r})"

@@ -1,0 +1,116 @@
+// hpcz._hpcz: the C++ host API for Python. Arrays arrive checked by hpcz/__init__.py (dtype, rank,
+// C order); this layer only moves pointers, releases the GIL while coding and maps hpcz::Error to the
+// hpcz.Error subclass of its code.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+#include "hpcz/hpcz.hpp"
+
+namespace nb = nanobind;
+
+namespace {
+
+using Bytes = nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using Values = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+hpcz::DType dtype_of(int bits) {
+  if (bits == 32) return hpcz::DType::f32;
+  if (bits == 64) return hpcz::DType::f64;
+  throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");
+}
+
+hpcz::Backend backend_of(const std::string& device) {
+  if (device == "auto") return hpcz::Backend::automatic;
+  if (device == "cpu") return hpcz::Backend::cpu;
+  if (device == "gpu") return hpcz::Backend::gpu;
+  throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "device must be 'auto', 'cpu' or 'gpu', not '" + device + "'");
+}
+
+nb::bytes compress(Values a, const std::string& mode, const std::string& bound_kind, double bound, bool lossless,
+                   std::optional<double> fill, const std::string& device) {
+  if (a.dtype().code != uint8_t(nb::dlpack::dtype_code::Float))
+    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");
+  hpcz::Options o;
+  o.codec = mode == "ratio" ? hpcz::Codec::ratio : hpcz::Codec::fast;
+  if (mode != "fast" && mode != "ratio")
+    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "mode must be 'fast' or 'ratio', not '" + mode + "'");
+  o.mode = bound_kind == "abs" ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
+  o.bound = bound;
+  o.second_stage = lossless;
+  o.fill = fill;
+  o.backend = backend_of(device);
+  const hpcz::DType dtype = dtype_of(a.dtype().bits);
+  std::vector<uint64_t> dims(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i) dims[i] = uint64_t(a.shape(i));
+  std::vector<uint8_t> out;
+  {
+    nb::gil_scoped_release unlocked;
+    out = hpcz::compress(a.data(), dtype, dims, o);
+  }
+  return nb::bytes(reinterpret_cast<const char*>(out.data()), out.size());
+}
+
+// Decodes into out (a writable C-order array of the archive's size), as decompress() fills a buffer.
+void decompress_into(Bytes archive, Values out, const std::string& device) {
+  const hpcz::Backend backend = backend_of(device);
+  const uint8_t* a = archive.data();
+  const size_t size = archive.size();
+  void* dst = out.data();
+  const size_t capacity = out.nbytes();
+  nb::gil_scoped_release unlocked;
+  hpcz::decompress(a, size, dst, capacity, backend);
+}
+
+nb::dict info(Bytes archive, bool verify) {
+  hpcz::ArchiveInfo i;
+  {
+    nb::gil_scoped_release unlocked;
+    i = verify ? hpcz::inspect(archive.data(), archive.size()) : hpcz::inspect_header(archive.data(), archive.size());
+  }
+  nb::dict d;
+  d["version"] = i.version;
+  d["dtype"] = i.dtype == hpcz::DType::f64 ? "float64" : "float32";
+  nb::list shape;
+  for (uint64_t x : i.dims) shape.append(x);
+  d["shape"] = nb::tuple(shape);
+  d["mode"] = i.codec == hpcz::Codec::ratio ? "ratio" : "fast";
+  d["bound_kind"] = i.mode == hpcz::BoundMode::rel ? "rel" : "abs";
+  d["bound"] = i.bound;
+  d["eb_abs"] = i.eb_abs;
+  d["range"] = i.range_valid ? nb::object(nb::make_tuple(i.range_min, i.range_max)) : nb::none();
+  d["fill"] = i.fill ? nb::object(nb::float_(*i.fill)) : nb::none();
+  d["step"] = i.step;
+  d["lossless"] = i.second_stage;
+  d["n_values"] = i.n_values;
+  d["n_chunks"] = i.n_chunks;
+  d["chunk_values"] = i.chunk_values;
+  d["archive_size"] = i.archive_size;
+  return d;
+}
+
+}  // namespace
+
+NB_MODULE(_hpcz, m) {
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const hpcz::Error& e) {
+      // hpcz._errors.error_class(code) is the hpcz.Error subclass of the code.
+      nb::gil_scoped_acquire held;
+      nb::object cls = nb::module_::import_("hpcz._errors").attr("error_class")(int(e.code()));
+      PyErr_SetObject(cls.ptr(), nb::make_tuple(e.what(), int(e.code())).ptr());
+    }
+  });
+  m.def("compress", &compress, nb::arg("values"), nb::arg("mode"), nb::arg("bound_kind"), nb::arg("bound"),
+        nb::arg("lossless"), nb::arg("fill").none(), nb::arg("device"));
+  m.def("decompress_into", &decompress_into, nb::arg("archive"), nb::arg("out"), nb::arg("device"));
+  m.def("info", &info, nb::arg("archive"), nb::arg("verify"));
+  m.def("gpu_available", [] { return hpcz::gpu_available(); });
+  m.def("gpu_name", [] { return hpcz::gpu_name(); });
+  m.def("version", [] { return std::string(hpcz::version_string()); });
+}

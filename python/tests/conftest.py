@@ -1,0 +1,61 @@
+import os
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+NAME = re.compile(r"^(.*)_([0-9x]+)_(f32|f64)\.bin$")
+
+
+def field_dirs():
+    """The bundled sample, plus ../shared/data (or $HPCZ_SHARED_DATA) when there, as the C++ tests."""
+    dirs = [ROOT / "data"]
+    shared = os.environ.get("HPCZ_SHARED_DATA") or str(ROOT.parent / "shared" / "data")
+    if pathlib.Path(shared).is_dir():
+        dirs.append(pathlib.Path(shared))
+    return dirs
+
+
+def load_fields():
+    out = {}
+    for d in field_dirs():
+        for p in sorted(d.glob("*.bin")):
+            m = NAME.match(p.name)
+            if not m or p.name in out:
+                continue
+            dims = tuple(int(x) for x in m.group(2).split("x"))
+            dtype = np.float32 if m.group(3) == "f32" else np.float64
+            a = np.fromfile(p, dtype=dtype)
+            if a.size == int(np.prod(dims)):
+                out[p.name] = a.reshape(dims)
+    return out
+
+
+FIELDS = load_fields()
+
+
+@pytest.fixture(params=sorted(FIELDS), ids=lambda n: n.split("_")[0])
+def field(request):
+    return request.param, FIELDS[request.param]
+
+
+def violations(x, y, eb, fill=None):
+    """Values of y off x by more than eb, checked exactly (TwoSum at == eb); non-finite and fill
+    values must come back bit for bit."""
+    x = np.asarray(x).reshape(-1)
+    y = np.asarray(y).reshape(-1)
+    bits = np.uint32 if x.dtype == np.float32 else np.uint64
+    special = ~np.isfinite(x)
+    if fill is not None:
+        special |= x == x.dtype.type(fill)
+    bad = int(np.count_nonzero(x[special].view(bits) != y[special].view(bits)))
+    xf, yf = x[~special].astype(np.float64), y[~special].astype(np.float64)
+    s = xf - yf  # exact for f32 values; for f64, TwoSum gives the rounding error where it matters
+    bb = s - xf
+    err = (xf - (s - bb)) + (-yf - bb)
+    over = np.abs(s) > eb
+    at = np.abs(s) == eb
+    over |= at & (err != 0) & (np.sign(err) == np.sign(s))
+    return bad + int(np.count_nonzero(over))

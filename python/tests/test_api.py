@@ -1,0 +1,175 @@
+import shutil
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import hpcz
+from conftest import ROOT, violations
+
+
+@pytest.mark.parametrize("mode", ["fast", "ratio"])
+@pytest.mark.parametrize("rel", [1e-2, 1e-4])
+def test_roundtrip_within_bound(field, mode, rel):
+    name, a = field
+    blob = hpcz.compress(a, rel=rel, mode=mode, device="cpu")
+    assert isinstance(blob, bytes)
+    head = hpcz.info(blob)
+    assert head["shape"] == a.shape and head["dtype"] == a.dtype.name and head["mode"] == mode
+    b = hpcz.decompress(blob, device="cpu")
+    assert b.shape == a.shape and b.dtype == a.dtype
+    assert violations(a, b, head["eb_abs"]) == 0, name
+    assert a.nbytes / len(blob) > 1.5, name  # real fields compress at these bounds
+
+
+def test_lossless_stage_shrinks_and_decodes(field):
+    name, a = field
+    plain = hpcz.compress(a, rel=1e-3, mode="ratio", device="cpu")
+    staged = hpcz.compress(a, rel=1e-3, mode="ratio", lossless=True, device="cpu")
+    assert hpcz.info(staged)["lossless"] and len(staged) <= len(plain)
+    assert np.array_equal(hpcz.decompress(staged).view(np.uint8), hpcz.decompress(plain).view(np.uint8))
+
+
+def test_same_bytes_as_the_cli(tmp_path):
+    cli = ROOT / "build" / "hpcz"
+    if not cli.exists():
+        cli = shutil.which("hpcz")
+    if cli is None:
+        pytest.skip("no hpcz CLI built in build/")
+    src = ROOT / "data" / "climate-ncar_csm_b003_ts_100x64x128_f32.bin"
+    a = np.fromfile(src, dtype=np.float32).reshape(100, 64, 128)
+    for mode in ("fast", "ratio"):
+        out = tmp_path / f"{mode}.hpcz"
+        subprocess.run([str(cli), "compress", "-i", str(src), "-o", str(out), "-t", "f32", "-d", "100x64x128",
+                        "--rel", "1e-3", "--mode", mode, "--device", "cpu", "-q"], check=True)
+        assert out.read_bytes() == hpcz.compress(a, rel=1e-3, mode=mode, device="cpu")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_special_values_bit_exact(dtype):
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal(50_000) * 100).astype(dtype)
+    a[::97] = np.nan
+    a[5::101] = np.inf
+    a[7::103] = -np.inf
+    a[9::89] = -0.0
+    a[11::83] = -1e10
+    for mode in ("fast", "ratio"):
+        blob = hpcz.compress(a, abs=0.5, mode=mode, fill=-1e10)
+        b = hpcz.decompress(blob)
+        assert violations(a, b, 0.5, fill=-1e10) == 0
+        assert hpcz.info(blob)["fill"] == -1e10
+
+
+def test_abs_zero_is_bit_exact():
+    a = np.array([-0.0, 0.0, 1.5, -2.25, 3e-39], dtype=np.float32)
+    b = hpcz.decompress(hpcz.compress(a, abs=0))
+    assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def test_out_is_filled_and_returned(field):
+    _, a = field
+    blob = hpcz.compress(a, rel=1e-3)
+    out = np.full(a.shape, 7, dtype=a.dtype)
+    got = hpcz.decompress(blob, out=out)
+    assert got is out
+    assert np.array_equal(out, hpcz.decompress(blob))
+    flat = np.empty(a.size, dtype=a.dtype)  # any shape of the right size
+    assert np.array_equal(hpcz.decompress(blob, out=flat), out.reshape(-1))
+
+
+def test_bad_requests_raise_value_errors():
+    a = np.ones((4, 4), dtype=np.float32)
+    cases = [
+        lambda: hpcz.compress(np.ones(8, dtype=np.int32), rel=1e-3),
+        lambda: hpcz.compress(np.ones((2,) * 5, dtype=np.float32), rel=1e-3),
+        lambda: hpcz.compress(np.float32(1.0), rel=1e-3),
+        lambda: hpcz.compress(np.ones((8, 8), dtype=np.float32)[:, ::2], rel=1e-3),
+        lambda: hpcz.compress(a, rel=1e-3, abs=1.0),
+        lambda: hpcz.compress(a),
+        lambda: hpcz.compress(a, rel=-1.0),
+        lambda: hpcz.compress(a, rel=1e-3, mode="best"),
+        lambda: hpcz.compress(a, rel=1e-3, device="tpu"),
+        lambda: hpcz.decompress(hpcz.compress(a, rel=1e-3), out=np.empty(15, dtype=np.float32)),
+        lambda: hpcz.decompress(hpcz.compress(a, rel=1e-3), out=np.empty(16, dtype=np.float64)),
+        lambda: hpcz.decompress(hpcz.compress(a, rel=1e-3), out=np.empty((8, 4), dtype=np.float32)[:, ::2]),
+        lambda: hpcz.decompress(12345),
+    ]
+    for case in cases:
+        with pytest.raises(ValueError) as e:
+            case()
+        assert isinstance(e.value, hpcz.InvalidArgumentError) and e.value.code == 1
+
+
+def test_damaged_archives_raise_corrupt_archive(field):
+    _, a = field
+    blob = bytearray(hpcz.compress(a, rel=1e-3))
+    for bad in (bytes(blob[:100]), bytes(blob[:-1]), b"not an archive at all" * 10):
+        with pytest.raises(hpcz.CorruptArchiveError) as e:
+            hpcz.decompress(bad)
+        assert e.value.code == 2
+    blob[len(blob) // 2] ^= 0x10  # a flipped bit in the chunk data: its checksum catches it
+    with pytest.raises(hpcz.CorruptArchiveError):
+        hpcz.decompress(bytes(blob))
+
+
+def test_gpu_request_without_gpu():
+    if hpcz.gpu_available():
+        pytest.skip("a GPU is present")
+    with pytest.raises(hpcz.BackendUnavailableError) as e:
+        hpcz.compress(np.ones(10, dtype=np.float32), rel=1e-3, device="gpu")
+    assert e.value.code == 4
+
+
+def test_threads_give_the_same_bytes(field):
+    _, a = field
+    want = hpcz.compress(a, rel=1e-3, mode="ratio")
+    got = [None] * 6
+
+    def work(k):
+        got[k] = hpcz.compress(a, rel=1e-3, mode="ratio")
+        assert np.array_equal(hpcz.decompress(got[k]), hpcz.decompress(want))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(g == want for g in got)
+
+
+def test_gil_released_while_coding():
+    # Another Python thread keeps running during one long call; it could not if the GIL were held
+    # (it would get only the few milliseconds before the call starts).
+    import time
+
+    a = np.tile(np.sin(np.arange(1 << 20, dtype=np.float32)), 24)
+    t0, n = time.perf_counter(), 0
+    while time.perf_counter() - t0 < 0.1:
+        n += 1
+    rate = n / (time.perf_counter() - t0)  # ticks a second with the interpreter to itself
+    done = threading.Event()
+
+    def code():
+        hpcz.compress(a, rel=1e-4, mode="ratio", device="cpu")
+        done.set()
+
+    ticks = 0
+    t = threading.Thread(target=code)
+    t0 = time.perf_counter()
+    t.start()
+    while not done.is_set():
+        ticks += 1
+    elapsed = time.perf_counter() - t0
+    t.join()
+    assert elapsed > 0.05
+    assert ticks > 0.2 * rate * elapsed, (ticks, rate, elapsed)
+
+
+def test_info_without_verify_reads_the_header_alone():
+    blob = hpcz.compress(np.arange(1000, dtype=np.float64), abs=0.01)
+    head = hpcz.info(blob[:144], verify=False)
+    assert head["shape"] == (1000,) and head["dtype"] == "float64" and head["bound_kind"] == "abs"
+    with pytest.raises(hpcz.CorruptArchiveError):
+        hpcz.info(blob[:144])
