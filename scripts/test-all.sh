@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Every test: the C++ build and its tests (ctest: unit, round trips, streaming, CLI), then the Python
+# package built by pip into a virtual environment with what its tests need from PyPI, and pytest.
+# Without a GPU the Python package is built CPU-only (its tests could not use CUDA; the C++ build
+# above already compiles the CUDA code where nvcc is found).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$(nproc)"
+(cd build && ctest --output-on-failure)
+
+venv=build/venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv" 2>/dev/null || {
+    rm -rf "$venv"
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then  # Debian's python3 lacks venv
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+    fi
+    python3 -m venv "$venv"
+  }
+fi
+"$venv/bin/python" -m pip install -q --upgrade pip
+pyargs=(-C build-dir=build/python)
+nvidia-smi -L >/dev/null 2>&1 || pyargs+=(-C cmake.define.HPCZ_CUDA=OFF)
+"$venv/bin/python" -m pip install -q "${pyargs[@]}" ".[test]"
+"$venv/bin/python" -m pytest -q python/tests
