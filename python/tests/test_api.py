@@ -173,3 +173,15 @@ def test_info_without_verify_reads_the_header_alone():
     assert head["shape"] == (1000,) and head["dtype"] == "float64" and head["bound_kind"] == "abs"
     with pytest.raises(hpcz.CorruptArchiveError):
         hpcz.info(blob[:144])
+
+
+def test_gpu_and_cpu_write_the_same_bytes(field):
+    if not hpcz.gpu_available():
+        pytest.skip("no GPU")
+    _, a = field
+    for mode in ("fast", "ratio"):
+        for lossless in (False, True):
+            cpu = hpcz.compress(a, rel=1e-3, mode=mode, lossless=lossless, device="cpu")
+            assert hpcz.compress(a, rel=1e-3, mode=mode, lossless=lossless, device="gpu") == cpu
+            assert np.array_equal(hpcz.decompress(cpu, device="gpu").view(np.uint8),
+                                  hpcz.decompress(cpu, device="cpu").view(np.uint8))
