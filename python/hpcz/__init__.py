@@ -13,7 +13,7 @@ bit for bit; the CPU and the GPU write the same bytes, and either decodes what t
 
 import numpy as _np
 
-from . import _hpcz
+from . import _device, _hpcz
 from ._errors import (BackendUnavailableError, CorruptArchiveError, CudaError, Error, HpczIOError,
                       InternalError, InvalidArgumentError, UnsupportedError)
 
@@ -42,8 +42,6 @@ def gpu_available():
 
 def _check_values(array):
     if not isinstance(array, _np.ndarray):
-        if hasattr(array, "__cuda_array_interface__"):
-            raise InvalidArgumentError("arrays on the GPU are not supported yet: copy to the host first", 1)
         array = _np.asarray(array)
     if array.dtype not in (_np.float32, _np.float64):
         raise InvalidArgumentError(f"values must be float32 or float64, not {array.dtype}", 1)
@@ -65,18 +63,26 @@ def _bound(abs, rel):
 def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto"):
     """Compresses a C-contiguous float32/float64 array of 1-4 dimensions into an hpcz archive (bytes).
 
+    An array on the GPU (cupy, torch, anything with __cuda_array_interface__) is compressed in place on
+    its device and stream, and its archive stays there: a cupy uint8 array (bytes(a.get()) on the host).
+
     abs / rel: the error bound, absolute or relative to the range (max - min of the finite, non-fill
     values); exactly one. mode: "fast" (throughput) or "ratio" (Lorenzo + Huffman). lossless: a
     lossless stage after the codec (smaller archives, slower). fill: a value kept exactly and left out
     of the range (masked cells). device: "auto" (the GPU when there is one), "cpu" or "gpu".
     """
-    values = _check_values(array)
     kind, bound = _bound(abs, rel)
     if mode not in _MODES:
         raise InvalidArgumentError(f"mode must be 'fast' or 'ratio', not {mode!r}", 1)
     if device not in _DEVICES:
         raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
-    return _hpcz.compress(values, mode, kind, bound, bool(lossless), None if fill is None else float(fill), device)
+    fill = None if fill is None else float(fill)
+    if _device.is_device_array(array):
+        if device == "cpu":
+            raise InvalidArgumentError("device='cpu' for an array on the GPU: copy it to the host first", 1)
+        return _device.compress(array, mode, kind, bound, bool(lossless), fill)
+    values = _check_values(array)
+    return _hpcz.compress(values, mode, kind, bound, bool(lossless), fill, device)
 
 
 def _archive_bytes(data):
@@ -93,14 +99,23 @@ def info(data, *, verify=True):
     """What an archive's header says, as a dict (dtype, shape, mode, bound_kind, bound, eb_abs, range,
     fill, step, lossless, n_values, n_chunks, chunk_values, archive_size, version). verify=True also
     checks the chunk table; decompress() checks every chunk."""
+    if _device.is_device_array(data):
+        data = _device._cupy().asnumpy(data)
     return _hpcz.info(_archive_bytes(data), bool(verify))
 
 
 def decompress(data, *, out=None, device="auto"):
     """Decodes an hpcz archive (bytes-like) into a new numpy array of its shape and dtype, or into
-    `out` (a writable C-contiguous numpy array of that dtype and size), which it returns."""
+    `out` (a writable C-contiguous numpy array of that dtype and size), which it returns.
+
+    An archive on the GPU, or an `out` on the GPU (cupy, torch, ...), decodes on that device and
+    stream into a new cupy array or into `out`."""
     if device not in _DEVICES:
         raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
+    if _device.is_device_array(data) or _device.is_device_array(out):
+        if device == "cpu":
+            raise InvalidArgumentError("device='cpu' with an archive or out on the GPU", 1)
+        return _device.decompress(data, out)
     archive = _archive_bytes(data)
     head = _hpcz.info(archive, False)
     dtype = _np.dtype(head["dtype"])

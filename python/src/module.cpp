@@ -11,6 +11,9 @@
 #include <cstring>
 
 #include "hpcz/hpcz.hpp"
+#ifdef HPCZ_HAS_CUDA
+#include <cuda_runtime.h>
+#endif
 
 namespace nb = nanobind;
 
@@ -111,6 +114,61 @@ nb::dict info(Bytes archive, bool verify) {
   return d;
 }
 
+hpcz::Options options_of(const std::string& mode, const std::string& bound_kind, double bound,
+                        std::optional<double> fill) {
+  if (mode != "fast" && mode != "ratio")
+    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "mode must be 'fast' or 'ratio', not '" + mode + "'");
+  hpcz::Options o;
+  o.codec = mode == "ratio" ? hpcz::Codec::ratio : hpcz::Codec::fast;
+  o.mode = bound_kind == "abs" ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
+  o.bound = bound;
+  o.fill = fill;
+  o.backend = hpcz::Backend::gpu;
+  return o;
+}
+
+// Device arrays: hpcz/__init__.py reads their pointers (__cuda_array_interface__) and allocates the
+// output and workspace on the array's device with cupy (or torch); these only enqueue on `stream`.
+// This module's CUDA runtime keeps its own current device per thread (cupy's is another library):
+// set it to the array's before enqueueing.
+void use_device(int device) {
+#ifdef HPCZ_HAS_CUDA
+  if (cudaSetDevice(device) != cudaSuccess)
+    throw hpcz::Error(hpcz::ErrorCode::cuda, "cudaSetDevice(" + std::to_string(device) + ") failed");
+#else
+  (void)device;
+  throw hpcz::Error(hpcz::ErrorCode::backend_unavailable, "this build of hpcz has no CUDA");
+#endif
+}
+
+size_t compress_device_workspace(int bits, const std::vector<uint64_t>& dims, const std::string& mode,
+                                 const std::string& bound_kind, double bound, std::optional<double> fill) {
+  return hpcz::compress_device_workspace_size(dtype_of(bits), dims, options_of(mode, bound_kind, bound, fill));
+}
+
+void compress_device(uintptr_t in, int bits, const std::vector<uint64_t>& dims, const std::string& mode,
+                     const std::string& bound_kind, double bound, std::optional<double> fill, uintptr_t out,
+                     size_t out_capacity, uintptr_t size, uintptr_t workspace, size_t workspace_size, uintptr_t stream) {
+  const hpcz::Options o = options_of(mode, bound_kind, bound, fill);
+  nb::gil_scoped_release unlocked;
+  hpcz::compress_device(reinterpret_cast<const void*>(in), dtype_of(bits), dims, o, reinterpret_cast<void*>(out),
+                        out_capacity, reinterpret_cast<uint64_t*>(size), reinterpret_cast<void*>(workspace),
+                        workspace_size, reinterpret_cast<void*>(stream));
+}
+
+size_t decompress_device_workspace(Bytes header) {
+  return hpcz::decompress_device_workspace_size(hpcz::inspect_header(header.data(), header.size()));
+}
+
+void decompress_device(Bytes header, uintptr_t archive, uintptr_t out, uintptr_t status, uintptr_t workspace,
+                       size_t workspace_size, uintptr_t stream) {
+  const hpcz::ArchiveInfo info = hpcz::inspect_header(header.data(), header.size());
+  nb::gil_scoped_release unlocked;
+  hpcz::decompress_device(info, reinterpret_cast<const void*>(archive), reinterpret_cast<void*>(out),
+                          reinterpret_cast<uint32_t*>(status), reinterpret_cast<void*>(workspace), workspace_size,
+                          reinterpret_cast<void*>(stream));
+}
+
 }  // namespace
 
 NB_MODULE(_hpcz, m) {
@@ -128,6 +186,13 @@ NB_MODULE(_hpcz, m) {
         nb::arg("lossless"), nb::arg("fill").none(), nb::arg("device"));
   m.def("decompress_into", &decompress_into, nb::arg("archive"), nb::arg("out"), nb::arg("device"));
   m.def("info", &info, nb::arg("archive"), nb::arg("verify"));
+  m.def("use_device", &use_device);
+  m.def("compress_device_workspace", &compress_device_workspace);
+  m.def("compress_device", &compress_device);
+  m.def("decompress_device_workspace", &decompress_device_workspace);
+  m.def("decompress_device", &decompress_device);
+  m.def("max_compressed_size", [](uint64_t n, int bits) { return hpcz::max_compressed_size(n, dtype_of(bits)); });
+  m.def("header_size", [] { return hpcz::kHeaderSize; });
   m.def("gpu_available", [] { return hpcz::gpu_available(); });
   m.def("gpu_name", [] { return hpcz::gpu_name(); });
   m.def("version", [] { return std::string(hpcz::version_string()); });

@@ -1,0 +1,151 @@
+"""Arrays on the GPU: anything with __cuda_array_interface__ (cupy, torch, numba) is coded in place on
+its device and stream, with no copy to the host. Outputs and workspace are cupy arrays on that
+device; the archive of a device array stays on the device (a cupy uint8 array)."""
+
+import numpy as np
+
+from . import _hpcz
+from ._errors import BackendUnavailableError, CorruptArchiveError, InvalidArgumentError
+
+_STATUS = {1: "chunk checksum mismatch", 2: "malformed chunk or chunk table entry", 4: "chunk table checksum mismatch"}
+
+
+def is_device_array(x):
+    return hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray)
+
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError:
+        raise BackendUnavailableError("arrays on the GPU need cupy (pip install cupy-cuda12x or -cuda13x)", 4) from None
+    if not _hpcz.gpu_available():
+        raise BackendUnavailableError("this build of hpcz has no CUDA, or no GPU is usable", 4)
+    return cupy
+
+
+class _View:
+    """What __cuda_array_interface__ says of an array: pointer, shape, dtype, stream, device."""
+
+    def __init__(self, obj, what):
+        cai = obj.__cuda_array_interface__
+        if cai.get("mask") is not None:
+            raise InvalidArgumentError(f"{what}: masked device arrays are not supported", 1)
+        self.obj = obj
+        self.ptr, self.readonly = cai["data"]
+        self.shape = tuple(int(x) for x in cai["shape"])
+        self.dtype = np.dtype(cai["typestr"])
+        self.size = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        strides = cai.get("strides")
+        if strides is not None and self.size > 1:
+            want, step = [], self.dtype.itemsize
+            for n in reversed(self.shape):
+                want.append(step)
+                step *= n
+            if any(n > 1 and s != w for s, w, n in zip(strides, reversed(want), self.shape)):
+                raise InvalidArgumentError(f"{what} must be C-contiguous (cupy.ascontiguousarray makes a copy that is)", 1)
+        self.stream_handle = cai.get("stream")  # None: ready, nothing to order after
+
+
+def _device_of(cupy, ptr, obj=None):
+    if isinstance(obj, cupy.ndarray):
+        return obj.device.id  # no driver query for cupy's own arrays
+    return cupy.cuda.runtime.pointerGetAttributes(ptr).device
+
+
+def _stream(cupy, handle):
+    if handle is None:
+        return cupy.cuda.get_current_stream()
+    if handle == 1:
+        return cupy.cuda.Stream.null
+    if handle == 2:
+        return cupy.cuda.Stream.ptds
+    return cupy.cuda.ExternalStream(handle)
+
+
+def compress(array, mode, kind, bound, lossless, fill):
+    cupy = _cupy()
+    v = _View(array, "values")
+    if v.dtype not in (np.float32, np.float64) or not v.dtype.isnative:
+        raise InvalidArgumentError(f"values must be float32 or float64, not {v.dtype}", 1)
+    if not 1 <= len(v.shape) <= 4:
+        raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {len(v.shape)}", 1)
+    if lossless:
+        raise InvalidArgumentError("lossless=True is for host arrays: the GPU path writes plain archives", 1)
+    bits = v.dtype.itemsize * 8
+    dims = list(v.shape)
+    with cupy.cuda.Device(_device_of(cupy, v.ptr, array)) as dev:
+        _hpcz.use_device(dev.id)
+        stream = _stream(cupy, v.stream_handle)
+        with stream:
+            ptr, keep = v.ptr, None
+            if ptr % 16:  # the kernels load 16 bytes at a time: a view off that alignment is copied once
+                keep = cupy.ascontiguousarray(cupy.asarray(array)).copy()
+                ptr = keep.data.ptr
+            ws_size = _hpcz.compress_device_workspace(bits, dims, mode, kind, bound, fill)
+            cap = _hpcz.max_compressed_size(v.size, bits)
+            out = cupy.empty(cap, dtype=cupy.uint8)
+            ws = cupy.empty(max(ws_size, 1), dtype=cupy.uint8)
+            size = cupy.empty(1, dtype=cupy.uint64)
+            _hpcz.compress_device(ptr, bits, dims, mode, kind, bound, fill, out.data.ptr, cap, size.data.ptr,
+                                  ws.data.ptr, ws_size, stream.ptr)
+            n = int(size.get(stream=stream)[0])  # waits for the stream
+    return out[:n]
+
+
+def _header(cupy, archive):
+    n = min(_hpcz.header_size(), archive.size)
+    return cupy.asnumpy(archive[:n])
+
+
+def decompress(data, out, stream_from=None):
+    """data: a device uint8 array, or host bytes (copied to out's device); out: a device array or None."""
+    cupy = _cupy()
+    dev_obj = data if is_device_array(data) else out
+    if is_device_array(data):
+        a = _View(data, "an archive")
+        if a.dtype.itemsize != 1:
+            raise InvalidArgumentError(f"a device archive must be a uint8 array, not {a.dtype}", 1)
+        dev = _device_of(cupy, a.ptr, data)
+        handle = a.stream_handle
+    else:
+        o = _View(out, "out")
+        dev, handle = _device_of(cupy, o.ptr, out), o.stream_handle
+    with cupy.cuda.Device(dev):
+        _hpcz.use_device(dev)
+        stream = _stream(cupy, handle)
+        with stream:
+            archive = cupy.asarray(data).reshape(-1).view(cupy.uint8) if is_device_array(data) else \
+                cupy.asarray(np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8))
+            if archive.data.ptr % 16:
+                archive = archive.copy()  # 16-byte loads
+            header = _header(cupy, archive)
+            head = _hpcz.info(header, False)
+            if head["lossless"]:
+                raise InvalidArgumentError("an archive with the lossless stage decodes on the host (hpcz.decompress of its bytes)", 1)
+            if archive.size < head["archive_size"]:
+                raise CorruptArchiveError(f"archive truncated: {archive.size} of {head['archive_size']} bytes", 2)
+            dtype = np.dtype(head["dtype"])
+            if out is None:
+                out = cupy.empty(head["shape"], dtype=dtype)
+            o = _View(out, "out")
+            if o.dtype != dtype or o.size != head["n_values"]:
+                raise InvalidArgumentError(
+                    f"out is {o.dtype} of {o.size} values; the archive holds {dtype} of shape {head['shape']}", 1)
+            if o.readonly:
+                raise InvalidArgumentError("out is read-only", 1)
+            ws_size = _hpcz.decompress_device_workspace(header)
+            ws = cupy.empty(max(ws_size, 1), dtype=cupy.uint8)
+            status = cupy.zeros(1, dtype=cupy.uint32)
+            # the kernels store 16 bytes at a time: an out off that alignment is decoded beside it, then copied
+            tmp = cupy.empty(o.size, dtype=dtype) if o.ptr % 16 else None
+            target = o.ptr if tmp is None else tmp.data.ptr
+            if head["n_values"]:
+                _hpcz.decompress_device(header, archive.data.ptr, target, status.data.ptr, ws.data.ptr, ws_size,
+                                        stream.ptr)
+            st = int(status.get(stream=stream)[0])
+            if not st and tmp is not None:
+                cupy.asarray(out).reshape(-1)[...] = tmp
+    if st:
+        raise CorruptArchiveError("corrupt archive: " + "; ".join(m for b, m in _STATUS.items() if st & b), 2)
+    return out

@@ -1,0 +1,86 @@
+"""Arrays on the GPU (cupy, torch): coded in place on their device and stream, the same archive bytes
+as the host path, decoded on the GPU within the bound. Skipped where there is no GPU or no cupy."""
+
+import numpy as np
+import pytest
+
+import hpcz
+from conftest import violations
+
+cupy = pytest.importorskip("cupy")
+if not hpcz.gpu_available():
+    pytest.skip("no GPU", allow_module_level=True)
+
+
+@pytest.mark.parametrize("mode", ["fast", "ratio"])
+def test_device_archive_is_the_host_archive(field, mode):
+    _, a = field
+    d = cupy.asarray(a)
+    arc = hpcz.compress(d, rel=1e-3, mode=mode)
+    assert isinstance(arc, cupy.ndarray) and arc.dtype == cupy.uint8
+    host = hpcz.compress(a, rel=1e-3, mode=mode, device="cpu")
+    assert arc.get().tobytes() == host
+    back = hpcz.decompress(arc)
+    assert isinstance(back, cupy.ndarray) and back.shape == a.shape and back.dtype == a.dtype
+    assert violations(a, back.get(), hpcz.info(host)["eb_abs"]) == 0
+    assert np.array_equal(back.get(), hpcz.decompress(host, device="cpu"))
+
+
+def test_decode_into_a_device_array_and_from_host_bytes(field):
+    _, a = field
+    host = hpcz.compress(a, abs=0.01, mode="ratio")
+    out = cupy.full(a.shape, 7, dtype=a.dtype)
+    assert hpcz.decompress(host, out=out) is out  # host bytes, device out
+    assert np.array_equal(out.get(), hpcz.decompress(host))
+    raw = cupy.empty(a.size * a.itemsize + 4, dtype=cupy.uint8)  # an out off 16-byte alignment
+    odd = raw[4:].view(a.dtype)
+    hpcz.decompress(cupy.asarray(np.frombuffer(host, dtype=np.uint8)), out=odd)
+    assert np.array_equal(odd.get().reshape(a.shape), out.get())
+
+
+def test_on_the_array_stream():
+    a = np.sin(np.arange(1 << 22, dtype=np.float32) * 1e-3).reshape(1024, 4096)
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        d = cupy.asarray(a)
+        arc = hpcz.compress(d, rel=1e-4)
+        back = hpcz.decompress(arc)
+    s.synchronize()
+    assert violations(a, back.get(), hpcz.info(arc)["eb_abs"]) == 0
+
+
+def test_misaligned_and_non_contiguous_inputs():
+    a = np.cos(np.arange(100_001, dtype=np.float64))
+    d = cupy.asarray(a)
+    arc = hpcz.compress(d[1:], abs=1e-6)  # 8 bytes off 16-byte alignment: copied once
+    assert arc.get().tobytes() == hpcz.compress(a[1:], abs=1e-6, device="cpu")
+    with pytest.raises(ValueError):
+        hpcz.compress(d.reshape(1, -1)[:, ::2], abs=1e-6)  # a strided view
+    with pytest.raises(ValueError):
+        hpcz.compress(cupy.arange(10, dtype=cupy.int32), abs=1)
+    with pytest.raises(ValueError):
+        hpcz.compress(d, abs=1e-6, lossless=True)
+
+
+def test_damaged_device_archive():
+    a = np.linspace(0, 1, 300_000, dtype=np.float32)
+    arc = hpcz.compress(cupy.asarray(a), rel=1e-3)
+    bad = arc.copy()
+    bad[arc.size // 2] ^= 0x10
+    with pytest.raises(hpcz.CorruptArchiveError) as e:
+        hpcz.decompress(bad)
+    assert e.value.code == 2
+    with pytest.raises(hpcz.CorruptArchiveError):
+        hpcz.decompress(arc[: arc.size - 1])
+
+
+def test_torch_tensors():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(5).standard_normal((64, 300)).astype(np.float32)
+    t = torch.as_tensor(a, device="cuda")
+    arc = hpcz.compress(t, abs=1e-3)
+    assert arc.get().tobytes() == hpcz.compress(a, abs=1e-3, device="cpu")
+    out = torch.empty((64, 300), dtype=torch.float32, device="cuda")
+    hpcz.decompress(arc, out=out)
+    torch.cuda.synchronize()
+    assert violations(a, out.cpu().numpy(), 1e-3) == 0
