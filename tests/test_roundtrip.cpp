@@ -293,3 +293,32 @@ static void second_stage_fields(bool gpu) {
 }
 TEST(roundtrip_second_stage_cpu) { second_stage_fields(false); }
 TEST(roundtrip_second_stage_gpu_matches_cpu) { second_stage_fields(true); }
+
+// compress() into a caller's buffer writes compress()'s bytes on every backend and variant, and refuses
+// a buffer below max_compressed_size().
+TEST(roundtrip_compress_into_a_buffer) {
+  for (const Field& f : real_fields()) {
+    for (hpcz::Codec codec : {hpcz::Codec::fast, hpcz::Codec::ratio}) {
+      for (bool staged : {false, true}) {
+        for (hpcz::Backend b : {hpcz::Backend::cpu, hpcz::Backend::gpu}) {
+          if (b == hpcz::Backend::gpu && !hpcz::gpu_available()) continue;
+          hpcz::Options o;
+          o.codec = codec;
+          o.second_stage = staged;
+          o.backend = b;
+          const std::vector<uint8_t> want = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+          std::vector<uint8_t> buf(hpcz::max_compressed_size(f.n(), f.dtype) + 7, 0xAB);
+          const size_t size = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o, buf.data(), buf.size());
+          CHECK_MSG(size == want.size() && std::equal(want.begin(), want.end(), buf.begin()), f.name);
+          bool refused = false;
+          try {
+            hpcz::compress(f.bytes.data(), f.dtype, f.dims, o, buf.data(), hpcz::max_compressed_size(f.n(), f.dtype) - 1);
+          } catch (const hpcz::Error& e) {
+            refused = e.code() == hpcz::ErrorCode::invalid_argument;
+          }
+          CHECK_MSG(refused, f.name);
+        }
+      }
+    }
+  }
+}

@@ -112,6 +112,11 @@ size_t archive_prefix_size(const uint8_t* header, size_t available);
 // ---- convenience API (host memory) ------------------------------------------------------------------
 std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<uint64_t>& dims,
                               const Options& opt);
+// The same archive into a caller's buffer of out_capacity bytes (at least max_compressed_size(n_values,
+// dtype), else Error(invalid_argument)); returns its size. On the GPU path (no second stage) the archive
+// is copied from the device straight into out.
+size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, void* out,
+                size_t out_capacity);
 // Decodes into out (resized to n_values * dtype size).
 ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>& out,
                        Backend backend = Backend::automatic);

@@ -68,6 +68,24 @@ nb::bytes compress(Values a, const std::string& mode, const std::string& bound_k
   const hpcz::DType dtype = dtype_of(a.dtype().bits);
   std::vector<uint64_t> dims(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) dims[i] = uint64_t(a.shape(i));
+  if (!lossless && hpcz::resolve_backend(o.backend) == hpcz::Backend::gpu) {
+    // The GPU path copies the archive from the device straight into the bytes object, which is then
+    // cut to size (a realloc that shrinks in place).
+    uint64_t n = 1;
+    for (uint64_t d : dims) n *= d;
+    const size_t cap = hpcz::max_compressed_size(n, dtype);
+    nb::object holder = nb::steal(PyBytes_FromStringAndSize(nullptr, Py_ssize_t(cap)));
+    if (!holder.is_valid()) throw nb::python_error();
+    char* dst = PyBytes_AS_STRING(holder.ptr());
+    size_t size;
+    {
+      nb::gil_scoped_release unlocked;
+      size = hpcz::compress(a.data(), dtype, dims, o, dst, cap);
+    }
+    PyObject* raw = holder.release().ptr();
+    if (_PyBytes_Resize(&raw, Py_ssize_t(size)) < 0) throw nb::python_error();
+    return nb::steal<nb::bytes>(raw);
+  }
   std::vector<uint8_t> out;
   {
     nb::gil_scoped_release unlocked;

@@ -1,4 +1,5 @@
 // Convenience API: validate, pick a backend, run it.
+#include <cstring>
 #include <cmath>
 #include <string>
 
@@ -52,9 +53,9 @@ Backend resolve_backend(Backend b) {
 namespace {
 // hpcz never hands out an archive it cannot read back: the whole frame is checked (header, codec
 // fields, chunk table: a pass over the table, not over the data).
-void check_reads_back(const std::vector<uint8_t>& a) {
+void check_reads_back(const uint8_t* a, size_t size) {
   try {
-    pipeline::parse_archive(a.data(), a.size(), true);
+    pipeline::parse_archive(a, size, true);
   } catch (const Error& e) {
     fail(ErrorCode::internal, std::string("internal error: the archive written does not read back (") + e.what() + ")");
   }
@@ -68,14 +69,35 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
   if (resolve_backend(opt.backend) != Backend::gpu) a = pipeline::compress_cpu(data, h);
   else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();
            pipeline::gpu_one_shot_bytes(h, true) <= room.bytes)
-    a = pipeline::compress_gpu_host(data, h);
+    pipeline::compress_gpu_host(data, h, [&](size_t size) { a.resize(size); return a.data(); });
   else  // larger than the GPU's free memory: in slabs
     a = pipeline::compress_host_stream(data, dtype, dims, opt, room);
-  check_reads_back(a);
+  check_reads_back(a.data(), a.size());
   if (!opt.second_stage) return a;
   a = pipeline::add_second_stage(a);
-  check_reads_back(a);
+  check_reads_back(a.data(), a.size());
   return a;
+}
+
+size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, void* out,
+                size_t out_capacity) {
+  format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
+  if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
+  if (!out || out_capacity < max_compressed_size(h.n_values, dtype))
+    throw Error(ErrorCode::invalid_argument, "output buffer below max_compressed_size()");
+  auto* dst = static_cast<uint8_t*>(out);
+  if (!opt.second_stage && resolve_backend(opt.backend) == Backend::gpu) {
+    const pipeline::GpuRoom room = pipeline::current_gpu_room();
+    if (pipeline::gpu_one_shot_bytes(h, true) <= room.bytes) {
+      const size_t size = pipeline::compress_gpu_host(data, h, [&](size_t) { return dst; });
+      check_reads_back(dst, size);
+      return size;
+    }
+  }
+  const std::vector<uint8_t> a = compress(data, dtype, dims, opt);  // the other paths build the archive in memory
+  if (a.size() > out_capacity) throw Error(ErrorCode::invalid_argument, "output buffer below the archive's size");
+  std::memcpy(dst, a.data(), a.size());
+  return a.size();
 }
 
 namespace {

@@ -130,7 +130,7 @@ size_t gpu_one_shot_bytes(const format::HeaderFields& h, bool compress) {
   return values + archive + (compress ? ops.compress_workspace(h, codecs::Slab{}) : ops.decompress_workspace(h, codecs::Slab{}));
 }
 
-std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderFields& h) {
+size_t compress_gpu_host(const void* in, const format::HeaderFields& h, const std::function<uint8_t*(size_t)>& place) {
   const size_t in_bytes = h.n_values * dtype_size(h.dtype), cap = max_compressed_size(h.n_values, h.dtype);
   const size_t ws_bytes = device_of(h.codec).compress_workspace(h, codecs::Slab{});
   void *d_in = nullptr, *d_out = nullptr, *d_ws = nullptr;
@@ -144,9 +144,9 @@ std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderField
   compress_device_with(d_in, h, d_out, cap, d_size, d_ws, ws_bytes, nullptr);
   uint64_t size = 0;
   check(cudaMemcpy(&size, d_size, sizeof size, cudaMemcpyDeviceToHost), "compress");
-  std::vector<uint8_t> out(size);
-  copy_to_host(out.data(), d_out, size);
-  return out;
+  if (size > cap) fail(ErrorCode::internal, "internal error: an archive beyond its bound");
+  copy_to_host(place(size), d_out, size);
+  return size;
 }
 
 void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* out) {

@@ -15,7 +15,7 @@ void compress_device(const void*, DType, const std::vector<uint64_t>&, const Opt
 size_t decompress_device_workspace_size(const ArchiveInfo&) { none(); }
 void decompress_device(const ArchiveInfo&, const void*, void*, uint32_t*, void*, size_t, void*) { none(); }
 namespace pipeline {
-std::vector<uint8_t> compress_gpu_host(const void*, const format::HeaderFields&) { none(); }
+size_t compress_gpu_host(const void*, const format::HeaderFields&, const std::function<uint8_t*(size_t)>&) { none(); }
 void decompress_gpu_host(const uint8_t*, const ArchiveInfo&, void*) { none(); }
 std::unique_ptr<SlabCoder> make_gpu_coder(int, const format::HeaderFields&, size_t, size_t, size_t) { none(); }
 size_t gpu_slab_workspace(const format::HeaderFields&, bool) { none(); }

@@ -1,5 +1,6 @@
 // Glue between the public API, the archive format, the codecs and the backends.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "codecs/codec.hpp"
@@ -73,7 +74,9 @@ std::vector<uint8_t> assemble(format::HeaderFields& h, const codecs::EncodedChun
 std::vector<uint8_t> compress_cpu(const void* in, format::HeaderFields h);
 void decompress_cpu(const uint8_t* archive, const ArchiveInfo& info, void* out);
 // Defined in the CUDA part (or as stubs that throw when the build has no CUDA).
-std::vector<uint8_t> compress_gpu_host(const void* in, const format::HeaderFields& h);
+// The archive of in: its size first, then its bytes copied to place(size) (a vector's, or a caller's
+// buffer: no copy in between).
+size_t compress_gpu_host(const void* in, const format::HeaderFields& h, const std::function<uint8_t*(size_t)>& place);
 void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* out);
 // The current GPU and what a call may take of its free memory. Where the one-shot GPU host path's
 // buffers (gpu_one_shot_bytes) exceed it, the host calls take the streaming path (stream.cpp) on that
