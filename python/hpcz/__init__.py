@@ -27,8 +27,8 @@ _DEVICES = ("auto", "cpu", "gpu")
 
 
 def __getattr__(name):
-    # hpcz.numcodecs and hpcz.zarr load on first use: they need numcodecs and zarr, hpcz does not.
-    if name in ("numcodecs", "zarr"):
+    # hpcz.numcodecs, hpcz.zarr and hpcz.hdf5 load on first use: they need numcodecs, zarr and h5py.
+    if name in ("numcodecs", "zarr", "hdf5"):
         import importlib
 
         return importlib.import_module(f"hpcz.{name}")

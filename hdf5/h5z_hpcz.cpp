@@ -1,0 +1,182 @@
+// The hpcz HDF5 filter plugin: one HDF5 chunk is one hpcz archive. HDF5 finds it through
+// HDF5_PLUGIN_PATH (H5PLget_plugin_info) or an application registers the class (h5py, via hpcz.hdf5).
+//
+// The plugin links no HDF5 library: the same file serves h5dump and netCDF (the system's libhdf5) and
+// h5py (its own copy, loaded privately). Decoding needs no HDF5 call at all; set_local's few calls are
+// looked up at run time in the process's HDF5 (hpcz_h5z_use_library names it where it is not global).
+// cd_values are documented in docs/FORMAT.md ("HDF5 filter").
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include <H5PLextern.h>
+#include <H5Zpublic.h>
+
+#include "hpcz/hpcz.hpp"
+
+namespace {
+
+constexpr H5Z_filter_t kFilterId = 32767 + 1753;  // 34520, in the range HDF5 leaves unregistered
+constexpr unsigned kParamsVersion = 1;
+constexpr size_t kUserValues = 8;   // version, mode, bound kind, bound (2 words), flags, fill (2 words)
+constexpr size_t kLocalValues = 2;  // set_local adds: dtype, rank; then the chunk's dims
+constexpr unsigned kFlagFill = 1, kFlagLossless = 2;
+// Chunks of at least this many bytes go to the GPU where there is one: below it the one-shot GPU path's
+// fixed costs (buffers, copies both ways, a synchronization) outweigh the CPU's coding time.
+constexpr size_t kGpuChunkBytes = size_t(4) << 20;
+
+struct Hdf5 {
+  decltype(&H5Pget_filter_by_id2) get_filter = nullptr;
+  decltype(&H5Pmodify_filter) modify_filter = nullptr;
+  decltype(&H5Pget_chunk) get_chunk = nullptr;
+  decltype(&H5Tget_class) type_class = nullptr;
+  decltype(&H5Tget_size) type_size = nullptr;
+  bool complete() const { return get_filter && modify_filter && get_chunk && type_class && type_size; }
+};
+Hdf5 g_hdf5;
+std::mutex g_hdf5_mutex;
+
+bool resolve(void* where, Hdf5& api) {
+  api.get_filter = reinterpret_cast<decltype(api.get_filter)>(dlsym(where, "H5Pget_filter_by_id2"));
+  api.modify_filter = reinterpret_cast<decltype(api.modify_filter)>(dlsym(where, "H5Pmodify_filter"));
+  api.get_chunk = reinterpret_cast<decltype(api.get_chunk)>(dlsym(where, "H5Pget_chunk"));
+  api.type_class = reinterpret_cast<decltype(api.type_class)>(dlsym(where, "H5Tget_class"));
+  api.type_size = reinterpret_cast<decltype(api.type_size)>(dlsym(where, "H5Tget_size"));
+  return api.complete();
+}
+
+const Hdf5* hdf5() {
+  std::lock_guard<std::mutex> g(g_hdf5_mutex);
+  if (!g_hdf5.complete()) resolve(RTLD_DEFAULT, g_hdf5);
+  return g_hdf5.complete() ? &g_hdf5 : nullptr;
+}
+
+double double_of(unsigned lo, unsigned hi) {
+  const uint64_t u = uint64_t(lo) | (uint64_t(hi) << 32);
+  double d;
+  std::memcpy(&d, &u, sizeof d);
+  return d;
+}
+
+hpcz::Backend backend_for(size_t bytes) {
+  return bytes >= kGpuChunkBytes && hpcz::gpu_available() ? hpcz::Backend::gpu : hpcz::Backend::cpu;
+}
+
+// Takes dtype and chunk dims from the dataset; the user's values (or the defaults: fast, rel 1e-3) first.
+herr_t set_local(hid_t dcpl, hid_t type, hid_t) {
+  const Hdf5* api = hdf5();
+  if (!api) return -1;
+  unsigned flags = 0, values[kUserValues + kLocalValues + 32] = {kParamsVersion, 1, 2, 0, 0, 0, 0, 0};
+  const double rel_default = 1e-3;
+  uint64_t u;
+  std::memcpy(&u, &rel_default, sizeof u);
+  values[3] = unsigned(u), values[4] = unsigned(u >> 32);
+  size_t n = kUserValues;
+  unsigned given[kUserValues + kLocalValues + 32];
+  size_t n_given = sizeof given / sizeof given[0];
+  if (api->get_filter(dcpl, kFilterId, &flags, &n_given, given, 0, nullptr, nullptr) < 0) return -1;
+  if (n_given > 0 && given[0] != kParamsVersion) return -1;  // a newer layout than this plugin knows
+  for (size_t i = 0; i < std::min(n_given, kUserValues); ++i) values[i] = given[i];
+  if (api->type_class(type) != H5T_FLOAT) return -1;  // float32 and float64 only
+  const size_t size = api->type_size(type);
+  if (size != 4 && size != 8) return -1;
+  hsize_t dims[32];
+  const int rank = api->get_chunk(dcpl, 32, dims);
+  if (rank < 1) return -1;
+  values[n++] = size == 8 ? 2 : 1;
+  values[n++] = unsigned(rank);
+  for (int i = 0; i < rank; ++i) {
+    if (dims[i] > 0xffffffffull) return -1;
+    values[n++] = unsigned(dims[i]);
+  }
+  return api->modify_filter(dcpl, kFilterId, flags, n, values) < 0 ? -1 : 1;
+}
+
+// The chunk's shape as hpcz codes it: at most 4 dims, the slowest ones merged (the same order).
+std::vector<uint64_t> coded_dims(const unsigned* d, unsigned rank) {
+  std::vector<uint64_t> dims(d, d + rank);
+  while (dims.size() > 4) {
+    dims[1] *= dims[0];
+    dims.erase(dims.begin());
+  }
+  return dims;
+}
+
+size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size_t nbytes, size_t* buf_size, void** buf) {
+  try {
+    if (flags & H5Z_FLAG_REVERSE) {
+      const auto* a = static_cast<const uint8_t*>(*buf);
+      const hpcz::ArchiveInfo info = hpcz::inspect_header(a, nbytes);
+      const size_t out_bytes = info.n_values * hpcz::dtype_size(info.dtype);
+      void* out = std::malloc(out_bytes ? out_bytes : 1);
+      if (!out) return 0;
+      try {
+        hpcz::decompress(a, nbytes, out, out_bytes, backend_for(out_bytes));
+      } catch (...) {
+        std::free(out);
+        throw;
+      }
+      std::free(*buf);
+      *buf = out;
+      *buf_size = out_bytes;
+      return out_bytes;
+    }
+    if (cd_nelmts < kUserValues + kLocalValues || cd_values[0] != kParamsVersion) return 0;
+    const unsigned rank = cd_values[kUserValues + 1];
+    if (rank < 1 || cd_nelmts < kUserValues + kLocalValues + rank) return 0;
+    hpcz::Options o;
+    o.codec = cd_values[1] == 2 ? hpcz::Codec::ratio : hpcz::Codec::fast;
+    o.mode = cd_values[2] == 1 ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
+    o.bound = double_of(cd_values[3], cd_values[4]);
+    if (cd_values[5] & kFlagFill) o.fill = double_of(cd_values[6], cd_values[7]);
+    o.second_stage = cd_values[5] & kFlagLossless;
+    const hpcz::DType dtype = cd_values[kUserValues] == 2 ? hpcz::DType::f64 : hpcz::DType::f32;
+    const std::vector<uint64_t> dims = coded_dims(cd_values + kUserValues + kLocalValues, rank);
+    uint64_t n = 1;
+    for (uint64_t d : dims) n *= d;
+    if (n * hpcz::dtype_size(dtype) != nbytes) return 0;
+    o.backend = backend_for(nbytes);
+    const size_t cap = hpcz::max_compressed_size(n, dtype);
+    void* out = std::malloc(cap);
+    if (!out) return 0;
+    size_t size;
+    try {
+      size = hpcz::compress(*buf, dtype, dims, o, out, cap);
+    } catch (...) {
+      std::free(out);
+      throw;
+    }
+    if (void* fit = std::realloc(out, size ? size : 1)) out = fit;
+    std::free(*buf);
+    *buf = out;
+    *buf_size = size;
+    return size;
+  } catch (...) {
+    return 0;  // HDF5 reports the filter's failure
+  }
+}
+
+const H5Z_class2_t kClass = {
+    H5Z_CLASS_T_VERS, kFilterId, 1, 1, "hpcz: error-bounded lossy compression (github hpcz)", nullptr, set_local, filter,
+};
+
+}  // namespace
+
+extern "C" {
+H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_FILTER; }
+const void* H5PLget_plugin_info(void) { return &kClass; }
+// Where the process's HDF5 functions are not global (h5py loads its HDF5 privately): a library whose
+// dependencies include that HDF5 (h5py's extension module). 0 on success.
+int hpcz_h5z_use_library(const char* path) {
+  void* h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+  if (!h) h = dlopen(path, RTLD_LAZY);
+  Hdf5 api;
+  if (!h || !resolve(h, api)) return -1;
+  std::lock_guard<std::mutex> g(g_hdf5_mutex);
+  g_hdf5 = api;
+  return 0;
+}
+}

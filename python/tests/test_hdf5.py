@@ -1,0 +1,107 @@
+"""The HDF5 filter through h5py, h5dump and h5ls, and a process that only sets HDF5_PLUGIN_PATH."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+h5py = pytest.importorskip("h5py")
+import hpcz  # noqa: E402
+
+try:
+    import hpcz.hdf5 as hh
+except hpcz.BackendUnavailableError as e:  # a build without HDF5's headers has no filter
+    pytest.skip(str(e), allow_module_level=True)
+
+from conftest import ROOT, violations  # noqa: E402
+
+GOLDEN = pathlib.Path(__file__).parent / "golden" / "ts-hpcz-filter-v1.h5"
+SAMPLE = ROOT / "data" / "climate-ncar_csm_b003_ts_100x64x128_f32.bin"
+
+
+def write(path, a, chunks, **kw):
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=a, chunks=chunks, **hh.Hpcz(**kw))
+
+
+@pytest.mark.parametrize("kw", [{"abs": 0.01}, {"abs": 0.01, "mode": "ratio"}, {"abs": 0.01, "mode": "ratio", "lossless": True}])
+def test_roundtrip_within_bound(tmp_path, field, kw):
+    _, a = field
+    chunks = (max(1, a.shape[0] // 3),) + a.shape[1:]
+    fill = -1e10 if np.any(a == a.dtype.type(-1e10)) else None  # a masked field names its fill value
+    kw = dict(kw, fill=fill)
+    write(tmp_path / "f.h5", a, chunks, **kw)
+    with h5py.File(tmp_path / "f.h5", "r") as f:
+        d = f["x"]
+        back = d[...]
+        stored = d.id.get_storage_size()
+        code, _, values, _ = d.id.get_create_plist().get_filter(0)
+        assert code == hh.FILTER_ID and tuple(values[:8]) == hh.Hpcz(**kw)["compression_opts"]
+        assert tuple(values[10:]) == chunks  # set_local added dtype, rank and the chunk's dims
+    assert violations(a, back, 0.01, fill=fill) == 0
+    assert a.nbytes / stored > 1.0  # smaller than the raw chunks, on every field at this bound
+
+
+def test_rel_fill_and_many_dimensions(tmp_path):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((3, 4, 5, 6, 70)).astype(np.float64)
+    a[a > 2] = -9999.0
+    a[0, 0, 0, 0, :3] = [np.nan, np.inf, -0.0]
+    write(tmp_path / "m.h5", a, (2, 4, 5, 6, 70), abs=1e-5, fill=-9999.0)
+    with h5py.File(tmp_path / "m.h5", "r") as f:
+        assert violations(a, f["x"][...], 1e-5, fill=-9999.0) == 0
+
+
+def test_integer_datasets_are_refused(tmp_path):
+    with h5py.File(tmp_path / "i.h5", "w") as f:
+        with pytest.raises((ValueError, RuntimeError, OSError)):
+            f.create_dataset("i", data=np.arange(100, dtype=np.int32), chunks=(50,), **hh.Hpcz(rel=1e-3))
+
+
+def test_bad_options_are_refused():
+    for kw in ({}, {"abs": 1, "rel": 1}, {"abs": -1.0}, {"rel": 1e-3, "mode": "best"}):
+        with pytest.raises(ValueError):
+            hh.Hpcz(**kw)
+
+
+def run_alone(code, tmp_path):
+    env = dict(os.environ, HDF5_PLUGIN_PATH=hh.PLUGIN_PATH)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+
+
+def test_read_with_only_the_plugin_path(tmp_path):
+    a = np.fromfile(SAMPLE, dtype=np.float32).reshape(100, 64, 128)
+    write(tmp_path / "p.h5", a, (25, 64, 128), abs=0.05, mode="ratio")
+    np.save(tmp_path / "a.npy", a)
+    run_alone("import sys, h5py, numpy as np\n"
+              "b = h5py.File('p.h5', 'r')['x'][...]\n"
+              "assert 'hpcz' not in sys.modules\n"
+              "assert np.abs(b.astype(np.float64) - np.load('a.npy')).max() <= 0.05\n", tmp_path)
+
+
+@pytest.mark.skipif(shutil.which("h5dump") is None, reason="no h5dump (Debian: hdf5-tools)")
+def test_h5dump_and_h5ls(tmp_path):
+    a = np.fromfile(SAMPLE, dtype=np.float32).reshape(100, 64, 128)
+    write(tmp_path / "d.h5", a, (50, 64, 128), abs=0.01)
+    env = dict(os.environ, HDF5_PLUGIN_PATH=hh.PLUGIN_PATH)
+    r = subprocess.run(["h5dump", "-d", "/x", "-s", "7,3,0", "-c", "1,1,6", str(tmp_path / "d.h5")],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    line = next(l for l in r.stdout.splitlines() if l.strip().startswith("(7,3,0)"))
+    got = np.array([float(x) for x in line.split(":", 1)[1].split(",")])
+    assert np.abs(got - a[7, 3, :6]).max() <= 0.01 + 1e-3  # h5dump prints 6 significant digits
+    r = subprocess.run(["h5ls", "-v", str(tmp_path / "d.h5")], capture_output=True, text=True, env=env)
+    assert r.returncode == 0 and "hpcz" in r.stdout and str(hh.FILTER_ID) in r.stdout
+
+
+def test_golden_file_still_reads():
+    # Written by the first version of the filter (python/tests/golden/make_golden.py): every later one reads it.
+    a = np.fromfile(SAMPLE, dtype=np.float32).reshape(100, 64, 128)[:20]
+    with h5py.File(GOLDEN, "r") as f:
+        for name, eb in (("fast_abs", 0.05), ("ratio_rel", 1e-3 * (a.max() - a.min())), ("ratio_lossless", 0.05)):
+            assert violations(a, f[name][...], eb) == 0, name
