@@ -6,14 +6,17 @@
 # above already compiles the CUDA code where nvcc is found).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The HDF5 filter builds against HDF5's headers and its tests run h5dump and h5ls (Debian packages).
-if ! ls /usr/include/hdf5/serial/H5PLextern.h >/dev/null 2>&1 || ! command -v h5dump >/dev/null; then
+# The HDF5 filter builds against HDF5's headers; its tests run h5dump, h5ls, netCDF-C and ncdump
+# (Debian packages).
+debs=(libhdf5-dev hdf5-tools libnetcdf-dev netcdf-bin)
+if ! ls /usr/include/hdf5/serial/H5PLextern.h /usr/include/netcdf_filter.h >/dev/null 2>&1 ||
+   ! command -v h5dump >/dev/null || ! command -v ncdump >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq libhdf5-dev hdf5-tools >/dev/null 2>&1 ||
-      { apt-get update -qq && apt-get install -y -qq libhdf5-dev hdf5-tools >/dev/null; }
+    apt-get install -y -qq "${debs[@]}" >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq "${debs[@]}" >/dev/null; }
   else
-    echo "test-all: libhdf5-dev and hdf5-tools are missing: the HDF5 filter and its tests are left out" >&2
+    echo "test-all: ${debs[*]} are missing: the HDF5 filter and its tests are left out" >&2
   fi
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
