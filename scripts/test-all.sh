@@ -6,11 +6,12 @@
 # above already compiles the CUDA code where nvcc is found).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The HDF5 filter builds against HDF5's headers; its tests run h5dump, h5ls, netCDF-C and ncdump
-# (Debian packages).
-debs=(libhdf5-dev hdf5-tools libnetcdf-dev netcdf-bin)
-if ! ls /usr/include/hdf5/serial/H5PLextern.h /usr/include/netcdf_filter.h >/dev/null 2>&1 ||
-   ! command -v h5dump >/dev/null || ! command -v ncdump >/dev/null; then
+# The HDF5 filter builds against HDF5's headers; its tests run h5dump, h5ls, netCDF-C, ncdump and
+# parallel HDF5 under MPI (Debian packages).
+debs=(libhdf5-dev hdf5-tools libnetcdf-dev netcdf-bin libhdf5-openmpi-dev openmpi-bin)
+if ! ls /usr/include/hdf5/serial/H5PLextern.h /usr/include/netcdf_filter.h /usr/include/hdf5/openmpi/H5FDmpio.h \
+       >/dev/null 2>&1 || ! command -v h5dump >/dev/null || ! command -v ncdump >/dev/null ||
+   ! command -v mpirun >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get install -y -qq "${debs[@]}" >/dev/null 2>&1 ||
