@@ -76,3 +76,50 @@ class Hpcz(Mapping):
 
     def __repr__(self):
         return f"hpcz.hdf5.Hpcz({self._kwargs!r})"
+
+
+def _options(dset):
+    """The hpcz options of a dataset created with the filter, from its cd_values."""
+    try:
+        _, values, _ = dset.id.get_create_plist().get_filter_by_id(FILTER_ID)
+    except Exception:
+        raise InvalidArgumentError(f"dataset {dset.name} does not use the hpcz filter", 1) from None
+    values = list(values)
+    if len(values) < 8 or values[0] != _PARAMS_VERSION:
+        raise InvalidArgumentError(f"dataset {dset.name}: hpcz filter parameters of an unknown version", 1)
+    dbl = lambda lo, hi: struct.unpack("<d", struct.pack("<II", lo, hi))[0]
+    bound = dbl(values[3], values[4])
+    return {"mode": "ratio" if values[1] == 2 else "fast", ("abs" if values[2] == 1 else "rel"): bound,
+            "lossless": bool(values[5] & 2), "fill": dbl(values[6], values[7]) if values[5] & 1 else None}
+
+
+def write_chunk(dset, offset, chunk):
+    """Writes one chunk of `dset` (created with the hpcz filter) directly, skipping HDF5's filter
+    pipeline (H5Dwrite_chunk): compressed by hpcz.compress with the dataset's own options, on the GPU
+    when `chunk` is there (cupy, torch, ...), so a GPU simulation writes at the speed of its GPU.
+    offset: the chunk's first element (a multiple of the chunk shape); chunk: the chunk's values, of the
+    dataset's dtype, of the chunk shape or smaller at the dataset's edges (padded with 0, as HDF5 pads).
+    Readers decode it through the filter like any other chunk."""
+    from . import _device, compress
+
+    shape = dset.chunks
+    if shape is None:
+        raise InvalidArgumentError(f"dataset {dset.name} is not chunked", 1)
+    offset = tuple(int(o) for o in offset)
+    if len(offset) != len(shape) or any(o % c for o, c in zip(offset, shape)):
+        raise InvalidArgumentError(f"offset {offset} is not the start of a chunk of shape {shape}", 1)
+    opts = _options(dset)
+    if opts.pop("lossless") and _device.is_device_array(chunk):
+        opts["lossless"] = False  # the GPU writes plain archives; the reader decodes either
+    if tuple(chunk.shape) != tuple(shape):
+        if any(n > c for n, c in zip(chunk.shape, shape)) or len(chunk.shape) != len(shape):
+            raise InvalidArgumentError(f"chunk of shape {tuple(chunk.shape)} for chunks of {shape}", 1)
+        xp = _device._cupy() if _device.is_device_array(chunk) else __import__("numpy")
+        full = xp.zeros(shape, dtype=chunk.dtype)
+        full[tuple(slice(0, n) for n in chunk.shape)] = xp.asarray(chunk)
+        chunk = full
+    if str(chunk.dtype) != str(dset.dtype):
+        raise InvalidArgumentError(f"chunk of {chunk.dtype} for a dataset of {dset.dtype}", 1)
+    arc = compress(chunk, **opts)
+    data = arc.get().tobytes() if _device.is_device_array(arc) else arc
+    dset.id.write_direct_chunk(offset, data, filter_mask=0)

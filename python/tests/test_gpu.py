@@ -84,3 +84,18 @@ def test_torch_tensors():
     hpcz.decompress(arc, out=out)
     torch.cuda.synchronize()
     assert violations(a, out.cpu().numpy(), 1e-3) == 0
+
+
+def test_direct_chunk_writes_from_the_gpu(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    try:
+        import hpcz.hdf5 as hh
+    except hpcz.BackendUnavailableError:
+        pytest.skip("no HDF5 filter in this build")
+    a = np.random.default_rng(8).standard_normal((64, 300)).astype(np.float32)
+    with h5py.File(tmp_path / "g.h5", "w") as f:
+        d = f.create_dataset("x", shape=a.shape, dtype=a.dtype, chunks=(16, 300), **hh.Hpcz(abs=1e-3))
+        for k in range(0, 64, 16):
+            hh.write_chunk(d, (k, 0), cupy.asarray(a[k:k + 16]))
+    with h5py.File(tmp_path / "g.h5", "r") as f:
+        assert violations(a, f["x"][...], 1e-3) == 0

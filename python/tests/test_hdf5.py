@@ -105,3 +105,17 @@ def test_golden_file_still_reads():
     with h5py.File(GOLDEN, "r") as f:
         for name, eb in (("fast_abs", 0.05), ("ratio_rel", 1e-3 * (a.max() - a.min())), ("ratio_lossless", 0.05)):
             assert violations(a, f[name][...], eb) == 0, name
+
+
+def test_direct_chunk_writes_read_through_the_filter(tmp_path):
+    a = np.fromfile(SAMPLE, dtype=np.float32).reshape(100, 64, 128)
+    with h5py.File(tmp_path / "w.h5", "w") as f:
+        d = f.create_dataset("x", shape=a.shape, dtype=a.dtype, chunks=(30, 64, 128), **hh.Hpcz(abs=0.02, mode="ratio"))
+        for k in range(0, 100, 30):  # the last chunk is 10 rows: padded
+            hh.write_chunk(d, (k, 0, 0), a[k:k + 30])
+        with pytest.raises(ValueError):
+            hh.write_chunk(d, (5, 0, 0), a[:30])
+        with pytest.raises(ValueError):
+            hh.write_chunk(d, (0, 0, 0), a[:30].astype(np.float64))
+    with h5py.File(tmp_path / "w.h5", "r") as f:
+        assert violations(a, f["x"][...], 0.02) == 0
