@@ -38,7 +38,8 @@ struct Hdf5 {
   decltype(&H5Pget_chunk) get_chunk = nullptr;
   decltype(&H5Tget_class) type_class = nullptr;
   decltype(&H5Tget_size) type_size = nullptr;
-  bool complete() const { return get_filter && modify_filter && get_chunk && type_class && type_size; }
+  decltype(&H5Tget_order) type_order = nullptr;
+  bool complete() const { return get_filter && modify_filter && get_chunk && type_class && type_size && type_order; }
 };
 Hdf5 g_hdf5;
 std::mutex g_hdf5_mutex;
@@ -49,6 +50,7 @@ bool resolve(void* where, Hdf5& api) {
   api.get_chunk = reinterpret_cast<decltype(api.get_chunk)>(dlsym(where, "H5Pget_chunk"));
   api.type_class = reinterpret_cast<decltype(api.type_class)>(dlsym(where, "H5Tget_class"));
   api.type_size = reinterpret_cast<decltype(api.type_size)>(dlsym(where, "H5Tget_size"));
+  api.type_order = reinterpret_cast<decltype(api.type_order)>(dlsym(where, "H5Tget_order"));
   return api.complete();
 }
 
@@ -84,7 +86,8 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t) {
   if (api->get_filter(dcpl, kFilterId, &flags, &n_given, given, 0, nullptr, nullptr) < 0) return -1;
   if (n_given > 0 && given[0] != kParamsVersion) return -1;  // a newer layout than this plugin knows
   for (size_t i = 0; i < std::min(n_given, kUserValues); ++i) values[i] = given[i];
-  if (api->type_class(type) != H5T_FLOAT) return -1;  // float32 and float64 only
+  // Little-endian float32 and float64 only: the filter codes the stored bytes as the machine's floats.
+  if (api->type_class(type) != H5T_FLOAT || api->type_order(type) != H5T_ORDER_LE) return -1;
   const size_t size = api->type_size(type);
   if (size != 4 && size != 8) return -1;
   hsize_t dims[32];
@@ -114,6 +117,17 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
     if (flags & H5Z_FLAG_REVERSE) {
       const auto* a = static_cast<const uint8_t*>(*buf);
       const hpcz::ArchiveInfo info = hpcz::inspect_header(a, nbytes);
+      // The chunk is exactly one archive, of the dataset's dtype and chunk size (set_local's words):
+      // checked before the output is sized from the header.
+      if (nbytes != info.archive_size) return 0;
+      if (cd_nelmts >= kUserValues + kLocalValues) {
+        const unsigned rank = cd_values[kUserValues + 1];
+        if (cd_nelmts < kUserValues + kLocalValues + rank) return 0;
+        uint64_t n = 1;
+        for (unsigned i = 0; i < rank; ++i) n *= cd_values[kUserValues + kLocalValues + i];
+        const hpcz::DType want = cd_values[kUserValues] == 2 ? hpcz::DType::f64 : hpcz::DType::f32;
+        if (info.n_values != n || info.dtype != want) return 0;
+      }
       const size_t out_bytes = info.n_values * hpcz::dtype_size(info.dtype);
       void* out = std::malloc(out_bytes ? out_bytes : 1);
       if (!out) return 0;

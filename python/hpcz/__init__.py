@@ -117,7 +117,7 @@ def decompress(data, *, out=None, device="auto"):
             raise InvalidArgumentError("device='cpu' with an archive or out on the GPU", 1)
         return _device.decompress(data, out)
     archive = _archive_bytes(data)
-    head = _hpcz.info(archive, False)
+    head = _hpcz.info(archive, True)  # header and chunk table checked before the output is sized
     dtype = _np.dtype(head["dtype"])
     if out is None:
         out = _np.empty(head["shape"], dtype=dtype)

@@ -101,7 +101,8 @@ def _header(cupy, archive):
 def decompress(data, out, stream_from=None):
     """data: a device uint8 array, or host bytes (copied to out's device); out: a device array or None."""
     cupy = _cupy()
-    dev_obj = data if is_device_array(data) else out
+    if out is not None and not is_device_array(out):
+        raise InvalidArgumentError("out must be an array on the GPU for an archive there (or decode its bytes on the host)", 1)
     if is_device_array(data):
         a = _View(data, "an archive")
         if a.dtype.itemsize != 1:
@@ -121,6 +122,8 @@ def decompress(data, out, stream_from=None):
                 archive = archive.copy()  # 16-byte loads
             header = _header(cupy, archive)
             head = _hpcz.info(header, False)
+            if archive.size != head["archive_size"]:
+                raise CorruptArchiveError(f"archive of {archive.size} bytes; its header says {head['archive_size']}", 2)
             if head["lossless"]:
                 raise InvalidArgumentError("an archive with the lossless stage decodes on the host (hpcz.decompress of its bytes)", 1)
             if archive.size < head["archive_size"]:
@@ -129,6 +132,8 @@ def decompress(data, out, stream_from=None):
             if out is None:
                 out = cupy.empty(head["shape"], dtype=dtype)
             o = _View(out, "out")
+            if _device_of(cupy, o.ptr, out) != dev:
+                raise InvalidArgumentError("out is on another GPU than the archive", 1)
             if o.dtype != dtype or o.size != head["n_values"]:
                 raise InvalidArgumentError(
                     f"out is {o.dtype} of {o.size} values; the archive holds {dtype} of shape {head['shape']}", 1)

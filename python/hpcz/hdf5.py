@@ -109,8 +109,10 @@ def write_chunk(dset, offset, chunk):
     if len(offset) != len(shape) or any(o % c for o, c in zip(offset, shape)):
         raise InvalidArgumentError(f"offset {offset} is not the start of a chunk of shape {shape}", 1)
     opts = _options(dset)
-    if opts.pop("lossless") and _device.is_device_array(chunk):
-        opts["lossless"] = False  # the GPU writes plain archives; the reader decodes either
+    if dset.id.get_create_plist().get_nfilters() != 1:
+        # filter_mask 0 tells HDF5 every filter of the pipeline ran: only hpcz does here
+        raise InvalidArgumentError(f"dataset {dset.name} has filters besides hpcz: write it through h5py", 1)
+    opts["lossless"] = opts["lossless"] and not _device.is_device_array(chunk)  # the GPU writes plain archives
     if tuple(chunk.shape) != tuple(shape):
         if any(n > c for n, c in zip(chunk.shape, shape)) or len(chunk.shape) != len(shape):
             raise InvalidArgumentError(f"chunk of shape {tuple(chunk.shape)} for chunks of {shape}", 1)
@@ -120,6 +122,8 @@ def write_chunk(dset, offset, chunk):
         chunk = full
     if str(chunk.dtype) != str(dset.dtype):
         raise InvalidArgumentError(f"chunk of {chunk.dtype} for a dataset of {dset.dtype}", 1)
-    arc = compress(chunk, **opts)
+    from ._shapes import coded_shape
+
+    arc = compress(chunk.reshape(coded_shape(chunk.shape)), **opts)
     data = arc.get().tobytes() if _device.is_device_array(arc) else arc
     dset.id.write_direct_chunk(offset, data, filter_mask=0)

@@ -10,16 +10,7 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
 
 import hpcz
-
-
-def as_coded_shape(array):
-    """The array as hpcz codes it: C order, 1 to 4 dimensions (the slowest ones merged beyond 4)."""
-    array = np.ascontiguousarray(array)
-    if array.ndim == 0:
-        return array.reshape(1)
-    if array.ndim > 4:
-        return array.reshape((-1,) + array.shape[-3:])
-    return array
+from hpcz._shapes import as_coded_shape
 
 
 class Hpcz(Codec):

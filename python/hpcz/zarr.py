@@ -13,7 +13,7 @@ from zarr.abc.codec import ArrayBytesCodec
 from zarr.registry import register_codec
 
 import hpcz
-from hpcz.numcodecs import as_coded_shape
+from hpcz._shapes import as_coded_shape
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ namespace nb = nanobind;
 namespace {
 
 using Bytes = nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using Values = nb::ndarray<nb::c_contig, nb::device::cpu>;
+using Values = nb::ndarray<nb::c_contig, nb::device::cpu>;            // written into
+using ReadValues = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;  // read only (read-only arrays too)
 
 hpcz::DType dtype_of(int bits) {
   if (bits == 32) return hpcz::DType::f32;
@@ -52,7 +53,7 @@ nb::bytes to_bytes(const std::vector<uint8_t>& v) {
   return nb::steal<nb::bytes>(b);
 }
 
-nb::bytes compress(Values a, const std::string& mode, const std::string& bound_kind, double bound, bool lossless,
+nb::bytes compress(ReadValues a, const std::string& mode, const std::string& bound_kind, double bound, bool lossless,
                    std::optional<double> fill, const std::string& device) {
   if (a.dtype().code != uint8_t(nb::dlpack::dtype_code::Float))
     throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");

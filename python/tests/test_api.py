@@ -185,3 +185,18 @@ def test_gpu_and_cpu_write_the_same_bytes(field):
             assert hpcz.compress(a, rel=1e-3, mode=mode, lossless=lossless, device="gpu") == cpu
             assert np.array_equal(hpcz.decompress(cpu, device="gpu").view(np.uint8),
                                   hpcz.decompress(cpu, device="cpu").view(np.uint8))
+
+
+def test_read_only_arrays_compress():
+    a = np.linspace(0, 1, 10_000, dtype=np.float32)
+    a.flags.writeable = False
+    assert hpcz.compress(a, rel=1e-3, device="cpu") == hpcz.compress(a.copy(), rel=1e-3, device="cpu")
+
+
+def test_damaged_archives_of_empty_arrays():
+    blob = hpcz.compress(np.empty((0, 5), dtype=np.float32), abs=1e-3)
+    assert hpcz.decompress(blob).shape == (0, 5)
+    with pytest.raises(hpcz.CorruptArchiveError):
+        hpcz.decompress(blob + b"garbage" * 100)
+    with pytest.raises(hpcz.CorruptArchiveError):
+        hpcz.decompress(hpcz.compress(np.ones(10_000, dtype=np.float32), abs=1e-3)[:144])

@@ -102,3 +102,9 @@ def test_zarr_v3_fill_and_partial_chunks(tmp_path):
     z[...] = a
     back = zarr.open_array(str(tmp_path / "f.zarr"), mode="r")[...]
     assert violations(a, back, 1e-4, fill=-9999.0) == 0
+
+
+def test_numcodecs_zero_extent_beyond_four_dimensions():
+    codec = hpcz.numcodecs.Hpcz(abs=1e-3)
+    a = np.empty((2, 0, 3, 4, 5), dtype=np.float32)
+    assert np.asarray(codec.decode(codec.encode(a))).size == 0

@@ -99,3 +99,9 @@ def test_direct_chunk_writes_from_the_gpu(tmp_path):
             hh.write_chunk(d, (k, 0), cupy.asarray(a[k:k + 16]))
     with h5py.File(tmp_path / "g.h5", "r") as f:
         assert violations(a, f["x"][...], 1e-3) == 0
+
+
+def test_device_archive_wants_a_device_out():
+    arc = hpcz.compress(cupy.linspace(0, 1, 1000, dtype=cupy.float32), abs=1e-3)
+    with pytest.raises(ValueError):
+        hpcz.decompress(arc, out=np.empty(1000, dtype=np.float32))

@@ -119,3 +119,45 @@ def test_direct_chunk_writes_read_through_the_filter(tmp_path):
             hh.write_chunk(d, (0, 0, 0), a[:30].astype(np.float64))
     with h5py.File(tmp_path / "w.h5", "r") as f:
         assert violations(a, f["x"][...], 0.02) == 0
+
+
+def test_big_endian_datasets_are_refused(tmp_path):
+    # The filter codes the stored bytes as the machine's floats: a big-endian type would lose the bound.
+    with h5py.File(tmp_path / "be.h5", "w") as f:
+        for t in (">f4", ">f8"):
+            with pytest.raises((ValueError, RuntimeError, OSError)):
+                f.create_dataset(t, data=np.linspace(1, 2, 1000).astype(t), chunks=(500,), **hh.Hpcz(abs=1e-3))
+
+
+def test_a_chunk_of_another_size_or_dtype_fails_cleanly(tmp_path):
+    # An archive that is not the chunk's (a direct chunk write gone wrong) fails the read with an error;
+    # in a child process, so that a crash would show as one.
+    code = ("import h5py, numpy as np, hpcz, hpcz.hdf5 as hh\n"
+            "with h5py.File('c.h5', 'w') as f:\n"
+            "    d = f.create_dataset('x', shape=(100000,), dtype='f4', chunks=(100000,), **hh.Hpcz(abs=1e-3))\n"
+            "    d.id.write_direct_chunk((0,), hpcz.compress(np.ones(1000, 'f4'), abs=1e-3), filter_mask=0)\n"
+            "    e = f.create_dataset('y', shape=(1000,), dtype='f4', chunks=(1000,), **hh.Hpcz(abs=1e-3))\n"
+            "    e.id.write_direct_chunk((0,), hpcz.compress(np.ones(1000, 'f8'), abs=1e-3), filter_mask=0)\n"
+            "for name in ('x', 'y'):\n"
+            "    try:\n"
+            "        h5py.File('c.h5', 'r')[name][...]\n"
+            "        raise SystemExit(name + ' read without an error')\n"
+            "    except OSError:\n"
+            "        pass\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr + r.stdout
+
+
+def test_direct_chunk_write_options(tmp_path):
+    a = np.random.default_rng(9).standard_normal((4, 3, 5, 6, 20)).astype(np.float32)
+    with h5py.File(tmp_path / "o.h5", "w") as f:
+        d = f.create_dataset("x", shape=a.shape, dtype=a.dtype, chunks=(2, 3, 5, 6, 20),
+                             **hh.Hpcz(abs=1e-3, mode="ratio", lossless=True))
+        for k in (0, 2):  # five dims, the lossless stage kept
+            hh.write_chunk(d, (k, 0, 0, 0, 0), a[k:k + 2])
+        assert hpcz.info(d.id.read_direct_chunk((0, 0, 0, 0, 0))[1])["lossless"]
+        g = f.create_dataset("g", shape=(100,), dtype="f4", chunks=(50,), fletcher32=True, **hh.Hpcz(abs=1e-3))
+        with pytest.raises(ValueError):  # a pipeline with another filter than hpcz
+            hh.write_chunk(g, (0,), np.ones(50, "f4"))
+    with h5py.File(tmp_path / "o.h5", "r") as f:
+        assert violations(a, f["x"][...], 1e-3) == 0
