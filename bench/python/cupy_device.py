@@ -7,16 +7,15 @@ status read back), median of REPS after a warm-up.
 """
 
 import os
-import re
 import statistics
 import subprocess
 import sys
 import time
 
 import cupy
-import numpy as np
 
 import hpcz
+from tiled import tiled
 
 
 def main():
@@ -25,11 +24,8 @@ def main():
     size_mib = int(sys.argv[3]) if len(sys.argv) > 3 else 512
     reps = int(sys.argv[4]) if len(sys.argv) > 4 else 10
     name = os.path.basename(field)
-    m = re.match(r"^(.*)_([0-9x]+)_(f32|f64)\.bin$", name)
-    dims = tuple(int(x) for x in m.group(2).split("x"))
-    base = np.fromfile(field, dtype=np.float32 if m.group(3) == "f32" else np.float64).reshape(dims)
-    copies = -(-size_mib * 2**20 // base.nbytes)
-    d = cupy.asarray(np.concatenate([base] * copies, axis=0))
+    a, copies, _, stem = tiled(field, size_mib)
+    d = cupy.asarray(a)
     print(f"# {name} tiled {copies}x to {d.shape} ({d.nbytes} bytes) on the GPU, rel 1e-3, median of {reps}; "
           f"{hpcz._hpcz.version()}; GPU: {hpcz._hpcz.gpu_name()}")
     for mode in ("fast", "ratio"):
@@ -48,7 +44,7 @@ def main():
         tc = timed(lambda: hpcz.compress(d, rel=1e-3, mode=mode))
         td = timed(lambda: hpcz.decompress(arc, out=out))
         r = subprocess.run([cli, "bench", "--mode", mode, "--device", "gpu", "--data", os.path.dirname(field) or ".",
-                            "--fields", "_".join(m.group(1).split("_")[:2]), "--bounds", "rel:1e-3",
+                            "--fields", "_".join(stem.split("_")[:2]), "--bounds", "rel:1e-3",
                             "--size-mib", str(size_mib), "--reps", str(reps), "--quick"],
                            capture_output=True, text=True, check=True)
         row = [c.strip() for c in next(l for l in r.stdout.splitlines() if l.startswith("|") and "rel:1e-3" in l).split("|")]

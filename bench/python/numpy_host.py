@@ -6,7 +6,6 @@ the same run: a field tiled along its slowest axis to SIZE MiB, hpcz.compress an
 """
 
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import time
 import numpy as np
 
 import hpcz
+from tiled import tiled
 
 
 def main():
@@ -24,11 +24,7 @@ def main():
     size_mib = int(sys.argv[3]) if len(sys.argv) > 3 else 512
     reps = int(sys.argv[4]) if len(sys.argv) > 4 else 10
     device = sys.argv[5] if len(sys.argv) > 5 else "gpu"
-    m = re.match(r"^(.*)_([0-9x]+)_(f32|f64)\.bin$", os.path.basename(field))
-    dims = tuple(int(x) for x in m.group(2).split("x"))
-    base = np.fromfile(field, dtype=np.float32 if m.group(3) == "f32" else np.float64).reshape(dims)
-    copies = -(-size_mib * 2**20 // base.nbytes)
-    a = np.ascontiguousarray(np.concatenate([base] * copies, axis=0))
+    a, copies, tag, _ = tiled(field, size_mib)
     print(f"# {os.path.basename(field)} tiled {copies}x to {a.shape} ({a.nbytes} bytes), rel 1e-3, device {device}, "
           f"median of {reps}; hpcz {hpcz._hpcz.version()}; GPU: {hpcz._hpcz.gpu_name() or '-'}")
     with tempfile.NamedTemporaryFile(dir="/dev/shm" if os.path.isdir("/dev/shm") else None, suffix=".bin") as tmp:
@@ -48,7 +44,7 @@ def main():
             tc = timed(lambda: hpcz.compress(a, rel=1e-3, mode=mode, device=device))
             td_out = timed(lambda: hpcz.decompress(blob, out=out, device=device))
             td_new = timed(lambda: hpcz.decompress(blob, device=device))
-            r = subprocess.run([host_call, tmp.name, m.group(3), ",".join(map(str, a.shape)), mode, "1e-3", str(reps),
+            r = subprocess.run([host_call, tmp.name, tag, ",".join(map(str, a.shape)), mode, "1e-3", str(reps),
                                 device], capture_output=True, text=True, check=True)
             cc, cd, size = r.stdout.split()
             cc, cd = float(cc), float(cd)
