@@ -15,15 +15,12 @@
 #include <H5PLextern.h>
 #include <H5Zpublic.h>
 
+#include "filter_params.hpp"
 #include "hpcz/hpcz.hpp"
 
 namespace {
 
-constexpr H5Z_filter_t kFilterId = 32767 + 1753;  // 34520, in the range HDF5 leaves unregistered
-constexpr unsigned kParamsVersion = 1;
-constexpr size_t kUserValues = 8;   // version, mode, bound kind, bound (2 words), flags, fill (2 words)
-constexpr size_t kLocalValues = 2;  // set_local adds: dtype, rank; then the chunk's dims
-constexpr unsigned kFlagFill = 1, kFlagLossless = 2;
+using namespace hpcz::h5z;
 // Chunks of at least this many bytes are coded on the GPU where there is one: below it the one-shot GPU
 // path's fixed costs (buffers, copies both ways, a synchronization) outweigh the CPU's coding time.
 constexpr size_t kGpuChunkBytes = size_t(4) << 20;
@@ -58,13 +55,6 @@ const Hdf5* hdf5() {
   std::lock_guard<std::mutex> g(g_hdf5_mutex);
   if (!g_hdf5.complete()) resolve(RTLD_DEFAULT, g_hdf5);
   return g_hdf5.complete() ? &g_hdf5 : nullptr;
-}
-
-double double_of(unsigned lo, unsigned hi) {
-  const uint64_t u = uint64_t(lo) | (uint64_t(hi) << 32);
-  double d;
-  std::memcpy(&d, &u, sizeof d);
-  return d;
 }
 
 hpcz::Backend backend_for(size_t bytes) {
@@ -102,16 +92,6 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t) {
   return api->modify_filter(dcpl, kFilterId, flags, n, values) < 0 ? -1 : 1;
 }
 
-// The chunk's shape as hpcz codes it: at most 4 dims, the slowest ones merged (the same order).
-std::vector<uint64_t> coded_dims(const unsigned* d, unsigned rank) {
-  std::vector<uint64_t> dims(d, d + rank);
-  while (dims.size() > 4) {
-    dims[1] *= dims[0];
-    dims.erase(dims.begin());
-  }
-  return dims;
-}
-
 size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size_t nbytes, size_t* buf_size, void** buf) {
   try {
     if (flags & H5Z_FLAG_REVERSE) {
@@ -144,21 +124,14 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
       *buf_size = out_bytes;
       return out_bytes;
     }
-    if (cd_nelmts < kUserValues + kLocalValues || cd_values[0] != kParamsVersion) return 0;
-    const unsigned rank = cd_values[kUserValues + 1];
-    if (rank < 1 || cd_nelmts < kUserValues + kLocalValues + rank) return 0;
-    hpcz::Options o;
-    o.codec = cd_values[1] == 2 ? hpcz::Codec::ratio : hpcz::Codec::fast;
-    o.mode = cd_values[2] == 1 ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
-    o.bound = double_of(cd_values[3], cd_values[4]);
-    if (cd_values[5] & kFlagFill) o.fill = double_of(cd_values[6], cd_values[7]);
-    o.second_stage = cd_values[5] & kFlagLossless;
-    const hpcz::DType dtype = cd_values[kUserValues] == 2 ? hpcz::DType::f64 : hpcz::DType::f32;
-    const std::vector<uint64_t> dims = coded_dims(cd_values + kUserValues + kLocalValues, rank);
-    uint64_t n = 1;
-    for (uint64_t d : dims) n *= d;
-    if (n * hpcz::dtype_size(dtype) != nbytes) return 0;
+    FilterParams p;
+    if (!parse_params(cd_nelmts, cd_values, p)) return 0;
+    if (p.n_values * hpcz::dtype_size(p.dtype) != nbytes) return 0;
+    hpcz::Options o = p.options;
     o.backend = backend_for(nbytes);
+    const hpcz::DType dtype = p.dtype;
+    const std::vector<uint64_t>& dims = p.dims;
+    const uint64_t n = p.n_values;
     const size_t cap = hpcz::max_compressed_size(n, dtype);
     void* out = std::malloc(cap);
     if (!out) return 0;

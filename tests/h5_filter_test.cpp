@@ -2,6 +2,9 @@
 // found through HDF5_PLUGIN_PATH, set_local's calls resolved in this process's HDF5, datasets written
 // and read back within the bound, smaller than raw. usage: h5_filter_test SAMPLE.bin OUT.h5
 #include <hdf5.h>
+#if HPCZ_HAS_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include <cmath>
 #include <cstdint>
@@ -9,6 +12,8 @@
 #include <cstring>
 #include <fstream>
 #include <vector>
+
+#include "hpcz/hdf5.hpp"
 
 namespace {
 
@@ -60,6 +65,83 @@ void roundtrip(hid_t file, const char* name, hid_t type, const std::vector<T>& v
   H5Sclose(space);
 }
 
+// Direct chunk writes (hpcz_hdf5): chunks compressed from host memory and, with a GPU, from device
+// memory, written with H5Dwrite_chunk, read back through the filter within the bound; the stored bytes
+// are hpcz's archive of the chunk (the same from the GPU as from the CPU).
+void direct_chunks(hid_t file, const std::vector<float>& ts, bool lossless) {
+  const hsize_t dims[3] = {100, 64, 128}, chunk[3] = {25, 64, 128};
+  const size_t chunk_values = 25 * 64 * 128;
+  unsigned cd[8] = {1, 2, 1, 0, 0, lossless ? 2u : 0u, 0, 0};
+  const double eb = 0.05;
+  words(eb, cd + 3);
+  hid_t space = H5Screate_simple(3, dims, nullptr), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 3, chunk);
+  H5Pset_filter(dcpl, kHpcz, H5Z_FLAG_MANDATORY, 8, cd);
+  const char* name = lossless ? "ts_direct_lossless" : "ts_direct";
+  hid_t ds = H5Dcreate2(file, name, H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  EXPECT(ds >= 0);
+  const hpcz::hdf5::ChunkCoding coding = hpcz::hdf5::chunk_coding(ds);
+  EXPECT(coding.options.codec == hpcz::Codec::ratio && coding.options.bound == eb && coding.n_values == chunk_values);
+  EXPECT(coding.options.second_stage == lossless && coding.dims.size() == 3 && coding.chunk[0] == 25);
+  const bool gpu = hpcz::gpu_available();
+  std::vector<std::vector<uint8_t>> expected;
+  for (int c = 0; c < 4; ++c) {
+    const float* host = ts.data() + c * chunk_values;
+    hsize_t offset[3] = {hsize_t(25 * c), 0, 0};
+    hpcz::Options o = coding.options;
+    o.backend = hpcz::Backend::cpu;
+#if HPCZ_HAS_CUDA
+    if (gpu && c % 2) {
+      hpcz::hdf5::DeviceChunkWriter writer(ds);
+      void* d = nullptr;
+      EXPECT(cudaMalloc(&d, chunk_values * 4) == cudaSuccess);
+      cudaMemcpy(d, host, chunk_values * 4, cudaMemcpyHostToDevice);
+      const size_t size = writer.write(offset, d);
+      cudaFree(d);
+      o.second_stage = false;  // a device chunk is a plain archive
+      expected.push_back(hpcz::compress(host, hpcz::DType::f32, coding.dims, o));
+      EXPECT(size == expected.back().size());
+      continue;
+    }
+#endif
+    const size_t size = hpcz::hdf5::write_chunk(ds, offset, host, hpcz::Backend::cpu);
+    expected.push_back(hpcz::compress(host, hpcz::DType::f32, coding.dims, o));
+    EXPECT(size == expected.back().size());
+  }
+  H5Dclose(ds);
+  ds = H5Dopen2(file, name, H5P_DEFAULT);
+  for (int c = 0; c < 4; ++c) {
+    hsize_t offset[3] = {hsize_t(25 * c), 0, 0};
+    hsize_t stored = 0;
+    uint32_t mask = 1;
+    EXPECT(H5Dget_chunk_storage_size(ds, offset, &stored) >= 0 && stored == expected[c].size());
+    std::vector<uint8_t> bytes(stored);
+    EXPECT(H5Dread_chunk(ds, H5P_DEFAULT, offset, &mask, bytes.data()) >= 0 && mask == 0);
+    EXPECT(bytes == expected[c]);
+  }
+  std::vector<float> back(ts.size());
+  EXPECT(H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()) >= 0);
+  size_t bad = 0;
+  for (size_t i = 0; i < ts.size(); ++i) bad += !(std::fabs(double(ts[i]) - double(back[i])) <= eb);
+  EXPECT(bad == 0);
+  H5Dclose(ds);
+  std::printf("h5_filter_test: direct chunk writes%s: %s\n", lossless ? " (lossless stage)" : "",
+              gpu ? "CPU and GPU" : "CPU (no GPU)");
+  // A pipeline with another filter, or without hpcz, is refused: a direct write does hpcz's work alone.
+  H5Pset_shuffle(dcpl);
+  ds = H5Dcreate2(file, lossless ? "shuffled_l" : "shuffled", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  bool refused = false;
+  try {
+    hpcz::hdf5::chunk_coding(ds);
+  } catch (const hpcz::Error& e) {
+    refused = e.code() == hpcz::ErrorCode::invalid_argument;
+  }
+  EXPECT(refused);
+  H5Dclose(ds);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,6 +159,8 @@ int main(int argc, char** argv) {
   masked[3] = NAN;
   const double fill = -1e10;
   roundtrip(file, "masked_f64", H5T_NATIVE_DOUBLE, masked, {100, 64, 128}, {50, 64, 128}, 1, 1, 1e-3, &fill, 1e-3);
+  direct_chunks(file, ts, false);
+  direct_chunks(file, ts, true);
   // A type the filter does not code is refused when the dataset is created.
   unsigned cd[8] = {1, 1, 2, 0, 0, 0, 0, 0};
   words(1e-3, cd + 3);
