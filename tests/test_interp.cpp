@@ -1,0 +1,90 @@
+// The interpolation predictor (predict/interp.hpp): its traversal, and the residuals' inverse.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "common.hpp"
+#include "predict/interp.hpp"
+#include "quant/quantizer.hpp"
+
+using hpcz::predict::ChunkShape;
+using hpcz::predict::InterpParams;
+
+namespace {
+// Every point visited once, each prediction reading only points visited before it.
+void check_traversal(const ChunkShape& c, InterpParams ip) {
+  std::vector<int> seen(c.count(), 0);
+  uint64_t bad_reads = 0;
+  hpcz::predict::interp_traverse<int64_t>(
+      c, ip, [&](uint64_t j) -> int64_t { bad_reads += j >= seen.size() || !seen[j]; return 0; },
+      [&](uint64_t i, int64_t) { ++seen[i]; });
+  uint64_t not_once = 0;
+  for (int s : seen) not_once += s != 1;
+  CHECK_MSG(not_once == 0 && bad_reads == 0, c.cz << "x" << c.cy << "x" << c.cx << " params " << int(ip.bits) << ": "
+                                                 << not_once << " points not visited once, " << bad_reads
+                                                 << " reads of unvisited points");
+}
+}  // namespace
+
+TEST(unit_interp_visits_every_point_once_after_its_predictors) {
+  const ChunkShape shapes[] = {{1, 1, 1}, {1, 1, 2}, {1, 1, 4097}, {1, 1, 10000}, {1, 3, 5},    {1, 65, 129},
+                               {1, 200, 1}, {2, 2, 2}, {5, 17, 33}, {16, 16, 16}, {17, 1, 40}, {33, 20, 7}};
+  for (const ChunkShape& c : shapes)
+    for (uint8_t b = 0; b < hpcz::predict::kInterpParamsCount; ++b) check_traversal(c, InterpParams{b});
+}
+
+// The residuals of prequantized integers invert exactly, for every parameter set, on real fields and on
+// extreme q (the int64 arithmetic and the mod 2^32 residuals).
+TEST(unit_interp_integer_residuals_invert_exactly) {
+  for (const auto& f : testutil::real_fields()) {
+    const uint64_t n = std::min<uint64_t>(f.n(), 1 << 20);
+    const ChunkShape c = f.dims.size() >= 3 ? ChunkShape{uint32_t(n / (f.dims[f.dims.size() - 1] * f.dims[f.dims.size() - 2])),
+                                                         uint32_t(f.dims[f.dims.size() - 2]), uint32_t(f.dims.back())}
+                                            : ChunkShape{1, 1, uint32_t(n)};
+    std::vector<uint32_t> q(c.count()), d(c.count());
+    for (uint64_t i = 0; i < c.count(); ++i) {
+      const double x = f.dtype == hpcz::DType::f64 ? reinterpret_cast<const double*>(f.bytes.data())[i]
+                                                   : reinterpret_cast<const float*>(f.bytes.data())[i];
+      q[i] = std::isfinite(x) ? uint32_t(int32_t(std::fmod(x * 1000.0, double(hpcz::quant::kQLimit - 1)))) : 0u;
+    }
+    for (uint8_t b = 0; b < hpcz::predict::kInterpParamsCount; ++b) {
+      hpcz::predict::interp_residuals(c, InterpParams{b}, q.data(), d.data());
+      std::vector<uint32_t> back = d;
+      hpcz::predict::inverse_interp(c, InterpParams{b}, back.data());
+      CHECK_MSG(back == q, f.name << " params " << int(b));
+    }
+  }
+  const ChunkShape c{9, 10, 11};
+  std::vector<uint32_t> q(c.count()), d(c.count());
+  for (uint64_t i = 0; i < q.size(); ++i)
+    q[i] = uint32_t(i % 3 == 0 ? hpcz::quant::kQLimit - 1 : (i % 3 == 1 ? 1 - hpcz::quant::kQLimit : 0));
+  for (uint8_t b = 0; b < hpcz::predict::kInterpParamsCount; ++b) {
+    hpcz::predict::interp_residuals(c, InterpParams{b}, q.data(), d.data());
+    hpcz::predict::inverse_interp(c, InterpParams{b}, d.data());
+    CHECK(d == q);
+  }
+}
+
+// Cubic interpolation reproduces cubic polynomials exactly in the chunk's interior, linear
+// interpolation linear ones (the weights are right), on reconstructed (floating-point) values.
+TEST(unit_interp_reproduces_polynomials) {
+  const ChunkShape c{1, 1, 200};
+  for (bool cubic : {false, true}) {
+    std::vector<double> v(c.count());
+    for (uint32_t i = 0; i < c.count(); ++i) {
+      const double x = i;
+      v[i] = cubic ? 0.5 + 0.25 * x - 0.125 * x * x / 16 + x * x * x / 4096 : 3.0 - 0.5 * x;
+    }
+    uint64_t exact = 0, interior = 0;
+    hpcz::predict::interp_traverse<double>(
+        c, InterpParams{uint8_t(cubic)}, [&](uint64_t j) { return v[j]; },
+        [&](uint64_t i, double p) {
+          // interior points of the finest levels: all four (two) neighbours inside
+          if (i % 2 == 1 && i >= 3 && i + 3 < c.count()) {
+            ++interior;
+            exact += std::fabs(p - v[i]) <= 1e-9 * std::fabs(v[i]);
+          }
+        });
+    CHECK(interior > 90 && exact == interior);
+  }
+}
