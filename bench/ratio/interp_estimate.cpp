@@ -9,7 +9,7 @@
 // alone and, after "/", with zlib -6 over the stream (a stand-in for a stage that goes below one bit a
 // value). The whole field as one chunk (the first chunk's worth where it is larger), rel bounds of the
 // finite range. Build and run:
-//   g++ -O2 -std=c++17 -Isrc -Iinclude bench/ratio/interp_estimate.cpp -o /tmp/interp_estimate -lz
+//   g++ -O2 -std=c++17 -fopenmp -Isrc -Iinclude bench/ratio/interp_estimate.cpp -o /tmp/interp_estimate -lz
 //   /tmp/interp_estimate ../shared/data/*.bin
 #include <zlib.h>
 
