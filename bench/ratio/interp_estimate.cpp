@@ -85,7 +85,7 @@ void run(const std::vector<T>& v, std::vector<uint64_t> dims) {
       std::vector<T> xr(n);
       predict::interp_traverse<T>(
           c, predict::InterpParams{b}, [&](uint64_t j) { return xr[j]; },
-          [&](uint64_t i, T pred) {
+          [&](uint64_t i, T pred, bool) {
             const T r = std::nearbyint((v[i] - pred) / p.step);
             const T rec = pred + r * p.step;
             const bool ok = std::fabs(double(r)) < quant::kQLimit && quant::within_bound(double(v[i]), double(rec), eb);

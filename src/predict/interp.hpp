@@ -1,19 +1,21 @@
-// Interpolation prediction on prequantized integers (the SZ3 / QoZ / cuSZ-i family, on q instead of
-// reconstructed values), shared by the CPU backend and the CUDA kernels.
+// Interpolation prediction (the SZ3 / QoZ / cuSZ-i family), shared by the CPU backend and the CUDA
+// kernels.
 //
 // A chunk (predict/lorenzo.hpp's ChunkShape, axes z, y, x) is predicted coarse to fine:
 //  * anchors, the points whose every coordinate is a multiple of the anchor stride A = 2^L, by 3-D
 //    Lorenzo on the anchor grid (zero outside it);
-//  * then levels l = L .. 1 (stride s = 2^l, half h = s / 2), and in each level one pass per axis in the
+//  * then each tile, the box between neighbouring anchors (faces included), on its own: levels
+//    l = L .. 1 (stride s = 2^l, half h = s / 2), and in each level one pass per axis in the
 //    chunk's axis order: the pass along axis a predicts the points whose coordinate along a is an odd
 //    multiple of h, whose coordinates along the axes passed before it in this level are multiples of h
 //    and along the axes after it multiples of s, from their neighbours along a at -3h, -h, +h, +3h
-//    (all known: multiples of s along a). Cubic where all four lie in the chunk, quadratic with three,
+//    (all known: multiples of s along a). Cubic where all four lie in the tile, quadratic with three,
 //    linear with two, the one neighbour alone at the far edge; the linear order uses -h and +h only.
-// Every point is predicted from q values that are exact (prequantization made them so), never from
-// reconstructions: the residual of each point depends on q alone, so the encoder computes all of them
-// in parallel, and the decoder needs only the level order. Integer arithmetic (int64, an arithmetic
-// shift rounds), residuals mod 2^32 as Lorenzo's: the CPU and GPU predict the same values.
+// The traversal serves two value domains: prequantized integers (int64; an arithmetic shift rounds;
+// residuals mod 2^32 as Lorenzo's), and reconstructed values (float or double), which the interpolation
+// codec uses: there a residual is quantized and the reconstruction feeds later predictions, as in SZ3
+// (prequantizing first doubles the rounding noise a prediction sees: docs/EXPERIMENTS.md). Each
+// operation rounds once, in a fixed order, with no contraction: the CPU and GPU predict the same values.
 #pragma once
 #include <type_traits>
 
@@ -30,14 +32,6 @@ struct InterpParams {
   HPCZ_HD bool fastest_first() const { return bits & 2; }
 };
 constexpr uint8_t kInterpParamsCount = 4;
-
-// The anchor stride's exponent: the anchors are about 1 / 4096 of a chunk's points whatever its rank
-// (3-D: every 16th point along each axis; 2-D: 64th; 1-D: 4096th), so they cost little as Lorenzo
-// residuals, while the levels above them would predict from points too far apart to help.
-HPCZ_HD int interp_anchor_level(const ChunkShape& c) {
-  const int axes = (c.cz > 1) + (c.cy > 1) + (c.cx > 1);
-  return axes >= 3 ? 4 : (axes == 2 ? 6 : 12);
-}
 
 // num / 2^k: rounded to nearest (ties up) for integers, exact (a power of two) for floating point.
 template <class V> HPCZ_HD V scale_down(V num, int k) {
@@ -62,23 +56,43 @@ HPCZ_HD V interp_along(uint64_t x, uint64_t h, uint64_t e, bool cubic, Get&& get
   return scale_down<V>(b + c, 1);
 }
 
-// Visits every point of a chunk in an order in which each point's predictors come before it:
-// put(i, prediction) with get(j) the (signed) value at an index visited earlier. The encoder's put
-// stores q[i] - prediction; the decoder's adds the prediction to the residual it holds at i.
+// The anchor stride's exponent: the anchors are about 1 / 4096 of a chunk's points whatever its rank
+// (3-D: every 16th point along each axis; 2-D: 64th; 1-D: 4096th), so they cost little as Lorenzo
+// residuals, and a tile (the box between neighbouring anchors, faces included) holds 17^3, 65^2 or
+// 4097 values: one GPU block's shared memory.
+HPCZ_HD int interp_anchor_level(const ChunkShape& c) {
+  const int axes = (c.cz > 1) + (c.cy > 1) + (c.cx > 1);
+  return axes >= 3 ? 4 : (axes == 2 ? 6 : 12);
+}
+
+struct InterpGeometry {
+  uint64_t ext[3], stride[3];
+  int level;            // L: anchor stride A = 2^L
+  uint64_t anchor;      // A
+  uint64_t tiles[3];    // tiles along each axis (anchors minus one, at least one)
+  HPCZ_HD uint64_t tile_count() const { return tiles[0] * tiles[1] * tiles[2]; }
+};
+
+HPCZ_HD InterpGeometry interp_geometry(const ChunkShape& c) {
+  InterpGeometry g;
+  g.ext[0] = c.cz, g.ext[1] = c.cy, g.ext[2] = c.cx;
+  g.stride[0] = uint64_t(c.cy) * c.cx, g.stride[1] = c.cx, g.stride[2] = 1;
+  g.level = interp_anchor_level(c);
+  g.anchor = uint64_t(1) << g.level;
+  for (int j = 0; j < 3; ++j) g.tiles[j] = g.ext[j] > 1 ? (g.ext[j] - 2) / g.anchor + 1 : 1;
+  return g;
+}
+
+// The anchors in raster order: put(i, prediction) with the Lorenzo prediction on the anchor grid (the
+// neighbours A back along each axis, zero outside the chunk) from get(j) of anchors visited before.
 template <class V, class Get, class Put>
-inline void interp_traverse(const ChunkShape& c, InterpParams ip, Get&& get, Put&& put) {
-  const uint64_t ext[3] = {c.cz, c.cy, c.cx};
-  const uint64_t stride[3] = {uint64_t(c.cy) * c.cx, c.cx, 1};
-  const int L = interp_anchor_level(c);
-  const uint64_t A = uint64_t(1) << L;
-  // Anchors: Lorenzo on the anchor grid, in raster order.
-  for (uint64_t z = 0; z < ext[0]; z += A)
-    for (uint64_t y = 0; y < ext[1]; y += A)
-      for (uint64_t x = 0; x < ext[2]; x += A) {
-        const uint64_t i = z * stride[0] + y * stride[1] + x;
-        auto q = [&](int dz, int dy, int dx) -> V {
-          return get(i - dz * A * stride[0] - dy * A * stride[1] - dx * A);
-        };
+HPCZ_HD void interp_anchors(const InterpGeometry& g, Get&& get, Put&& put) {
+  const uint64_t A = g.anchor;
+  for (uint64_t z = 0; z < g.ext[0]; z += A)
+    for (uint64_t y = 0; y < g.ext[1]; y += A)
+      for (uint64_t x = 0; x < g.ext[2]; x += A) {
+        const uint64_t i = z * g.stride[0] + y * g.stride[1] + x;
+        auto q = [&](int dz, int dy, int dx) -> V { return get(i - (dz * g.stride[0] + dy * g.stride[1] + dx) * A); };
         const bool hz = z > 0, hy = y > 0, hx = x > 0;
         V p = V(0);
         if (hx) p += q(0, 0, 1);
@@ -90,12 +104,31 @@ inline void interp_traverse(const ChunkShape& c, InterpParams ip, Get&& get, Put
         if (hx && hy && hz) p += q(1, 1, 1);
         put(i, p);
       }
+}
+
+// Tile t (raster order of tiles): the box from its first anchor to the next along each axis, faces
+// included, predicted level by level without looking outside it. put(i, prediction, owned) for every
+// point of the box but its anchors, in an order in which get(j) of a point's predictors returns
+// values visited before (in this tile, or anchors). A point on the box's far faces (owned false, but
+// for the chunk's last tile along that axis) belongs to the next tile, which predicts it the same way from the same face values: its put must
+// give the same result both times (the encoder's and decoder's do), so tiles run in any order.
+template <class V, class Get, class Put>
+HPCZ_HD void interp_tile(const InterpGeometry& g, InterpParams ip, uint64_t t, Get&& get, Put&& put) {
+  const uint64_t A = g.anchor;
+  const uint64_t tc[3] = {t / (g.tiles[1] * g.tiles[2]), (t / g.tiles[2]) % g.tiles[1], t % g.tiles[2]};
+  uint64_t e[3], own[3], base = 0;  // own: the coordinates below it are this tile's (the last tile's far face too)
+  for (int j = 0; j < 3; ++j) {
+    const uint64_t o = tc[j] * A;
+    e[j] = g.ext[j] - o < A + 1 ? g.ext[j] - o : A + 1;
+    own[j] = tc[j] + 1 == g.tiles[j] ? e[j] : A;
+    base += o * g.stride[j];
+  }
   const int order[3] = {ip.fastest_first() ? 2 : 0, 1, ip.fastest_first() ? 0 : 2};
-  for (int l = L; l >= 1; --l) {
+  for (int l = g.level; l >= 1; --l) {
     const uint64_t s = uint64_t(1) << l, h = s >> 1;
     for (int k = 0; k < 3; ++k) {
       const int a = order[k];
-      if (ext[a] <= h) continue;  // no odd multiple of h inside the chunk along a
+      if (e[a] <= h) continue;  // no odd multiple of h inside the box along a
       // The step along each axis: h along a and the axes passed before it, s along the others.
       uint64_t step[3], from[3];
       for (int j = 0; j < 3; ++j) {
@@ -104,19 +137,26 @@ inline void interp_traverse(const ChunkShape& c, InterpParams ip, Get&& get, Put
         step[j] = j == a ? s : (before ? h : s);
         from[j] = j == a ? h : 0;
       }
-      const uint64_t sa = stride[a];
-      for (uint64_t z = from[0]; z < ext[0]; z += step[0])
-        for (uint64_t y = from[1]; y < ext[1]; y += step[1])
-          for (uint64_t x = from[2]; x < ext[2]; x += step[2]) {
-            const uint64_t i = z * stride[0] + y * stride[1] + x;
+      const int64_t sa = int64_t(g.stride[a] * h);
+      for (uint64_t z = from[0]; z < e[0]; z += step[0])
+        for (uint64_t y = from[1]; y < e[1]; y += step[1])
+          for (uint64_t x = from[2]; x < e[2]; x += step[2]) {
+            const uint64_t i = base + z * g.stride[0] + y * g.stride[1] + x;
             const uint64_t at = a == 0 ? z : (a == 1 ? y : x);
-            const V p = interp_along<V>(at, h, ext[a], ip.cubic(), [&](int64_t k2) -> V {
-              return get(uint64_t(int64_t(i) + k2 * int64_t(h * sa)));
-            });
-            put(i, p);
+            const V p = interp_along<V>(at, h, e[a], ip.cubic(),
+                                        [&](int64_t k2) -> V { return get(uint64_t(int64_t(i) + k2 * sa)); });
+            put(i, p, z < own[0] && y < own[1] && x < own[2]);
           }
     }
   }
+}
+
+// Anchors, then every tile in order.
+template <class V, class Get, class Put>
+inline void interp_traverse(const ChunkShape& c, InterpParams ip, Get&& get, Put&& put) {
+  const InterpGeometry g = interp_geometry(c);
+  interp_anchors<V>(g, get, [&](uint64_t i, V p) { put(i, p, true); });
+  for (uint64_t t = 0; t < g.tile_count(); ++t) interp_tile<V>(g, ip, t, get, put);
 }
 
 // Residuals of the whole chunk: d[i] = q[i] - prediction (mod 2^32), q the chunk's prequantized values
@@ -124,14 +164,14 @@ inline void interp_traverse(const ChunkShape& c, InterpParams ip, Get&& get, Put
 inline void interp_residuals(const ChunkShape& c, InterpParams ip, const uint32_t* q, uint32_t* d) {
   interp_traverse<int64_t>(
       c, ip, [&](uint64_t j) { return int64_t(int32_t(q[j])); },
-      [&](uint64_t i, int64_t p) { d[i] = q[i] - uint32_t(uint64_t(p)); });
+      [&](uint64_t i, int64_t p, bool) { d[i] = q[i] - uint32_t(uint64_t(p)); });
 }
 
-// The inverse, in place: v holds residuals and becomes the q values (as uint32).
-inline void inverse_interp(const ChunkShape& c, InterpParams ip, uint32_t* v) {
+// The inverse: q from the residuals d.
+inline void inverse_interp(const ChunkShape& c, InterpParams ip, const uint32_t* d, uint32_t* q) {
   interp_traverse<int64_t>(
-      c, ip, [&](uint64_t j) { return int64_t(int32_t(v[j])); },
-      [&](uint64_t i, int64_t p) { v[i] += uint32_t(uint64_t(p)); });
+      c, ip, [&](uint64_t j) { return int64_t(int32_t(q[j])); },
+      [&](uint64_t i, int64_t p, bool) { q[i] = d[i] + uint32_t(uint64_t(p)); });
 }
 
 }  // namespace hpcz::predict

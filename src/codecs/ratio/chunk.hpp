@@ -47,10 +47,11 @@ struct ChunkLayout {
   uint64_t size64;  // the same, before the 32-bit check
 };
 
-HPCZ_HD ChunkLayout chunk_layout(uint32_t nsym, uint32_t total_bits, uint32_t n_out, uint32_t n_exc, uint32_t vb) {
+HPCZ_HD ChunkLayout chunk_layout(uint32_t nsym, uint32_t total_bits, uint32_t n_out, uint32_t n_exc, uint32_t vb,
+                                 uint32_t header_bytes = kChunkHeaderBytes) {
   ChunkLayout L;
   L.total_bits = total_bits; L.n_out = n_out; L.n_exc = n_exc;
-  uint64_t at = kChunkHeaderBytes;
+  uint64_t at = header_bytes;
   L.lengths = uint32_t(at); at += align4(nsym / 2);
   L.seq_first = uint32_t(at); at += 4ull * huffman::n_sequences(total_bits);
   L.gaps = uint32_t(at); at += align4((huffman::n_subsequences(total_bits) + 1) / 2);
@@ -106,6 +107,10 @@ struct EncodeScratch {
   std::vector<EncodeSpan<T>> spans;
 };
 
+template <class T>
+void write_coded_chunk(const T* in, uint32_t n, uint32_t radius, EncodeScratch<T>& s, std::vector<uint8_t>& dst,
+                       int threads, uint32_t kind, const uint8_t* extra, uint32_t extra_bytes);
+
 // Encodes one chunk (values in memory order) into dst, which is resized. Returns nothing: dst.size()
 // is the chunk's size. threads > 1 (a chunk encoded alone, when there are fewer chunks than threads)
 // splits every pass into that many spans of values; the bytes do not depend on it.
@@ -145,6 +150,19 @@ void encode_chunk(const T* in, const ChunkShape& c, const quant::QuantParams<T>&
       ++sp.hist[sym];
     });
   }
+  write_coded_chunk(in, n, radius, s, dst, threads, kKindCoded, nullptr, 0);
+}
+
+// The coded chunk from its symbols (s.sym, n of them) and each span's counts and lists (s.spans, in
+// index order; spans' value ranges split n evenly, as encode_chunk's passes do), or its raw form where
+// that would not be larger. kind: the header's fourth word; extra: bytes written after the 16-byte
+// header (extra_bytes, a multiple of 4), before the code lengths.
+template <class T>
+void write_coded_chunk(const T* in, uint32_t n, uint32_t radius, EncodeScratch<T>& s, std::vector<uint8_t>& dst,
+                       int threads, uint32_t kind, const uint8_t* extra, uint32_t extra_bytes) {
+  const uint32_t nsym = 2 * radius;
+  const int64_t nspan = int64_t(s.spans.size());
+  auto value_span = [&](int64_t t, int64_t k) { return uint32_t(uint64_t(n) * uint64_t(t + k) / uint64_t(nspan)); };
   std::vector<uint32_t>& hist = s.hist;
   hist.assign(nsym, 0);
   uint32_t n_out = 0, n_exc = 0;
@@ -157,7 +175,7 @@ void encode_chunk(const T* in, const ChunkShape& c, const quant::QuantParams<T>&
   uint64_t bits64 = 0;
   for (uint32_t k = 0; k < nsym; ++k) bits64 += uint64_t(hist[k]) * book.len[k];
   const uint32_t total_bits = uint32_t(bits64);  // n <= 2^26 values of <= 12 bits
-  const ChunkLayout L = chunk_layout(nsym, total_bits, n_out, n_exc, sizeof(T));
+  const ChunkLayout L = chunk_layout(nsym, total_bits, n_out, n_exc, sizeof(T), kChunkHeaderBytes + extra_bytes);
   if (L.size64 >= raw_chunk_bytes(n, sizeof(T))) {
     dst.assign(raw_chunk_bytes(n, sizeof(T)), 0);
     store_u32_le(dst.data() + 12, kKindRaw);
@@ -169,6 +187,8 @@ void encode_chunk(const T* in, const ChunkShape& c, const quant::QuantParams<T>&
   store_u32_le(d, total_bits);
   store_u32_le(d + 4, L.n_out);
   store_u32_le(d + 8, L.n_exc);
+  store_u32_le(d + 12, kind);
+  for (uint32_t k = 0; k < extra_bytes; ++k) d[kChunkHeaderBytes + k] = extra[k];
   for (uint32_t k = 0; k < nsym; ++k) d[L.lengths + k / 2] |= uint8_t(book.len[k] << ((k & 1) * 4));
   // Bit stream, gaps and sequence starts: each span's first bit from the bit counts of the spans
   // before it; its codewords go to words of its own, OR-ed into the stream after (neighbouring spans
