@@ -18,7 +18,7 @@ namespace hpcz::cli {
 
 static const char* kUsageText =
     "usage:\n"
-    "  hpcz compress -i IN -o OUT -t f32|f64 -d DIMS (--abs E | --rel E) [--mode fast|ratio]\n"
+    "  hpcz compress -i IN -o OUT -t f32|f64 -d DIMS (--abs E | --rel E) [--mode fast|ratio|interp]\n"
     "                [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--fill V] [--radius R]\n"
     "                [--lossless] [-f] [-q] [--verbose]\n"
     "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [-f] [-q] [--verbose]\n"
@@ -236,11 +236,12 @@ int cmd_compress(const std::vector<std::string>& args) {
   o.bound = parse_number(a.get(a.flag("--abs") ? "--abs" : "--rel"), "the error bound");
   if (!(o.bound >= 0) || !std::isfinite(o.bound)) throw UsageError("the error bound must be finite and >= 0");
   const std::string mode = a.flag("--mode") ? a.get("--mode") : "fast";
-  if (mode != "fast" && mode != "ratio") throw UsageError("--mode must be fast or ratio, not '" + mode + "'");
-  o.codec = mode == "ratio" ? Codec::ratio : Codec::fast;
+  if (mode != "fast" && mode != "ratio" && mode != "interp")
+    throw UsageError("--mode must be fast, ratio or interp, not '" + mode + "'");
+  o.codec = mode == "ratio" ? Codec::ratio : (mode == "interp" ? Codec::interp : Codec::fast);
   o.second_stage = a.flag("--lossless");  // the lossless second stage (Deflate or ORC RLE v2 per chunk)
   if (a.flag("--radius")) {
-    if (o.codec != Codec::ratio) throw UsageError("--radius applies to --mode ratio");
+    if (o.codec == Codec::fast) throw UsageError("--radius applies to --mode ratio and interp");
     const double r = parse_number(a.get("--radius"), "--radius");
     if (!(r >= 1 && r <= 2048) || r != std::floor(r)) throw UsageError("--radius must be an integer 1 to 2048");
     o.radius = uint32_t(r);
@@ -259,7 +260,8 @@ int cmd_compress(const std::vector<std::string>& args) {
     throw InputError("'" + in + "' has " + std::to_string(input.size()) + " bytes; " + dims_string(dims) + " " +
                      dtype_name(t) + " needs " + std::to_string(n * dtype_size(t)));
   clock.mark("open");
-  o.backend = backend.get();
+  backend.get();  // started while the input opened
+  o.backend = resolve_backend(o.backend, o.codec);
   clock.mark("backend start-up");
   so.progress = progress_bar("compressing");
   StreamStats stats;
@@ -299,12 +301,13 @@ int cmd_decompress(const std::vector<std::string>& args) {
   auto backend = resolve_backend_async(asked);
   StreamInput input(in);
   clock.mark("open");
-  const Backend b = backend.get();
+  backend.get();  // started while the input opened
   clock.mark("backend start-up");
   so.progress = progress_bar("decompressing");
   StreamStats stats;
   so.stats = &stats;
-  const ArchiveInfo info = decompress_stream(input.source(), *fd_sink(sink.fd(), sink.to_stdout()), b, so);
+  const ArchiveInfo info = decompress_stream(input.source(), *fd_sink(sink.fd(), sink.to_stdout()), asked, so);
+  const Backend b = resolve_backend(asked, info.codec);
   sink.commit();
   clock.mark("decompress (read, decode, write)");
   double secs = seconds_since(t0);
@@ -332,13 +335,13 @@ int cmd_test(const std::vector<std::string>& args) {
   set_quiet(a.flag("-q"));
   Backend asked = parse_backend(a);
   const StreamOptions so = stream_options(a, asked);
-  const Backend b = resolve_backend(asked);
+  resolve_backend(asked);  // a GPU asked for and absent is refused before any archive is read
   int bad = 0;
   for (const std::string& path : a.pos) {
     try {
       StreamInput input(path);
       NullSink discard;
-      const ArchiveInfo head = decompress_stream(input.source(), discard, b, so);
+      const ArchiveInfo head = decompress_stream(input.source(), discard, asked, so);
       note("%s: OK (%s %s)\n", path.c_str(), dtype_name(head.dtype), dims_string(head.dims).c_str());
     } catch (const InputError& e) {
       std::fprintf(stderr, "%s: %s\n", path.c_str(), e.what());

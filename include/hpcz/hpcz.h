@@ -23,7 +23,7 @@ enum hpcz_status {
 enum hpcz_dtype { HPCZ_F32 = 1, HPCZ_F64 = 2 };
 enum hpcz_bound_mode { HPCZ_ABS = 1, HPCZ_REL = 2 };
 enum hpcz_backend { HPCZ_AUTO = 0, HPCZ_CPU = 1, HPCZ_GPU = 2 };
-enum hpcz_codec { HPCZ_FAST = 1, HPCZ_RATIO = 2 };
+enum hpcz_codec { HPCZ_FAST = 1, HPCZ_RATIO = 2, HPCZ_INTERP = 3 };
 
 /* Zero-initialize, then set what you need: new fields are only ever appended, and 0 means default. */
 typedef struct hpcz_options {

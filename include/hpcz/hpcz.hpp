@@ -22,8 +22,10 @@ namespace hpcz {
 enum class DType : uint8_t { f32 = 1, f64 = 2 };
 enum class BoundMode : uint8_t { abs = 1, rel = 2 };  // rel: relative to max - min of finite, non-fill values
 // fast: cuSZp2-class block fixed-length coding (speed). ratio: cuSZ-class Lorenzo prediction and Huffman
-// coding (ratio).
-enum class Codec : uint8_t { fast = 1, ratio = 2 };
+// coding (ratio). interp: the ratio mode's coding with the predictor chosen per chunk, Lorenzo or
+// SZ3-class interpolation, and masks (the fill value, NaN) at about a symbol a point (CPU only so far:
+// the GPU backend refuses it, and automatic picks the CPU).
+enum class Codec : uint8_t { fast = 1, ratio = 2, interp = 3 };
 enum class Backend { automatic, cpu, gpu };
 
 inline size_t dtype_size(DType t) { return t == DType::f64 ? 8 : 4; }
@@ -134,6 +136,8 @@ ArchiveInfo inspect_header(const uint8_t* archive, size_t available);
 bool gpu_available();       // a CUDA device is present and this build has CUDA (the first call starts it: its context)
 std::string gpu_name();     // "" if none
 Backend resolve_backend(Backend b);  // automatic -> gpu or cpu; throws if gpu is requested but absent
+// The same for one codec: automatic -> cpu where the codec has no GPU implementation (interp, so far).
+Backend resolve_backend(Backend b, Codec codec);
 
 // ---- device API (requires a CUDA build; throws backend_unavailable otherwise) ---------------------
 // stream is a cudaStream_t. All pointers are device pointers. No allocation, no synchronization.

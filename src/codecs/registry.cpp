@@ -4,7 +4,7 @@
 
 namespace hpcz {
 namespace fast { extern const codecs::CodecOps kCodec; }
-namespace ratio { extern const codecs::CodecOps kCodec; }
+namespace ratio { extern const codecs::CodecOps kCodec; extern const codecs::CodecOps kInterpCodec; }
 
 namespace codecs {
 
@@ -12,6 +12,7 @@ const std::vector<const CodecOps*>& all() {
   static const std::vector<const CodecOps*> table = {
       &fast::kCodec,
       &ratio::kCodec,
+      &ratio::kInterpCodec,
   };
   return table;
 }

@@ -44,7 +44,7 @@ struct HeaderFields {
   uint64_t n_chunks;
   uint64_t archive_size;
   uint32_t table_checksum;
-  uint64_t codec_params;  // 0 for fast; ratio: max code length | predictor << 8
+  uint64_t codec_params;  // 0 for fast; ratio, interp: max code length | predictor family << 8
 };
 
 // What read_header finds besides the fields: the parts write_header fixes or the second stage sets.

@@ -50,6 +50,12 @@ Backend resolve_backend(Backend b) {
   return gpu_available() ? Backend::gpu : Backend::cpu;
 }
 
+Backend resolve_backend(Backend b, Codec codec) {
+  const codecs::CodecOps* c = codecs::find(codec);
+  if (b == Backend::automatic && c && !c->device) return Backend::cpu;
+  return resolve_backend(b);
+}
+
 namespace {
 // hpcz never hands out an archive it cannot read back: the whole frame is checked (header, codec
 // fields, chunk table: a pass over the table, not over the data).
@@ -66,7 +72,7 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
   std::vector<uint8_t> a;
-  if (resolve_backend(opt.backend) != Backend::gpu) a = pipeline::compress_cpu(data, h);
+  if (resolve_backend(opt.backend, opt.codec) != Backend::gpu) a = pipeline::compress_cpu(data, h);
   else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();
            pipeline::gpu_one_shot_bytes(h, true) <= room.bytes)
     pipeline::compress_gpu_host(data, h, [&](size_t size) { a.resize(size); return a.data(); });
@@ -86,7 +92,7 @@ size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims
   if (!out || out_capacity < max_compressed_size(h.n_values, dtype))
     throw Error(ErrorCode::invalid_argument, "output buffer below max_compressed_size()");
   auto* dst = static_cast<uint8_t*>(out);
-  if (!opt.second_stage && resolve_backend(opt.backend) == Backend::gpu) {
+  if (!opt.second_stage && resolve_backend(opt.backend, opt.codec) == Backend::gpu) {
     const pipeline::GpuRoom room = pipeline::current_gpu_room();
     if (pipeline::gpu_one_shot_bytes(h, true) <= room.bytes) {
       const size_t size = pipeline::compress_gpu_host(data, h, [&](size_t) { return dst; });
@@ -114,7 +120,7 @@ ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& 
     return inner;
   }
   if (info.n_values == 0) return info;
-  if (resolve_backend(backend) != Backend::gpu) pipeline::decompress_cpu(archive, info, out);
+  if (resolve_backend(backend, info.codec) != Backend::gpu) pipeline::decompress_cpu(archive, info, out);
   else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();
            pipeline::gpu_one_shot_bytes(pipeline::header_of(info), false) <= room.bytes)
     pipeline::decompress_gpu_host(archive, info, out);

@@ -33,7 +33,7 @@ struct Request {
 Request request_of(int dtype, const uint64_t* dims, int ndims, const hpcz_options* opt) {
   if (!opt || !dims || ndims < 1 || ndims > 4 || (dtype != HPCZ_F32 && dtype != HPCZ_F64) ||
       (opt->mode != HPCZ_ABS && opt->mode != HPCZ_REL) || opt->backend < HPCZ_AUTO || opt->backend > HPCZ_GPU ||
-      (opt->codec != 0 && opt->codec != HPCZ_FAST && opt->codec != HPCZ_RATIO))
+      (opt->codec != 0 && opt->codec != HPCZ_FAST && opt->codec != HPCZ_RATIO && opt->codec != HPCZ_INTERP))
     throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
   Request r{hpcz::DType(dtype), std::vector<uint64_t>(dims, dims + ndims), {}};
   hpcz::Options& o = r.opt;
@@ -41,7 +41,7 @@ Request request_of(int dtype, const uint64_t* dims, int ndims, const hpcz_option
   o.bound = opt->bound;
   if (opt->has_fill) o.fill = opt->fill;
   o.backend = backend_of(opt->backend);
-  o.codec = opt->codec == HPCZ_RATIO ? hpcz::Codec::ratio : hpcz::Codec::fast;
+  o.codec = opt->codec == HPCZ_RATIO ? hpcz::Codec::ratio : (opt->codec == HPCZ_INTERP ? hpcz::Codec::interp : hpcz::Codec::fast);
   if (opt->radius) o.radius = opt->radius;
   o.second_stage = opt->second_stage != 0;
   return r;

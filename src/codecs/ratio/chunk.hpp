@@ -331,6 +331,55 @@ void inverse_and_dequantize_parallel(const ChunkShape& c, uint32_t* v, T step, T
   }
 }
 
+// The symbols of a coded chunk (layout L, n of them) as deltas into v (symbol_delta: symbol 0, an
+// outlier's place, gives -radius); zeros counts them. False if the bit stream is malformed.
+inline bool decode_symbols(const uint8_t* src, const ChunkLayout& L, uint32_t n, uint32_t radius, uint32_t* v,
+                           uint32_t& zeros, int threads) {
+  const uint32_t nsym = 2 * radius;
+  std::vector<uint8_t> len(nsym);
+  auto tables = std::make_unique<huffman::DecodeTables>();
+  if (!chunk_tables(src, L, nsym, len.data(), *tables)) return false;
+  const uint32_t nw = huffman::n_words(L.total_bits), nsub = huffman::n_subsequences(L.total_bits);
+  const uint32_t nseq = huffman::n_sequences(L.total_bits);
+  std::vector<uint32_t> words(nw);
+  for (uint32_t k = 0; k < nw; ++k) words[k] = load_u32_le(src + L.bits + 4 * k);
+  // Sequence j's symbols are [first(j), first(j + 1)): checked to start at 0 and never decrease, so
+  // the ranges are disjoint and each sequence can be decoded on its own. Subsequence by subsequence,
+  // as the GPU does, checking that each run ends where the next begins and that each sequence fills
+  // exactly its range.
+  auto first = [&](uint32_t j) { return huffman::sequence_first(src + L.seq_first, src + L.gaps, j, L.total_bits, n); };
+  if (huffman::subsequence_start(src + L.gaps, 0, L.total_bits) != 0 || first(0) != 0) return false;
+  for (uint32_t j = 0; j < nseq; ++j)
+    if (first(j + 1) < first(j)) return false;
+  auto word = [&](uint32_t k) { return k < nw ? words[k] : 0u; };
+  zeros = 0;
+  uint32_t zero_count = 0;
+  int ok = 1;
+#pragma omp parallel for schedule(dynamic) reduction(+ : zero_count) reduction(min : ok) num_threads(threads) if (threads > 1)
+  for (int64_t j = 0; j < int64_t(nseq); ++j) {
+    uint32_t produced = first(uint32_t(j));
+    const uint32_t stop = first(uint32_t(j) + 1);
+    bool good = true;
+    const uint32_t sub_end = std::min<uint32_t>(nsub, uint32_t(j + 1) * huffman::kSeqSubs);
+    for (uint32_t sub = uint32_t(j) * huffman::kSeqSubs; sub < sub_end && good; ++sub) {
+      const uint32_t from = huffman::subsequence_start(src + L.gaps, sub, L.total_bits);
+      const uint64_t lim64 = uint64_t(sub + 1) * huffman::kSubBits;
+      const uint32_t limit = lim64 < L.total_bits ? uint32_t(lim64) : L.total_bits;
+      const uint32_t end = huffman::decode_run(word, L.total_bits, tables->fast, tables->ranges, tables->sorted, from, limit,
+                                               [&](uint32_t sym) {
+                                                 if (produced < stop) v[produced] = predict::symbol_delta(sym, radius);
+                                                 zero_count += sym == 0;
+                                                 ++produced;
+                                               });
+      const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(src + L.gaps, sub + 1, L.total_bits) : L.total_bits;
+      good = end == next;
+    }
+    if (!good || produced != stop) ok = 0;
+  }
+  zeros = zero_count;
+  return ok != 0;
+}
+
 // Decodes one chunk; false if its bytes are not a well-formed chunk. Never reads outside src.
 // threads > 1: the chunk's sequences (their output places are in seq_first) and the inverse
 // prediction run in parallel; the result is the same.
@@ -344,46 +393,9 @@ bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const 
   }
   ChunkLayout L;
   if (!parse_chunk(src, size, n, nsym, sizeof(T), L)) return false;
-  std::vector<uint8_t> len(nsym);
-  auto tables = std::make_unique<huffman::DecodeTables>();
-  if (!chunk_tables(src, L, nsym, len.data(), *tables)) return false;
-  const uint32_t nw = huffman::n_words(L.total_bits), nsub = huffman::n_subsequences(L.total_bits);
-  const uint32_t nseq = huffman::n_sequences(L.total_bits);
-  std::vector<uint32_t> words(nw), v(n);
-  for (uint32_t k = 0; k < nw; ++k) words[k] = load_u32_le(src + L.bits + 4 * k);
-  // Sequence j's symbols are [first(j), first(j + 1)): checked to start at 0 and never decrease, so
-  // the ranges are disjoint and each sequence can be decoded on its own. Subsequence by subsequence,
-  // as the GPU does, checking that each run ends where the next begins and that each sequence fills
-  // exactly its range.
-  auto first = [&](uint32_t j) { return huffman::sequence_first(src + L.seq_first, src + L.gaps, j, L.total_bits, n); };
-  if (huffman::subsequence_start(src + L.gaps, 0, L.total_bits) != 0 || first(0) != 0) return false;
-  for (uint32_t j = 0; j < nseq; ++j)
-    if (first(j + 1) < first(j)) return false;
-  auto word = [&](uint32_t k) { return k < nw ? words[k] : 0u; };
+  std::vector<uint32_t> v(n);
   uint32_t zeros = 0;
-  int ok = 1;
-#pragma omp parallel for schedule(dynamic) reduction(+ : zeros) reduction(min : ok) num_threads(threads) if (threads > 1)
-  for (int64_t j = 0; j < int64_t(nseq); ++j) {
-    uint32_t produced = first(uint32_t(j));
-    const uint32_t stop = first(uint32_t(j) + 1);
-    bool good = true;
-    const uint32_t sub_end = std::min<uint32_t>(nsub, uint32_t(j + 1) * huffman::kSeqSubs);
-    for (uint32_t sub = uint32_t(j) * huffman::kSeqSubs; sub < sub_end && good; ++sub) {
-      const uint32_t from = huffman::subsequence_start(src + L.gaps, sub, L.total_bits);
-      const uint64_t lim64 = uint64_t(sub + 1) * huffman::kSubBits;
-      const uint32_t limit = lim64 < L.total_bits ? uint32_t(lim64) : L.total_bits;
-      const uint32_t end = huffman::decode_run(word, L.total_bits, tables->fast, tables->ranges, tables->sorted, from, limit,
-                                               [&](uint32_t sym) {
-                                                 if (produced < stop) v[produced] = predict::symbol_delta(sym, radius);
-                                                 zeros += sym == 0;
-                                                 ++produced;
-                                               });
-      const uint32_t next = sub + 1 < nsub ? huffman::subsequence_start(src + L.gaps, sub + 1, L.total_bits) : L.total_bits;
-      good = end == next;
-    }
-    if (!good || produced != stop) ok = 0;
-  }
-  if (!ok || zeros != L.n_out) return false;
+  if (!decode_symbols(src, L, n, radius, v.data(), zeros, threads) || zeros != L.n_out) return false;
   for (uint32_t k = 0; k < L.n_out; ++k) {
     const uint32_t i = load_u32_le(src + L.out_idx + 4 * k);
     if (i >= n || (k && i <= load_u32_le(src + L.out_idx + 4 * k - 4))) return false;

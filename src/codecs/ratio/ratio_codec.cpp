@@ -1,5 +1,6 @@
-// The ratio codec's CodecOps: chunks of whole slabs (predict::working_shape), the radius, and the CPU
-// encoder and decoder (chunk.hpp).
+// The ratio codec's CodecOps and the interpolation codec's (the same chunking and radius; its chunks
+// choose their predictor: interp_chunk.hpp): chunks of whole slabs (predict::working_shape), the
+// radius, and the CPU encoders and decoders (chunk.hpp).
 #include <algorithm>
 #include <string>
 
@@ -7,6 +8,7 @@
 
 #include "codecs/codec.hpp"
 #include "codecs/ratio/chunk.hpp"
+#include "codecs/ratio/interp_chunk.hpp"
 #include "codecs/ratio/ratio_gpu.hpp"
 #include "common/error.hpp"
 #include "quant/range.hpp"
@@ -46,28 +48,33 @@ uint64_t archive_bound(uint64_t n, DType dtype) {
   return format::data_offset(nc) + nc * (kChunkHeaderBytes + 1) + n * dtype_size(dtype);
 }
 
-template <class T>
+// Encodes every chunk of a slab: Lorenzo alone (the ratio codec) or the better predictor per chunk.
+template <class T, bool kBest>
 codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h, uint64_t first_chunk) {
   const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   const predict::Shape shape = shape_of(h);
   codecs::EncodedChunks out;
   out.separate.resize(h.n_chunks);
+  auto one = [&](int64_t c, EncodeScratch<T>& scratch, InterpScratch<T>& is, int threads) {
+    const T* chunk_in = in + uint64_t(c) * h.chunk_values;
+    const predict::ChunkShape cs = predict::chunk_shape(shape, first_chunk + c);
+    if (kBest) encode_best_chunk(chunk_in, cs, p, h.block_param, is, scratch, out.separate[c], threads);
+    else encode_chunk(chunk_in, cs, p, h.block_param, scratch, out.separate[c], threads);
+  };
   // Chunks are large (about 4 Mi values): with fewer chunks than threads, each is encoded by all
   // threads in turn (the same bytes) instead of one thread each.
   const int threads = omp_get_max_threads();
   if (h.n_chunks < uint64_t(threads)) {
     EncodeScratch<T> scratch;
-    for (int64_t c = 0; c < int64_t(h.n_chunks); ++c)
-      encode_chunk(in + uint64_t(c) * h.chunk_values, predict::chunk_shape(shape, first_chunk + c), p, h.block_param,
-                   scratch, out.separate[c], threads);
+    InterpScratch<T> is;
+    for (int64_t c = 0; c < int64_t(h.n_chunks); ++c) one(c, scratch, is, threads);
   } else {
 #pragma omp parallel
     {
       EncodeScratch<T> scratch;
+      InterpScratch<T> is;
 #pragma omp for schedule(dynamic, 1)
-      for (int64_t c = 0; c < int64_t(h.n_chunks); ++c)
-        encode_chunk(in + uint64_t(c) * h.chunk_values, predict::chunk_shape(shape, first_chunk + c), p, h.block_param,
-                     scratch, out.separate[c]);
+      for (int64_t c = 0; c < int64_t(h.n_chunks); ++c) one(c, scratch, is, 1);
     }
   }
   out.sizes.resize(h.n_chunks);
@@ -76,8 +83,13 @@ codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h, uint6
 }
 
 codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, const codecs::Slab& slab) {
-  if (h.dtype == DType::f64) return encode_t(static_cast<const double*>(in), h, slab.first_chunk);
-  return encode_t(static_cast<const float*>(in), h, slab.first_chunk);
+  if (h.dtype == DType::f64) return encode_t<double, false>(static_cast<const double*>(in), h, slab.first_chunk);
+  return encode_t<float, false>(static_cast<const float*>(in), h, slab.first_chunk);
+}
+
+codecs::EncodedChunks encode_best(const void* in, const format::HeaderFields& h, const codecs::Slab& slab) {
+  if (h.dtype == DType::f64) return encode_t<double, true>(static_cast<const double*>(in), h, slab.first_chunk);
+  return encode_t<float, true>(static_cast<const float*>(in), h, slab.first_chunk);
 }
 
 bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out, int threads) {
@@ -87,6 +99,15 @@ bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint3
                                 static_cast<double*>(out), threads);
   return decode_chunk<float>(src, size, cs, quant::encoder_params<float>(h), h.block_param, static_cast<float*>(out),
                              threads);
+}
+
+bool decode_best(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out, int threads) {
+  const predict::ChunkShape cs = predict::chunk_shape(shape_of(h), c);
+  if (h.dtype == DType::f64)
+    return decode_best_chunk<double>(src, size, cs, quant::encoder_params<double>(h), h.block_param,
+                                     static_cast<double*>(out), threads);
+  return decode_best_chunk<float>(src, size, cs, quant::encoder_params<float>(h), h.block_param,
+                                  static_cast<float*>(out), threads);
 }
 
 void stage_sizes(const uint8_t* archive, const ArchiveInfo& info, StageSizes& z) {
@@ -99,8 +120,18 @@ void stage_sizes(const uint8_t* archive, const ArchiveInfo& info, StageSizes& z)
     if (!format::checksum_matches(format::checksum(src, e.size), e.checksum))
       fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": checksum mismatch");
     ChunkLayout L;
+    const bool interp = e.size >= kChunkHeaderBytes + kInterpExtraBytes && (load_u32_le(src + 12) & 0xff) == kKindInterp;
     if (is_raw_chunk(src, e.size, count, vb)) {
       z.raw_chunks += e.size;
+    } else if (interp) {
+      L = chunk_layout(nsym, load_u32_le(src), load_u32_le(src + 4), load_u32_le(src + 8), vb,
+                       kChunkHeaderBytes + kInterpExtraBytes);
+      if (L.size64 != e.size) fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": malformed");
+      z.codebook += L.seq_first;
+      z.gap_metadata += L.bits - L.seq_first;
+      z.codes += L.out_idx - L.bits;
+      z.outliers += L.exc_idx - L.out_idx;
+      z.exceptions += L.size - L.exc_idx;
     } else if (parse_chunk(src, e.size, count, nsym, vb, L)) {
       z.codebook += L.seq_first;
       z.gap_metadata += L.bits - L.seq_first;
@@ -133,6 +164,13 @@ const codecs::CodecOps kCodec = {
 #else
     nullptr,
 #endif
+};
+
+// The interpolation codec: no GPU implementation yet (the pipeline codes it on the CPU).
+extern const codecs::CodecOps kInterpCodec;
+const codecs::CodecOps kInterpCodec = {
+    Codec::interp, "interp", kInterpCodecParams, plan, check_plan, chunk_bound, archive_bound, encode_best, decode_best,
+    /*large_chunks=*/true, stage_sizes, nullptr,
 };
 
 }  // namespace hpcz::ratio

@@ -1,0 +1,326 @@
+// The interpolation codec's chunks (codec 3): each chunk is coded with the better of two predictors,
+// Lorenzo (the ratio codec's coded chunk, kind 0, unchanged) and interpolation (kind 2), or stored raw
+// (kind 1). An interpolation chunk is a ratio chunk with 8 more header bytes and other meanings:
+//
+//   [16-byte chunk header: u32 total_bits, n_outliers, n_exceptions, kind = 2 | params << 8 | masked << 16]
+//   [mask value: the bits of a T, zero-extended to 8 bytes]
+//   [code lengths][seq_first][gaps][bit stream][outlier indices][outlier deltas][exception indices]
+//   [exception values]                                       (as chunk.hpp)
+//
+// Prediction (predict/interp.hpp, `params` its InterpParams): anchors by Lorenzo on their prequantized
+// q; every other point from reconstructed values, its residual r = x - prediction quantized to
+// rint(r / step) (or a neighbour of it) so that prediction + q * step is within the bound, exactly
+// checked. Symbols: deltas -radius < d < radius - 1 as d + radius; 0 where the point is an outlier (its
+// delta in the outlier list) or an exception (its value in the exception list: NaN, Inf, the fill
+// value, a value no q reconstructs); 2 radius - 1 where the value is the chunk's mask value (bit for
+// bit: the fill value where there is one, else the chunk's first NaN). Masked points and exceptions
+// take their prediction as their stand-in for later predictions (an anchor: the Lorenzo prediction as
+// its q), so a mask costs about one symbol a point and does not disturb its valid neighbours.
+#pragma once
+#include <cmath>
+
+#include "codecs/ratio/chunk.hpp"
+#include "predict/interp.hpp"
+
+namespace hpcz::ratio {
+
+constexpr uint32_t kKindInterp = 2;
+constexpr uint32_t kInterpExtraBytes = 8;
+// Header bytes 128..135 of the interpolation codec: the longest codeword and the predictor family
+// (2 = per chunk, Lorenzo or interpolation).
+constexpr uint64_t kInterpCodecParams = uint64_t(huffman::kMaxLen) | uint64_t(2) << 8;
+// The predictor's parameters are chosen per chunk from the symbols of about this many sampled tiles.
+constexpr uint64_t kInterpSampleTiles = 64;
+
+enum : uint8_t { kPointCoded = 0, kPointZero = 1, kPointMask = 2, kPointException = 3 };
+
+HPCZ_HD uint32_t interp_mask_symbol(uint32_t radius) { return 2 * radius - 1; }
+// Symbol of a coded delta: d + radius for -radius < d < radius - 1, else 0 (an outlier).
+HPCZ_HD uint32_t interp_symbol(uint32_t delta, uint32_t radius) {
+  const uint32_t s = delta + radius;
+  return s - 1u < 2u * radius - 2u ? s : 0u;
+}
+HPCZ_HD int32_t clamp_q(int64_t q) {
+  return int32_t(q < -(quant::kQLimit - 1) ? -(quant::kQLimit - 1) : (q > quant::kQLimit - 1 ? quant::kQLimit - 1 : q));
+}
+
+// The chunk's mask value: the fill value where the options have one, else its first NaN.
+template <class T>
+struct ChunkMask {
+  bool on = false;
+  typename Bits<T>::type bits = 0;
+};
+template <class T>
+ChunkMask<T> chunk_mask(const T* in, uint32_t n, const quant::QuantParams<T>& p) {
+  ChunkMask<T> m;
+  if (p.has_fill) {
+    m.on = true;
+    m.bits = to_bits(p.fill);
+    return m;
+  }
+  for (uint32_t i = 0; i < n; ++i)
+    if (in[i] != in[i]) {
+      m.on = true;
+      m.bits = to_bits(in[i]);
+      break;
+    }
+  return m;
+}
+
+// The residual's q for x against prediction `pred`, and the reconstruction, or false: x is stored
+// exactly. The same tests as quant::quantize (fill, |q| < 2^30, the exact bound), on x - pred.
+template <class T>
+HPCZ_HD bool quantize_residual(T x, T pred, const quant::QuantParams<T>& p, int32_t& q, T& rec) {
+  if (p.has_fill && x == p.fill) return false;
+  const T s = (x - pred) * p.recip;
+  if (!(quant::abs_value(s) < T(quant::kQLimit) - T(1))) return false;  // NaN, Inf and huge fail here
+  const int32_t q0 = int32_t(quant::round_half_even(s));
+  for (int k = 0; k < 3; ++k) {
+    const int32_t c = q0 + (k == 0 ? 0 : (k == 1 ? -1 : 1));
+    const T r = pred + quant::dequantize(c, p.step);
+    if (quant::within_bound(double(x), double(r), p.eb)) {
+      q = c;
+      rec = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+// One chunk's interpolation encoding state: per point its symbol, outlier delta, class and stand-in.
+template <class T>
+struct InterpScratch {
+  std::vector<T> xr;             // reconstructions (stand-ins where masked or exact)
+  std::vector<uint32_t> delta;   // a coded point's delta (outliers keep theirs here)
+  std::vector<uint8_t> cls;      // kPoint*
+  std::vector<int32_t> anchor_q; // q of the anchors, by anchor number
+};
+
+inline uint64_t anchor_number(const predict::InterpGeometry& g, uint64_t i) {
+  const uint64_t z = i / g.stride[0], y = (i / g.stride[1]) % g.ext[1], x = i % g.ext[2];
+  const uint64_t ny = (g.ext[1] - 1) / g.anchor + 1, nx = (g.ext[2] - 1) / g.anchor + 1;
+  return ((z / g.anchor) * ny + y / g.anchor) * nx + x / g.anchor;
+}
+inline uint64_t anchor_total(const predict::InterpGeometry& g) {
+  uint64_t a = 1;
+  for (int j = 0; j < 3; ++j) a *= (g.ext[j] - 1) / g.anchor + 1;
+  return a;
+}
+
+// Anchors: their class, q (stand-in: the prediction), delta and reconstruction.
+template <class T>
+void encode_anchors(const T* in, const predict::InterpGeometry& g, const quant::QuantParams<T>& p,
+                    const ChunkMask<T>& mask, InterpScratch<T>& s) {
+  s.anchor_q.assign(anchor_total(g), 0);
+  predict::interp_anchors<int64_t>(
+      g, [&](uint64_t j) { return int64_t(s.anchor_q[anchor_number(g, j)]); },
+      [&](uint64_t i, int64_t pred) {
+        int32_t q;
+        const int32_t stand_in = clamp_q(pred);
+        if (mask.on && to_bits(in[i]) == mask.bits) {
+          s.cls[i] = kPointMask, q = stand_in;
+        } else if (quant::quantize(in[i], p, q)) {
+          s.cls[i] = kPointCoded;
+          s.delta[i] = uint32_t(q) - uint32_t(uint64_t(pred));
+        } else {
+          s.cls[i] = kPointException, q = stand_in;
+        }
+        s.anchor_q[anchor_number(g, i)] = q;
+        s.xr[i] = quant::dequantize<T>(q, p.step);
+      });
+}
+
+template <class T>
+HPCZ_HD uint32_t point_symbol(uint8_t cls, uint32_t delta, uint32_t radius) {
+  return cls == kPointCoded ? interp_symbol(delta, radius) : (cls == kPointMask ? interp_mask_symbol(radius) : 0u);
+}
+
+// One tile's points: class, delta and reconstruction (owned or not: the same values either way); with
+// hist, the symbols of the points it owns are counted there.
+template <class T>
+void encode_tile(const T* in, const predict::InterpGeometry& g, predict::InterpParams ip, uint64_t t,
+                 const quant::QuantParams<T>& p, const ChunkMask<T>& mask, InterpScratch<T>& s,
+                 std::vector<uint32_t>* hist = nullptr, uint32_t radius = 0) {
+  predict::interp_tile<T>(
+      g, ip, t, [&](uint64_t j) { return s.xr[j]; },
+      [&](uint64_t i, T pred, bool owned) {
+        int32_t q;
+        T rec;
+        if (mask.on && to_bits(in[i]) == mask.bits) {
+          s.cls[i] = kPointMask, s.xr[i] = pred;
+        } else if (quantize_residual(in[i], pred, p, q, rec)) {
+          s.cls[i] = kPointCoded, s.delta[i] = uint32_t(q), s.xr[i] = rec;
+        } else {
+          s.cls[i] = kPointException, s.xr[i] = pred;
+        }
+        if (hist && owned) ++(*hist)[point_symbol<T>(s.cls[i], s.delta[i], radius)];
+      });
+}
+
+// Estimated bytes of the symbols in hist (their Huffman code, 8 bytes an outlier or exception).
+inline uint64_t estimated_bytes(const std::vector<uint32_t>& hist) {
+  const Book book = build_book(hist.data(), uint32_t(hist.size()));
+  uint64_t bits = 0;
+  for (size_t k = 0; k < hist.size(); ++k) bits += uint64_t(hist[k]) * book.len[k];
+  return bits / 8 + 8ull * hist[0];
+}
+
+// The interpolation parameters that code the sampled tiles of a chunk smallest (the first of equals).
+// s holds the anchors.
+template <class T>
+predict::InterpParams choose_interp_params(const T* in, const predict::InterpGeometry& g, const quant::QuantParams<T>& p,
+                                           uint32_t radius, const ChunkMask<T>& mask, InterpScratch<T>& s) {
+  const uint64_t tiles = g.tile_count(), every = tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1;
+  predict::InterpParams best{1};
+  uint64_t best_bytes = UINT64_MAX;
+  std::vector<uint32_t> hist;
+  for (uint8_t b = 0; b < predict::kInterpParamsCount; ++b) {
+    hist.assign(2 * radius, 0);
+    for (uint64_t t = 0; t < tiles; t += every) encode_tile(in, g, predict::InterpParams{b}, t, p, mask, s, &hist, radius);
+    const uint64_t bytes = estimated_bytes(hist);
+    if (bytes < best_bytes) best_bytes = bytes, best = predict::InterpParams{b};
+  }
+  return best;
+}
+
+// Encodes one chunk with interpolation (params ip) into dst.
+template <class T>
+void encode_interp_chunk(const T* in, const predict::ChunkShape& c, const quant::QuantParams<T>& p, uint32_t radius,
+                         predict::InterpParams ip, const ChunkMask<T>& mask, InterpScratch<T>& s, EncodeScratch<T>& e,
+                         std::vector<uint8_t>& dst) {
+  const uint32_t n = c.count();
+  const predict::InterpGeometry g = predict::interp_geometry(c);
+  for (uint64_t t = 0; t < g.tile_count(); ++t) encode_tile(in, g, ip, t, p, mask, s);
+  e.sym.resize(n);
+  e.spans.resize(1);
+  EncodeSpan<T>& sp = e.spans[0];
+  sp.exc_idx.clear(); sp.exc_val.clear(); sp.out_idx.clear(); sp.out_delta.clear();
+  sp.hist.assign(2 * radius, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t sym = point_symbol<T>(s.cls[i], s.delta[i], radius);
+    e.sym[i] = sym;
+    ++sp.hist[sym];
+    if (sym) continue;
+    if (s.cls[i] == kPointException) {
+      sp.exc_idx.push_back(i);
+      sp.exc_val.push_back(in[i]);
+    } else {
+      sp.out_idx.push_back(i);
+      sp.out_delta.push_back(s.delta[i]);
+    }
+  }
+  uint8_t extra[kInterpExtraBytes] = {};
+  const uint64_t mb = uint64_t(mask.bits);
+  for (int k = 0; k < 8; ++k) extra[k] = uint8_t(mb >> (8 * k));
+  write_coded_chunk(in, n, radius, e, dst, 1, kKindInterp | uint32_t(ip.bits) << 8 | uint32_t(mask.on) << 16, extra,
+                    kInterpExtraBytes);
+}
+
+// Encodes one chunk with the better predictor: Lorenzo (encode_chunk) or interpolation with the
+// parameters the sampled tiles prefer; the smaller chunk wins (Lorenzo on a tie).
+template <class T>
+void encode_best_chunk(const T* in, const predict::ChunkShape& c, const quant::QuantParams<T>& p, uint32_t radius,
+                       InterpScratch<T>& s, EncodeScratch<T>& e, std::vector<uint8_t>& dst, int threads = 1) {
+  encode_chunk(in, c, p, radius, e, dst, threads);
+  if (radius < 2) return;  // no room for the mask symbol beside the coded deltas
+  const uint32_t n = c.count();
+  const predict::InterpGeometry g = predict::interp_geometry(c);
+  s.xr.resize(n);
+  s.delta.assign(n, 0);
+  s.cls.assign(n, kPointCoded);
+  const ChunkMask<T> mask = chunk_mask(in, n, p);
+  encode_anchors(in, g, p, mask, s);
+  const predict::InterpParams ip = choose_interp_params(in, g, p, radius, mask, s);
+  std::vector<uint8_t> alt;
+  encode_interp_chunk(in, c, p, radius, ip, mask, s, e, alt);
+  if (alt.size() < dst.size()) dst.swap(alt);
+}
+
+// Decodes an interpolation chunk (kind 2); false if malformed. Never reads outside src.
+template <class T>
+bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::ChunkShape& c, const quant::QuantParams<T>& p,
+                         uint32_t radius, T* out, int threads = 1) {
+  const uint32_t n = c.count(), nsym = 2 * radius;
+  const uint32_t head = kChunkHeaderBytes + kInterpExtraBytes;
+  if (size < head || radius < 2) return false;
+  const uint32_t bits = load_u32_le(src), n_out = load_u32_le(src + 4), n_exc = load_u32_le(src + 8);
+  const uint32_t kind = load_u32_le(src + 12);
+  const uint8_t params = uint8_t(kind >> 8);
+  const bool masked = (kind >> 16) & 1;
+  if ((kind & 0xff) != kKindInterp || params >= predict::kInterpParamsCount || (kind >> 17) != 0) return false;
+  if (uint64_t(bits) > uint64_t(n) * huffman::kMaxLen || bits < n || n_out > n || n_exc > n) return false;
+  const ChunkLayout L = chunk_layout(nsym, bits, n_out, n_exc, sizeof(T), head);
+  if (L.size64 != size) return false;
+  uint64_t mask_bits = 0;
+  for (int k = 0; k < 8; ++k) mask_bits |= uint64_t(src[kChunkHeaderBytes + k]) << (8 * k);
+  if (sizeof(T) == 4 && (mask_bits >> 32) != 0) return false;
+  if (!masked && mask_bits != 0) return false;
+  std::vector<uint32_t> v(n);
+  uint32_t zeros = 0;
+  if (!decode_symbols(src, L, n, radius, v.data(), zeros, threads) || zeros != n_out + n_exc) return false;
+  std::vector<uint8_t> cls(n);
+  const uint32_t zero_delta = predict::symbol_delta(0, radius), mask_delta = predict::symbol_delta(nsym - 1, radius);
+  for (uint32_t i = 0; i < n; ++i) {
+    cls[i] = v[i] == zero_delta ? kPointZero : (v[i] == mask_delta ? kPointMask : kPointCoded);
+    if (cls[i] == kPointMask && !masked) return false;
+  }
+  for (uint32_t k = 0; k < n_out; ++k) {
+    const uint32_t i = load_u32_le(src + L.out_idx + 4 * k);
+    if (i >= n || (k && i <= load_u32_le(src + L.out_idx + 4 * k - 4)) || cls[i] != kPointZero) return false;
+    cls[i] = kPointCoded;
+    v[i] = load_u32_le(src + L.out_delta + 4 * k);
+  }
+  for (uint32_t k = 0; k < n_exc; ++k) {
+    const uint32_t i = load_u32_le(src + L.exc_idx + 4 * k);
+    if (i >= n || (k && i <= load_u32_le(src + L.exc_idx + 4 * k - 4)) || cls[i] != kPointZero) return false;
+    cls[i] = kPointException;
+  }
+  const predict::InterpGeometry g = predict::interp_geometry(c);
+  std::vector<int32_t> anchor_q(anchor_total(g), 0);
+  predict::interp_anchors<int64_t>(
+      g, [&](uint64_t j) { return int64_t(anchor_q[anchor_number(g, j)]); },
+      [&](uint64_t i, int64_t pred) {
+        const int32_t q = cls[i] == kPointCoded ? int32_t(uint32_t(uint64_t(pred)) + v[i]) : clamp_q(pred);
+        anchor_q[anchor_number(g, i)] = q;
+        out[i] = quant::dequantize<T>(q, p.step);
+      });
+  const predict::InterpParams ip{params};
+  auto tile = [&](uint64_t t) {
+    predict::interp_tile<T>(
+        g, ip, t, [&](uint64_t j) { return out[j]; },
+        [&](uint64_t i, T pred, bool) {
+          out[i] = cls[i] == kPointCoded ? pred + quant::dequantize<T>(int32_t(v[i]), p.step) : pred;
+        });
+  };
+  // Tiles that share no point run at once: those of one parity along every axis, 8 such rounds.
+  for (int parity = 0; parity < 8; ++parity) {
+#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
+    for (int64_t t = 0; t < int64_t(g.tile_count()); ++t) {
+      const uint64_t tz = uint64_t(t) / (g.tiles[1] * g.tiles[2]), ty = (uint64_t(t) / g.tiles[2]) % g.tiles[1],
+                     tx = uint64_t(t) % g.tiles[2];
+      if (int((tz & 1) << 2 | (ty & 1) << 1 | (tx & 1)) == parity) tile(uint64_t(t));
+    }
+  }
+  T mask_value;
+  {
+    typename Bits<T>::type b = typename Bits<T>::type(mask_bits);
+    mask_value = from_bits<T>(b);
+  }
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (cls[i] == kPointMask) out[i] = mask_value;
+    else if (cls[i] == kPointException) out[i] = load_value_le<T>(src + L.exc_val + sizeof(T) * k++);
+  }
+  return true;
+}
+
+// Any chunk of the interpolation codec.
+template <class T>
+bool decode_best_chunk(const uint8_t* src, uint32_t size, const predict::ChunkShape& c, const quant::QuantParams<T>& p,
+                       uint32_t radius, T* out, int threads = 1) {
+  if (size >= kChunkHeaderBytes && (load_u32_le(src + 12) & 0xff) == kKindInterp)
+    return decode_interp_chunk(src, size, c, p, radius, out, threads);
+  return decode_chunk(src, size, c, p, radius, out, threads);
+}
+
+}  // namespace hpcz::ratio
