@@ -1,8 +1,8 @@
 // libFuzzer target for the encoders: arbitrary bytes become an array and options, which must compress
 // on the CPU and come back within the bound (checked with the tests' strict_check, not the library's
 // own test), NaN, Inf and fill values bit for bit, within max_compressed_size. Any failure aborts.
-// Layout of an input: byte 0 picks dtype (bit 0), codec (bit 1), abs or rel (bit 2), a fill value
-// (bit 3), the second stage (bit 4) and the rank (bits 5-6, plus 1); byte 1 the bound's exponent;
+// Layout of an input: byte 0 picks dtype (bit 0), codec (bit 1: ratio, with bit 7 interp; else fast),
+// abs or rel (bit 2), a fill value (bit 3), the second stage (bit 4) and the rank (bits 5-6, plus 1); byte 1 the bound's exponent;
 // byte 2 the radius; bytes 3-4 the fastest extents; the rest are the values, raw.
 #include <cmath>
 #include <cstdio>
@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint64_t n = (size - 5) / vb;
   if (n == 0) return 0;
   hpcz::Options o;
-  o.codec = mode & 2 ? hpcz::Codec::ratio : hpcz::Codec::fast;
+  o.codec = mode & 2 ? (mode & 128 ? hpcz::Codec::interp : hpcz::Codec::ratio) : hpcz::Codec::fast;
   o.mode = mode & 4 ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
   o.bound = std::pow(10.0, -double(data[1] % 16) / 2 - (o.mode == hpcz::BoundMode::abs ? -3 : 0));
   if (mode & 8) o.fill = -9999.0;

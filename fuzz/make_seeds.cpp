@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   int k = 0;
   for (const auto& dims : shapes)
     for (int dt = 0; dt < 2; ++dt)
-      for (int codec = 0; codec < 2; ++codec)
+      for (int codec = 0; codec < 3; ++codec)
         for (int p = 0; p < 4; ++p) {
           uint64_t n = 1;
           for (uint64_t d : dims) n *= d;
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
             else { const float f = float(x[i]); std::memcpy(&raw[4 * i], &f, 4); }
           }
           hpcz::Options o;
-          o.codec = codec ? hpcz::Codec::ratio : hpcz::Codec::fast;
+          o.codec = codec == 2 ? hpcz::Codec::interp : (codec ? hpcz::Codec::ratio : hpcz::Codec::fast);
           o.backend = hpcz::Backend::cpu;
           o.bound = p == 3 ? 1e-4 : 1e-2;
           o.mode = p == 2 ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;

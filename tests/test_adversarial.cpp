@@ -21,10 +21,10 @@ void roundtrip_codec(const std::vector<T>& v, std::vector<uint64_t> dims, hpcz::
 template <class T>
 void roundtrip(const std::vector<T>& v, std::vector<uint64_t> dims, hpcz::Options o, const char* what,
                double min_cr = 0) {
-  for (auto codec : {hpcz::Codec::fast, hpcz::Codec::ratio}) {
+  for (auto codec : {hpcz::Codec::fast, hpcz::Codec::ratio, hpcz::Codec::interp}) {
     o.codec = codec;
     // Huffman spends at least one bit per value, so the ratio mode tops out at 8 * sizeof(T).
-    const double floor_cr = codec == hpcz::Codec::ratio ? std::min(min_cr, 0.8 * 8 * sizeof(T)) : min_cr;
+    const double floor_cr = codec != hpcz::Codec::fast ? std::min(min_cr, 0.8 * 8 * sizeof(T)) : min_cr;
     roundtrip_codec(v, dims, o, what, floor_cr);
   }
 }
@@ -57,7 +57,7 @@ void roundtrip_codec(const std::vector<T>& v, std::vector<uint64_t> dims, hpcz::
   const long double want = requested_bound(v.data(), v.size(), o);
   CHECK_MSG(eb_within_request(info.eb_abs, want), what << ": eb_abs " << info.eb_abs << " above the requested " << double(want));
   if (min_cr > 0) CHECK_MSG(double(bytes.size()) / a.size() >= min_cr, what << ": CR " << double(bytes.size()) / a.size());
-  if (hpcz::gpu_available()) {
+  if (hpcz::resolve_backend(hpcz::Backend::automatic, o.codec) == hpcz::Backend::gpu) {  // a GPU with this codec
     o.backend = hpcz::Backend::gpu;
     auto g = hpcz::compress(v.data(), t, dims, o);
     CHECK_MSG(g == a, what << ": GPU archive differs from CPU archive");

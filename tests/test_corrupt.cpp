@@ -52,7 +52,7 @@ void reseal_header(std::vector<uint8_t>& a) {
 }  // namespace
 
 TEST(corrupt_truncation_everywhere) {
-  for (auto codec : {hpcz::Codec::fast, hpcz::Codec::ratio})
+  for (auto codec : {hpcz::Codec::fast, hpcz::Codec::ratio, hpcz::Codec::interp})
   for (auto t : {hpcz::DType::f32, hpcz::DType::f64}) {
     auto a = sample_archive(t, codec);
     auto info = hpcz::inspect(a.data(), a.size());
@@ -81,7 +81,7 @@ TEST(corrupt_bit_flips_header_and_table) {
 }
 
 TEST(corrupt_bit_flips_payload) {
-  for (auto codec : {hpcz::Codec::fast, hpcz::Codec::ratio}) {
+  for (auto codec : {hpcz::Codec::fast, hpcz::Codec::ratio, hpcz::Codec::interp}) {
   auto a = sample_archive(hpcz::DType::f32, codec);
   auto info = hpcz::inspect(a.data(), a.size());
   std::mt19937_64 rng(42);
