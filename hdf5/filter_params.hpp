@@ -46,7 +46,7 @@ inline bool parse_params(size_t n, const unsigned* v, FilterParams& p) {
   const unsigned rank = v[kUserValues + 1];
   if (rank < 1 || n < kUserValues + kLocalValues + rank) return false;
   p.options = Options{};
-  p.options.codec = v[1] == 2 ? Codec::ratio : Codec::fast;
+  p.options.codec = v[1] == 3 ? Codec::interp : (v[1] == 2 ? Codec::ratio : Codec::fast);
   p.options.mode = v[2] == 1 ? BoundMode::abs : BoundMode::rel;
   p.options.bound = double_of(v[3], v[4]);
   if (v[5] & kFlagFill) p.options.fill = double_of(v[6], v[7]);

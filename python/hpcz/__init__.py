@@ -22,7 +22,7 @@ __all__ = ["compress", "decompress", "info", "gpu_available", "Error", "InvalidA
            "HpczIOError", "__version__"]
 __version__ = "0.1.0"
 
-_MODES = ("fast", "ratio")
+_MODES = ("fast", "ratio", "interp")
 _DEVICES = ("auto", "cpu", "gpu")
 
 
@@ -67,13 +67,14 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     its device and stream, and its archive stays there: a cupy uint8 array (bytes(a.get()) on the host).
 
     abs / rel: the error bound, absolute or relative to the range (max - min of the finite, non-fill
-    values); exactly one. mode: "fast" (throughput) or "ratio" (Lorenzo + Huffman). lossless: a
+    values); exactly one. mode: "fast" (throughput), "ratio" (Lorenzo + Huffman) or "interp" (the predictor per chunk,
+    Lorenzo or interpolation, and masks; CPU only so far). lossless: a
     lossless stage after the codec (smaller archives, slower). fill: a value kept exactly and left out
     of the range (masked cells). device: "auto" (the GPU when there is one), "cpu" or "gpu".
     """
     kind, bound = _bound(abs, rel)
     if mode not in _MODES:
-        raise InvalidArgumentError(f"mode must be 'fast' or 'ratio', not {mode!r}", 1)
+        raise InvalidArgumentError(f"mode must be 'fast', 'ratio' or 'interp', not {mode!r}", 1)
     if device not in _DEVICES:
         raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
     fill = None if fill is None else float(fill)

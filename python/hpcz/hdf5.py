@@ -47,7 +47,7 @@ def _words(x):
 
 class Hpcz(Mapping):
     """The keyword arguments of h5py's create_dataset for the hpcz filter (compression,
-    compression_opts). abs or rel: the bound (exactly one); mode: "fast" or "ratio"; lossless: the
+    compression_opts). abs or rel: the bound (exactly one); mode: "fast", "ratio" or "interp"; lossless: the
     lossless stage; fill: a value kept exactly and left out of the range."""
 
     filter_id = FILTER_ID
@@ -55,13 +55,13 @@ class Hpcz(Mapping):
     def __init__(self, abs=None, rel=None, mode="fast", lossless=False, fill=None):
         if (abs is None) == (rel is None):
             raise InvalidArgumentError("give exactly one of abs= and rel=", 1)
-        if mode not in ("fast", "ratio"):
-            raise InvalidArgumentError(f"mode must be 'fast' or 'ratio', not {mode!r}", 1)
+        if mode not in ("fast", "ratio", "interp"):
+            raise InvalidArgumentError(f"mode must be 'fast', 'ratio' or 'interp', not {mode!r}", 1)
         bound = abs if abs is not None else rel
         if not float(bound) >= 0:
             raise InvalidArgumentError(f"the bound must be >= 0, not {bound!r}", 1)
         flags = (1 if fill is not None else 0) | (2 if lossless else 0)
-        self.filter_options = tuple([_PARAMS_VERSION, 2 if mode == "ratio" else 1, 1 if abs is not None else 2]
+        self.filter_options = tuple([_PARAMS_VERSION, {"fast": 1, "ratio": 2, "interp": 3}[mode], 1 if abs is not None else 2]
                                     + _words(bound) + [flags] + _words(fill if fill is not None else 0.0))
         self._kwargs = {"compression": FILTER_ID, "compression_opts": self.filter_options}
 
@@ -89,7 +89,7 @@ def _options(dset):
         raise InvalidArgumentError(f"dataset {dset.name}: hpcz filter parameters of an unknown version", 1)
     dbl = lambda lo, hi: struct.unpack("<d", struct.pack("<II", lo, hi))[0]
     bound = dbl(values[3], values[4])
-    return {"mode": "ratio" if values[1] == 2 else "fast", ("abs" if values[2] == 1 else "rel"): bound,
+    return {"mode": {2: "ratio", 3: "interp"}.get(values[1], "fast"), ("abs" if values[2] == 1 else "rel"): bound,
             "lossless": bool(values[5] & 2), "fill": dbl(values[6], values[7]) if values[5] & 1 else None}
 
 

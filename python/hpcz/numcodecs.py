@@ -16,7 +16,7 @@ from hpcz._shapes import as_coded_shape
 class Hpcz(Codec):
     """Error-bounded lossy compression of float32/float64 chunks.
 
-    mode: "fast" or "ratio"; abs or rel: the error bound (exactly one); lossless: a lossless stage
+    mode: "fast", "ratio" or "interp"; abs or rel: the error bound (exactly one); lossless: a lossless stage
     after the codec; fill: a value kept exactly and left out of the range (masked cells).
     """
 
@@ -25,8 +25,8 @@ class Hpcz(Codec):
     def __init__(self, mode="fast", abs=None, rel=None, lossless=False, fill=None):
         if (abs is None) == (rel is None):
             raise hpcz.InvalidArgumentError("give exactly one of abs= and rel=", 1)
-        if mode not in ("fast", "ratio"):
-            raise hpcz.InvalidArgumentError(f"mode must be 'fast' or 'ratio', not {mode!r}", 1)
+        if mode not in ("fast", "ratio", "interp"):
+            raise hpcz.InvalidArgumentError(f"mode must be 'fast', 'ratio' or 'interp', not {mode!r}", 1)
         self.mode = mode
         self.abs = None if abs is None else float(abs)
         self.rel = None if rel is None else float(rel)

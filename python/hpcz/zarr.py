@@ -31,8 +31,8 @@ class Hpcz(ArrayBytesCodec):
     def __init__(self, *, mode="fast", abs=None, rel=None, lossless=False, fill=None):
         if (abs is None) == (rel is None):
             raise hpcz.InvalidArgumentError("give exactly one of abs= and rel=", 1)
-        if mode not in ("fast", "ratio"):
-            raise hpcz.InvalidArgumentError(f"mode must be 'fast' or 'ratio', not {mode!r}", 1)
+        if mode not in ("fast", "ratio", "interp"):
+            raise hpcz.InvalidArgumentError(f"mode must be 'fast', 'ratio' or 'interp', not {mode!r}", 1)
         object.__setattr__(self, "mode", mode)
         object.__setattr__(self, "abs", None if abs is None else float(abs))
         object.__setattr__(self, "rel", None if rel is None else float(rel))

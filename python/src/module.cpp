@@ -23,6 +23,13 @@ using Bytes = nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::
 using Values = nb::ndarray<nb::c_contig, nb::device::cpu>;            // written into
 using ReadValues = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;  // read only (read-only arrays too)
 
+hpcz::Codec codec_of(const std::string& mode) {
+  if (mode == "fast") return hpcz::Codec::fast;
+  if (mode == "ratio") return hpcz::Codec::ratio;
+  if (mode == "interp") return hpcz::Codec::interp;
+  throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "mode must be 'fast', 'ratio' or 'interp', not '" + mode + "'");
+}
+
 hpcz::DType dtype_of(int bits) {
   if (bits == 32) return hpcz::DType::f32;
   if (bits == 64) return hpcz::DType::f64;
@@ -58,9 +65,7 @@ nb::bytes compress(ReadValues a, const std::string& mode, const std::string& bou
   if (a.dtype().code != uint8_t(nb::dlpack::dtype_code::Float))
     throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");
   hpcz::Options o;
-  o.codec = mode == "ratio" ? hpcz::Codec::ratio : hpcz::Codec::fast;
-  if (mode != "fast" && mode != "ratio")
-    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "mode must be 'fast' or 'ratio', not '" + mode + "'");
+  o.codec = codec_of(mode);
   o.mode = bound_kind == "abs" ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
   o.bound = bound;
   o.second_stage = lossless;
@@ -118,7 +123,7 @@ nb::dict info(Bytes archive, bool verify) {
   nb::list shape;
   for (uint64_t x : i.dims) shape.append(x);
   d["shape"] = nb::tuple(shape);
-  d["mode"] = i.codec == hpcz::Codec::ratio ? "ratio" : "fast";
+  d["mode"] = i.codec == hpcz::Codec::ratio ? "ratio" : (i.codec == hpcz::Codec::interp ? "interp" : "fast");
   d["bound_kind"] = i.mode == hpcz::BoundMode::rel ? "rel" : "abs";
   d["bound"] = i.bound;
   d["eb_abs"] = i.eb_abs;
@@ -135,10 +140,8 @@ nb::dict info(Bytes archive, bool verify) {
 
 hpcz::Options options_of(const std::string& mode, const std::string& bound_kind, double bound,
                         std::optional<double> fill) {
-  if (mode != "fast" && mode != "ratio")
-    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "mode must be 'fast' or 'ratio', not '" + mode + "'");
   hpcz::Options o;
-  o.codec = mode == "ratio" ? hpcz::Codec::ratio : hpcz::Codec::fast;
+  o.codec = codec_of(mode);
   o.mode = bound_kind == "abs" ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
   o.bound = bound;
   o.fill = fill;

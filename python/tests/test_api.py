@@ -9,7 +9,7 @@ import hpcz
 from conftest import ROOT, violations
 
 
-@pytest.mark.parametrize("mode", ["fast", "ratio"])
+@pytest.mark.parametrize("mode", ["fast", "ratio", "interp"])
 @pytest.mark.parametrize("rel", [1e-2, 1e-4])
 def test_roundtrip_within_bound(field, mode, rel):
     name, a = field
@@ -39,7 +39,7 @@ def test_same_bytes_as_the_cli(tmp_path):
         pytest.skip("no hpcz CLI built in build/")
     src = ROOT / "data" / "climate-ncar_csm_b003_ts_100x64x128_f32.bin"
     a = np.fromfile(src, dtype=np.float32).reshape(100, 64, 128)
-    for mode in ("fast", "ratio"):
+    for mode in ("fast", "ratio", "interp"):
         out = tmp_path / f"{mode}.hpcz"
         subprocess.run([str(cli), "compress", "-i", str(src), "-o", str(out), "-t", "f32", "-d", "100x64x128",
                         "--rel", "1e-3", "--mode", mode, "--device", "cpu", "-q"], check=True)
@@ -55,7 +55,7 @@ def test_special_values_bit_exact(dtype):
     a[7::103] = -np.inf
     a[9::89] = -0.0
     a[11::83] = -1e10
-    for mode in ("fast", "ratio"):
+    for mode in ("fast", "ratio", "interp"):
         blob = hpcz.compress(a, abs=0.5, mode=mode, fill=-1e10)
         b = hpcz.decompress(blob)
         assert violations(a, b, 0.5, fill=-1e10) == 0
@@ -179,7 +179,7 @@ def test_gpu_and_cpu_write_the_same_bytes(field):
     if not hpcz.gpu_available():
         pytest.skip("no GPU")
     _, a = field
-    for mode in ("fast", "ratio"):
+    for mode in ("fast", "ratio", "interp"):
         for lossless in (False, True):
             cpu = hpcz.compress(a, rel=1e-3, mode=mode, lossless=lossless, device="cpu")
             assert hpcz.compress(a, rel=1e-3, mode=mode, lossless=lossless, device="gpu") == cpu

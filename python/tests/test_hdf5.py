@@ -107,6 +107,23 @@ def test_golden_file_still_reads():
             assert violations(a, f[name][...], eb) == 0, name
 
 
+def test_interp_mode_with_a_mask(tmp_path):
+    # mode "interp" through the filter: the fill value comes back exactly and costs little
+    a = np.fromfile(SAMPLE, dtype=np.float32).reshape(100, 64, 128).copy()
+    a[:, 10:50, 30:80] = -1e10
+    sizes = {}
+    with h5py.File(tmp_path / "m.h5", "w") as f:
+        for mode in ("ratio", "interp"):
+            f.create_dataset(mode, data=a, chunks=(50, 64, 128), **hh.Hpcz(abs=0.05, mode=mode, fill=-1e10))
+            sizes[mode] = f[mode].id.get_storage_size()
+    with h5py.File(tmp_path / "m.h5", "r") as f:
+        back = f["interp"][...]
+    mask = a == np.float32(-1e10)
+    assert np.array_equal(back[mask], a[mask])
+    assert violations(a[~mask], back[~mask], 0.05) == 0
+    assert sizes["interp"] * 2 < sizes["ratio"]
+
+
 def test_direct_chunk_writes_read_through_the_filter(tmp_path):
     a = np.fromfile(SAMPLE, dtype=np.float32).reshape(100, 64, 128)
     with h5py.File(tmp_path / "w.h5", "w") as f:
