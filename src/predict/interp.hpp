@@ -159,6 +159,18 @@ inline void interp_traverse(const ChunkShape& c, InterpParams ip, Get&& get, Put
   for (uint64_t t = 0; t < g.tile_count(); ++t) interp_tile<V>(g, ip, t, get, put);
 }
 
+// The chunk's points in the order the traversal first settles them (anchors, then tile by tile the
+// points each owns): the order an interpolation chunk's symbols are written in, so that the residuals of
+// one level, alike, lie together for the stage after the Huffman code.
+template <class Emit>
+inline void interp_order(const ChunkShape& c, InterpParams ip, Emit&& emit) {
+  interp_traverse<int64_t>(
+      c, ip, [](uint64_t) { return int64_t(0); },
+      [&](uint64_t i, int64_t, bool owned) {
+        if (owned) emit(i);
+      });
+}
+
 // Residuals of the whole chunk: d[i] = q[i] - prediction (mod 2^32), q the chunk's prequantized values
 // (as uint32, read as int32).
 inline void interp_residuals(const ChunkShape& c, InterpParams ip, const uint32_t* q, uint32_t* d) {

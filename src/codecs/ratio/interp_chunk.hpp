@@ -196,15 +196,17 @@ void encode_interp_chunk(const T* in, const predict::ChunkShape& c, const quant:
   EncodeSpan<T>& sp = e.spans[0];
   sp.exc_idx.clear(); sp.exc_val.clear(); sp.out_idx.clear(); sp.out_delta.clear();
   sp.hist.assign(2 * radius, 0);
-  for (uint32_t i = 0; i < n; ++i) {
+  uint32_t k = 0;
+  predict::interp_order(c, ip, [&](uint64_t i) {
     const uint32_t sym = point_symbol<T>(s.cls[i], s.delta[i], radius);
-    e.sym[i] = sym;
+    e.sym[k++] = sym;
     ++sp.hist[sym];
-    if (sym) continue;
+  });
+  for (uint32_t i = 0; i < n; ++i) {
     if (s.cls[i] == kPointException) {
       sp.exc_idx.push_back(i);
       sp.exc_val.push_back(in[i]);
-    } else {
+    } else if (s.cls[i] == kPointCoded && !interp_symbol(s.delta[i], radius)) {
       sp.out_idx.push_back(i);
       sp.out_delta.push_back(s.delta[i]);
     }
@@ -255,9 +257,12 @@ bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::Chunk
   for (int k = 0; k < 8; ++k) mask_bits |= uint64_t(src[kChunkHeaderBytes + k]) << (8 * k);
   if (sizeof(T) == 4 && (mask_bits >> 32) != 0) return false;
   if (!masked && mask_bits != 0) return false;
-  std::vector<uint32_t> v(n);
+  std::vector<uint32_t> v(n), stream(n);
   uint32_t zeros = 0;
-  if (!decode_symbols(src, L, n, radius, v.data(), zeros, threads) || zeros != n_out + n_exc) return false;
+  if (!decode_symbols(src, L, n, radius, stream.data(), zeros, threads) || zeros != n_out + n_exc) return false;
+  const predict::InterpParams ip{params};
+  uint32_t k = 0;
+  predict::interp_order(c, ip, [&](uint64_t i) { v[i] = stream[k++]; });
   std::vector<uint8_t> cls(n);
   const uint32_t zero_delta = predict::symbol_delta(0, radius), mask_delta = predict::symbol_delta(nsym - 1, radius);
   for (uint32_t i = 0; i < n; ++i) {
@@ -284,7 +289,6 @@ bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::Chunk
         anchor_q[anchor_number(g, i)] = q;
         out[i] = quant::dequantize<T>(q, p.step);
       });
-  const predict::InterpParams ip{params};
   auto tile = [&](uint64_t t) {
     predict::interp_tile<T>(
         g, ip, t, [&](uint64_t j) { return out[j]; },
@@ -306,10 +310,10 @@ bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::Chunk
     typename Bits<T>::type b = typename Bits<T>::type(mask_bits);
     mask_value = from_bits<T>(b);
   }
-  uint32_t k = 0;
+  uint32_t e = 0;
   for (uint32_t i = 0; i < n; ++i) {
     if (cls[i] == kPointMask) out[i] = mask_value;
-    else if (cls[i] == kPointException) out[i] = load_value_le<T>(src + L.exc_val + sizeof(T) * k++);
+    else if (cls[i] == kPointException) out[i] = load_value_le<T>(src + L.exc_val + sizeof(T) * e++);
   }
   return true;
 }
