@@ -4,6 +4,7 @@ the geometric mean of CR over the fields without a fill value. hpcz on the CPU b
 the GPU's bytes). A field named ...levitus... is masked (fill -1e10): hpcz codes it with --fill, against
 its own fast mode; SZ3 has no fill value and is left out there.
 usage: python bench/ratio/vs_sz3.py [DATA_DIR=../shared/data]"""
+import importlib.metadata
 import math
 import os
 import re
@@ -24,6 +25,13 @@ FILL = -1e10
 MODES = (("ratio", False), ("ratio", True), ("interp", False), ("interp", True))
 
 
+def _version(dist):
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
 def fields(directory):
     for name in sorted(os.listdir(directory)):
         m = re.match(r"^(.*)_([0-9x]+)_(f32|f64)\.bin$", name)
@@ -42,8 +50,8 @@ def quality(a, b, eb, valid):
 
 def main():
     directory = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "../../../shared/data")
-    print(f"# bench/ratio/vs_sz3.py {directory}: hpcz {hpcz.__version__ if hasattr(hpcz, '__version__') else ''} CPU backend; "
-          f"SZ3 from pysz {getattr(pysz, '__version__', 'absent') if pysz else 'absent'} (REL, default config)")
+    print(f"# bench/ratio/vs_sz3.py {directory}: hpcz {_version('hpcz')} CPU backend; "
+          f"SZ3 from pysz {_version('pysz') if pysz else 'absent'} (REL, default config)")
     print("| field | rel | " + " | ".join(f"hpcz {m}{' +lossless' if l else ''}" for m, l in MODES) + " | SZ3 | fast +lossless |")
     print("|---|---|" + "---|" * (len(MODES) + 2))
     cr = {}
