@@ -106,14 +106,13 @@ HPCZ_HD void interp_anchors(const InterpGeometry& g, Get&& get, Put&& put) {
       }
 }
 
-// Tile t (raster order of tiles): the box from its first anchor to the next along each axis, faces
-// included, predicted level by level without looking outside it. put(i, prediction, owned) for every
-// point of the box but its anchors, in an order in which get(j) of a point's predictors returns
-// values visited before (in this tile, or anchors). A point on the box's far faces (owned false, but
-// for the chunk's last tile along that axis) belongs to the next tile, which predicts it the same way from the same face values: its put must
-// give the same result both times (the encoder's and decoder's do), so tiles run in any order.
-template <class V, class Get, class Put>
-HPCZ_HD void interp_tile(const InterpGeometry& g, InterpParams ip, uint64_t t, Get&& get, Put&& put) {
+// The points of tile t (raster order of tiles), the box from its first anchor to the next along each
+// axis, faces included, but its anchors: visit(i, a, at, h, extent, owned) in level order, a the axis
+// the point is predicted along, at its box coordinate there, h the level's half stride, extent the
+// box's along a. A point on the box's far faces (owned false, but for the chunk's last tile along that
+// axis) belongs to the next tile.
+template <class Visit>
+HPCZ_HD void interp_tile_points(const InterpGeometry& g, InterpParams ip, uint64_t t, Visit&& visit) {
   const uint64_t A = g.anchor;
   const uint64_t tc[3] = {t / (g.tiles[1] * g.tiles[2]), (t / g.tiles[2]) % g.tiles[1], t % g.tiles[2]};
   uint64_t e[3], own[3], base = 0;  // own: the coordinates below it are this tile's (the last tile's far face too)
@@ -137,18 +136,27 @@ HPCZ_HD void interp_tile(const InterpGeometry& g, InterpParams ip, uint64_t t, G
         step[j] = j == a ? s : (before ? h : s);
         from[j] = j == a ? h : 0;
       }
-      const int64_t sa = int64_t(g.stride[a] * h);
       for (uint64_t z = from[0]; z < e[0]; z += step[0])
         for (uint64_t y = from[1]; y < e[1]; y += step[1])
-          for (uint64_t x = from[2]; x < e[2]; x += step[2]) {
-            const uint64_t i = base + z * g.stride[0] + y * g.stride[1] + x;
-            const uint64_t at = a == 0 ? z : (a == 1 ? y : x);
-            const V p = interp_along<V>(at, h, e[a], ip.cubic(),
-                                        [&](int64_t k2) -> V { return get(uint64_t(int64_t(i) + k2 * sa)); });
-            put(i, p, z < own[0] && y < own[1] && x < own[2]);
-          }
+          for (uint64_t x = from[2]; x < e[2]; x += step[2])
+            visit(base + z * g.stride[0] + y * g.stride[1] + x, a, a == 0 ? z : (a == 1 ? y : x), h, e[a],
+                  z < own[0] && y < own[1] && x < own[2]);
     }
   }
+}
+
+// Tile t predicted level by level without looking outside its box: put(i, prediction, owned) for every
+// point of interp_tile_points, in that order, with get(j) of a point's predictors returning values
+// visited before (in this tile, or anchors). A far-face point is predicted the same way by the next
+// tile from the same face values: its put must give the same result both times (the encoder's and
+// decoder's do), so tiles run in any order.
+template <class V, class Get, class Put>
+HPCZ_HD void interp_tile(const InterpGeometry& g, InterpParams ip, uint64_t t, Get&& get, Put&& put) {
+  interp_tile_points(g, ip, t, [&](uint64_t i, int a, uint64_t at, uint64_t h, uint64_t extent, bool owned) {
+    const int64_t sa = int64_t(g.stride[a] * h);
+    const V p = interp_along<V>(at, h, extent, ip.cubic(), [&](int64_t k) -> V { return get(uint64_t(int64_t(i) + k * sa)); });
+    put(i, p, owned);
+  });
 }
 
 // Anchors, then every tile in order.
@@ -164,11 +172,12 @@ inline void interp_traverse(const ChunkShape& c, InterpParams ip, Get&& get, Put
 // one level, alike, lie together for the stage after the Huffman code.
 template <class Emit>
 inline void interp_order(const ChunkShape& c, InterpParams ip, Emit&& emit) {
-  interp_traverse<int64_t>(
-      c, ip, [](uint64_t) { return int64_t(0); },
-      [&](uint64_t i, int64_t, bool owned) {
-        if (owned) emit(i);
-      });
+  const InterpGeometry g = interp_geometry(c);
+  interp_anchors<int64_t>(g, [](uint64_t) { return int64_t(0); }, [&](uint64_t i, int64_t) { emit(i); });
+  for (uint64_t t = 0; t < g.tile_count(); ++t)
+    interp_tile_points(g, ip, t, [&](uint64_t i, int, uint64_t, uint64_t, uint64_t, bool owned) {
+      if (owned) emit(i);
+    });
 }
 
 // Residuals of the whole chunk: d[i] = q[i] - prediction (mod 2^32), q the chunk's prequantized values

@@ -17,6 +17,8 @@
 // take their prediction as their stand-in for later predictions (an anchor: the Lorenzo prediction as
 // its q), so a mask costs about one symbol a point and does not disturb its valid neighbours.
 #pragma once
+#include <omp.h>
+
 #include <cmath>
 
 #include "codecs/ratio/chunk.hpp"
@@ -157,6 +159,21 @@ void encode_tile(const T* in, const predict::InterpGeometry& g, predict::InterpP
       });
 }
 
+// Runs tile(t) for every tile t that keep(t) accepts, with `threads` threads: in 8 rounds, one for each
+// parity of the tile's coordinates, so that tiles running at once share no point (a tile writes its
+// box's far faces too, as its neighbour does).
+template <class Keep, class Tile>
+void for_tiles(const predict::InterpGeometry& g, int threads, Keep&& keep, Tile&& tile) {
+  for (int parity = 0; parity < 8; ++parity) {
+#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
+    for (int64_t t = 0; t < int64_t(g.tile_count()); ++t) {
+      const uint64_t tz = uint64_t(t) / (g.tiles[1] * g.tiles[2]), ty = (uint64_t(t) / g.tiles[2]) % g.tiles[1],
+                     tx = uint64_t(t) % g.tiles[2];
+      if (int((tz & 1) << 2 | (ty & 1) << 1 | (tx & 1)) == parity && keep(uint64_t(t))) tile(uint64_t(t));
+    }
+  }
+}
+
 // Estimated bytes of the symbols in hist (their Huffman code, 8 bytes an outlier or exception).
 inline uint64_t estimated_bytes(const std::vector<uint32_t>& hist) {
   const Book book = build_book(hist.data(), uint32_t(hist.size()));
@@ -169,14 +186,23 @@ inline uint64_t estimated_bytes(const std::vector<uint32_t>& hist) {
 // s holds the anchors.
 template <class T>
 predict::InterpParams choose_interp_params(const T* in, const predict::InterpGeometry& g, const quant::QuantParams<T>& p,
-                                           uint32_t radius, const ChunkMask<T>& mask, InterpScratch<T>& s) {
+                                           uint32_t radius, const ChunkMask<T>& mask, InterpScratch<T>& s, int threads) {
   const uint64_t tiles = g.tile_count(), every = tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1;
   predict::InterpParams best{1};
   uint64_t best_bytes = UINT64_MAX;
+  std::vector<std::vector<uint32_t>> hists(size_t(threads > 1 ? threads : 1));
   std::vector<uint32_t> hist;
   for (uint8_t b = 0; b < predict::kInterpParamsCount; ++b) {
+    for (auto& h : hists) h.assign(2 * radius, 0);
+    for_tiles(
+        g, threads, [&](uint64_t t) { return t % every == 0; },
+        [&](uint64_t t) {
+          encode_tile(in, g, predict::InterpParams{b}, t, p, mask, s, &hists[size_t(omp_get_thread_num()) % hists.size()],
+                      radius);
+        });
     hist.assign(2 * radius, 0);
-    for (uint64_t t = 0; t < tiles; t += every) encode_tile(in, g, predict::InterpParams{b}, t, p, mask, s, &hist, radius);
+    for (const auto& h : hists)
+      for (uint32_t k = 0; k < 2 * radius; ++k) hist[k] += h[k];
     const uint64_t bytes = estimated_bytes(hist);
     if (bytes < best_bytes) best_bytes = bytes, best = predict::InterpParams{b};
   }
@@ -187,10 +213,10 @@ predict::InterpParams choose_interp_params(const T* in, const predict::InterpGeo
 template <class T>
 void encode_interp_chunk(const T* in, const predict::ChunkShape& c, const quant::QuantParams<T>& p, uint32_t radius,
                          predict::InterpParams ip, const ChunkMask<T>& mask, InterpScratch<T>& s, EncodeScratch<T>& e,
-                         std::vector<uint8_t>& dst) {
+                         std::vector<uint8_t>& dst, int threads) {
   const uint32_t n = c.count();
   const predict::InterpGeometry g = predict::interp_geometry(c);
-  for (uint64_t t = 0; t < g.tile_count(); ++t) encode_tile(in, g, ip, t, p, mask, s);
+  for_tiles(g, threads, [](uint64_t) { return true; }, [&](uint64_t t) { encode_tile(in, g, ip, t, p, mask, s); });
   e.sym.resize(n);
   e.spans.resize(1);
   EncodeSpan<T>& sp = e.spans[0];
@@ -232,9 +258,9 @@ void encode_best_chunk(const T* in, const predict::ChunkShape& c, const quant::Q
   s.cls.assign(n, kPointCoded);
   const ChunkMask<T> mask = chunk_mask(in, n, p);
   encode_anchors(in, g, p, mask, s);
-  const predict::InterpParams ip = choose_interp_params(in, g, p, radius, mask, s);
+  const predict::InterpParams ip = choose_interp_params(in, g, p, radius, mask, s, threads);
   std::vector<uint8_t> alt;
-  encode_interp_chunk(in, c, p, radius, ip, mask, s, e, alt);
+  encode_interp_chunk(in, c, p, radius, ip, mask, s, e, alt, threads);
   if (alt.size() < dst.size()) dst.swap(alt);
 }
 
@@ -296,15 +322,7 @@ bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::Chunk
           out[i] = cls[i] == kPointCoded ? pred + quant::dequantize<T>(int32_t(v[i]), p.step) : pred;
         });
   };
-  // Tiles that share no point run at once: those of one parity along every axis, 8 such rounds.
-  for (int parity = 0; parity < 8; ++parity) {
-#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
-    for (int64_t t = 0; t < int64_t(g.tile_count()); ++t) {
-      const uint64_t tz = uint64_t(t) / (g.tiles[1] * g.tiles[2]), ty = (uint64_t(t) / g.tiles[2]) % g.tiles[1],
-                     tx = uint64_t(t) % g.tiles[2];
-      if (int((tz & 1) << 2 | (ty & 1) << 1 | (tx & 1)) == parity) tile(uint64_t(t));
-    }
-  }
+  for_tiles(g, threads, [](uint64_t) { return true; }, tile);
   T mask_value;
   {
     typename Bits<T>::type b = typename Bits<T>::type(mask_bits);
