@@ -93,9 +93,12 @@ int bench_main(const std::vector<std::string>& args) {
   }
   if (device != "gpu" && device != "cpu") throw UsageError("--device must be gpu or cpu");
   if (reps < 1) throw UsageError("--reps must be >= 1");
-  if (mode != "fast" && mode != "ratio") throw UsageError("--mode must be fast, ratio, lossless or codebook");
-  const Codec codec = mode == "ratio" ? Codec::ratio : Codec::fast;
+  if (mode != "fast" && mode != "ratio" && mode != "interp")
+    throw UsageError("--mode must be fast, ratio, interp, lossless or codebook");
+  const Codec codec = mode == "ratio" ? Codec::ratio : (mode == "interp" ? Codec::interp : Codec::fast);
   const bool gpu = device == "gpu";
+  if (gpu && resolve_backend(Backend::automatic, codec) != Backend::gpu && gpu_available())
+    throw UsageError("--mode " + mode + " has no GPU implementation yet: --device cpu");
   if (gpu && !gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU for bench");
   if (size_mib < 0) size_mib = gpu ? 512 : 64;
   auto fields = find_fields(data_dir, filter);
