@@ -106,24 +106,47 @@ HPCZ_HD void interp_anchors(const InterpGeometry& g, Get&& get, Put&& put) {
       }
 }
 
-// The points of tile t (raster order of tiles), the box from its first anchor to the next along each
-// axis, faces included, but its anchors: visit(i, a, at, h, extent, owned) in level order, a the axis
-// the point is predicted along, at its box coordinate there, h the level's half stride, extent the
-// box's along a. A point on the box's far faces (owned false, but for the chunk's last tile along that
-// axis) belongs to the next tile.
-template <class Visit>
-HPCZ_HD void interp_tile_points(const InterpGeometry& g, InterpParams ip, uint64_t t, Visit&& visit) {
+// A tile's box in some array: its extents (faces included), the extents it owns (the coordinates
+// below them; the chunk's last tile along an axis owns its far face too), the array's strides and the
+// box's first point.
+struct TileBox {
+  uint64_t e[3], own[3], stride[3], base;
+  HPCZ_HD uint64_t count() const { return e[0] * e[1] * e[2]; }
+};
+
+// Tile t (raster order of tiles) in the chunk.
+HPCZ_HD TileBox tile_box(const InterpGeometry& g, uint64_t t) {
   const uint64_t A = g.anchor;
   const uint64_t tc[3] = {t / (g.tiles[1] * g.tiles[2]), (t / g.tiles[2]) % g.tiles[1], t % g.tiles[2]};
-  uint64_t e[3], own[3], base = 0;  // own: the coordinates below it are this tile's (the last tile's far face too)
+  TileBox b;
+  b.base = 0;
   for (int j = 0; j < 3; ++j) {
     const uint64_t o = tc[j] * A;
-    e[j] = g.ext[j] - o < A + 1 ? g.ext[j] - o : A + 1;
-    own[j] = tc[j] + 1 == g.tiles[j] ? e[j] : A;
-    base += o * g.stride[j];
+    b.e[j] = g.ext[j] - o < A + 1 ? g.ext[j] - o : A + 1;
+    b.own[j] = tc[j] + 1 == g.tiles[j] ? b.e[j] : A;
+    b.stride[j] = g.stride[j];
+    b.base += o * g.stride[j];
   }
+  return b;
+}
+
+// The same box copied out on its own (contiguous, first point at 0).
+HPCZ_HD TileBox local_box(const TileBox& b) {
+  TileBox l = b;
+  l.stride[0] = b.e[1] * b.e[2], l.stride[1] = b.e[2], l.stride[2] = 1;
+  l.base = 0;
+  return l;
+}
+
+// The points of a box but its anchors (the corners at multiples of A = 2^level): visit(i, a, at, h,
+// extent, owned) in level order, i the point's index through the box's strides, a the axis it is
+// predicted along, at its box coordinate there, h the level's half stride, extent the box's along a.
+// A point on the box's far faces (owned false) belongs to the next tile.
+template <class Visit>
+HPCZ_HD void interp_box_points(const TileBox& b, int level, InterpParams ip, Visit&& visit) {
+  const uint64_t* e = b.e;
   const int order[3] = {ip.fastest_first() ? 2 : 0, 1, ip.fastest_first() ? 0 : 2};
-  for (int l = g.level; l >= 1; --l) {
+  for (int l = level; l >= 1; --l) {
     const uint64_t s = uint64_t(1) << l, h = s >> 1;
     for (int k = 0; k < 3; ++k) {
       const int a = order[k];
@@ -139,24 +162,29 @@ HPCZ_HD void interp_tile_points(const InterpGeometry& g, InterpParams ip, uint64
       for (uint64_t z = from[0]; z < e[0]; z += step[0])
         for (uint64_t y = from[1]; y < e[1]; y += step[1])
           for (uint64_t x = from[2]; x < e[2]; x += step[2])
-            visit(base + z * g.stride[0] + y * g.stride[1] + x, a, a == 0 ? z : (a == 1 ? y : x), h, e[a],
-                  z < own[0] && y < own[1] && x < own[2]);
+            visit(b.base + z * b.stride[0] + y * b.stride[1] + x * b.stride[2], a, a == 0 ? z : (a == 1 ? y : x), h, e[a],
+                  z < b.own[0] && y < b.own[1] && x < b.own[2]);
     }
   }
 }
 
-// Tile t predicted level by level without looking outside its box: put(i, prediction, owned) for every
-// point of interp_tile_points, in that order, with get(j) of a point's predictors returning values
-// visited before (in this tile, or anchors). A far-face point is predicted the same way by the next
-// tile from the same face values: its put must give the same result both times (the encoder's and
-// decoder's do), so tiles run in any order.
+// A box predicted level by level without looking outside it: put(i, prediction, owned) for every
+// point of interp_box_points, in that order, with get(j) of a point's predictors returning values
+// visited before (in this box, or its anchors). A far-face point is predicted the same way by the next
+// tile from the same face values, so tiles run in any order, each on a copy of its box.
 template <class V, class Get, class Put>
-HPCZ_HD void interp_tile(const InterpGeometry& g, InterpParams ip, uint64_t t, Get&& get, Put&& put) {
-  interp_tile_points(g, ip, t, [&](uint64_t i, int a, uint64_t at, uint64_t h, uint64_t extent, bool owned) {
-    const int64_t sa = int64_t(g.stride[a] * h);
+HPCZ_HD void interp_box(const TileBox& b, int level, InterpParams ip, Get&& get, Put&& put) {
+  interp_box_points(b, level, ip, [&](uint64_t i, int a, uint64_t at, uint64_t h, uint64_t extent, bool owned) {
+    const int64_t sa = int64_t(b.stride[a] * h);
     const V p = interp_along<V>(at, h, extent, ip.cubic(), [&](int64_t k) -> V { return get(uint64_t(int64_t(i) + k * sa)); });
     put(i, p, owned);
   });
+}
+
+// Tile t of the chunk, in place.
+template <class V, class Get, class Put>
+HPCZ_HD void interp_tile(const InterpGeometry& g, InterpParams ip, uint64_t t, Get&& get, Put&& put) {
+  interp_box<V>(tile_box(g, t), g.level, ip, get, put);
 }
 
 // Anchors, then every tile in order.
@@ -175,7 +203,7 @@ inline void interp_order(const ChunkShape& c, InterpParams ip, Emit&& emit) {
   const InterpGeometry g = interp_geometry(c);
   interp_anchors<int64_t>(g, [](uint64_t) { return int64_t(0); }, [&](uint64_t i, int64_t) { emit(i); });
   for (uint64_t t = 0; t < g.tile_count(); ++t)
-    interp_tile_points(g, ip, t, [&](uint64_t i, int, uint64_t, uint64_t, uint64_t, bool owned) {
+    interp_box_points(tile_box(g, t), g.level, ip, [&](uint64_t i, int, uint64_t, uint64_t, uint64_t, bool owned) {
       if (owned) emit(i);
     });
 }

@@ -92,7 +92,7 @@ HPCZ_HD bool quantize_residual(T x, T pred, const quant::QuantParams<T>& p, int3
 // One chunk's interpolation encoding state: per point its symbol, outlier delta, class and stand-in.
 template <class T>
 struct InterpScratch {
-  std::vector<T> xr;             // reconstructions (stand-ins where masked or exact)
+  std::vector<T> xr;             // the anchors' reconstructions (stand-ins where masked or exact)
   std::vector<uint32_t> delta;   // a coded point's delta (outliers keep theirs here)
   std::vector<uint8_t> cls;      // kPoint*
   std::vector<int32_t> anchor_q; // q of the anchors, by anchor number
@@ -137,41 +137,69 @@ HPCZ_HD uint32_t point_symbol(uint8_t cls, uint32_t delta, uint32_t radius) {
   return cls == kPointCoded ? interp_symbol(delta, radius) : (cls == kPointMask ? interp_mask_symbol(radius) : 0u);
 }
 
-// One tile's points: class, delta and reconstruction (owned or not: the same values either way); with
-// hist, the symbols of the points it owns are counted there.
+// A tile's box copied out (contiguous): its values, reconstructions, classes and deltas.
 template <class T>
-void encode_tile(const T* in, const predict::InterpGeometry& g, predict::InterpParams ip, uint64_t t,
-                 const quant::QuantParams<T>& p, const ChunkMask<T>& mask, InterpScratch<T>& s,
-                 std::vector<uint32_t>* hist = nullptr, uint32_t radius = 0) {
-  predict::interp_tile<T>(
-      g, ip, t, [&](uint64_t j) { return s.xr[j]; },
-      [&](uint64_t i, T pred, bool owned) {
-        int32_t q;
-        T rec;
-        if (mask.on && to_bits(in[i]) == mask.bits) {
-          s.cls[i] = kPointMask, s.xr[i] = pred;
-        } else if (quantize_residual(in[i], pred, p, q, rec)) {
-          s.cls[i] = kPointCoded, s.delta[i] = uint32_t(q), s.xr[i] = rec;
-        } else {
-          s.cls[i] = kPointException, s.xr[i] = pred;
-        }
-        if (hist && owned) ++(*hist)[point_symbol<T>(s.cls[i], s.delta[i], radius)];
-      });
+struct TileScratch {
+  std::vector<T> x, xr;
+  std::vector<uint8_t> cls;
+  std::vector<uint32_t> delta;
+  void size(uint64_t n) {
+    x.resize(n), xr.resize(n), cls.resize(n), delta.resize(n);
+  }
+};
+
+// f(local index, chunk index, is_anchor) for every point of a box (owned_only: those it owns).
+template <class F>
+void for_box(const predict::TileBox& b, uint64_t anchor, bool owned_only, F&& f) {
+  const uint64_t* lim = owned_only ? b.own : b.e;
+  for (uint64_t z = 0; z < lim[0]; ++z)
+    for (uint64_t y = 0; y < lim[1]; ++y) {
+      const uint64_t l0 = (z * b.e[1] + y) * b.e[2], g0 = b.base + z * b.stride[0] + y * b.stride[1];
+      const bool corner_zy = z % anchor == 0 && y % anchor == 0;
+      for (uint64_t x = 0; x < lim[2]; ++x) f(l0 + x, g0 + x, corner_zy && x % anchor == 0);
+    }
 }
 
-// Runs tile(t) for every tile t that keep(t) accepts, with `threads` threads: in 8 rounds, one for each
-// parity of the tile's coordinates, so that tiles running at once share no point (a tile writes its
-// box's far faces too, as its neighbour does).
-template <class Keep, class Tile>
+// One tile, on a copy of its box: the class and delta of every point it owns (its anchors excepted);
+// with hist, their symbols are counted there. s.xr holds the anchors' reconstructions.
+template <class T>
+void encode_tile(const T* in, const predict::InterpGeometry& g, predict::InterpParams ip, uint64_t t,
+                 const quant::QuantParams<T>& p, const ChunkMask<T>& mask, InterpScratch<T>& s, TileScratch<T>& ts,
+                 std::vector<uint32_t>* hist = nullptr, uint32_t radius = 0) {
+  const predict::TileBox box = predict::tile_box(g, t), local = predict::local_box(box);
+  ts.size(box.count());
+  for_box(box, g.anchor, false, [&](uint64_t l, uint64_t i, bool anchor) {
+    ts.x[l] = in[i];
+    if (anchor) ts.xr[l] = s.xr[i];
+  });
+  predict::interp_box<T>(
+      local, g.level, ip, [&](uint64_t j) { return ts.xr[j]; },
+      [&](uint64_t l, T pred, bool owned) {
+        int32_t q;
+        T rec;
+        if (mask.on && to_bits(ts.x[l]) == mask.bits) {
+          ts.cls[l] = kPointMask, ts.xr[l] = pred;
+        } else if (quantize_residual(ts.x[l], pred, p, q, rec)) {
+          ts.cls[l] = kPointCoded, ts.delta[l] = uint32_t(q), ts.xr[l] = rec;
+        } else {
+          ts.cls[l] = kPointException, ts.xr[l] = pred;
+        }
+        if (hist && owned) ++(*hist)[point_symbol<T>(ts.cls[l], ts.delta[l], radius)];
+      });
+  if (hist) return;  // sampling: the counts are all it needs
+  for_box(box, g.anchor, true, [&](uint64_t l, uint64_t i, bool anchor) {
+    if (!anchor) s.cls[i] = ts.cls[l], s.delta[i] = ts.delta[l];
+  });
+}
+
+// Runs tile(t, scratch) for every tile t that keep(t) accepts, with `threads` threads, each with a
+// TileScratch of its own (tiles share no written point: each writes only what it owns).
+template <class T, class Keep, class Tile>
 void for_tiles(const predict::InterpGeometry& g, int threads, Keep&& keep, Tile&& tile) {
-  for (int parity = 0; parity < 8; ++parity) {
+  std::vector<TileScratch<T>> scratch(size_t(threads > 1 ? threads : 1));
 #pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
-    for (int64_t t = 0; t < int64_t(g.tile_count()); ++t) {
-      const uint64_t tz = uint64_t(t) / (g.tiles[1] * g.tiles[2]), ty = (uint64_t(t) / g.tiles[2]) % g.tiles[1],
-                     tx = uint64_t(t) % g.tiles[2];
-      if (int((tz & 1) << 2 | (ty & 1) << 1 | (tx & 1)) == parity && keep(uint64_t(t))) tile(uint64_t(t));
-    }
-  }
+  for (int64_t t = 0; t < int64_t(g.tile_count()); ++t)
+    if (keep(uint64_t(t))) tile(uint64_t(t), scratch[size_t(omp_get_thread_num()) % scratch.size()]);
 }
 
 // Estimated bytes of the symbols in hist (their Huffman code, 8 bytes an outlier or exception).
@@ -194,10 +222,10 @@ predict::InterpParams choose_interp_params(const T* in, const predict::InterpGeo
   std::vector<uint32_t> hist;
   for (uint8_t b = 0; b < predict::kInterpParamsCount; ++b) {
     for (auto& h : hists) h.assign(2 * radius, 0);
-    for_tiles(
+    for_tiles<T>(
         g, threads, [&](uint64_t t) { return t % every == 0; },
-        [&](uint64_t t) {
-          encode_tile(in, g, predict::InterpParams{b}, t, p, mask, s, &hists[size_t(omp_get_thread_num()) % hists.size()],
+        [&](uint64_t t, TileScratch<T>& ts) {
+          encode_tile(in, g, predict::InterpParams{b}, t, p, mask, s, ts, &hists[size_t(omp_get_thread_num()) % hists.size()],
                       radius);
         });
     hist.assign(2 * radius, 0);
@@ -216,7 +244,9 @@ void encode_interp_chunk(const T* in, const predict::ChunkShape& c, const quant:
                          std::vector<uint8_t>& dst, int threads) {
   const uint32_t n = c.count();
   const predict::InterpGeometry g = predict::interp_geometry(c);
-  for_tiles(g, threads, [](uint64_t) { return true; }, [&](uint64_t t) { encode_tile(in, g, ip, t, p, mask, s); });
+  for_tiles<T>(
+      g, threads, [](uint64_t) { return true; },
+      [&](uint64_t t, TileScratch<T>& ts) { encode_tile(in, g, ip, t, p, mask, s, ts); });
   e.sym.resize(n);
   e.spans.resize(1);
   EncodeSpan<T>& sp = e.spans[0];
@@ -315,14 +345,26 @@ bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::Chunk
         anchor_q[anchor_number(g, i)] = q;
         out[i] = quant::dequantize<T>(q, p.step);
       });
-  auto tile = [&](uint64_t t) {
-    predict::interp_tile<T>(
-        g, ip, t, [&](uint64_t j) { return out[j]; },
-        [&](uint64_t i, T pred, bool) {
-          out[i] = cls[i] == kPointCoded ? pred + quant::dequantize<T>(int32_t(v[i]), p.step) : pred;
+  // Each tile on a copy of its box (residuals and classes, faces included; the anchors' values), its
+  // owned points written back.
+  for_tiles<T>(
+      g, threads, [](uint64_t) { return true; },
+      [&](uint64_t t, TileScratch<T>& ts) {
+        const predict::TileBox box = predict::tile_box(g, t), local = predict::local_box(box);
+        ts.size(box.count());
+        for_box(box, g.anchor, false, [&](uint64_t l, uint64_t i, bool anchor) {
+          ts.delta[l] = v[i], ts.cls[l] = cls[i];
+          if (anchor) ts.xr[l] = out[i];
         });
-  };
-  for_tiles(g, threads, [](uint64_t) { return true; }, tile);
+        predict::interp_box<T>(
+            local, g.level, ip, [&](uint64_t j) { return ts.xr[j]; },
+            [&](uint64_t l, T pred, bool) {
+              ts.xr[l] = ts.cls[l] == kPointCoded ? pred + quant::dequantize<T>(int32_t(ts.delta[l]), p.step) : pred;
+            });
+        for_box(box, g.anchor, true, [&](uint64_t l, uint64_t i, bool anchor) {
+          if (!anchor) out[i] = ts.xr[l];
+        });
+      });
   T mask_value;
   {
     typename Bits<T>::type b = typename Bits<T>::type(mask_bits);
