@@ -220,6 +220,7 @@ void print_stats(const StreamStats& st) {
 }
 
 const char* dtype_name(DType t) { return t == DType::f32 ? "f32" : "f64"; }
+const char* codec_name(Codec c) { return c == Codec::ratio ? "ratio" : (c == Codec::interp ? "interp" : "fast"); }
 
 int cmd_compress(const std::vector<std::string>& args) {
   Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--mode", "--device", "--fill", "--radius", "--gpus",
@@ -378,12 +379,12 @@ int cmd_info(const std::vector<std::string>& args) {
     std::printf("],\n  \"n_values\": %llu,\n  \"codec\": \"%s\",\n  \"bound_mode\": \"%s\",\n  \"bound\": %s,\n"
                 "  \"eb_abs\": %s,\n  \"range\": %s,\n  \"fill\": %s,\n  \"chunk_values\": %u,\n  \"block_values\": %u,\n"
                 "  \"archive_bytes\": %llu,\n  \"compression_ratio\": %s,\n  \"second_stage\": %s,\n",
-                (unsigned long long)i.n_values, i.codec == Codec::ratio ? "ratio" : "fast", mode, json_num(i.bound).c_str(), json_num(i.eb_abs).c_str(),
+                (unsigned long long)i.n_values, codec_name(i.codec), mode, json_num(i.bound).c_str(), json_num(i.eb_abs).c_str(),
                 i.range_valid ? ("[" + json_num(i.range_min) + ", " + json_num(i.range_max) + "]").c_str() : "null",
                 i.fill ? json_num(*i.fill).c_str() : "null", i.chunk_values, i.block_values,
                 (unsigned long long)i.archive_size, json_num(raw / double(i.archive_size)).c_str(),
                 i.second_stage ? "true" : "false");
-    if (i.codec == Codec::ratio) {
+    if (i.codec != Codec::fast) {
       const StageSizes z = stage_sizes(archive.data(), archive.size());
       std::printf("  \"stages\": {\"header_and_table\": %llu, \"codebook\": %llu, \"gap_metadata\": %llu, "
                   "\"codes\": %llu, \"outliers\": %llu, \"exceptions\": %llu, \"raw_chunks\": %llu, "
@@ -404,6 +405,8 @@ int cmd_info(const std::vector<std::string>& args) {
               (unsigned long long)i.n_values, raw);
   if (i.codec == Codec::ratio) {
     std::printf("  codec        ratio (Lorenzo + Huffman, radius %u)\n", i.block_values);
+  } else if (i.codec == Codec::interp) {
+    std::printf("  codec        interp (Lorenzo or interpolation per chunk + Huffman, radius %u)\n", i.block_values);
   } else {
     std::printf("  codec        fast (block fixed-length, %u values per block)\n", i.block_values);
   }
@@ -416,7 +419,7 @@ int cmd_info(const std::vector<std::string>& args) {
               raw / double(i.archive_size), i.n_values ? 8.0 * double(i.archive_size) / double(i.n_values) : 0.0);
   std::printf("  chunks       %llu of %u values, data at offset %llu\n", (unsigned long long)i.n_chunks, i.chunk_values,
               (unsigned long long)i.data_offset);
-  if (i.codec == Codec::ratio) {
+  if (i.codec != Codec::fast) {
     const StageSizes z = stage_sizes(archive.data(), archive.size());
     std::printf("  stages       codes %llu, codebook %llu, gap metadata %llu, outliers %llu, exceptions %llu,\n"
                 "               raw chunks %llu, header+table %llu bytes; second stage saved %lld\n",

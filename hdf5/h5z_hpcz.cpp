@@ -57,8 +57,10 @@ const Hdf5* hdf5() {
   return g_hdf5.complete() ? &g_hdf5 : nullptr;
 }
 
-hpcz::Backend backend_for(size_t bytes) {
-  return bytes >= kGpuChunkBytes && hpcz::gpu_available() ? hpcz::Backend::gpu : hpcz::Backend::cpu;
+hpcz::Backend backend_for(size_t bytes, hpcz::Codec codec) {
+  return bytes >= kGpuChunkBytes && hpcz::resolve_backend(hpcz::Backend::automatic, codec) == hpcz::Backend::gpu
+             ? hpcz::Backend::gpu
+             : hpcz::Backend::cpu;
 }
 
 // Takes dtype and chunk dims from the dataset; the user's values (or the defaults: fast, rel 1e-3) first.
@@ -112,7 +114,7 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
       void* out = std::malloc(out_bytes ? out_bytes : 1);
       if (!out) return 0;
       const hpcz::Backend backend =
-          kFastDecodesOnCpu && info.codec == hpcz::Codec::fast ? hpcz::Backend::cpu : backend_for(out_bytes);
+          kFastDecodesOnCpu && info.codec == hpcz::Codec::fast ? hpcz::Backend::cpu : backend_for(out_bytes, info.codec);
       try {
         hpcz::decompress(a, nbytes, out, out_bytes, backend);
       } catch (...) {
@@ -128,7 +130,7 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
     if (!parse_params(cd_nelmts, cd_values, p)) return 0;
     if (p.n_values * hpcz::dtype_size(p.dtype) != nbytes) return 0;
     hpcz::Options o = p.options;
-    o.backend = backend_for(nbytes);
+    o.backend = backend_for(nbytes, o.codec);
     const hpcz::DType dtype = p.dtype;
     const std::vector<uint64_t>& dims = p.dims;
     const uint64_t n = p.n_values;

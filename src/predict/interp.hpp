@@ -195,9 +195,9 @@ inline void interp_traverse(const ChunkShape& c, InterpParams ip, Get&& get, Put
   for (uint64_t t = 0; t < g.tile_count(); ++t) interp_tile<V>(g, ip, t, get, put);
 }
 
-// The chunk's points in the order the traversal first settles them (anchors, then tile by tile the
-// points each owns): the order an interpolation chunk's symbols are written in, so that the residuals of
-// one level, alike, lie together for the stage after the Huffman code.
+// The chunk's points in the order an interpolation chunk's symbols are written in: the anchors, then
+// tile by tile the points each tile owns, in its visiting order, so that the residuals of one level,
+// alike, lie together for the stage after the Huffman code.
 template <class Emit>
 inline void interp_order(const ChunkShape& c, InterpParams ip, Emit&& emit) {
   const InterpGeometry g = interp_geometry(c);

@@ -294,25 +294,43 @@ void encode_best_chunk(const T* in, const predict::ChunkShape& c, const quant::Q
   if (alt.size() < dst.size()) dst.swap(alt);
 }
 
+// An interpolation chunk's header, checked against its size (FORMAT 7.7's rules on the header words).
+struct InterpChunkHead {
+  ChunkLayout L;
+  uint8_t params = 0;
+  bool masked = false;
+  uint64_t mask_bits = 0;
+};
+HPCZ_HD bool parse_interp_chunk(const uint8_t* src, uint32_t size, uint32_t n, uint32_t radius, uint32_t vb,
+                                InterpChunkHead& h) {
+  const uint32_t head = kChunkHeaderBytes + kInterpExtraBytes;
+  if (size < head || radius < 2) return false;
+  const uint32_t bits = load_u32_le(src), n_out = load_u32_le(src + 4), n_exc = load_u32_le(src + 8);
+  const uint32_t kind = load_u32_le(src + 12);
+  h.params = uint8_t(kind >> 8);
+  h.masked = (kind >> 16) & 1;
+  if ((kind & 0xff) != kKindInterp || h.params >= predict::kInterpParamsCount || (kind >> 17) != 0) return false;
+  if (uint64_t(bits) > uint64_t(n) * huffman::kMaxLen || bits < n || n_out > n || n_exc > n) return false;
+  h.L = chunk_layout(2 * radius, bits, n_out, n_exc, vb, head);
+  if (h.L.size64 != size) return false;
+  h.mask_bits = 0;
+  for (int k = 0; k < 8; ++k) h.mask_bits |= uint64_t(src[kChunkHeaderBytes + k]) << (8 * k);
+  if (vb == 4 && (h.mask_bits >> 32) != 0) return false;
+  return h.masked || h.mask_bits == 0;
+}
+
 // Decodes an interpolation chunk (kind 2); false if malformed. Never reads outside src.
 template <class T>
 bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::ChunkShape& c, const quant::QuantParams<T>& p,
                          uint32_t radius, T* out, int threads = 1) {
   const uint32_t n = c.count(), nsym = 2 * radius;
-  const uint32_t head = kChunkHeaderBytes + kInterpExtraBytes;
-  if (size < head || radius < 2) return false;
-  const uint32_t bits = load_u32_le(src), n_out = load_u32_le(src + 4), n_exc = load_u32_le(src + 8);
-  const uint32_t kind = load_u32_le(src + 12);
-  const uint8_t params = uint8_t(kind >> 8);
-  const bool masked = (kind >> 16) & 1;
-  if ((kind & 0xff) != kKindInterp || params >= predict::kInterpParamsCount || (kind >> 17) != 0) return false;
-  if (uint64_t(bits) > uint64_t(n) * huffman::kMaxLen || bits < n || n_out > n || n_exc > n) return false;
-  const ChunkLayout L = chunk_layout(nsym, bits, n_out, n_exc, sizeof(T), head);
-  if (L.size64 != size) return false;
-  uint64_t mask_bits = 0;
-  for (int k = 0; k < 8; ++k) mask_bits |= uint64_t(src[kChunkHeaderBytes + k]) << (8 * k);
-  if (sizeof(T) == 4 && (mask_bits >> 32) != 0) return false;
-  if (!masked && mask_bits != 0) return false;
+  InterpChunkHead head;
+  if (!parse_interp_chunk(src, size, n, radius, sizeof(T), head)) return false;
+  const ChunkLayout& L = head.L;
+  const uint32_t n_out = L.n_out, n_exc = L.n_exc;
+  const uint8_t params = head.params;
+  const bool masked = head.masked;
+  const uint64_t mask_bits = head.mask_bits;
   std::vector<uint32_t> v(n), stream(n);
   uint32_t zeros = 0;
   if (!decode_symbols(src, L, n, radius, stream.data(), zeros, threads) || zeros != n_out + n_exc) return false;

@@ -120,13 +120,15 @@ void stage_sizes(const uint8_t* archive, const ArchiveInfo& info, StageSizes& z)
     if (!format::checksum_matches(format::checksum(src, e.size), e.checksum))
       fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": checksum mismatch");
     ChunkLayout L;
-    const bool interp = e.size >= kChunkHeaderBytes + kInterpExtraBytes && (load_u32_le(src + 12) & 0xff) == kKindInterp;
+    InterpChunkHead ih;
+    const bool interp = info.codec == Codec::interp && e.size >= kChunkHeaderBytes &&
+                        (load_u32_le(src + 12) & 0xff) == kKindInterp;
     if (is_raw_chunk(src, e.size, count, vb)) {
       z.raw_chunks += e.size;
     } else if (interp) {
-      L = chunk_layout(nsym, load_u32_le(src), load_u32_le(src + 4), load_u32_le(src + 8), vb,
-                       kChunkHeaderBytes + kInterpExtraBytes);
-      if (L.size64 != e.size) fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": malformed");
+      if (!parse_interp_chunk(src, e.size, count, info.block_values, vb, ih))
+        fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": malformed");
+      L = ih.L;
       z.codebook += L.seq_first;
       z.gap_metadata += L.bits - L.seq_first;
       z.codes += L.out_idx - L.bits;
