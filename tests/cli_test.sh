@@ -41,6 +41,17 @@ awk -v m="$maxrel" 'BEGIN { exit !(m <= 1e-3) }' || { echo "FAIL: ratio max rel 
 expect 0 "info --json ratio" "$hpcz" info --json "$tmp/r.hpcz"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["codec"]=="ratio" and d["stages"]["codes"] > 0, d' "$tmp/out" \
   && pass=$((pass + 1)) || { echo "FAIL: info --json of a ratio archive lacks codec or stages"; fails=$((fails + 1)); }
+# interp mode: round trip within the bound, no larger than the ratio mode, its codec named by info
+expect 0 "compress --mode interp" "$hpcz" compress -i "$in" -o "$tmp/i.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --mode interp
+expect 0 "decompress interp" "$hpcz" decompress -i "$tmp/i.hpcz" -o "$tmp/i.out"
+expect 0 "compare interp" "$hpcz" compare -t f32 -d 100x64x128 "$in" "$tmp/i.out"
+maxrel=$(awk '/max rel error/ {print $4}' "$tmp/out")
+awk -v m="$maxrel" 'BEGIN { exit !(m <= 1e-3) }' || { echo "FAIL: interp max rel error $maxrel > 1e-3"; fails=$((fails + 1)); }
+[ "$(stat -c %s "$tmp/i.hpcz")" -le "$(stat -c %s "$tmp/r.hpcz")" ] && pass=$((pass + 1)) \
+  || { echo "FAIL: interp mode archive larger than the ratio mode's"; fails=$((fails + 1)); }
+expect 0 "info --json interp" "$hpcz" info --json "$tmp/i.hpcz"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["codec"]=="interp" and d["stages"]["codes"] > 0, d' "$tmp/out" \
+  && pass=$((pass + 1)) || { echo "FAIL: info --json of an interp archive lacks codec or stages"; fails=$((fails + 1)); }
 expect 0 "compress --mode ratio --radius" "$hpcz" compress -i "$in" -o "$tmp/r2.hpcz" -t f32 -d 100x64x128 --abs 0.01 --mode ratio --radius 2048 --device cpu
 expect 0 "help" "$hpcz" --help
 # usage errors: 1
@@ -186,8 +197,9 @@ cmp -s "$tmp/negz.bin" "$tmp/negz.0.out" && pass=$((pass + 1)) || { echo "FAIL: 
 expect 0 "bench lossless" "$hpcz" bench --mode lossless --data "$src/data" --size-mib 1 --reps 1 --no-second-stage
 grep -q "/bytes/deflate | deflate" "$tmp/out" && ! grep -qE "WRONG|\| NO \|" "$tmp/out" && pass=$((pass + 1)) \
   || { echo "FAIL: bench --mode lossless reports a wrong decode"; grep -E "WRONG|NO" "$tmp/out" | head -3; fails=$((fails + 1)); }
-for mode in ratio fast; do
-  expect 0 "bench $mode" "$hpcz" bench --mode $mode --data "$src/data" --size-mib 1 --reps 1
+for mode in ratio fast interp; do
+  device=(); [ $mode = interp ] && device=(--device cpu)  # no GPU implementation yet
+  expect 0 "bench $mode" "$hpcz" bench --mode $mode --data "$src/data" --size-mib 1 --reps 1 "${device[@]}"
   awk -F'|' '$2 ~ /climate/ { rows++; if ($8 + 0 != 0 || $7 + 0 > 1) bad = 1 } END { exit bad || rows < 3 }' "$tmp/out" \
     && pass=$((pass + 1)) || { echo "FAIL: bench --mode $mode: violations or too few rows"; fails=$((fails + 1)); }
 done
