@@ -218,7 +218,7 @@ if "$hpcz" info "$tmp/a.hpcz" >/dev/null && [ "$(nvidia-smi -L 2>/dev/null | wc 
   # With a GPU: the streamed GPU archive is the CPU one, byte for byte, on each GPU and on all of them.
   for g in all 0 "$(($(nvidia-smi -L | wc -l) - 1))"; do
     sel=(--device gpu); [ "$g" = all ] || sel=(--gpus "$g")
-    expect 0 "compress on GPUs $g" "$hpcz" compress -i "$in" -o "$tmp/gpu$g.hpcz" -t f32 -d 100x64x128 --rel 1e-3 "${sel[@]}" --gpu-memory 256M
+    expect 0 "compress on GPUs $g" "$hpcz" compress -i "$in" -o "$tmp/gpu$g.hpcz" -f -t f32 -d 100x64x128 --rel 1e-3 "${sel[@]}" --gpu-memory 256M
     cmp -s "$tmp/gpu$g.hpcz" "$tmp/a.hpcz" && pass=$((pass + 1)) || { echo "FAIL: GPUs $g wrote other bytes"; fails=$((fails + 1)); }
   done
 fi
