@@ -24,14 +24,19 @@
 
 namespace hpcz::predict {
 
-// What a chunk's interpolation uses, one byte in the chunk's header: bit 0 the order (0 linear, 1 cubic),
-// bit 1 the axis order (0 slowest first: z, y, x; 1 fastest first: x, y, z).
+// What a chunk's interpolation uses, one byte in the chunk's header (values 0 .. 11): bit 0 the order (0
+// linear, 1 cubic), bits >> 1 the axis order within a level, one of the 6 permutations of (z, y, x) in
+// kAxisOrders (0: slowest first, 1: fastest first, then the others).
+constexpr int kAxisOrders[6][3] = {{0, 1, 2}, {2, 1, 0}, {0, 2, 1}, {1, 2, 0}, {1, 0, 2}, {2, 0, 1}};
+constexpr uint8_t kInterpParamsCount = 12;
 struct InterpParams {
   uint8_t bits = 1;
   HPCZ_HD bool cubic() const { return bits & 1; }
-  HPCZ_HD bool fastest_first() const { return bits & 2; }
+  HPCZ_HD void axis_order(int* o) const {
+    const int k = (bits >> 1) % 6;
+    o[0] = kAxisOrders[k][0], o[1] = kAxisOrders[k][1], o[2] = kAxisOrders[k][2];
+  }
 };
-constexpr uint8_t kInterpParamsCount = 4;
 
 // num / 2^k: rounded to nearest (ties up) for integers, exact (a power of two) for floating point.
 template <class V> HPCZ_HD V scale_down(V num, int k) {
@@ -145,7 +150,8 @@ HPCZ_HD TileBox local_box(const TileBox& b) {
 template <class Visit>
 HPCZ_HD void interp_box_points(const TileBox& b, int level, InterpParams ip, Visit&& visit) {
   const uint64_t* e = b.e;
-  const int order[3] = {ip.fastest_first() ? 2 : 0, 1, ip.fastest_first() ? 0 : 2};
+  int order[3];
+  ip.axis_order(order);
   for (int l = level; l >= 1; --l) {
     const uint64_t s = uint64_t(1) << l, h = s >> 1;
     for (int k = 0; k < 3; ++k) {

@@ -210,6 +210,21 @@ inline uint64_t estimated_bytes(const std::vector<uint32_t>& hist) {
   return bits / 8 + 8ull * hist[0];
 }
 
+// Whether parameters b predict exactly as an earlier set (lower bits value) on this chunk: the same
+// order, and the same axis order once the axes of extent 1 (never passed) are left out.
+inline bool same_as_earlier_params(const predict::InterpGeometry& g, uint8_t b) {
+  auto reduced = [&](uint8_t p) {
+    int o[3], r = 0;
+    predict::InterpParams{p}.axis_order(o);
+    for (int k = 0; k < 3; ++k)
+      if (g.ext[o[k]] > 1) r = r * 4 + o[k] + 1;
+    return r;
+  };
+  for (uint8_t e = b & 1; e < b; e += 2)
+    if (reduced(e) == reduced(b)) return true;
+  return false;
+}
+
 // The interpolation parameters that code the sampled tiles of a chunk smallest (the first of equals).
 // s holds the anchors.
 template <class T>
@@ -221,6 +236,7 @@ predict::InterpParams choose_interp_params(const T* in, const predict::InterpGeo
   std::vector<std::vector<uint32_t>> hists(size_t(threads > 1 ? threads : 1));
   std::vector<uint32_t> hist;
   for (uint8_t b = 0; b < predict::kInterpParamsCount; ++b) {
+    if (same_as_earlier_params(g, b)) continue;
     for (auto& h : hists) h.assign(2 * radius, 0);
     for_tiles<T>(
         g, threads, [&](uint64_t t) { return t % every == 0; },
