@@ -30,7 +30,8 @@ def test_numcodecs_entry_point_without_import():
         "assert c.get_config()['rel'] == 1e-3 and c.get_config()['mode'] == 'ratio'\n")
 
 
-@pytest.mark.parametrize("config", [{"rel": 1e-3}, {"abs": 0.01, "mode": "ratio", "lossless": True}])
+@pytest.mark.parametrize("config", [{"rel": 1e-3}, {"abs": 0.01, "mode": "ratio", "lossless": True},
+                                    {"rel": 1e-2, "mode": "interp", "lossless": True}])
 def test_numcodecs_roundtrip(field, config):
     _, a = field
     codec = numcodecs.get_codec({"id": "hpcz", **config})
@@ -93,12 +94,13 @@ def test_zarr_v3_rejects_integer_arrays(tmp_path):
         zarr.create_array(str(tmp_path / "i.zarr"), shape=(10,), dtype="int32", serializer=hpcz.zarr.Hpcz(rel=1e-3))
 
 
-def test_zarr_v3_fill_and_partial_chunks(tmp_path):
+@pytest.mark.parametrize("mode", ["fast", "interp"])
+def test_zarr_v3_fill_and_partial_chunks(tmp_path, mode):
     a = np.random.default_rng(2).standard_normal((37, 23)).astype(np.float64)
     a[a > 1.5] = -9999.0
     a[0, 0] = np.nan
     z = zarr.create_array(str(tmp_path / "f.zarr"), shape=a.shape, chunks=(16, 16), dtype=a.dtype,
-                          serializer=hpcz.zarr.Hpcz(abs=1e-4, fill=-9999.0), compressors=None)
+                          serializer=hpcz.zarr.Hpcz(abs=1e-4, fill=-9999.0, mode=mode), compressors=None)
     z[...] = a
     back = zarr.open_array(str(tmp_path / "f.zarr"), mode="r")[...]
     assert violations(a, back, 1e-4, fill=-9999.0) == 0
