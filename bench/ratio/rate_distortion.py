@@ -4,6 +4,8 @@ peers at hand (SZ3 from PyPI pysz, ZFP from zfpy; each skipped when absent), ove
 bound (ZFP's too). Writes OUT_DIR/rd_<field>.png, one figure per field, and OUT_DIR/rd.csv with every
 point. A field named ...levitus... is masked (fill -1e10): hpcz gets --fill, PSNR is over the valid
 values, and the peers, which have no fill value, are left out there.
+(zfpy 1.0.1.post0 stops numcodecs from importing, which parses zfpy's version as integers: give the
+peers an environment of their own.)
 usage: python bench/ratio/rate_distortion.py [DATA_DIR=../shared/data] [OUT_DIR=docs/rd]"""
 import csv
 import math
