@@ -76,11 +76,12 @@ TEST(unit_interp_integer_residuals_invert_exactly) {
   }
 }
 
-// Cubic interpolation reproduces cubic polynomials exactly in the chunk's interior, linear
-// interpolation linear ones (the weights are right), on reconstructed (floating-point) values.
+// Cubic interpolation reproduces cubic polynomials exactly in the chunk's interior, linear and natural
+// cubic interpolation linear ones (the weights are right), on reconstructed (floating-point) values.
 TEST(unit_interp_reproduces_polynomials) {
   const ChunkShape c{1, 1, 200};
-  for (bool cubic : {false, true}) {
+  for (uint8_t params : {uint8_t(0), uint8_t(1), uint8_t(12)}) {  // linear, cubic, natural cubic
+    const bool cubic = params == 1;
     std::vector<double> v(c.count());
     for (uint32_t i = 0; i < c.count(); ++i) {
       const double x = i;
@@ -88,7 +89,7 @@ TEST(unit_interp_reproduces_polynomials) {
     }
     uint64_t exact = 0, interior = 0;
     hpcz::predict::interp_traverse<double>(
-        c, InterpParams{uint8_t(cubic)}, [&](uint64_t j) { return v[j]; },
+        c, InterpParams{params}, [&](uint64_t j) { return v[j]; },
         [&](uint64_t i, double p, bool) {
           // interior points of the finest levels: all four (two) neighbours inside
           if (i % 2 == 1 && i % 4096 >= 3 && i % 4096 + 3 < 4096 && i + 3 < c.count()) {
@@ -96,6 +97,6 @@ TEST(unit_interp_reproduces_polynomials) {
             exact += std::fabs(p - v[i]) <= 1e-9 * std::fabs(v[i]);
           }
         });
-    CHECK(interior > 90 && exact == interior);
+    CHECK_MSG(interior > 90 && exact == interior, "params " << int(params) << ": " << exact << " of " << interior);
   }
 }

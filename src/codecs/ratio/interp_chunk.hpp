@@ -220,8 +220,8 @@ inline bool same_as_earlier_params(const predict::InterpGeometry& g, uint8_t b) 
       if (g.ext[o[k]] > 1) r = r * 4 + o[k] + 1;
     return r;
   };
-  for (uint8_t e = b & 1; e < b; e += 2)
-    if (reduced(e) == reduced(b)) return true;
+  for (uint8_t e = 0; e < b; ++e)
+    if (predict::InterpParams{e}.spline() == predict::InterpParams{b}.spline() && reduced(e) == reduced(b)) return true;
   return false;
 }
 
