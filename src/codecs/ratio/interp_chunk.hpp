@@ -285,7 +285,7 @@ void encode_interp_chunk(const T* in, const predict::ChunkShape& c, const quant:
   }
   uint8_t extra[kInterpExtraBytes] = {};
   const uint64_t mb = uint64_t(mask.bits);
-  for (int k = 0; k < 8; ++k) extra[k] = uint8_t(mb >> (8 * k));
+  for (int b = 0; b < 8; ++b) extra[b] = uint8_t(mb >> (8 * b));
   write_coded_chunk(in, n, radius, e, dst, 1, kKindInterp | uint32_t(ip.bits) << 8 | uint32_t(mask.on) << 16, extra,
                     kInterpExtraBytes);
 }

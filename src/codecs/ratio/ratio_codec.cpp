@@ -119,22 +119,18 @@ void stage_sizes(const uint8_t* archive, const ArchiveInfo& info, StageSizes& z)
     const uint32_t count = predict::chunk_shape(shape, c).count();
     if (!format::checksum_matches(format::checksum(src, e.size), e.checksum))
       fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": checksum mismatch");
+    if (is_raw_chunk(src, e.size, count, vb)) {
+      z.raw_chunks += e.size;
+      continue;
+    }
     ChunkLayout L;
     InterpChunkHead ih;
     const bool interp = info.codec == Codec::interp && e.size >= kChunkHeaderBytes &&
                         (load_u32_le(src + 12) & 0xff) == kKindInterp;
-    if (is_raw_chunk(src, e.size, count, vb)) {
-      z.raw_chunks += e.size;
-    } else if (interp) {
-      if (!parse_interp_chunk(src, e.size, count, info.block_values, vb, ih))
-        fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": malformed");
-      L = ih.L;
-      z.codebook += L.seq_first;
-      z.gap_metadata += L.bits - L.seq_first;
-      z.codes += L.out_idx - L.bits;
-      z.outliers += L.exc_idx - L.out_idx;
-      z.exceptions += L.size - L.exc_idx;
-    } else if (parse_chunk(src, e.size, count, nsym, vb, L)) {
+    const bool parsed = interp ? parse_interp_chunk(src, e.size, count, info.block_values, vb, ih)
+                               : parse_chunk(src, e.size, count, nsym, vb, L);
+    if (interp) L = ih.L;
+    if (parsed) {
       z.codebook += L.seq_first;
       z.gap_metadata += L.bits - L.seq_first;
       z.codes += L.out_idx - L.bits;
