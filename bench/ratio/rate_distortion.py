@@ -8,14 +8,13 @@ values, and the peers, which have no fill value, are left out there.
 peers an environment of their own.)
 usage: python bench/ratio/rate_distortion.py [DATA_DIR=../shared/data] [OUT_DIR=docs/rd]"""
 import csv
-import math
 import os
-import re
 import sys
 
 import numpy as np
 
 import hpcz
+from fields import FILL, fields, is_masked, quality, valid_values
 
 try:
     import pysz
@@ -27,32 +26,18 @@ except ImportError:
     zfpy = None
 
 RELS = (1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5)
-FILL = -1e10
 HPCZ = (("hpcz fast", "fast", False), ("hpcz fast +lossless", "fast", True), ("hpcz ratio +lossless", "ratio", True),
         ("hpcz interp +lossless", "interp", True))
 
 
-def fields(directory):
-    for name in sorted(os.listdir(directory)):
-        m = re.match(r"^(.*)_([0-9x]+)_(f32|f64)\.bin$", name)
-        if m:
-            shape = tuple(int(d) for d in m.group(2).split("x"))
-            dtype = np.float32 if m.group(3) == "f32" else np.float64
-            yield m.group(1), np.fromfile(os.path.join(directory, name), dtype=dtype).reshape(shape)
-
-
 def measure(a, back, nbytes, eb, valid):
-    x, y = a[valid].astype(np.float64), np.asarray(back).reshape(a.shape)[valid].astype(np.float64)
-    err = np.abs(x - y)
-    assert err.max() <= eb * (1 + 1e-12), f"max error {err.max()} above the bound {eb}"
-    mse = float(np.mean(err ** 2))
-    rng = x.max() - x.min()
-    psnr = 20 * math.log10(rng) - 10 * math.log10(mse) if mse > 0 else float("inf")
+    worst, psnr = quality(a, back, eb, valid)
+    assert worst <= 1 + 1e-12, f"max error {worst} x the bound {eb}"
     return 8.0 * nbytes / a.size, psnr
 
 
 def curves(a, masked):
-    valid = a != a.dtype.type(FILL) if masked else np.isfinite(a)
+    valid = valid_values(a, masked)
     rng = float(a[valid].max() - a[valid].min())
     out = {}
     for rel in RELS:
@@ -86,8 +71,8 @@ def main():
     import matplotlib.pyplot as plt
 
     rows = []
-    for name, a in fields(directory):
-        masked = "levitus" in name
+    for _, name, a in fields(directory):
+        masked = is_masked(name)
         c = curves(a, masked)
         fig, ax = plt.subplots(figsize=(5.2, 3.8), dpi=110)
         for label, pts in c.items():

@@ -7,13 +7,12 @@ usage: python bench/ratio/vs_sz3.py [DATA_DIR=../shared/data]"""
 import importlib.metadata
 import math
 import os
-import re
 import sys
-import time
 
 import numpy as np
 
 import hpcz
+from fields import FILL, fields, is_masked, quality, valid_values
 
 try:
     import pysz
@@ -21,7 +20,6 @@ except ImportError:  # pip install pysz
     pysz = None
 
 RELS = (1e-2, 1e-3, 1e-4)
-FILL = -1e10
 MODES = (("ratio", False), ("ratio", True), ("interp", False), ("interp", True))
 
 
@@ -32,22 +30,6 @@ def _version(dist):
         return "?"
 
 
-def fields(directory):
-    for name in sorted(os.listdir(directory)):
-        m = re.match(r"^(.*)_([0-9x]+)_(f32|f64)\.bin$", name)
-        if m:
-            shape = tuple(int(d) for d in m.group(2).split("x"))
-            yield name, np.fromfile(os.path.join(directory, name), dtype=np.float32 if m.group(3) == "f32" else np.float64).reshape(shape)
-
-
-def quality(a, b, eb, valid):
-    x, y = a[valid].astype(np.float64), b[valid].astype(np.float64)
-    err = np.abs(x - y)
-    rng = x.max() - x.min()
-    mse = float(np.mean(err ** 2))
-    return float(err.max()) / eb, (20 * math.log10(rng) - 10 * math.log10(mse)) if mse > 0 else float("inf")
-
-
 def main():
     directory = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "../../../shared/data")
     print(f"# bench/ratio/vs_sz3.py {directory}: hpcz {_version('hpcz')} CPU backend; "
@@ -55,10 +37,10 @@ def main():
     print("| field | rel | " + " | ".join(f"hpcz {m}{' +lossless' if l else ''}" for m, l in MODES) + " | SZ3 | fast +lossless |")
     print("|---|---|" + "---|" * (len(MODES) + 2))
     cr = {}
-    for name, a in fields(directory):
-        masked = "levitus" in name
+    for name, _, a in fields(directory):
+        masked = is_masked(name)
         fill = FILL if masked else None
-        valid = a != a.dtype.type(FILL) if masked else np.isfinite(a)
+        valid = valid_values(a, masked)
         rng = float(a[valid].max() - a[valid].min())
         for rel in RELS:
             eb = rel * rng
