@@ -100,3 +100,42 @@ TEST(unit_interp_reproduces_polynomials) {
     CHECK_MSG(interior > 90 && exact == interior, "params " << int(params) << ": " << exact << " of " << interior);
   }
 }
+
+// The stream positions the GPU computes in closed form (anchor k at k; a tile's owned points at the
+// anchors' count + tile_stream_offset + the owned points of its earlier passes + the point's rank in
+// its pass's owned grid) are the places interp_order gives.
+TEST(unit_interp_stream_positions_in_closed_form) {
+  const ChunkShape shapes[] = {{1, 1, 1}, {1, 1, 2}, {1, 1, 4097}, {1, 1, 10000}, {1, 3, 5}, {1, 65, 129}, {1, 200, 1},
+                               {2, 2, 2}, {5, 17, 33}, {16, 16, 16}, {17, 1, 40}, {33, 20, 7}, {40, 50, 35}};
+  for (const ChunkShape& c : shapes)
+    for (uint8_t b : {uint8_t(0), uint8_t(3), uint8_t(9), uint8_t(14)}) {
+      const InterpParams ip{b};
+      std::vector<uint64_t> pos(c.count(), ~0ull);
+      uint64_t k = 0;
+      hpcz::predict::interp_order(c, ip, [&](uint64_t i) { pos[i] = k++; });
+      const hpcz::predict::InterpGeometry g = hpcz::predict::interp_geometry(c);
+      const uint64_t na = hpcz::predict::anchor_total(g);
+      uint64_t wrong = k != c.count();
+      for (uint64_t a = 0; a < na; ++a) wrong += pos[hpcz::predict::anchor_index(g, a)] != a;
+      int order[3];
+      ip.axis_order(order);
+      for (uint64_t t = 0; t < g.tile_count(); ++t) {
+        const hpcz::predict::TileBox box = hpcz::predict::tile_box(g, t);
+        uint64_t at = na + hpcz::predict::tile_stream_offset(g, t);
+        for (int l = g.level; l >= 1; --l)
+          for (int kk = 0; kk < 3; ++kk) {
+            hpcz::predict::InterpPass p;
+            if (!hpcz::predict::interp_pass(box, l, kk, order, p)) continue;
+            for (uint32_t mz = 0; mz < p.own[0]; ++mz)
+              for (uint32_t my = 0; my < p.own[1]; ++my)
+                for (uint32_t mx = 0; mx < p.own[2]; ++mx) {
+                  const uint64_t i = box.base + (p.from[0] + mz * p.step[0]) * box.stride[0] +
+                                     (p.from[1] + my * p.step[1]) * box.stride[1] + p.from[2] + mx * p.step[2];
+                  wrong += pos[i] != at + (uint64_t(mz) * p.own[1] + my) * p.own[2] + mx;
+                }
+            at += p.owned();
+          }
+      }
+      CHECK_MSG(wrong == 0, c.cz << "x" << c.cy << "x" << c.cx << " params " << int(b) << ": " << wrong << " misplaced");
+    }
+}

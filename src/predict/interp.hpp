@@ -106,27 +106,46 @@ HPCZ_HD InterpGeometry interp_geometry(const ChunkShape& c) {
   return g;
 }
 
-// The anchors in raster order: put(i, prediction) with the Lorenzo prediction on the anchor grid (the
-// neighbours A back along each axis, zero outside the chunk) from get(j) of anchors visited before.
+// The anchor grid: anchors along each axis, and anchor number k (raster order) to its index in the chunk.
+HPCZ_HD uint64_t anchors_along(const InterpGeometry& g, int j) { return (g.ext[j] - 1) / g.anchor + 1; }
+HPCZ_HD uint64_t anchor_total(const InterpGeometry& g) {
+  return anchors_along(g, 0) * anchors_along(g, 1) * anchors_along(g, 2);
+}
+HPCZ_HD uint64_t anchor_index(const InterpGeometry& g, uint64_t k) {
+  const uint64_t ny = anchors_along(g, 1), nx = anchors_along(g, 2);
+  return (k / (ny * nx)) * g.anchor * g.stride[0] + ((k / nx) % ny) * g.anchor * g.stride[1] + (k % nx) * g.anchor;
+}
+HPCZ_HD uint64_t anchor_number(const InterpGeometry& g, uint64_t i) {
+  const uint64_t z = i / g.stride[0], y = (i / g.stride[1]) % g.ext[1], x = i % g.ext[2];
+  return ((z / g.anchor) * anchors_along(g, 1) + y / g.anchor) * anchors_along(g, 2) + x / g.anchor;
+}
+
+// The Lorenzo prediction of anchor k on the anchor grid from q(j), the values of anchors j < k (the
+// neighbours one anchor back along each axis, zero outside the chunk).
+template <class V, class Q>
+HPCZ_HD V anchor_prediction(const InterpGeometry& g, uint64_t k, Q&& q) {
+  const uint64_t ny = anchors_along(g, 1), nx = anchors_along(g, 2);
+  const uint64_t z = k / (ny * nx), y = (k / nx) % ny, x = k % nx;
+  const uint64_t sz = ny * nx, sy = nx;
+  const bool hz = z > 0, hy = y > 0, hx = x > 0;
+  V p = V(0);
+  if (hx) p += q(k - 1);
+  if (hy) p += q(k - sy);
+  if (hz) p += q(k - sz);
+  if (hx && hy) p -= q(k - sy - 1);
+  if (hx && hz) p -= q(k - sz - 1);
+  if (hy && hz) p -= q(k - sz - sy);
+  if (hx && hy && hz) p += q(k - sz - sy - 1);
+  return p;
+}
+
+// The anchors in raster order: put(i, prediction) with anchor_prediction from get(j) of anchors
+// visited before (j their indices in the chunk).
 template <class V, class Get, class Put>
 HPCZ_HD void interp_anchors(const InterpGeometry& g, Get&& get, Put&& put) {
-  const uint64_t A = g.anchor;
-  for (uint64_t z = 0; z < g.ext[0]; z += A)
-    for (uint64_t y = 0; y < g.ext[1]; y += A)
-      for (uint64_t x = 0; x < g.ext[2]; x += A) {
-        const uint64_t i = z * g.stride[0] + y * g.stride[1] + x;
-        auto q = [&](int dz, int dy, int dx) -> V { return get(i - (dz * g.stride[0] + dy * g.stride[1] + dx) * A); };
-        const bool hz = z > 0, hy = y > 0, hx = x > 0;
-        V p = V(0);
-        if (hx) p += q(0, 0, 1);
-        if (hy) p += q(0, 1, 0);
-        if (hz) p += q(1, 0, 0);
-        if (hx && hy) p -= q(0, 1, 1);
-        if (hx && hz) p -= q(1, 0, 1);
-        if (hy && hz) p -= q(1, 1, 0);
-        if (hx && hy && hz) p += q(1, 1, 1);
-        put(i, p);
-      }
+  const uint64_t na = anchor_total(g);
+  for (uint64_t k = 0; k < na; ++k)
+    put(anchor_index(g, k), anchor_prediction<V>(g, k, [&](uint64_t j) -> V { return get(anchor_index(g, j)); }));
 }
 
 // A tile's box in some array: its extents (faces included), the extents it owns (the coordinates
@@ -161,35 +180,75 @@ HPCZ_HD TileBox local_box(const TileBox& b) {
   return l;
 }
 
+// One pass of a box's traversal (level l, the k-th axis of the order): the points whose coordinate
+// along axis a is an odd multiple of h, along the axes passed before it in this level multiples of h,
+// along the others multiples of s = 2h; from[j] + step[j] * m for m < n[j], of which the first own[j]
+// lie below the box's owned extent.
+struct InterpPass {
+  int a;
+  uint32_t h;
+  uint32_t from[3], step[3], n[3], own[3];
+  HPCZ_HD uint32_t count() const { return n[0] * n[1] * n[2]; }
+  HPCZ_HD uint32_t owned() const { return own[0] * own[1] * own[2]; }
+};
+
+// Pass k of level l of box b with the axis order `order`; false where it has no point (the box is no
+// longer than h along a).
+HPCZ_HD bool interp_pass(const TileBox& b, int l, int k, const int* order, InterpPass& p) {
+  const uint32_t s = uint32_t(1) << l, h = s >> 1;
+  p.a = order[k];
+  p.h = h;
+  if (b.e[p.a] <= h) return false;
+  for (int j = 0; j < 3; ++j) {
+    bool before = false;
+    for (int m = 0; m < k; ++m) before |= order[m] == j;
+    p.step[j] = j == p.a ? s : (before ? h : s);
+    p.from[j] = j == p.a ? h : 0;
+    const uint32_t e = uint32_t(b.e[j]), o = uint32_t(b.own[j]);
+    p.n[j] = p.from[j] < e ? (e - 1 - p.from[j]) / p.step[j] + 1 : 0;
+    p.own[j] = p.from[j] < o ? (o - 1 - p.from[j]) / p.step[j] + 1 : 0;
+  }
+  return true;
+}
+
 // The points of a box but its anchors (the corners at multiples of A = 2^level): visit(i, a, at, h,
 // extent, owned) in level order, i the point's index through the box's strides, a the axis it is
 // predicted along, at its box coordinate there, h the level's half stride, extent the box's along a.
 // A point on the box's far faces (owned false) belongs to the next tile.
 template <class Visit>
 HPCZ_HD void interp_box_points(const TileBox& b, int level, InterpParams ip, Visit&& visit) {
-  const uint64_t* e = b.e;
   int order[3];
   ip.axis_order(order);
-  for (int l = level; l >= 1; --l) {
-    const uint64_t s = uint64_t(1) << l, h = s >> 1;
+  for (int l = level; l >= 1; --l)
     for (int k = 0; k < 3; ++k) {
-      const int a = order[k];
-      if (e[a] <= h) continue;  // no odd multiple of h inside the box along a
-      // The step along each axis: h along a and the axes passed before it, s along the others.
-      uint64_t step[3], from[3];
-      for (int j = 0; j < 3; ++j) {
-        bool before = false;
-        for (int m = 0; m < k; ++m) before |= order[m] == j;
-        step[j] = j == a ? s : (before ? h : s);
-        from[j] = j == a ? h : 0;
-      }
-      for (uint64_t z = from[0]; z < e[0]; z += step[0])
-        for (uint64_t y = from[1]; y < e[1]; y += step[1])
-          for (uint64_t x = from[2]; x < e[2]; x += step[2])
-            visit(b.base + z * b.stride[0] + y * b.stride[1] + x * b.stride[2], a, a == 0 ? z : (a == 1 ? y : x), h, e[a],
-                  z < b.own[0] && y < b.own[1] && x < b.own[2]);
+      InterpPass p;
+      if (!interp_pass(b, l, k, order, p)) continue;
+      const int a = p.a;
+      for (uint32_t mz = 0; mz < p.n[0]; ++mz)
+        for (uint32_t my = 0; my < p.n[1]; ++my)
+          for (uint32_t mx = 0; mx < p.n[2]; ++mx) {
+            const uint64_t z = p.from[0] + mz * p.step[0], y = p.from[1] + my * p.step[1], x = p.from[2] + mx * p.step[2];
+            visit(b.base + z * b.stride[0] + y * b.stride[1] + x * b.stride[2], a, a == 0 ? z : (a == 1 ? y : x), p.h,
+                  b.e[a], mz < p.own[0] && my < p.own[1] && mx < p.own[2]);
+          }
     }
+}
+
+// Where tile t's owned points start in the symbol stream, after the anchors: the owned points but
+// anchors of the tiles before it in raster order. Along each axis every tile but the last owns A
+// coordinates (one of them an anchor's); the owned extents add up to the chunk's.
+HPCZ_HD uint64_t tile_stream_offset(const InterpGeometry& g, uint64_t t) {
+  const uint64_t A = g.anchor;
+  const uint64_t tc[3] = {t / (g.tiles[1] * g.tiles[2]), (t / g.tiles[2]) % g.tiles[1], t % g.tiles[2]};
+  uint64_t own[3], anc[3];
+  for (int j = 0; j < 3; ++j) {
+    const bool last = tc[j] + 1 == g.tiles[j];
+    own[j] = last ? g.ext[j] - tc[j] * A : A;
+    anc[j] = last ? (own[j] - 1) / A + 1 : 1;
   }
+  const uint64_t na1 = anchors_along(g, 1), na2 = anchors_along(g, 2);
+  return (tc[0] * A * g.ext[1] * g.ext[2] - tc[0] * na1 * na2) +
+         (own[0] * tc[1] * A * g.ext[2] - anc[0] * tc[1] * na2) + (own[0] * own[1] * tc[2] * A - anc[0] * anc[1] * tc[2]);
 }
 
 // A box predicted level by level without looking outside it: put(i, prediction, owned) for every

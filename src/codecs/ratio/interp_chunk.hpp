@@ -21,30 +21,9 @@
 
 #include <cmath>
 
-#include "codecs/ratio/chunk.hpp"
-#include "predict/interp.hpp"
+#include "codecs/ratio/interp_layout.hpp"
 
 namespace hpcz::ratio {
-
-constexpr uint32_t kKindInterp = 2;
-constexpr uint32_t kInterpExtraBytes = 8;
-// Header bytes 128..135 of the interpolation codec: the longest codeword and the predictor family
-// (2 = per chunk, Lorenzo or interpolation).
-constexpr uint64_t kInterpCodecParams = uint64_t(huffman::kMaxLen) | uint64_t(2) << 8;
-// The predictor's parameters are chosen per chunk from the symbols of about this many sampled tiles.
-constexpr uint64_t kInterpSampleTiles = 64;
-
-enum : uint8_t { kPointCoded = 0, kPointZero = 1, kPointMask = 2, kPointException = 3 };
-
-HPCZ_HD uint32_t interp_mask_symbol(uint32_t radius) { return 2 * radius - 1; }
-// Symbol of a coded delta: d + radius for -radius < d < radius - 1, else 0 (an outlier).
-HPCZ_HD uint32_t interp_symbol(uint32_t delta, uint32_t radius) {
-  const uint32_t s = delta + radius;
-  return s - 1u < 2u * radius - 2u ? s : 0u;
-}
-HPCZ_HD int32_t clamp_q(int64_t q) {
-  return int32_t(q < -(quant::kQLimit - 1) ? -(quant::kQLimit - 1) : (q > quant::kQLimit - 1 ? quant::kQLimit - 1 : q));
-}
 
 // The chunk's mask value: the fill value where the options have one, else its first NaN.
 template <class T>
@@ -69,26 +48,6 @@ ChunkMask<T> chunk_mask(const T* in, uint32_t n, const quant::QuantParams<T>& p)
   return m;
 }
 
-// The residual's q for x against prediction `pred`, and the reconstruction, or false: x is stored
-// exactly. The same tests as quant::quantize (fill, |q| < 2^30, the exact bound), on x - pred.
-template <class T>
-HPCZ_HD bool quantize_residual(T x, T pred, const quant::QuantParams<T>& p, int32_t& q, T& rec) {
-  if (p.has_fill && x == p.fill) return false;
-  const T s = (x - pred) * p.recip;
-  if (!(quant::abs_value(s) < T(quant::kQLimit) - T(1))) return false;  // NaN, Inf and huge fail here
-  const int32_t q0 = int32_t(quant::round_half_even(s));
-  for (int k = 0; k < 3; ++k) {
-    const int32_t c = q0 + (k == 0 ? 0 : (k == 1 ? -1 : 1));
-    const T r = pred + quant::dequantize(c, p.step);
-    if (quant::within_bound(double(x), double(r), p.eb)) {
-      q = c;
-      rec = r;
-      return true;
-    }
-  }
-  return false;
-}
-
 // One chunk's interpolation encoding state: per point its symbol, outlier delta, class and stand-in.
 template <class T>
 struct InterpScratch {
@@ -98,24 +57,13 @@ struct InterpScratch {
   std::vector<int32_t> anchor_q; // q of the anchors, by anchor number
 };
 
-inline uint64_t anchor_number(const predict::InterpGeometry& g, uint64_t i) {
-  const uint64_t z = i / g.stride[0], y = (i / g.stride[1]) % g.ext[1], x = i % g.ext[2];
-  const uint64_t ny = (g.ext[1] - 1) / g.anchor + 1, nx = (g.ext[2] - 1) / g.anchor + 1;
-  return ((z / g.anchor) * ny + y / g.anchor) * nx + x / g.anchor;
-}
-inline uint64_t anchor_total(const predict::InterpGeometry& g) {
-  uint64_t a = 1;
-  for (int j = 0; j < 3; ++j) a *= (g.ext[j] - 1) / g.anchor + 1;
-  return a;
-}
-
 // Anchors: their class, q (stand-in: the prediction), delta and reconstruction.
 template <class T>
 void encode_anchors(const T* in, const predict::InterpGeometry& g, const quant::QuantParams<T>& p,
                     const ChunkMask<T>& mask, InterpScratch<T>& s) {
-  s.anchor_q.assign(anchor_total(g), 0);
+  s.anchor_q.assign(predict::anchor_total(g), 0);
   predict::interp_anchors<int64_t>(
-      g, [&](uint64_t j) { return int64_t(s.anchor_q[anchor_number(g, j)]); },
+      g, [&](uint64_t j) { return int64_t(s.anchor_q[predict::anchor_number(g, j)]); },
       [&](uint64_t i, int64_t pred) {
         int32_t q;
         const int32_t stand_in = clamp_q(pred);
@@ -127,14 +75,9 @@ void encode_anchors(const T* in, const predict::InterpGeometry& g, const quant::
         } else {
           s.cls[i] = kPointException, q = stand_in;
         }
-        s.anchor_q[anchor_number(g, i)] = q;
+        s.anchor_q[predict::anchor_number(g, i)] = q;
         s.xr[i] = quant::dequantize<T>(q, p.step);
       });
-}
-
-template <class T>
-HPCZ_HD uint32_t point_symbol(uint8_t cls, uint32_t delta, uint32_t radius) {
-  return cls == kPointCoded ? interp_symbol(delta, radius) : (cls == kPointMask ? interp_mask_symbol(radius) : 0u);
 }
 
 // A tile's box copied out (contiguous): its values, reconstructions, classes and deltas.
@@ -208,21 +151,6 @@ inline uint64_t estimated_bytes(const std::vector<uint32_t>& hist) {
   uint64_t bits = 0;
   for (size_t k = 0; k < hist.size(); ++k) bits += uint64_t(hist[k]) * book.len[k];
   return bits / 8 + 8ull * hist[0];
-}
-
-// Whether parameters b predict exactly as an earlier set (lower bits value) on this chunk: the same
-// order, and the same axis order once the axes of extent 1 (never passed) are left out.
-inline bool same_as_earlier_params(const predict::InterpGeometry& g, uint8_t b) {
-  auto reduced = [&](uint8_t p) {
-    int o[3], r = 0;
-    predict::InterpParams{p}.axis_order(o);
-    for (int k = 0; k < 3; ++k)
-      if (g.ext[o[k]] > 1) r = r * 4 + o[k] + 1;
-    return r;
-  };
-  for (uint8_t e = 0; e < b; ++e)
-    if (predict::InterpParams{e}.spline() == predict::InterpParams{b}.spline() && reduced(e) == reduced(b)) return true;
-  return false;
 }
 
 // The interpolation parameters that code the sampled tiles of a chunk smallest (the first of equals).
@@ -310,31 +238,6 @@ void encode_best_chunk(const T* in, const predict::ChunkShape& c, const quant::Q
   if (alt.size() < dst.size()) dst.swap(alt);
 }
 
-// An interpolation chunk's header, checked against its size (FORMAT 7.7's rules on the header words).
-struct InterpChunkHead {
-  ChunkLayout L;
-  uint8_t params = 0;
-  bool masked = false;
-  uint64_t mask_bits = 0;
-};
-HPCZ_HD bool parse_interp_chunk(const uint8_t* src, uint32_t size, uint32_t n, uint32_t radius, uint32_t vb,
-                                InterpChunkHead& h) {
-  const uint32_t head = kChunkHeaderBytes + kInterpExtraBytes;
-  if (size < head || radius < 2) return false;
-  const uint32_t bits = load_u32_le(src), n_out = load_u32_le(src + 4), n_exc = load_u32_le(src + 8);
-  const uint32_t kind = load_u32_le(src + 12);
-  h.params = uint8_t(kind >> 8);
-  h.masked = (kind >> 16) & 1;
-  if ((kind & 0xff) != kKindInterp || h.params >= predict::kInterpParamsCount || (kind >> 17) != 0) return false;
-  if (uint64_t(bits) > uint64_t(n) * huffman::kMaxLen || bits < n || n_out > n || n_exc > n) return false;
-  h.L = chunk_layout(2 * radius, bits, n_out, n_exc, vb, head);
-  if (h.L.size64 != size) return false;
-  h.mask_bits = 0;
-  for (int k = 0; k < 8; ++k) h.mask_bits |= uint64_t(src[kChunkHeaderBytes + k]) << (8 * k);
-  if (vb == 4 && (h.mask_bits >> 32) != 0) return false;
-  return h.masked || h.mask_bits == 0;
-}
-
 // Decodes an interpolation chunk (kind 2); false if malformed. Never reads outside src.
 template <class T>
 bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::ChunkShape& c, const quant::QuantParams<T>& p,
@@ -371,12 +274,12 @@ bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::Chunk
     cls[i] = kPointException;
   }
   const predict::InterpGeometry g = predict::interp_geometry(c);
-  std::vector<int32_t> anchor_q(anchor_total(g), 0);
+  std::vector<int32_t> anchor_q(predict::anchor_total(g), 0);
   predict::interp_anchors<int64_t>(
-      g, [&](uint64_t j) { return int64_t(anchor_q[anchor_number(g, j)]); },
+      g, [&](uint64_t j) { return int64_t(anchor_q[predict::anchor_number(g, j)]); },
       [&](uint64_t i, int64_t pred) {
         const int32_t q = cls[i] == kPointCoded ? int32_t(uint32_t(uint64_t(pred)) + v[i]) : clamp_q(pred);
-        anchor_q[anchor_number(g, i)] = q;
+        anchor_q[predict::anchor_number(g, i)] = q;
         out[i] = quant::dequantize<T>(q, p.step);
       });
   // Each tile on a copy of its box (residuals and classes, faces included; the anchors' values), its

@@ -1,0 +1,95 @@
+// The interpolation codec's chunk format and per-point rules, shared by the CPU (interp_chunk.hpp) and
+// the CUDA kernels (interp_kernels.cuh): constants, symbols, the residual's quantization, the
+// parameter sets that predict alike, and the chunk header's parser.
+#pragma once
+#include "codecs/ratio/chunk.hpp"
+#include "predict/interp.hpp"
+
+namespace hpcz::ratio {
+
+constexpr uint32_t kKindInterp = 2;
+constexpr uint32_t kInterpExtraBytes = 8;
+// Header bytes 128..135 of the interpolation codec: the longest codeword and the predictor family
+// (2 = per chunk, Lorenzo or interpolation).
+constexpr uint64_t kInterpCodecParams = uint64_t(huffman::kMaxLen) | uint64_t(2) << 8;
+// The predictor's parameters are chosen per chunk from the symbols of about this many sampled tiles.
+constexpr uint64_t kInterpSampleTiles = 64;
+
+enum : uint8_t { kPointCoded = 0, kPointZero = 1, kPointMask = 2, kPointException = 3 };
+
+HPCZ_HD uint32_t interp_mask_symbol(uint32_t radius) { return 2 * radius - 1; }
+// Symbol of a coded delta: d + radius for -radius < d < radius - 1, else 0 (an outlier).
+HPCZ_HD uint32_t interp_symbol(uint32_t delta, uint32_t radius) {
+  const uint32_t s = delta + radius;
+  return s - 1u < 2u * radius - 2u ? s : 0u;
+}
+HPCZ_HD int32_t clamp_q(int64_t q) {
+  return int32_t(q < -(quant::kQLimit - 1) ? -(quant::kQLimit - 1) : (q > quant::kQLimit - 1 ? quant::kQLimit - 1 : q));
+}
+
+// The residual's q for x against prediction `pred`, and the reconstruction, or false: x is stored
+// exactly. The same tests as quant::quantize (fill, |q| < 2^30, the exact bound), on x - pred.
+template <class T>
+HPCZ_HD bool quantize_residual(T x, T pred, const quant::QuantParams<T>& p, int32_t& q, T& rec) {
+  if (p.has_fill && x == p.fill) return false;
+  const T s = (x - pred) * p.recip;
+  if (!(quant::abs_value(s) < T(quant::kQLimit) - T(1))) return false;  // NaN, Inf and huge fail here
+  const int32_t q0 = int32_t(quant::round_half_even(s));
+  for (int k = 0; k < 3; ++k) {
+    const int32_t c = q0 + (k == 0 ? 0 : (k == 1 ? -1 : 1));
+    const T r = pred + quant::dequantize(c, p.step);
+    if (quant::within_bound(double(x), double(r), p.eb)) {
+      q = c;
+      rec = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+template <class T>
+HPCZ_HD uint32_t point_symbol(uint8_t cls, uint32_t delta, uint32_t radius) {
+  return cls == kPointCoded ? interp_symbol(delta, radius) : (cls == kPointMask ? interp_mask_symbol(radius) : 0u);
+}
+
+// Whether parameters b predict exactly as an earlier set (lower bits value) on this chunk: the same
+// order, and the same axis order once the axes of extent 1 (never passed) are left out.
+HPCZ_HD bool same_as_earlier_params(const predict::InterpGeometry& g, uint8_t b) {
+  auto reduced = [&](uint8_t p) {
+    int o[3], r = 0;
+    predict::InterpParams{p}.axis_order(o);
+    for (int k = 0; k < 3; ++k)
+      if (g.ext[o[k]] > 1) r = r * 4 + o[k] + 1;
+    return r;
+  };
+  for (uint8_t e = 0; e < b; ++e)
+    if (predict::InterpParams{e}.spline() == predict::InterpParams{b}.spline() && reduced(e) == reduced(b)) return true;
+  return false;
+}
+
+// An interpolation chunk's header, checked against its size (FORMAT 7.7's rules on the header words).
+struct InterpChunkHead {
+  ChunkLayout L;
+  uint8_t params = 0;
+  bool masked = false;
+  uint64_t mask_bits = 0;
+};
+HPCZ_HD bool parse_interp_chunk(const uint8_t* src, uint32_t size, uint32_t n, uint32_t radius, uint32_t vb,
+                                InterpChunkHead& h) {
+  const uint32_t head = kChunkHeaderBytes + kInterpExtraBytes;
+  if (size < head || radius < 2) return false;
+  const uint32_t bits = load_u32_le(src), n_out = load_u32_le(src + 4), n_exc = load_u32_le(src + 8);
+  const uint32_t kind = load_u32_le(src + 12);
+  h.params = uint8_t(kind >> 8);
+  h.masked = (kind >> 16) & 1;
+  if ((kind & 0xff) != kKindInterp || h.params >= predict::kInterpParamsCount || (kind >> 17) != 0) return false;
+  if (uint64_t(bits) > uint64_t(n) * huffman::kMaxLen || bits < n || n_out > n || n_exc > n) return false;
+  h.L = chunk_layout(2 * radius, bits, n_out, n_exc, vb, head);
+  if (h.L.size64 != size) return false;
+  h.mask_bits = 0;
+  for (int k = 0; k < 8; ++k) h.mask_bits |= uint64_t(src[kChunkHeaderBytes + k]) << (8 * k);
+  if (vb == 4 && (h.mask_bits >> 32) != 0) return false;
+  return h.masked || h.mask_bits == 0;
+}
+
+}  // namespace hpcz::ratio
