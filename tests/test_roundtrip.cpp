@@ -87,6 +87,7 @@ TEST(roundtrip_real_fields_gpu_matches_cpu) { gpu_matches_cpu(hpcz::Codec::fast)
 TEST(roundtrip_ratio_real_fields_cpu) { roundtrip_fields(hpcz::Backend::cpu, hpcz::Codec::ratio); }
 TEST(roundtrip_ratio_real_fields_gpu_matches_cpu) { gpu_matches_cpu(hpcz::Codec::ratio); }
 TEST(roundtrip_interp_real_fields_cpu) { roundtrip_fields(hpcz::Backend::cpu, hpcz::Codec::interp); }
+TEST(roundtrip_interp_real_fields_gpu_matches_cpu) { gpu_matches_cpu(hpcz::Codec::interp); }
 
 // The interpolation codec takes per chunk the smaller of the Lorenzo chunk and the interpolation chunk,
 // so on no field and bound is it larger than the ratio codec; on a smooth field at a loose bound the
@@ -143,6 +144,15 @@ TEST(roundtrip_interp_masked_field) {
         bad += exact ? std::memcmp(&v[i], &r[i], 4) != 0 : !(std::fabs(double(r[i]) - double(v[i])) <= info.eb_abs);
       }
       CHECK_MSG(bad == 0, "fill " << fill << " rel " << rel << ": " << bad << " values wrong");
+      if (hpcz::gpu_available()) {  // the GPU writes the same bytes and decodes them alike
+        o.backend = hpcz::Backend::gpu;
+        CHECK_MSG(hpcz::compress(v.data(), hpcz::DType::f32, ts->dims, o) == a, "fill " << fill << " rel " << rel
+                                                                                 << ": GPU archive differs");
+        std::vector<uint8_t> bg;
+        hpcz::decompress(a.data(), a.size(), bg, hpcz::Backend::gpu);
+        CHECK_MSG(bg == back, "fill " << fill << " rel " << rel << ": GPU decode differs");
+        o.backend = hpcz::Backend::cpu;
+      }
       o.codec = hpcz::Codec::ratio;
       const auto lorenzo = hpcz::compress(v.data(), hpcz::DType::f32, ts->dims, o);
       if (o.fill)
@@ -195,6 +205,45 @@ TEST(roundtrip_ratio_multichunk_gpu_matches_cpu) {
   }
   std::fprintf(stderr, "  %d tiled arrays decoded on both\n", checked);
   CHECK(checked >= 2);
+}
+
+// The interpolation codec the same way, compressed on both (each chunk's choice, the last chunk's own
+// geometry), at a loose and a tight bound.
+TEST(roundtrip_interp_multichunk_gpu_matches_cpu) {
+  if (!hpcz::gpu_available()) {
+    std::fprintf(stderr, "  no GPU: skipped\n");
+    return;
+  }
+  int checked = 0, interp_chunks = 0;
+  for (const Field& f : real_fields()) {
+    const uint64_t k = (5000000 + f.n() - 1) / f.n() + 1;
+    const std::vector<uint8_t> bytes = tiled_bytes(f, k);
+    std::vector<uint64_t> tiled = f.dims;
+    tiled[0] *= k;
+    const std::vector<uint64_t> as_2d = {f.n() * k / f.dims.back(), f.dims.back()};
+    for (const auto& dims : {tiled, as_2d})
+      for (double bound : {1e-2, 1e-4}) {
+        hpcz::Options o;
+        o.bound = bound;
+        o.codec = hpcz::Codec::interp;
+        o.backend = hpcz::Backend::cpu;
+        auto a = hpcz::compress(bytes.data(), f.dtype, dims, o);
+        o.backend = hpcz::Backend::gpu;
+        auto ag = hpcz::compress(bytes.data(), f.dtype, dims, o);
+        CHECK_MSG(a == ag, f.name << " " << dims.size() << "-D tiled x" << k << " rel " << bound
+                                  << ": GPU and CPU archives differ (" << a.size() << " vs " << ag.size() << " bytes)");
+        std::vector<uint8_t> bc, bg;
+        auto info = hpcz::decompress(a.data(), a.size(), bc, hpcz::Backend::cpu);
+        CHECK(info.n_chunks >= 2);
+        for (const auto& c : info.chunks) interp_chunks += (a[c.offset + 12] & 0xff) == 2;
+        hpcz::decompress(a.data(), a.size(), bg, hpcz::Backend::gpu);
+        CHECK_MSG(bc == bg, f.name << " " << dims.size() << "-D tiled x" << k << ": GPU and CPU decodes differ");
+        CHECK(strict_check(bytes, bg, f.dtype, info.eb_abs).violations == 0);
+        ++checked;
+      }
+  }
+  std::fprintf(stderr, "  %d tiled arrays, %d interpolation chunks\n", checked, interp_chunks);
+  CHECK(checked >= 4 && interp_chunks > 0);
 }
 
 // Planes too large for the stripes (levitus, 180 x 360) tiled to enough planes for band_kernel (the

@@ -30,6 +30,14 @@ namespace hpcz::predict {
 // axis order; 12 .. 17: the "natural" cubic (weights -3, 23, 23, -3 over 40 where four neighbours are
 // there: smoother than the not-a-knot cubic, better at tight bounds), the axis order value - 12.
 constexpr int kAxisOrders[6][3] = {{0, 1, 2}, {2, 1, 0}, {0, 2, 1}, {1, 2, 0}, {1, 0, 2}, {2, 0, 1}};
+// The same table packed 2 bits an axis (device code reads no host arrays).
+constexpr uint64_t pack_axis_orders() {
+  uint64_t v = 0;
+  for (int k = 0; k < 6; ++k)
+    for (int j = 0; j < 3; ++j) v |= uint64_t(kAxisOrders[k][j]) << (2 * (3 * k + j));
+  return v;
+}
+constexpr uint64_t kAxisOrdersPacked = pack_axis_orders();
 constexpr uint8_t kInterpParamsCount = 18;
 enum class Spline : uint8_t { linear = 0, cubic = 1, natural = 2 };
 struct InterpParams {
@@ -38,7 +46,7 @@ struct InterpParams {
   HPCZ_HD int axis_order_index() const { return bits >= 12 ? bits - 12 : (bits >> 1) % 6; }
   HPCZ_HD void axis_order(int* o) const {
     const int k = axis_order_index();
-    o[0] = kAxisOrders[k][0], o[1] = kAxisOrders[k][1], o[2] = kAxisOrders[k][2];
+    for (int j = 0; j < 3; ++j) o[j] = int((kAxisOrdersPacked >> (2 * (3 * k + j))) & 3);
   }
 };
 

@@ -14,7 +14,7 @@ template <class T>
 static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t nsym, const uint8_t* __restrict__ a,
                                                                 unsigned long long archive_size, DecodeChunk* dc,
                                                                 huffman::DecodeTables* tables, LongTable* longs,
-                                                                uint32_t* status) {
+                                                                uint32_t* status, bool interp = false) {
   constexpr int kL = huffman::kMaxLen + 1;
   using LenScan = cub::BlockScan<LenCounts, kThreads>;
   __shared__ typename LenScan::TempStorage len_scan;
@@ -41,7 +41,23 @@ static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t
     d.sum = 0;
     d.expect = load_u32_le(entry + 12);
     d.raw = is_raw_chunk(a + off, size, count, sizeof(T));
-    if (!d.raw && !parse_chunk(a + off, size, count, nsym, sizeof(T), d.L)) bad = kBadChunk;
+    d.kind = d.raw ? kKindRaw : kKindCoded;
+    d.params = d.masked = 0;
+    d.mask_bits = 0;
+    if (!d.raw && interp && size >= kChunkHeaderBytes && (load_u32_le(a + off + 12) & 0xff) == kKindInterp) {
+      InterpChunkHead ih;
+      if (parse_interp_chunk(a + off, size, count, nsym / 2, sizeof(T), ih)) {
+        d.L = ih.L;
+        d.kind = kKindInterp;
+        d.params = ih.params;
+        d.masked = ih.masked;
+        d.mask_bits = ih.mask_bits;
+      } else {
+        bad = kBadChunk;
+      }
+    } else if (!d.raw && !parse_chunk(a + off, size, count, nsym, sizeof(T), d.L)) {
+      bad = kBadChunk;
+    }
     d.L.size = size;
     s_bad = bad;
   }
@@ -250,7 +266,7 @@ static __global__ void __launch_bounds__(kThreads) outlier_kernel(Grid g, uint32
                                                            const DecodeChunk* dc, uint32_t* v, uint32_t* status) {
   const uint64_t c = blockIdx.y;
   const DecodeChunk& d = dc[c];
-  if (d.bad || d.raw) return;
+  if (d.bad || d.raw || d.kind == kKindInterp) return;  // interpolation chunks: interp_list_kernel
   const uint32_t count = g.shape(c).count();
   const uint8_t* chunk = a + d.offset;
   const uint32_t* idx = reinterpret_cast<const uint32_t*>(chunk + d.L.out_idx);

@@ -8,10 +8,11 @@
 namespace hpcz::ratio::cuda {
 
 // Chunk sizes and offsets (one block, rounds of kThreads chunks); the raw fallback decided here.
+// head: the chunk header's bytes (more in an interpolation chunk).
 template <class T>
 static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_t nsym, const uint32_t* tile_out,
                                                           const uint32_t* tile_exc, ChunkInfo* info,
-                                                          gpu::CompressState* st) {
+                                                          gpu::CompressState* st, uint32_t head = kChunkHeaderBytes) {
   using Scan = cub::BlockScan<unsigned long long, kThreads>;
   __shared__ typename Scan::TempStorage scan;
   unsigned long long base = format::data_offset(g.n_chunks);
@@ -28,7 +29,8 @@ static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_
       ci.n_out = tile_out[t1] - tile_out[t0];
       ci.n_exc = tile_exc[t1] - tile_exc[t0];
       const uint32_t count = g.shape(c).count();
-      const ChunkLayout L = chunk_layout(nsym, ci.total_bits, ci.n_out, ci.n_exc, sizeof(T));
+      const ChunkLayout L = chunk_layout(nsym, ci.total_bits, ci.n_out, ci.n_exc, sizeof(T), head);
+      ci.skip = 0;
       ci.raw = L.size64 >= raw_chunk_bytes(count, sizeof(T));
       size = ci.raw ? raw_chunk_bytes(count, sizeof(T)) : L.size64;
       ci.size = uint32_t(size);
@@ -46,7 +48,7 @@ static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_
 // Zeroes each coded chunk's bytes (codewords and nibbles are OR-ed in).
 static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* info, uint8_t* out) {
   const ChunkInfo ci = info[blockIdx.y];
-  if (ci.raw) return;
+  if (ci.raw || ci.skip) return;
   uint32_t* w = reinterpret_cast<uint32_t*>(out + ci.offset);
   for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < ci.size / 4; k += gridDim.x * kThreads) w[k] = 0;
 }
@@ -60,7 +62,7 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
                                                           const uint8_t* __restrict__ len,
                                                           const uint32_t* __restrict__ code, const ChunkInfo* info,
                                                           gpu::CompressState* st, unsigned long long* tile_desc,
-                                                          uint8_t* out) {
+                                                          uint8_t* out, uint32_t head = kChunkHeaderBytes) {
   // The tile's bits from its first word: a whole tile's stream fits.
   constexpr uint32_t kStageWords = kTile * huffman::kMaxLen / 32 + 2;
   using Load = cub::BlockLoad<uint16_t, kThreads, kPerThread, cub::BLOCK_LOAD_TRANSPOSE>;
@@ -75,7 +77,7 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
   __syncthreads();
   const uint64_t t = s_ticket, c = g.chunk_of_tile(t);
   const ChunkInfo ci = info[c];
-  if (ci.raw) return;
+  if (ci.raw || ci.skip) return;
   const uint32_t count = g.shape(c).count(), tile0 = uint32_t(t - g.first_tile(c)) * kTile;
   const uint16_t* sc = sym + c * g.chunk_values;
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) {
@@ -87,7 +89,7 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
   const uint32_t valid = count - tile0 < kTile ? count - tile0 : kTile;
   Load(tmp.load).Load(sc + tile0, items, int(valid), uint16_t(0));
   __syncthreads();  // tmp is reused by the scan; s_len is ready
-  const ChunkLayout L = chunk_layout(nsym, ci.total_bits, ci.n_out, ci.n_exc, 0);
+  const ChunkLayout L = chunk_layout(nsym, ci.total_bits, ci.n_out, ci.n_exc, 0, head);
   uint8_t* chunk = out + ci.offset;
   uint32_t* words = reinterpret_cast<uint32_t*>(chunk + L.bits);
   uint32_t* gapw = reinterpret_cast<uint32_t*>(chunk + L.gaps);
@@ -184,7 +186,7 @@ static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t 
   // outliers are in most tiles at tight bounds or with a land mask: re-quantizing every value of each
   // such tile would make this kernel 353 us of levitus' 1.75 ms.
   const bool any_out = tile_out[t + 1] != tile_out[t], any_exc = tile_exc[t + 1] != tile_exc[t];
-  if (ci.raw || !(any_out || any_exc)) return;
+  if (ci.raw || ci.skip || !(any_out || any_exc)) return;
   quant::settle_range(h, st->key_min, st->key_max);
   const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   const ChunkShape cs = g.shape(c);
@@ -242,6 +244,7 @@ static __global__ void __launch_bounds__(kThreads) chunk_head_kernel(Grid g, uin
                                                               uint8_t* out) {
   const uint64_t c = blockIdx.y;
   const ChunkInfo ci = info[c];
+  if (ci.skip) return;
   uint8_t* chunk = out + ci.offset;
   const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
   if (ci.raw) {

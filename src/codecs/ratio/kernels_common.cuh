@@ -24,6 +24,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include "codecs/ratio/chunk.hpp"
+#include "codecs/ratio/interp_layout.hpp"
 #include "codecs/ratio/dual_plan.hpp"
 #include "codecs/ratio/recon_plan.hpp"
 #include "format/header.hpp"
@@ -70,6 +71,7 @@ inline Grid make_grid(const predict::Shape& s, uint64_t first_chunk, uint64_t n_
 struct ChunkInfo {
   unsigned long long offset;  // in the archive
   uint32_t size, raw;
+  uint32_t skip;  // the interpolation codec: the other predictor's chunk was chosen (choose_kernel)
   uint32_t total_bits, n_out, n_exc, out_base, exc_base;  // bases: exclusive tile-scan values at the chunk
   unsigned long long sum;                                  // checksum terms, summed by checksum_kernel
 };
@@ -105,6 +107,9 @@ struct DecodeChunk {
   uint32_t bad, raw;
   uint32_t zeros;  // outlier symbols seen by the decoder
   uint32_t expect; // checksum from the table
+  uint32_t kind;   // kKindCoded, kKindRaw or (the interpolation codec) kKindInterp
+  uint32_t params, masked;     // an interpolation chunk's
+  unsigned long long mask_bits;
   ChunkLayout L;
   unsigned long long offset;
   unsigned long long sum;  // checksum terms, summed by verify_kernel

@@ -164,11 +164,16 @@ const codecs::CodecOps kCodec = {
 #endif
 };
 
-// The interpolation codec: no GPU implementation yet (the pipeline codes it on the CPU).
+// The interpolation codec: the same device entry points (they read the codec from the header).
 extern const codecs::CodecOps kInterpCodec;
 const codecs::CodecOps kInterpCodec = {
     Codec::interp, "interp", kInterpCodecParams, plan, check_plan, chunk_bound, archive_bound, encode_best, decode_best,
-    /*large_chunks=*/true, stage_sizes, nullptr,
+    /*large_chunks=*/true, stage_sizes,
+#if HPCZ_HAS_CUDA
+    &kDevice,
+#else
+    nullptr,
+#endif
 };
 
 }  // namespace hpcz::ratio

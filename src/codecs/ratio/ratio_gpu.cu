@@ -12,6 +12,7 @@
 #include "codecs/ratio/encode_kernels.cuh"
 #include "codecs/ratio/decode_kernels.cuh"
 #include "codecs/ratio/recon_kernels.cuh"
+#include "codecs/ratio/interp_kernels.cuh"
 #include "codecs/codec.hpp"
 #include "codecs/ratio/ratio_gpu.hpp"
 #include "common/cuda_check.hpp"
@@ -51,6 +52,9 @@ size_t scan_temp_bytes(uint64_t items) {
 
 struct CompressLayout {
   CompressBuffers b;
+  bool interp;       // the interpolation codec: each chunk the smaller of Lorenzo and interpolation
+  InterpBuffers ib;  // (interp only)
+  InterpGridSizes is;
   void* scan_temp;
   size_t scan_bytes;
   size_t total;
@@ -70,6 +74,33 @@ CompressLayout carve_compress(void* ws, const format::HeaderFields& h, const Gri
   L.b.len = cv.take<uint8_t>(nc * nsym);
   L.b.code = cv.take<uint32_t>(4 * nc * nsym);
   L.b.info = cv.take<ChunkInfo>(sizeof(ChunkInfo) * nc);
+  // A radius below 2 leaves no room for the mask symbol: every chunk is a Lorenzo chunk.
+  L.interp = h.codec == Codec::interp && h.block_param >= 2 && nc;
+  L.ib = InterpBuffers{};
+  L.is = interp_grid_sizes(g);
+  if (L.interp) {
+    InterpBuffers& ib = L.ib;
+    const uint64_t cap = L.is.anchor_cap, ns = nc * kParamSets;
+    ib.anchor_cap = cap;
+    ib.ic = cv.take<InterpChunkState>(sizeof(InterpChunkState) * nc);
+    ib.aq = cv.take<int32_t>(cap > kAnchorsShared ? 4 * nc * cap : 0);
+    ib.axr = cv.take<uint8_t>(8 * nc * cap);
+    ib.sym = cv.take<uint16_t>(2 * n);
+    ib.cls = cv.take<uint8_t>(n);
+    ib.delta = cv.take<uint32_t>(4 * n);
+    ib.hist = cv.take<uint32_t>(4 * nc * nsym);
+    ib.sample_hist = cv.take<uint32_t>(4 * ns * nsym);
+    ib.sample_len = cv.take<uint8_t>(ns * nsym);
+    ib.sample_code = cv.take<uint32_t>(4 * ns * nsym);
+    ib.sample_info = cv.take<ChunkInfo>(sizeof(ChunkInfo) * ns);
+    ib.tile_out = cv.take<uint32_t>(4 * (nt + 1));
+    ib.tile_exc = cv.take<uint32_t>(4 * (nt + 1));
+    ib.tile_desc = cv.take<unsigned long long>(8 * (nt + 1));
+    ib.len = cv.take<uint8_t>(nc * nsym);
+    ib.code = cv.take<uint32_t>(4 * nc * nsym);
+    ib.info = cv.take<ChunkInfo>(sizeof(ChunkInfo) * nc);
+    ib.fin = cv.take<ChunkInfo>(sizeof(ChunkInfo) * nc);
+  }
   L.scan_bytes = scan_temp_bytes(nt + 1);
   L.scan_temp = cv.take<uint8_t>(L.scan_bytes);
   L.total = cv.used;
@@ -99,6 +130,54 @@ unsigned blocks_for(uint64_t items, uint64_t cap = 4096) {
   return unsigned(b < 1 ? 1 : (b > cap ? cap : b));
 }
 
+static __global__ void ticket_reset_kernel(gpu::CompressState* st) { st->chunk_counter = 0; }
+
+// The interpolation chunks' sizes (interp_kernels.cuh), once the Lorenzo chunks' are known (b.info),
+// and the choice between them.
+template <class T>
+void interp_compress_sizes(const T* d_in, const format::HeaderFields& h, const Grid& g, const CompressLayout& L,
+                           cudaStream_t s) {
+  const CompressBuffers& b = L.b;
+  const InterpBuffers& ib = L.ib;
+  const uint32_t radius = h.block_param, nsym = 2 * radius;
+  const uint64_t nc = g.n_chunks, nt = g.n_tiles;
+  if (!(h.flags & format::kFlagFill)) interp_nan_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, d_in, b.tile_exc, ib.ic);
+  interp_anchor_kernel<T><<<(unsigned)nc, kThreads, 0, s>>>(g, radius, h, b.st, d_in, ib);
+  const size_t smem = kBoxMax * sizeof(T) + 4 * size_t(nsym);
+  check(cudaFuncSetAttribute(interp_tile_kernel<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
+  check(cudaFuncSetAttribute(interp_tile_kernel<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
+  interp_tile_kernel<T, true><<<dim3((unsigned)L.is.max_samples, (unsigned)nc, kParamSets), kThreads, smem, s>>>(
+      g, radius, h, b.st, d_in, ib);
+  book_kernel<<<(unsigned)(nc * kParamSets), kThreads, kBookSmem, s>>>(nsym, ib.sample_hist, ib.sample_len, ib.sample_code,
+                                                                       ib.sample_info);
+  interp_params_kernel<<<blocks_for(nc, 1024), kThreads, 0, s>>>(g, nsym, ib);
+  interp_tile_kernel<T, false><<<dim3((unsigned)L.is.max_tiles, (unsigned)nc), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
+  check(cudaGetLastError(), "interp tiles");
+  size_t tb = L.scan_bytes;
+  check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, ib.tile_out, ib.tile_out, int(nt + 1), s), "scan");
+  check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, ib.tile_exc, ib.tile_exc, int(nt + 1), s), "scan");
+  book_kernel<<<(unsigned)nc, kThreads, kBookSmem, s>>>(nsym, ib.hist, ib.len, ib.code, ib.info);
+  layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, ib.tile_out, ib.tile_exc, ib.info, b.st,
+                                          kChunkHeaderBytes + kInterpExtraBytes);
+  interp_choose_kernel<<<1, kThreads, 0, s>>>(g, b.info, ib.info, ib.fin, b.st);
+  check(cudaGetLastError(), "interp choice");
+}
+
+// The interpolation chunks chosen: codewords, outliers and exceptions, headers.
+template <class T>
+void interp_compress_write(const T* d_in, const format::HeaderFields& h, const Grid& g, const CompressLayout& L,
+                           uint8_t* d_out, unsigned per_chunk, cudaStream_t s) {
+  const InterpBuffers& ib = L.ib;
+  const uint32_t nsym = 2 * h.block_param;
+  ticket_reset_kernel<<<1, 1, 0, s>>>(L.b.st);
+  zero_kernel<<<dim3(per_chunk, (unsigned)g.n_chunks), kThreads, 0, s>>>(ib.info, d_out);
+  encode_kernel<<<(unsigned)g.n_tiles, kThreads, nsym * 5, s>>>(g, nsym, ib.sym, ib.len, ib.code, ib.info, L.b.st,
+                                                                ib.tile_desc, d_out, kChunkHeaderBytes + kInterpExtraBytes);
+  interp_emit_kernel<T><<<(unsigned)g.n_tiles, kThreads, 0, s>>>(g, h.block_param, d_in, ib, d_out);
+  interp_head_kernel<<<(unsigned)g.n_chunks, kThreads, 0, s>>>(nsym, ib, d_out);
+  check(cudaGetLastError(), "interp encode");
+}
+
 template <class T>
 void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
                 uint64_t* d_size, void* ws, cudaStream_t s) {
@@ -109,6 +188,8 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
   const uint64_t n = h.n_values, nc = g.n_chunks, nt = g.n_tiles;
   ratio_init_kernel<<<blocks_for(std::max<uint64_t>(nc * nsym, nt), 1024), 256, 0, s>>>(
       b.st, gpu::start_keys(h, slab.range_given), b.hist, nc * nsym, b.tile_out, b.tile_exc, b.tile_desc, nt);
+  if (L.interp)
+    interp_init_kernel<<<blocks_for(std::max<uint64_t>(nc * kParamSets * nsym, nt + 1), 1024), kThreads, 0, s>>>(L.ib, nc, nsym, nt);
   check(cudaGetLastError(), "ratio init");
   if (nc) {
     const bool has_fill = h.flags & format::kFlagFill;
@@ -134,14 +215,17 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
     book_kernel<<<(unsigned)nc, kThreads, book_smem, s>>>(nsym, b.hist, b.len, b.code, b.info);
     check(cudaGetLastError(), "book");
     layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, b.tile_out, b.tile_exc, b.info, b.st);
+    if (L.interp) interp_compress_sizes(d_in, h, g, L, s);
     const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(g.full.count(), 16 * 256));
     zero_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
     encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.st, b.tile_desc, d_out);
     emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_param, h, b.st, d_in, b.q, b.sym, b.tile_out,
                                                      b.tile_exc, b.info, d_out, dp.history != 0);
     chunk_head_kernel<T><<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(g, nsym, d_in, b.len, b.info, d_out);
-    checksum_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
-    table_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(b.info, nc, b.st, d_out);
+    if (L.interp) interp_compress_write(d_in, h, g, L, d_out, per_chunk, s);
+    ChunkInfo* chosen = L.interp ? L.ib.fin : b.info;
+    checksum_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(chosen, d_out);
+    table_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(chosen, nc, b.st, d_out);
     check(cudaGetLastError(), "ratio encode");
   }
   gpu::seal_kernel<<<1, 32, 0, s>>>(h, b.st, d_out, reinterpret_cast<unsigned long long*>(d_size));
@@ -150,6 +234,9 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
 
 struct DecompressLayout {
   uint32_t* v;
+  bool interp;              // the interpolation codec (its chunks: interp_kernels.cuh)
+  InterpDecodeBuffers ib;
+  InterpGridSizes is;
   DecodeChunk* dc;
   huffman::DecodeTables* tables;
   LongTable* longs;
@@ -179,6 +266,16 @@ DecompressLayout carve_decompress(void* ws, const format::HeaderFields& h, const
   Carver cv{static_cast<uint8_t*>(ws)};
   DecompressLayout L;
   L.v = cv.take<uint32_t>(4 * h.n_values);
+  L.interp = h.codec == Codec::interp && g.n_chunks;
+  L.ib = InterpDecodeBuffers{};
+  L.is = interp_grid_sizes(g);
+  if (L.interp) {
+    L.ib.anchor_cap = L.is.anchor_cap;
+    L.ib.vm = cv.take<uint32_t>(4 * h.n_values);
+    L.ib.cls = cv.take<uint8_t>(h.n_values);
+    L.ib.aq = cv.take<int32_t>(L.is.anchor_cap > kAnchorsShared ? 4 * g.n_chunks * L.is.anchor_cap : 0);
+    L.ib.axr = cv.take<uint8_t>(8 * g.n_chunks * L.is.anchor_cap);
+  }
   L.dc = cv.take<DecodeChunk>(sizeof(DecodeChunk) * g.n_chunks);
   L.tables = cv.take<huffman::DecodeTables>(sizeof(huffman::DecodeTables) * g.n_chunks);
   L.longs = cv.take<LongTable>(sizeof(LongTable) * g.n_chunks);
@@ -216,7 +313,7 @@ void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const
   const uint32_t nsym = 2 * h.block_param, nc = uint32_t(g.n_chunks);
   const uint64_t nt = g.n_tiles;
   gpu::table_check_kernel<<<1, gpu::kPassThreads, 0, s>>>(d_a, h.n_chunks, h.table_checksum, d_status);
-  parse_kernel<T><<<nc, kThreads, 0, s>>>(g, nsym, d_a, h.archive_size, L.dc, L.tables, L.longs, d_status);
+  parse_kernel<T><<<nc, kThreads, 0, s>>>(g, nsym, d_a, h.archive_size, L.dc, L.tables, L.longs, d_status, L.interp);
   const ChunkShape& f = g.full;
   const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(f.count(), 16 * 256));
   verify_kernel<<<dim3(per_chunk, nc), kThreads, 0, s>>>(d_a, L.dc);
@@ -227,6 +324,30 @@ void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const
   decode_kernel<<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, h.block_param, d_a, L.dc, L.tables, L.longs, L.v, d_status);
   outlier_kernel<<<dim3(16, nc), kThreads, 0, s>>>(g, h.block_param, d_a, L.dc, L.v, d_status);
   check(cudaGetLastError(), "ratio decode");
+  // Interpolation chunks: their symbols to memory order with their classes, before Lorenzo's
+  // reconstruction, which covers every chunk (some of its passes sum in v in place; what it writes
+  // for the other chunks is overwritten); then the interpolation chunks' values; then the exceptions
+  // and raw chunks.
+  const dim3 tiles((unsigned)L.is.max_tiles, nc);
+  if (L.interp) {
+    interp_scatter_kernel<<<tiles, kThreads, 0, s>>>(g, h.block_param, L.dc, L.v, L.ib, d_status);
+    interp_list_kernel<false><<<dim3(16, nc), kThreads, 0, s>>>(g, d_a, L.dc, L.ib, d_status);
+    interp_list_kernel<true><<<dim3(16, nc), kThreads, 0, s>>>(g, d_a, L.dc, L.ib, d_status);
+    check(cudaGetLastError(), "interp decode");
+  }
+  auto finish = [&]() {
+    if (L.interp) {
+      const InterpDecodeBuffers& ib = L.ib;
+      interp_anchor_decode_kernel<T><<<nc, kThreads, 0, s>>>(g, L.dc, T(h.step), ib, d_out);
+      const size_t smem = kBoxMax * sizeof(T);
+      check(cudaFuncSetAttribute(interp_tile_decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+            "tile smem");
+      interp_tile_decode_kernel<T><<<tiles, kThreads, smem, s>>>(g, L.dc, T(h.step), ib, d_out);
+      check(cudaGetLastError(), "interp reconstruct");
+    }
+    exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
+    check(cudaGetLastError(), "ratio reconstruct");
+  };
   if (L.rp.planes) {  // all three axes and the dequantization in one pass (recon_plan.hpp)
     const ratio::ReconPlan& rp = L.rp;
     check(cudaMemsetAsync(L.recon_flags, 0, 4 * (rp.n_segments + 1), s), "recon flags");
@@ -234,8 +355,7 @@ void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const
     check(cudaFuncSetAttribute(recon_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "recon smem");
     recon_kernel<T><<<unsigned(rp.n_segments), kThreads, smem, s>>>(g, rp, L.dc, L.v, L.recon_flags, L.recon_agg,
                                                                     L.recon_incl, T(h.step), d_out);
-    exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
-    check(cudaGetLastError(), "ratio reconstruct");
+    finish();
     return;
   }
   if (L.sp.seg_planes) {  // stripes (recon_plan.hpp): their sums, the carries, then one pass
@@ -248,8 +368,7 @@ void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const
           "stripe smem");
     stripe_recon_kernel<T><<<unsigned(sp.n_stripes), kThreads, smem, s>>>(g, sp, L.dc, L.v, L.stripe_sums,
                                                                            T(h.step), d_out);
-    exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
-    check(cudaGetLastError(), "ratio reconstruct");
+    finish();
     return;
   }
   // Along z, then along y: segment sums, carries, scans (see column_kernel). When a plane fits in
@@ -297,8 +416,7 @@ void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const
           "carry scan");
     row_scan_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, L.dc, L.v, L.tile_carry, T(h.step), d_out);
   }
-  exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
-  check(cudaGetLastError(), "ratio reconstruct");
+  finish();
 }
 
 size_t compress_workspace(const format::HeaderFields& h, const codecs::Slab& slab) {

@@ -1,0 +1,598 @@
+// Interpolation codec kernels (codec 3). The CPU reference is interp_chunk.hpp; the traversal (passes,
+// anchors, stream positions) is predict/interp.hpp's and the per-point rules interp_layout.hpp's, so
+// both write the same bytes.
+//
+// Compression runs the ratio codec's Lorenzo stages up to its layout (their per-tile exception counts
+// say where a chunk's first NaN can be), then:
+//   nan (first NaN per chunk) -> anchors (a block per chunk) -> the sampled tiles under every
+//   parameter set (a block per tile, its box in shared memory; histograms) -> books -> params (the
+//   smallest estimate) -> tiles (symbols at their stream positions; classes and outlier deltas in
+//   memory order; histogram; per-tile outlier and exception counts) -> scans -> book -> layout ->
+//   choose (the smaller chunk of the two, the final offsets) -> each predictor's writers for the
+//   chunks it won (encode_kernel is shared; interp_emit and interp_head here) -> checksums, table.
+// Decompression, after the ratio codec's parse (kind 2 chunks) and Huffman decode (into stream order):
+//   scatter (memory order, classes) -> outliers -> exception classes -> anchors -> tiles; the ratio
+//   codec's exception pass writes the exceptions and raw chunks last.
+// Kernels are static: this header is included by more than one translation unit.
+#pragma once
+#include "codecs/ratio/interp_layout.hpp"
+#include "codecs/ratio/kernels_common.cuh"
+
+namespace hpcz::ratio::cuda {
+
+constexpr uint32_t kBoxMax = 17 * 17 * 17;  // the largest tile box: 17^3 (3-D); 65^2 and 4097 are smaller
+static_assert(65 * 65 <= kBoxMax && 4097 <= kBoxMax, "every tile box fits");
+constexpr uint32_t kAnchorsShared = 8192;   // a chunk's anchors worked in shared memory (more: in global)
+constexpr uint32_t kParamSets = predict::kInterpParamsCount;
+
+// A point's class in the encoder's memory-order array (an outlier is coded, its delta kept apart).
+enum : uint8_t { kClsCoded = 0, kClsOutlier = 1, kClsMask = 2, kClsException = 3 };
+
+struct InterpChunkState {
+  unsigned long long mask_bits;  // the mask value's bits (0 if none)
+  uint32_t masked;
+  uint32_t first_nan;            // the chunk's first NaN (~0u: none)
+  uint32_t params;               // the chosen InterpParams
+  uint32_t pad;
+};
+
+struct InterpBuffers {
+  InterpChunkState* ic;           // n_chunks
+  int32_t* aq;                    // n_chunks * anchor_cap: anchors' q where they do not fit shared memory
+  void* axr;                      // n_chunks * anchor_cap values T: anchors' reconstructions
+  uint64_t anchor_cap;
+  uint16_t* sym;                  // n: symbols, stream order within each chunk
+  uint8_t* cls;                   // n: classes, memory order
+  uint32_t* delta;                // n: outliers' deltas, memory order
+  uint32_t* hist;                 // n_chunks * nsym
+  uint32_t* sample_hist;          // n_chunks * kParamSets * nsym
+  uint8_t* sample_len;            // n_chunks * kParamSets books
+  uint32_t* sample_code;
+  ChunkInfo* sample_info;
+  uint32_t* tile_out;             // n_tiles + 1 (counts, then exclusive prefixes)
+  uint32_t* tile_exc;
+  unsigned long long* tile_desc;  // n_tiles (encode_kernel's look-back)
+  uint8_t* len;                   // n_chunks * nsym
+  uint32_t* code;
+  ChunkInfo* info;                // n_chunks: the interpolation chunks
+  ChunkInfo* fin;                 // n_chunks: the chunks chosen
+};
+
+// Anchors and tiles, per chunk: how many of each (the last chunk may differ).
+struct InterpGridSizes {
+  uint64_t anchor_cap, max_tiles, max_samples;
+};
+inline uint64_t sampled_tiles(uint64_t tiles) {
+  const uint64_t every = tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1;
+  return (tiles + every - 1) / every;
+}
+inline InterpGridSizes interp_grid_sizes(const Grid& g) {
+  InterpGridSizes s{0, 0, 0};
+  if (!g.n_chunks) return s;
+  for (const ChunkShape& cs : {g.full, g.last}) {
+    const predict::InterpGeometry ge = predict::interp_geometry(cs);
+    s.anchor_cap = std::max<uint64_t>(s.anchor_cap, predict::anchor_total(ge));
+    s.max_tiles = std::max<uint64_t>(s.max_tiles, ge.tile_count());
+    s.max_samples = std::max<uint64_t>(s.max_samples, sampled_tiles(ge.tile_count()));
+  }
+  return s;
+}
+
+static __global__ void __launch_bounds__(kThreads) interp_init_kernel(InterpBuffers b, uint64_t n_chunks, uint32_t nsym,
+                                                                      uint64_t nt) {
+  const uint64_t i0 = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x, stride = uint64_t(gridDim.x) * blockDim.x;
+  for (uint64_t i = i0; i < n_chunks; i += stride) b.ic[i] = InterpChunkState{0, 0, ~0u, 1, 0};
+  for (uint64_t i = i0; i < n_chunks * nsym; i += stride) b.hist[i] = 0;
+  for (uint64_t i = i0; i < n_chunks * kParamSets * nsym; i += stride) b.sample_hist[i] = 0;
+  for (uint64_t i = i0; i <= nt; i += stride) {
+    b.tile_out[i] = 0;
+    b.tile_exc[i] = 0;
+    if (i < nt) b.tile_desc[i] = 0;
+  }
+}
+
+// The first NaN of each chunk, looked for only in the tiles where the Lorenzo pass counted exceptions
+// (tile_exc: its exclusive prefixes).
+template <class T>
+static __global__ void __launch_bounds__(kThreads) interp_nan_kernel(Grid g, const T* __restrict__ in,
+                                                                     const uint32_t* tile_exc, InterpChunkState* ic) {
+  const uint64_t t = blockIdx.x;
+  if (tile_exc[t + 1] == tile_exc[t]) return;
+  const uint64_t c = g.chunk_of_tile(t);
+  const uint32_t count = g.shape(c).count(), i0 = uint32_t(t - g.first_tile(c)) * kTile;
+  const uint32_t i1 = count - i0 < kTile ? count : i0 + kTile;
+  const T* xc = in + c * g.chunk_values;
+  for (uint32_t i = i0 + threadIdx.x; i < i1; i += kThreads)
+    if (xc[i] != xc[i]) atomicMin(&ic[c].first_nan, i);
+}
+
+// The chunk's mask (interp_chunk.hpp's chunk_mask: the fill value, else its first NaN).
+template <class T>
+__device__ __forceinline__ void chunk_mask_of(const quant::QuantParams<T>& p, const T* xc, const InterpChunkState& s,
+                                              bool& masked, typename Bits<T>::type& bits) {
+  masked = p.has_fill || s.first_nan != ~0u;
+  bits = p.has_fill ? to_bits(p.fill) : (masked ? to_bits(xc[s.first_nan]) : typename Bits<T>::type(0));
+}
+
+// Anchor k's Lorenzo prediction from q (anchor numbers), its grid coordinates known.
+__device__ __forceinline__ int64_t anchor_pred_at(const int32_t* q, uint64_t k, uint64_t z, uint64_t y, uint64_t x,
+                                                 uint64_t sy, uint64_t sz) {
+  const bool hz = z > 0, hy = y > 0, hx = x > 0;
+  int64_t p = 0;
+  if (hx) p += q[k - 1];
+  if (hy) p += q[k - sy];
+  if (hz) p += q[k - sz];
+  if (hx && hy) p -= q[k - sy - 1];
+  if (hx && hz) p -= q[k - sz - 1];
+  if (hy && hz) p -= q[k - sz - sy];
+  if (hx && hy && hz) p += q[k - sz - sy - 1];
+  return p;
+}
+
+// A chunk's anchors, sequentially in raster order (one thread): q[k] = settle(k, prediction) for every
+// anchor. The stand-ins of masked points and exceptions make the anchors depend on each other.
+template <class Settle>
+__device__ void anchors_in_order(const predict::InterpGeometry& ge, int32_t* q, Settle&& settle) {
+  const uint64_t nz = predict::anchors_along(ge, 0), ny = predict::anchors_along(ge, 1), nx = predict::anchors_along(ge, 2);
+  uint64_t k = 0;
+  for (uint64_t z = 0; z < nz; ++z)
+    for (uint64_t y = 0; y < ny; ++y)
+      for (uint64_t x = 0; x < nx; ++x, ++k) q[k] = settle(k, anchor_pred_at(q, k, z, y, x, nx, ny * nx));
+}
+
+// One block per chunk: the anchors' classes, q (stand-ins: the clamped prediction), symbols at stream
+// positions 0 .. na - 1, reconstructions (axr) and histogram; the mask settled for the tiles.
+template <class T>
+static __global__ void __launch_bounds__(kThreads) interp_anchor_kernel(Grid g, uint32_t radius, format::HeaderFields h,
+                                                                        const gpu::CompressState* st, const T* __restrict__ in,
+                                                                        InterpBuffers b) {
+  __shared__ int32_t s_q[kAnchorsShared];
+  __shared__ int s_stand;
+  const uint64_t c = blockIdx.x;
+  quant::settle_range(h, st->key_min, st->key_max);
+  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
+  const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
+  const uint64_t na = predict::anchor_total(ge), base = c * g.chunk_values;
+  int32_t* q = na <= kAnchorsShared ? s_q : b.aq + c * b.anchor_cap;
+  const T* xc = in + base;
+  uint8_t* cls = b.cls + base;
+  bool masked;
+  typename Bits<T>::type mbits;
+  chunk_mask_of(p, xc, b.ic[c], masked, mbits);
+  if (threadIdx.x == 0) {
+    b.ic[c].masked = masked;
+    b.ic[c].mask_bits = (unsigned long long)mbits;
+    s_stand = 0;
+  }
+  __syncthreads();
+  constexpr int32_t kStandIn = INT32_MIN;  // no quantized value: |q| < kQLimit
+  bool stand = false;
+  for (uint64_t k = threadIdx.x; k < na; k += kThreads) {
+    const uint64_t i = predict::anchor_index(ge, k);
+    const T x = xc[i];
+    int32_t v = kStandIn;
+    uint8_t cl = kClsCoded;
+    if (masked && to_bits(x) == mbits) cl = kClsMask;
+    else if (!quant::quantize(x, p, v)) cl = kClsException, v = kStandIn;
+    stand |= cl != kClsCoded;
+    q[k] = v;
+    cls[i] = cl;
+  }
+  if (stand) s_stand = 1;
+  __syncthreads();
+  if (s_stand) {
+    if (threadIdx.x == 0)
+      anchors_in_order(ge, q, [&](uint64_t k, int64_t pred) { return q[k] == kStandIn ? clamp_q(pred) : q[k]; });
+    __syncthreads();
+  }
+  const uint64_t ny = predict::anchors_along(ge, 1), nx = predict::anchors_along(ge, 2);
+  T* axr = static_cast<T*>(b.axr) + c * b.anchor_cap;
+  const uint32_t nsym = 2 * radius;
+  for (uint64_t k = threadIdx.x; k < na; k += kThreads) {
+    const uint64_t i = predict::anchor_index(ge, k);
+    const int64_t pred = anchor_pred_at(q, k, k / (ny * nx), (k / nx) % ny, k % nx, nx, ny * nx);
+    const uint8_t cl = cls[i];
+    uint32_t sym = cl == kClsMask ? interp_mask_symbol(radius) : 0u;
+    if (cl == kClsCoded) {
+      const uint32_t d = uint32_t(q[k]) - uint32_t(uint64_t(pred));
+      sym = interp_symbol(d, radius);
+      if (!sym) {
+        cls[i] = kClsOutlier;
+        b.delta[base + i] = d;
+        atomicAdd(&b.tile_out[g.first_tile(c) + i / kTile], 1u);
+      }
+    } else if (cl == kClsException) {
+      atomicAdd(&b.tile_exc[g.first_tile(c) + i / kTile], 1u);
+    }
+    b.sym[base + k] = uint16_t(sym);
+    atomicAdd(&b.hist[c * nsym + sym], 1u);
+    axr[k] = quant::dequantize<T>(q[k], p.step);
+  }
+}
+
+// The box's anchors (its corners) into xr (the box's local layout) from the chunk's axr.
+template <class T>
+__device__ __forceinline__ void load_corners(const predict::InterpGeometry& ge, const predict::TileBox& box, const T* axr,
+                                             T* xr) {
+  if (threadIdx.x < 8) {
+    const uint64_t A = ge.anchor;
+    const uint64_t o[3] = {threadIdx.x & 4 ? A : 0, threadIdx.x & 2 ? A : 0, threadIdx.x & 1 ? A : 0};
+    if (o[0] < box.e[0] && o[1] < box.e[1] && o[2] < box.e[2]) {
+      const uint64_t i = box.base + o[0] * box.stride[0] + o[1] * box.stride[1] + o[2];
+      xr[(o[0] * box.e[1] + o[1]) * box.e[2] + o[2]] = axr[predict::anchor_number(ge, i)];
+    }
+  }
+}
+
+// Every point of a tile's box but its anchors, pass by pass as interp_box_points (a barrier after
+// each pass, whose points read only earlier passes): visit(z, y, x, pass, owned, rank) with rank the
+// point's place among the tile's owned points (stream order: earlier passes, then the owned grid).
+template <class Visit>
+__device__ __forceinline__ void box_passes(const predict::TileBox& box, int level, predict::InterpParams ip, Visit&& visit) {
+  int order[3];
+  ip.axis_order(order);
+  uint32_t pass_base = 0;
+  for (int l = level; l >= 1; --l)
+    for (int k = 0; k < 3; ++k) {
+      predict::InterpPass ps;
+      if (!predict::interp_pass(box, l, k, order, ps)) continue;
+      const uint32_t n12 = ps.n[1] * ps.n[2], cnt = ps.count();
+      for (uint32_t r = threadIdx.x; r < cnt; r += kThreads) {
+        const uint32_t mz = r / n12, rem = r - mz * n12, my = rem / ps.n[2], mx = rem - my * ps.n[2];
+        const bool owned = mz < ps.own[0] && my < ps.own[1] && mx < ps.own[2];
+        visit(ps.from[0] + mz * ps.step[0], ps.from[1] + my * ps.step[1], ps.from[2] + mx * ps.step[2], ps, owned,
+              pass_base + (mz * ps.own[1] + my) * ps.own[2] + mx);
+      }
+      pass_base += ps.owned();
+      __syncthreads();
+    }
+}
+
+// The prediction of the point (z, y, x) of a pass from the box's values in xr (local layout).
+template <class T>
+__device__ __forceinline__ T predict_in_box(const T* xr, const predict::TileBox& box, const predict::InterpPass& ps,
+                                            predict::Spline spline, uint32_t z, uint32_t y, uint32_t x, uint32_t li) {
+  const uint32_t e1 = uint32_t(box.e[1]), e2 = uint32_t(box.e[2]);
+  const int64_t sa = int64_t(ps.a == 0 ? e1 * e2 : (ps.a == 1 ? e2 : 1u)) * ps.h;
+  const uint32_t at = ps.a == 0 ? z : (ps.a == 1 ? y : x);
+  return predict::interp_along<T>(at, ps.h, box.e[ps.a], spline, [&](int64_t k) -> T { return xr[int64_t(li) + k * sa]; });
+}
+
+// One block per tile: the tile predicted in shared memory. kSample: tile blockIdx.x * every under
+// parameter set blockIdx.z, its owned points' symbols counted into sample_hist; else the chunk's
+// chosen parameters, and every owned point's symbol, class, outlier delta and counts written.
+template <class T, bool kSample>
+static __global__ void __launch_bounds__(kThreads) interp_tile_kernel(Grid g, uint32_t radius, format::HeaderFields h,
+                                                                      const gpu::CompressState* st, const T* __restrict__ in,
+                                                                      InterpBuffers b) {
+  extern __shared__ uint64_t s_dyn_interp[];
+  T* xr = reinterpret_cast<T*>(s_dyn_interp);
+  uint32_t* s_hist = reinterpret_cast<uint32_t*>(xr + kBoxMax);
+  const uint64_t c = blockIdx.y;
+  const uint32_t nsym = 2 * radius;
+  const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
+  const uint64_t tiles = ge.tile_count();
+  uint8_t pb;
+  uint64_t t;
+  if (kSample) {
+    pb = uint8_t(blockIdx.z);
+    t = uint64_t(blockIdx.x) * (tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1);
+    if (t >= tiles) return;
+    if (same_as_earlier_params(ge, pb)) {  // never chosen; one count keeps its book well-formed
+      if (blockIdx.x == 0 && threadIdx.x == 0) b.sample_hist[(c * kParamSets + pb) * nsym] = 1;
+      return;
+    }
+  } else {
+    pb = uint8_t(b.ic[c].params);
+    t = blockIdx.x;
+    if (t >= tiles) return;
+  }
+  quant::settle_range(h, st->key_min, st->key_max);
+  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
+  const uint64_t base = c * g.chunk_values;
+  const T* xc = in + base;
+  const bool masked = b.ic[c].masked;
+  const typename Bits<T>::type mbits = typename Bits<T>::type(b.ic[c].mask_bits);
+  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
+  const predict::TileBox box = predict::tile_box(ge, t), lb = predict::local_box(box);
+  load_corners(ge, box, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr);
+  __syncthreads();
+  const predict::InterpParams ip{pb};
+  const predict::Spline spline = ip.spline();
+  const uint64_t sbase = base + predict::anchor_total(ge) + predict::tile_stream_offset(ge, t);
+  const uint32_t e1 = uint32_t(lb.e[1]), e2 = uint32_t(lb.e[2]);
+  box_passes(lb, ge.level, ip, [&](uint32_t z, uint32_t y, uint32_t x, const predict::InterpPass& ps, bool owned, uint32_t rank) {
+    const uint32_t li = (z * e1 + y) * e2 + x;
+    const T pred = predict_in_box(xr, lb, ps, spline, z, y, x, li);
+    const uint64_t i = box.base + z * box.stride[0] + y * box.stride[1] + x;
+    const T v = xc[i];
+    uint8_t cl = kClsCoded;
+    uint32_t d = 0;
+    T rec = pred;
+    int32_t q;
+    if (masked && to_bits(v) == mbits) cl = kClsMask;
+    else if (quantize_residual(v, pred, p, q, rec)) d = uint32_t(q);
+    else cl = kClsException, rec = pred;
+    xr[li] = rec;
+    if (!owned) return;
+    const uint32_t sym = cl == kClsCoded ? interp_symbol(d, radius) : (cl == kClsMask ? interp_mask_symbol(radius) : 0u);
+    const unsigned peers = __match_any_sync(__activemask(), sym);
+    if ((threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&s_hist[sym], uint32_t(__popc(peers)));
+    if (kSample) return;
+    b.sym[sbase + rank] = uint16_t(sym);
+    if (cl == kClsCoded && !sym) {
+      cl = kClsOutlier;
+      b.delta[base + i] = d;
+      atomicAdd(&b.tile_out[g.first_tile(c) + i / kTile], 1u);
+    } else if (cl == kClsException) {
+      atomicAdd(&b.tile_exc[g.first_tile(c) + i / kTile], 1u);
+    }
+    b.cls[base + i] = cl;
+  });
+  uint32_t* hist = kSample ? b.sample_hist + (c * kParamSets + pb) * nsym : b.hist + c * nsym;
+  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
+    if (s_hist[k]) atomicAdd(&hist[k], s_hist[k]);
+}
+
+// Per chunk: the parameter set whose sampled symbols code smallest (the first of equals; sets that
+// predict as an earlier one skipped), as choose_interp_params.
+static __global__ void __launch_bounds__(kThreads) interp_params_kernel(Grid g, uint32_t nsym, InterpBuffers b) {
+  const uint64_t c = blockIdx.x * uint64_t(kThreads) + threadIdx.x;
+  if (c >= g.n_chunks) return;
+  const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
+  uint32_t best = 1;
+  unsigned long long best_bytes = ~0ull;
+  for (uint32_t pb = 0; pb < kParamSets; ++pb) {
+    if (same_as_earlier_params(ge, uint8_t(pb))) continue;
+    const uint64_t j = c * kParamSets + pb;
+    const unsigned long long bytes = b.sample_info[j].total_bits / 8 + 8ull * b.sample_hist[j * nsym];
+    if (bytes < best_bytes) best_bytes = bytes, best = pb;
+  }
+  b.ic[c].params = best;
+}
+
+// One block: each chunk's smaller form (interpolation only where strictly smaller, as
+// encode_best_chunk), the final offsets, and which writer skips it.
+static __global__ void __launch_bounds__(kThreads) interp_choose_kernel(Grid g, ChunkInfo* lor, ChunkInfo* itp, ChunkInfo* fin,
+                                                                        gpu::CompressState* st) {
+  using Scan = cub::BlockScan<unsigned long long, kThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  unsigned long long base = format::data_offset(g.n_chunks);
+  for (uint64_t r = 0; r < g.n_chunks; r += kThreads) {
+    const uint64_t c = r + threadIdx.x;
+    unsigned long long size = 0;
+    bool use = false;
+    if (c < g.n_chunks) {
+      use = itp[c].size < lor[c].size;  // a raw interpolation chunk has the raw size: never smaller
+      size = use ? itp[c].size : lor[c].size;
+    }
+    unsigned long long excl, total;
+    Scan(scan).ExclusiveSum(size, excl, total);
+    if (c < g.n_chunks) {
+      lor[c].offset = itp[c].offset = base + excl;
+      lor[c].skip = use;
+      itp[c].skip = !use;
+      fin[c] = use ? itp[c] : lor[c];
+      fin[c].skip = 0;
+      fin[c].sum = 0;
+    }
+    base += total;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) st->total_size = base;
+}
+
+// Outliers and exceptions of one memory tile of an interpolation chunk, in index order.
+template <class T>
+static __global__ void __launch_bounds__(kThreads) interp_emit_kernel(Grid g, uint32_t radius, const T* __restrict__ in,
+                                                                      InterpBuffers b, uint8_t* out) {
+  using Scan = cub::BlockScan<uint32_t, kThreads>;
+  __shared__ typename Scan::TempStorage scan;
+  const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
+  const ChunkInfo ci = b.info[c];
+  if (ci.skip || (b.tile_out[t + 1] == b.tile_out[t] && b.tile_exc[t + 1] == b.tile_exc[t])) return;
+  const uint32_t count = g.shape(c).count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;
+  const uint64_t base = c * g.chunk_values;
+  uint32_t out_mask = 0, exc_mask = 0;
+  for (int k = 0; k < kPerThread && i0 + k < count; ++k) {
+    const uint8_t cl = b.cls[base + i0 + k];
+    out_mask |= uint32_t(cl == kClsOutlier) << k;
+    exc_mask |= uint32_t(cl == kClsException) << k;
+  }
+  uint32_t eo, ee;
+  Scan(scan).ExclusiveSum(uint32_t(__popc(out_mask)), eo);
+  __syncthreads();
+  Scan(scan).ExclusiveSum(uint32_t(__popc(exc_mask)), ee);
+  const ChunkLayout L = chunk_layout(2 * radius, ci.total_bits, ci.n_out, ci.n_exc, sizeof(T), kChunkHeaderBytes + kInterpExtraBytes);
+  uint8_t* chunk = out + ci.offset;
+  uint32_t jo = b.tile_out[t] - ci.out_base + eo, je = b.tile_exc[t] - ci.exc_base + ee;
+  for (int k = 0; k < kPerThread; ++k) {
+    const uint32_t i = i0 + k;
+    if (out_mask >> k & 1) {
+      store_u32_le(chunk + L.out_idx + 4 * jo, i);
+      store_u32_le(chunk + L.out_delta + 4 * jo, b.delta[base + i]);
+      ++jo;
+    }
+    if (exc_mask >> k & 1) {
+      store_u32_le(chunk + L.exc_idx + 4 * je, i);
+      store_value_le<T>(chunk + L.exc_val + sizeof(T) * je, in[base + i]);
+      ++je;
+    }
+  }
+}
+
+// An interpolation chunk's header, mask value and code lengths.
+static __global__ void __launch_bounds__(kThreads) interp_head_kernel(uint32_t nsym, InterpBuffers b, uint8_t* out) {
+  const uint64_t c = blockIdx.x;
+  const ChunkInfo ci = b.info[c];
+  if (ci.skip) return;
+  uint8_t* chunk = out + ci.offset;
+  if (threadIdx.x == 0) {
+    store_u32_le(chunk, ci.total_bits);
+    store_u32_le(chunk + 4, ci.n_out);
+    store_u32_le(chunk + 8, ci.n_exc);
+    store_u32_le(chunk + 12, kKindInterp | b.ic[c].params << 8 | b.ic[c].masked << 16);
+    store_u64_le(chunk + kChunkHeaderBytes, b.ic[c].mask_bits);
+  }
+  const uint8_t* Lc = b.len + c * nsym;
+  uint8_t* lengths = chunk + kChunkHeaderBytes + kInterpExtraBytes;
+  for (uint32_t k = threadIdx.x; k < nsym / 2; k += kThreads) lengths[k] = uint8_t(Lc[2 * k] | Lc[2 * k + 1] << 4);
+}
+
+// ---- Decompression ----
+
+struct InterpDecodeBuffers {
+  uint32_t* vm;     // n: deltas in memory order
+  uint8_t* cls;     // n: kPoint* classes
+  int32_t* aq;      // n_chunks * anchor_cap (anchors that do not fit shared memory)
+  void* axr;        // n_chunks * anchor_cap values T
+  uint64_t anchor_cap;
+};
+
+__device__ __forceinline__ bool is_interp(const DecodeChunk& d) { return !d.bad && !d.raw && d.kind == kKindInterp; }
+
+// One block per tile (tile 0 also takes the anchors): each owned point's symbol from its stream
+// position to memory order, with its class.
+static __global__ void __launch_bounds__(kThreads) interp_scatter_kernel(Grid g, uint32_t radius, const DecodeChunk* dc,
+                                                                         const uint32_t* __restrict__ v,
+                                                                         InterpDecodeBuffers b, uint32_t* status) {
+  const uint64_t c = blockIdx.y;
+  const DecodeChunk& d = dc[c];
+  if (!is_interp(d)) return;
+  const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
+  const uint64_t t = blockIdx.x;
+  if (t >= ge.tile_count()) return;
+  const uint64_t base = c * g.chunk_values, na = predict::anchor_total(ge);
+  const uint32_t zero_delta = predict::symbol_delta(0, radius), mask_delta = predict::symbol_delta(2 * radius - 1, radius);
+  const bool masked = d.masked;
+  bool bad = false;
+  auto put = [&](uint64_t i, uint64_t pos) {
+    const uint32_t s = v[base + pos];
+    b.vm[base + i] = s;
+    const uint8_t cl = s == zero_delta ? kPointZero : (s == mask_delta ? kPointMask : kPointCoded);
+    bad |= cl == kPointMask && !masked;
+    b.cls[base + i] = cl;
+  };
+  if (t == 0)
+    for (uint64_t k = threadIdx.x; k < na; k += kThreads) put(predict::anchor_index(ge, k), k);
+  const predict::TileBox box = predict::tile_box(ge, t);
+  const uint64_t sbase = na + predict::tile_stream_offset(ge, t);
+  int order[3];
+  predict::InterpParams{uint8_t(d.params)}.axis_order(order);
+  uint32_t pass_base = 0;
+  for (int l = ge.level; l >= 1; --l)
+    for (int k = 0; k < 3; ++k) {
+      predict::InterpPass ps;
+      if (!predict::interp_pass(box, l, k, order, ps)) continue;
+      const uint32_t o12 = ps.own[1] * ps.own[2], cnt = ps.owned();
+      for (uint32_t r = threadIdx.x; r < cnt; r += kThreads) {
+        const uint32_t mz = r / o12, rem = r - mz * o12, my = rem / ps.own[2], mx = rem - my * ps.own[2];
+        const uint64_t i = box.base + (ps.from[0] + mz * ps.step[0]) * box.stride[0] +
+                           (ps.from[1] + my * ps.step[1]) * box.stride[1] + ps.from[2] + mx * ps.step[2];
+        put(i, sbase + pass_base + r);
+      }
+      pass_base += cnt;
+    }
+  if (bad) atomicOr(status, kBadChunk);
+}
+
+// The outliers' deltas (kExceptions false) or the exceptions' classes into place, each at a point
+// whose symbol was 0, in increasing order; the zero symbols are exactly the two lists' entries.
+template <bool kExceptions>
+static __global__ void __launch_bounds__(kThreads) interp_list_kernel(Grid g, const uint8_t* __restrict__ a,
+                                                                      const DecodeChunk* dc, InterpDecodeBuffers b,
+                                                                      uint32_t* status) {
+  const uint64_t c = blockIdx.y;
+  const DecodeChunk& d = dc[c];
+  if (!is_interp(d)) return;
+  const uint32_t count = g.shape(c).count();
+  const uint8_t* chunk = a + d.offset;
+  const uint32_t* idx = reinterpret_cast<const uint32_t*>(chunk + (kExceptions ? d.L.exc_idx : d.L.out_idx));
+  const uint32_t* del = reinterpret_cast<const uint32_t*>(chunk + d.L.out_delta);
+  const uint32_t n = kExceptions ? d.L.n_exc : d.L.n_out;
+  const uint64_t base = c * g.chunk_values;
+  if (!kExceptions && blockIdx.x == 0 && threadIdx.x == 0 && d.zeros != d.L.n_out + d.L.n_exc) atomicOr(status, kBadChunk);
+  for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < n; k += gridDim.x * kThreads) {
+    const uint32_t i = idx[k];
+    if (i >= count || (k && i <= idx[k - 1]) || b.cls[base + i] != kPointZero) {
+      atomicOr(status, kBadChunk);
+      continue;
+    }
+    b.cls[base + i] = kExceptions ? kPointException : kPointCoded;
+    if (!kExceptions) b.vm[base + i] = del[k];
+  }
+}
+
+template <class T>
+__device__ __forceinline__ T mask_value_of(const DecodeChunk& d) {
+  return from_bits<T>(typename Bits<T>::type(d.mask_bits));
+}
+
+// One block per chunk: the anchors' q by the inverse of their Lorenzo code (one thread, in order),
+// their reconstructions (axr) and output values (the mask value where masked; exceptions follow).
+template <class T>
+static __global__ void __launch_bounds__(kThreads) interp_anchor_decode_kernel(Grid g, const DecodeChunk* dc, T step,
+                                                                               InterpDecodeBuffers b, T* out) {
+  __shared__ int32_t s_q[kAnchorsShared];
+  __shared__ uint8_t s_cls[kAnchorsShared];
+  const uint64_t c = blockIdx.x;
+  const DecodeChunk& d = dc[c];
+  if (!is_interp(d)) return;
+  const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
+  const uint64_t na = predict::anchor_total(ge), base = c * g.chunk_values;
+  const bool fits = na <= kAnchorsShared;
+  int32_t* q = fits ? s_q : b.aq + c * b.anchor_cap;
+  for (uint64_t k = threadIdx.x; k < na; k += kThreads) {
+    const uint64_t i = predict::anchor_index(ge, k);
+    q[k] = int32_t(b.vm[base + i]);
+    if (fits) s_cls[k] = b.cls[base + i];
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    anchors_in_order(ge, q, [&](uint64_t k, int64_t pred) {
+      const uint8_t cl = fits ? s_cls[k] : b.cls[base + predict::anchor_index(ge, k)];
+      return cl == kPointCoded ? int32_t(uint32_t(uint64_t(pred)) + uint32_t(q[k])) : clamp_q(pred);
+    });
+  __syncthreads();
+  T* axr = static_cast<T*>(b.axr) + c * b.anchor_cap;
+  const T mask = mask_value_of<T>(d);
+  for (uint64_t k = threadIdx.x; k < na; k += kThreads) {
+    const uint64_t i = predict::anchor_index(ge, k);
+    const T x = quant::dequantize<T>(q[k], step);
+    axr[k] = x;
+    out[base + i] = b.cls[base + i] == kPointMask ? mask : x;
+  }
+}
+
+// One block per tile: the tile's owned points from its box in shared memory.
+template <class T>
+static __global__ void __launch_bounds__(kThreads) interp_tile_decode_kernel(Grid g, const DecodeChunk* dc, T step,
+                                                                             InterpDecodeBuffers b, T* out) {
+  extern __shared__ uint64_t s_dyn_interp[];
+  T* xr = reinterpret_cast<T*>(s_dyn_interp);
+  const uint64_t c = blockIdx.y;
+  const DecodeChunk& d = dc[c];
+  if (!is_interp(d)) return;
+  const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
+  const uint64_t t = blockIdx.x;
+  if (t >= ge.tile_count()) return;
+  const uint64_t base = c * g.chunk_values;
+  const predict::TileBox box = predict::tile_box(ge, t), lb = predict::local_box(box);
+  load_corners(ge, box, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr);
+  __syncthreads();
+  const predict::InterpParams ip{uint8_t(d.params)};
+  const predict::Spline spline = ip.spline();
+  const T mask = mask_value_of<T>(d);
+  const uint32_t e1 = uint32_t(lb.e[1]), e2 = uint32_t(lb.e[2]);
+  box_passes(lb, ge.level, ip, [&](uint32_t z, uint32_t y, uint32_t x, const predict::InterpPass& ps, bool owned, uint32_t) {
+    const uint32_t li = (z * e1 + y) * e2 + x;
+    const T pred = predict_in_box(xr, lb, ps, spline, z, y, x, li);
+    const uint64_t i = base + box.base + z * box.stride[0] + y * box.stride[1] + x;
+    const uint8_t cl = b.cls[i];
+    const T rec = cl == kPointCoded ? pred + quant::dequantize<T>(int32_t(b.vm[i]), step) : pred;
+    xr[li] = rec;
+    if (owned) out[i] = cl == kPointMask ? mask : rec;
+  });
+}
+
+}  // namespace hpcz::ratio::cuda
