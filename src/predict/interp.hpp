@@ -70,8 +70,9 @@ template <class V> HPCZ_HD V divide_round(V num, int d) {
 // x - 3h, x - h, x + h, x + 3h (get(k) the known value k * h away, k in {-3, -1, 1, 3}). V: int64_t on
 // prequantized integers, float or double on reconstructed values (each operation rounded once, in this
 // order: the CPU and GPU agree without contraction).
-template <class V, class Get>
-HPCZ_HD V interp_along(uint64_t x, uint64_t h, uint64_t e, Spline spline, Get&& get) {
+// U: the coordinates' unsigned type (the GPU's tiles take 32 bits).
+template <class V, class U, class Get>
+HPCZ_HD V interp_along(U x, U h, U e, Spline spline, Get&& get) {
   const bool has_next = x + h < e, has_prev2 = x >= 3 * h, has_next2 = x + 3 * h < e;
   const bool cubic = spline != Spline::linear;
   const V b = get(-1);

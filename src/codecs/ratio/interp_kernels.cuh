@@ -210,83 +210,167 @@ static __global__ void __launch_bounds__(kThreads) interp_anchor_kernel(Grid g, 
   }
 }
 
-// The box's anchors (its corners) into xr (the box's local layout) from the chunk's axr.
-template <class T>
-__device__ __forceinline__ void load_corners(const predict::InterpGeometry& ge, const predict::TileBox& box, const T* axr,
-                                             T* xr) {
-  if (threadIdx.x < 8) {
-    const uint64_t A = ge.anchor;
-    const uint64_t o[3] = {threadIdx.x & 4 ? A : 0, threadIdx.x & 2 ? A : 0, threadIdx.x & 1 ? A : 0};
-    if (o[0] < box.e[0] && o[1] < box.e[1] && o[2] < box.e[2]) {
-      const uint64_t i = box.base + o[0] * box.stride[0] + o[1] * box.stride[1] + o[2];
-      xr[(o[0] * box.e[1] + o[1]) * box.e[2] + o[2]] = axr[predict::anchor_number(ge, i)];
-    }
-  }
-}
+// A pass of a tile (predict::InterpPass) laid out for the kernels' loop: grid point r = (mz, my, mx)
+// from two divisions by multiplication, its local index, coordinate along the pass's axis, rank among
+// the tile's owned points and offset in the chunk, each linear in (mz, my, mx). Built once per tile in
+// shared memory (the generic InterpPass, with its indexed arrays, cost local memory and most of the
+// instructions).
+struct PassPlan {
+  uint32_t cnt, n12, m12, n2, m2;  // points; the grid's divisors and their magic multipliers
+  uint32_t own0, own1, own2, rank0;
+  uint32_t li0, dz, dy, dx;        // local index: li0 + mz dz + my dy + mx dx
+  uint32_t at0, dat, axis;         // coordinate along the axis: at0 + m_axis dat
+  uint32_t h, ext;
+  int32_t sa;                      // local offset of the neighbour h away along the axis
+  uint32_t gz, gy, gx;             // chunk offset: box base + mz gz + my gy + mx gx (+ g0)
+  unsigned long long g0;
+};
+constexpr int kMaxPasses = 12;  // levels x axes of extent > 1: 4 x 3, 6 x 2 or 12 x 1
 
-// Every point of a tile's box but its anchors, pass by pass as interp_box_points (a barrier after
-// each pass, whose points read only earlier passes): visit(z, y, x, pass, owned, rank) with rank the
-// point's place among the tile's owned points (stream order: earlier passes, then the owned grid).
-template <class Visit>
-__device__ __forceinline__ void box_passes(const predict::TileBox& box, int level, predict::InterpParams ip, Visit&& visit) {
+// ceil(2^32 / d) for d >= 2 (0 for d = 1): q = __umulhi(r, m) is r / d exactly for r, d < 2^16.
+HPCZ_HD uint32_t div_magic(uint32_t d) { return d < 2 ? 0u : 0xffffffffu / d + 1; }
+__device__ __forceinline__ uint32_t div_by(uint32_t r, uint32_t d, uint32_t m) { return d < 2 ? r : __umulhi(r, m); }
+
+// The plans of a box's passes in order (thread 0); their count.
+__device__ int plan_passes(const predict::TileBox& box, int level, predict::InterpParams ip, PassPlan* plans) {
   int order[3];
   ip.axis_order(order);
-  uint32_t pass_base = 0;
+  const uint32_t e1 = uint32_t(box.e[1]), e2 = uint32_t(box.e[2]);
+  uint32_t rank = 0;
+  int np = 0;
   for (int l = level; l >= 1; --l)
     for (int k = 0; k < 3; ++k) {
       predict::InterpPass ps;
       if (!predict::interp_pass(box, l, k, order, ps)) continue;
-      const uint32_t n12 = ps.n[1] * ps.n[2], cnt = ps.count();
-      for (uint32_t r = threadIdx.x; r < cnt; r += kThreads) {
-        const uint32_t mz = r / n12, rem = r - mz * n12, my = rem / ps.n[2], mx = rem - my * ps.n[2];
-        const bool owned = mz < ps.own[0] && my < ps.own[1] && mx < ps.own[2];
-        visit(ps.from[0] + mz * ps.step[0], ps.from[1] + my * ps.step[1], ps.from[2] + mx * ps.step[2], ps, owned,
-              pass_base + (mz * ps.own[1] + my) * ps.own[2] + mx);
-      }
-      pass_base += ps.owned();
-      __syncthreads();
+      PassPlan& pp = plans[np++];
+      pp.cnt = ps.count();
+      pp.n12 = ps.n[1] * ps.n[2], pp.m12 = div_magic(pp.n12);
+      pp.n2 = ps.n[2], pp.m2 = div_magic(pp.n2);
+      pp.own0 = ps.own[0], pp.own1 = ps.own[1], pp.own2 = ps.own[2], pp.rank0 = rank;
+      pp.li0 = (ps.from[0] * e1 + ps.from[1]) * e2 + ps.from[2];
+      pp.dz = ps.step[0] * e1 * e2, pp.dy = ps.step[1] * e2, pp.dx = ps.step[2];
+      pp.axis = uint32_t(ps.a);
+      pp.at0 = ps.from[ps.a], pp.dat = ps.step[ps.a];
+      pp.h = ps.h, pp.ext = uint32_t(box.e[ps.a]);
+      pp.sa = int32_t((ps.a == 0 ? e1 * e2 : (ps.a == 1 ? e2 : 1u)) * ps.h);
+      pp.gz = uint32_t(ps.step[0] * box.stride[0]), pp.gy = uint32_t(ps.step[1] * box.stride[1]), pp.gx = ps.step[2];
+      pp.g0 = box.base + ps.from[0] * box.stride[0] + ps.from[1] * box.stride[1] + ps.from[2];
+      rank += ps.owned();
     }
+  return np;
 }
 
-// The prediction of the point (z, y, x) of a pass from the box's values in xr (local layout).
-template <class T>
-__device__ __forceinline__ T predict_in_box(const T* xr, const predict::TileBox& box, const predict::InterpPass& ps,
-                                            predict::Spline spline, uint32_t z, uint32_t y, uint32_t x, uint32_t li) {
+// Every point of a tile's box but its anchors, pass by pass as interp_box_points, with a barrier after
+// each pass (whose points read only earlier passes): visit(li, pred, owned, rank, pp, mz, my, mx),
+// pred the point's prediction from xr (the box in its local layout), rank its place among the tile's
+// owned points (the stream order: earlier passes, then the owned grid).
+template <class T, class Visit>
+__device__ __forceinline__ void box_passes(const PassPlan* plans, int np, const T* xr, predict::Spline spline,
+                                           Visit&& visit) {
+  for (int k = 0; k < np; ++k) {
+    const PassPlan pp = plans[k];
+    for (uint32_t r = threadIdx.x; r < pp.cnt; r += kThreads) {
+      const uint32_t mz = div_by(r, pp.n12, pp.m12), rem = r - mz * pp.n12, my = div_by(rem, pp.n2, pp.m2),
+                     mx = rem - my * pp.n2;
+      const uint32_t li = pp.li0 + mz * pp.dz + my * pp.dy + mx * pp.dx;
+      const uint32_t at = pp.at0 + (pp.axis == 0 ? mz : (pp.axis == 1 ? my : mx)) * pp.dat;
+      const int32_t sa = pp.sa;
+      const T pred = predict::interp_along<T>(at, pp.h, pp.ext, spline, [&](int j) -> T { return xr[int32_t(li) + j * sa]; });
+      const bool owned = mz < pp.own0 && my < pp.own1 && mx < pp.own2;
+      visit(li, pred, owned, pp.rank0 + (mz * pp.own1 + my) * pp.own2 + mx, pp, mz, my, mx);
+    }
+    __syncthreads();
+  }
+}
+
+__device__ __forceinline__ uint64_t plan_index(const PassPlan& pp, uint32_t mz, uint32_t my, uint32_t mx) {
+  return pp.g0 + uint64_t(mz) * pp.gz + uint64_t(my) * pp.gy + mx * pp.gx;
+}
+
+// What a tile's threads share, worked out once by thread 0 (its 64-bit divisions, done by every
+// thread, were a sixth of the kernels' instructions): the box, the box's shape for local indices
+// (with magic divisors), its corners' anchor numbers, its first stream position, its passes.
+struct TileSetup {
+  predict::TileBox box;
+  uint64_t stream0;            // the tile's first owned point in the chunk's stream
+  uint32_t e12, m12, e2, m2, cnt, corner_mask;
+  uint32_t corner[8];          // anchor number of corner (z, y, x) = (k & 4, k & 2, k & 1) != 0
+  int np;
+  PassPlan plans[kMaxPasses];
+};
+
+__device__ void tile_setup(const predict::InterpGeometry& ge, uint64_t t, predict::InterpParams ip, TileSetup& ts) {
+  const predict::TileBox box = predict::tile_box(ge, t);
+  ts.box = box;
+  ts.stream0 = predict::anchor_total(ge) + predict::tile_stream_offset(ge, t);
   const uint32_t e1 = uint32_t(box.e[1]), e2 = uint32_t(box.e[2]);
-  const int64_t sa = int64_t(ps.a == 0 ? e1 * e2 : (ps.a == 1 ? e2 : 1u)) * ps.h;
-  const uint32_t at = ps.a == 0 ? z : (ps.a == 1 ? y : x);
-  return predict::interp_along<T>(at, ps.h, box.e[ps.a], spline, [&](int64_t k) -> T { return xr[int64_t(li) + k * sa]; });
+  ts.e12 = e1 * e2, ts.m12 = div_magic(ts.e12), ts.e2 = e2, ts.m2 = div_magic(e2);
+  ts.cnt = uint32_t(box.count());
+  ts.corner_mask = uint32_t(ge.anchor) - 1;
+  const uint64_t A = ge.anchor;
+  for (int k = 0; k < 8; ++k) {
+    const uint64_t o[3] = {k & 4 ? A : 0, k & 2 ? A : 0, k & 1 ? A : 0};
+    const bool in = o[0] < box.e[0] && o[1] < box.e[1] && o[2] < box.e[2];
+    ts.corner[k] = in ? uint32_t(predict::anchor_number(ge, box.base + o[0] * box.stride[0] + o[1] * box.stride[1] + o[2])) : 0u;
+  }
+  ts.np = plan_passes(box, ge.level, ip, ts.plans);
+}
+
+// The tile's box into shared memory in its local layout: value(l, i) for each point but the anchors
+// (l its local index, i its index in the chunk), the anchors' reconstructions from axr.
+template <class T, class Value>
+__device__ __forceinline__ void load_box(const TileSetup& ts, const T* axr, T* xr, Value&& value) {
+  const uint64_t s0 = ts.box.stride[0], s1 = ts.box.stride[1], base = ts.box.base;
+  const uint32_t e12 = ts.e12, m12 = ts.m12, e2 = ts.e2, m2 = ts.m2, cm = ts.corner_mask;
+  for (uint32_t l = threadIdx.x; l < ts.cnt; l += kThreads) {
+    const uint32_t z = div_by(l, e12, m12), r = l - z * e12, y = div_by(r, e2, m2), x = r - y * e2;
+    const uint64_t i = base + z * s0 + y * s1 + x;
+    xr[l] = ((z | y | x) & cm) == 0 ? axr[ts.corner[(z != 0) * 4 + (y != 0) * 2 + (x != 0)]] : value(l, i);
+  }
+}
+
+// One count of sym in the block's histogram, the active lanes of a warp together: one atomic where
+// they agree (most warps at loose bounds), one per distinct symbol otherwise.
+__device__ __forceinline__ void count_symbol(uint32_t* s_hist, uint32_t sym) {
+  const unsigned act = __activemask();
+  const int lead = __ffs(act) - 1, lane = int(threadIdx.x & 31);
+  if (__all_sync(act, sym == __shfl_sync(act, sym, lead))) {
+    if (lane == lead) atomicAdd(&s_hist[sym], uint32_t(__popc(act)));
+    return;
+  }
+  const unsigned peers = __match_any_sync(act, sym);
+  if (lane == __ffs(peers) - 1) atomicAdd(&s_hist[sym], uint32_t(__popc(peers)));
 }
 
 // One block per tile: the tile predicted in shared memory. kSample: tile blockIdx.x * every under
 // parameter set blockIdx.z, its owned points' symbols counted into sample_hist; else the chunk's
 // chosen parameters, and every owned point's symbol, class, outlier delta and counts written.
 template <class T, bool kSample>
-static __global__ void __launch_bounds__(kThreads) interp_tile_kernel(Grid g, uint32_t radius, format::HeaderFields h,
+static __global__ void __launch_bounds__(kThreads, 4) interp_tile_kernel(Grid g, uint32_t radius, format::HeaderFields h,
                                                                       const gpu::CompressState* st, const T* __restrict__ in,
                                                                       InterpBuffers b) {
   extern __shared__ uint64_t s_dyn_interp[];
   T* xr = reinterpret_cast<T*>(s_dyn_interp);
   uint32_t* s_hist = reinterpret_cast<uint32_t*>(xr + kBoxMax);
+  __shared__ TileSetup ts;
+  __shared__ int s_skip;
   const uint64_t c = blockIdx.y;
   const uint32_t nsym = 2 * radius;
-  const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
-  const uint64_t tiles = ge.tile_count();
-  uint8_t pb;
-  uint64_t t;
-  if (kSample) {
-    pb = uint8_t(blockIdx.z);
-    t = uint64_t(blockIdx.x) * (tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1);
-    if (t >= tiles) return;
-    if (same_as_earlier_params(ge, pb)) {  // never chosen; one count keeps its book well-formed
-      if (blockIdx.x == 0 && threadIdx.x == 0) b.sample_hist[(c * kParamSets + pb) * nsym] = 1;
-      return;
+  uint8_t pb = kSample ? uint8_t(blockIdx.z) : uint8_t(b.ic[c].params);
+  if (threadIdx.x == 0) {
+    const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
+    const uint64_t tiles = ge.tile_count();
+    const uint64_t t = kSample ? uint64_t(blockIdx.x) * (tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1)
+                               : uint64_t(blockIdx.x);
+    s_skip = t >= tiles;
+    if (kSample && !s_skip && same_as_earlier_params(ge, pb)) {  // never chosen; one count keeps its book well-formed
+      if (blockIdx.x == 0) b.sample_hist[(c * kParamSets + pb) * nsym] = 1;
+      s_skip = 1;
     }
-  } else {
-    pb = uint8_t(b.ic[c].params);
-    t = blockIdx.x;
-    if (t >= tiles) return;
+    if (!s_skip) tile_setup(ge, t, predict::InterpParams{pb}, ts);
   }
+  __syncthreads();
+  if (s_skip) return;
   quant::settle_range(h, st->key_min, st->key_max);
   const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   const uint64_t base = c * g.chunk_values;
@@ -294,18 +378,15 @@ static __global__ void __launch_bounds__(kThreads) interp_tile_kernel(Grid g, ui
   const bool masked = b.ic[c].masked;
   const typename Bits<T>::type mbits = typename Bits<T>::type(b.ic[c].mask_bits);
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
-  const predict::TileBox box = predict::tile_box(ge, t), lb = predict::local_box(box);
-  load_corners(ge, box, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr);
+  // The box's values, each replaced by its reconstruction in its pass (a point's predictors are all
+  // from earlier passes).
+  load_box(ts, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr, [&](uint32_t, uint64_t i) { return xc[i]; });
   __syncthreads();
   const predict::InterpParams ip{pb};
-  const predict::Spline spline = ip.spline();
-  const uint64_t sbase = base + predict::anchor_total(ge) + predict::tile_stream_offset(ge, t);
-  const uint32_t e1 = uint32_t(lb.e[1]), e2 = uint32_t(lb.e[2]);
-  box_passes(lb, ge.level, ip, [&](uint32_t z, uint32_t y, uint32_t x, const predict::InterpPass& ps, bool owned, uint32_t rank) {
-    const uint32_t li = (z * e1 + y) * e2 + x;
-    const T pred = predict_in_box(xr, lb, ps, spline, z, y, x, li);
-    const uint64_t i = box.base + z * box.stride[0] + y * box.stride[1] + x;
-    const T v = xc[i];
+  const uint64_t sbase = base + ts.stream0;
+  box_passes(ts.plans, ts.np, xr, ip.spline(),
+             [&](uint32_t li, T pred, bool owned, uint32_t rank, const PassPlan& pp, uint32_t mz, uint32_t my, uint32_t mx) {
+    const T v = xr[li];
     uint8_t cl = kClsCoded;
     uint32_t d = 0;
     T rec = pred;
@@ -316,12 +397,12 @@ static __global__ void __launch_bounds__(kThreads) interp_tile_kernel(Grid g, ui
     xr[li] = rec;
     if (!owned) return;
     const uint32_t sym = cl == kClsCoded ? interp_symbol(d, radius) : (cl == kClsMask ? interp_mask_symbol(radius) : 0u);
-    const unsigned peers = __match_any_sync(__activemask(), sym);
-    if ((threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&s_hist[sym], uint32_t(__popc(peers)));
+    count_symbol(s_hist, sym);
     if (kSample) return;
     b.sym[sbase + rank] = uint16_t(sym);
-    if (cl == kClsCoded && !sym) {
-      cl = kClsOutlier;
+    if (cl == kClsCoded && !sym) cl = kClsOutlier;
+    const uint64_t i = plan_index(pp, mz, my, mx);
+    if (cl == kClsOutlier) {
       b.delta[base + i] = d;
       atomicAdd(&b.tile_out[g.first_tile(c) + i / kTile], 1u);
     } else if (cl == kClsException) {
@@ -564,34 +645,43 @@ static __global__ void __launch_bounds__(kThreads) interp_anchor_decode_kernel(G
   }
 }
 
-// One block per tile: the tile's owned points from its box in shared memory.
+// One block per tile: the tile's owned points from its box in shared memory, which first holds each
+// coded point's dequantized residual (and the anchors' values), then the reconstructions pass by pass.
 template <class T>
-static __global__ void __launch_bounds__(kThreads) interp_tile_decode_kernel(Grid g, const DecodeChunk* dc, T step,
+static __global__ void __launch_bounds__(kThreads, 4) interp_tile_decode_kernel(Grid g, const DecodeChunk* dc, T step,
                                                                              InterpDecodeBuffers b, T* out) {
   extern __shared__ uint64_t s_dyn_interp[];
   T* xr = reinterpret_cast<T*>(s_dyn_interp);
+  uint8_t* s_cls = reinterpret_cast<uint8_t*>(xr + kBoxMax);
+  __shared__ TileSetup ts;
+  __shared__ int s_skip;
   const uint64_t c = blockIdx.y;
   const DecodeChunk& d = dc[c];
   if (!is_interp(d)) return;
-  const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
-  const uint64_t t = blockIdx.x;
-  if (t >= ge.tile_count()) return;
-  const uint64_t base = c * g.chunk_values;
-  const predict::TileBox box = predict::tile_box(ge, t), lb = predict::local_box(box);
-  load_corners(ge, box, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr);
-  __syncthreads();
   const predict::InterpParams ip{uint8_t(d.params)};
-  const predict::Spline spline = ip.spline();
+  if (threadIdx.x == 0) {
+    const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
+    s_skip = blockIdx.x >= ge.tile_count();
+    if (!s_skip) tile_setup(ge, blockIdx.x, ip, ts);
+  }
+  __syncthreads();
+  if (s_skip) return;
+  const uint64_t base = c * g.chunk_values;
+  load_box(ts, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr, [&](uint32_t l, uint64_t i) {
+    const uint8_t cl = b.cls[base + i];
+    const uint32_t dv = b.vm[base + i];  // loaded whatever the class: the two loads overlap
+    s_cls[l] = cl;
+    return cl == kPointCoded ? quant::dequantize<T>(int32_t(dv), step) : T(0);
+  });
+  __syncthreads();
   const T mask = mask_value_of<T>(d);
-  const uint32_t e1 = uint32_t(lb.e[1]), e2 = uint32_t(lb.e[2]);
-  box_passes(lb, ge.level, ip, [&](uint32_t z, uint32_t y, uint32_t x, const predict::InterpPass& ps, bool owned, uint32_t) {
-    const uint32_t li = (z * e1 + y) * e2 + x;
-    const T pred = predict_in_box(xr, lb, ps, spline, z, y, x, li);
-    const uint64_t i = base + box.base + z * box.stride[0] + y * box.stride[1] + x;
-    const uint8_t cl = b.cls[i];
-    const T rec = cl == kPointCoded ? pred + quant::dequantize<T>(int32_t(b.vm[i]), step) : pred;
+  T* oc = out + base;
+  box_passes(ts.plans, ts.np, xr, ip.spline(),
+             [&](uint32_t li, T pred, bool owned, uint32_t, const PassPlan& pp, uint32_t mz, uint32_t my, uint32_t mx) {
+    const uint8_t cl = s_cls[li];
+    const T rec = cl == kPointCoded ? pred + xr[li] : pred;
     xr[li] = rec;
-    if (owned) out[i] = cl == kPointMask ? mask : rec;
+    if (owned) oc[plan_index(pp, mz, my, mx)] = cl == kPointMask ? mask : rec;
   });
 }
 

@@ -35,6 +35,14 @@ HPCZ_HD bool quantize_residual(T x, T pred, const quant::QuantParams<T>& p, int3
   const T s = (x - pred) * p.recip;
   if (!(quant::abs_value(s) < T(quant::kQLimit) - T(1))) return false;  // NaN, Inf and huge fail here
   const int32_t q0 = int32_t(quant::round_half_even(s));
+  // Almost always settled here: T's subtraction rounds monotonically and eb_below is a T, so
+  // |fl(r0 - x)| < eb_below implies |r0 - x| < eb: the exact test below would take q0 too.
+  const T r0 = pred + quant::dequantize(q0, p.step);
+  if (quant::abs_value(r0 - x) < p.eb_below) {
+    q = q0;
+    rec = r0;
+    return true;
+  }
   for (int k = 0; k < 3; ++k) {
     const int32_t c = q0 + (k == 0 ? 0 : (k == 1 ? -1 : 1));
     const T r = pred + quant::dequantize(c, p.step);

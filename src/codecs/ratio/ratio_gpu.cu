@@ -339,7 +339,7 @@ void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const
     if (L.interp) {
       const InterpDecodeBuffers& ib = L.ib;
       interp_anchor_decode_kernel<T><<<nc, kThreads, 0, s>>>(g, L.dc, T(h.step), ib, d_out);
-      const size_t smem = kBoxMax * sizeof(T);
+      const size_t smem = kBoxMax * (sizeof(T) + 1);
       check(cudaFuncSetAttribute(interp_tile_decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
             "tile smem");
       interp_tile_decode_kernel<T><<<tiles, kThreads, smem, s>>>(g, L.dc, T(h.step), ib, d_out);
