@@ -218,6 +218,7 @@ static __global__ void __launch_bounds__(kThreads) interp_anchor_kernel(Grid g, 
 struct PassPlan {
   uint32_t cnt, n12, m12, n2, m2;  // points; the grid's divisors and their magic multipliers
   uint32_t own0, own1, own2, rank0;
+  uint32_t o12, mo12, mo2;         // the owned grid's divisors (own1 own2, own2): magic multipliers
   uint32_t li0, dz, dy, dx;        // local index: li0 + mz dz + my dy + mx dx
   uint32_t at0, dat, axis;         // coordinate along the axis: at0 + m_axis dat
   uint32_t h, ext;
@@ -247,6 +248,7 @@ __device__ int plan_passes(const predict::TileBox& box, int level, predict::Inte
       pp.n12 = ps.n[1] * ps.n[2], pp.m12 = div_magic(pp.n12);
       pp.n2 = ps.n[2], pp.m2 = div_magic(pp.n2);
       pp.own0 = ps.own[0], pp.own1 = ps.own[1], pp.own2 = ps.own[2], pp.rank0 = rank;
+      pp.o12 = ps.own[1] * ps.own[2], pp.mo12 = div_magic(pp.o12), pp.mo2 = div_magic(ps.own[2]);
       pp.li0 = (ps.from[0] * e1 + ps.from[1]) * e2 + ps.from[2];
       pp.dz = ps.step[0] * e1 * e2, pp.dy = ps.step[1] * e2, pp.dx = ps.step[2];
       pp.axis = uint32_t(ps.a);
@@ -537,13 +539,19 @@ __device__ __forceinline__ bool is_interp(const DecodeChunk& d) { return !d.bad 
 static __global__ void __launch_bounds__(kThreads) interp_scatter_kernel(Grid g, uint32_t radius, const DecodeChunk* dc,
                                                                          const uint32_t* __restrict__ v,
                                                                          InterpDecodeBuffers b, uint32_t* status) {
+  __shared__ TileSetup ts;
+  __shared__ int s_skip;
   const uint64_t c = blockIdx.y;
   const DecodeChunk& d = dc[c];
   if (!is_interp(d)) return;
   const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
-  const uint64_t t = blockIdx.x;
-  if (t >= ge.tile_count()) return;
-  const uint64_t base = c * g.chunk_values, na = predict::anchor_total(ge);
+  if (threadIdx.x == 0) {
+    s_skip = blockIdx.x >= ge.tile_count();
+    if (!s_skip) tile_setup(ge, blockIdx.x, predict::InterpParams{uint8_t(d.params)}, ts);
+  }
+  __syncthreads();
+  if (s_skip) return;
+  const uint64_t base = c * g.chunk_values;
   const uint32_t zero_delta = predict::symbol_delta(0, radius), mask_delta = predict::symbol_delta(2 * radius - 1, radius);
   const bool masked = d.masked;
   bool bad = false;
@@ -554,26 +562,20 @@ static __global__ void __launch_bounds__(kThreads) interp_scatter_kernel(Grid g,
     bad |= cl == kPointMask && !masked;
     b.cls[base + i] = cl;
   };
-  if (t == 0)
+  if (blockIdx.x == 0) {
+    const uint64_t na = predict::anchor_total(ge);
     for (uint64_t k = threadIdx.x; k < na; k += kThreads) put(predict::anchor_index(ge, k), k);
-  const predict::TileBox box = predict::tile_box(ge, t);
-  const uint64_t sbase = na + predict::tile_stream_offset(ge, t);
-  int order[3];
-  predict::InterpParams{uint8_t(d.params)}.axis_order(order);
-  uint32_t pass_base = 0;
-  for (int l = ge.level; l >= 1; --l)
-    for (int k = 0; k < 3; ++k) {
-      predict::InterpPass ps;
-      if (!predict::interp_pass(box, l, k, order, ps)) continue;
-      const uint32_t o12 = ps.own[1] * ps.own[2], cnt = ps.owned();
-      for (uint32_t r = threadIdx.x; r < cnt; r += kThreads) {
-        const uint32_t mz = r / o12, rem = r - mz * o12, my = rem / ps.own[2], mx = rem - my * ps.own[2];
-        const uint64_t i = box.base + (ps.from[0] + mz * ps.step[0]) * box.stride[0] +
-                           (ps.from[1] + my * ps.step[1]) * box.stride[1] + ps.from[2] + mx * ps.step[2];
-        put(i, sbase + pass_base + r);
-      }
-      pass_base += cnt;
+  }
+  for (int k = 0; k < ts.np; ++k) {
+    const PassPlan& pp = ts.plans[k];
+    const uint32_t cnt = pp.own0 * pp.o12;
+    const uint64_t pos0 = ts.stream0 + pp.rank0;
+    for (uint32_t r = threadIdx.x; r < cnt; r += kThreads) {
+      const uint32_t mz = div_by(r, pp.o12, pp.mo12), rem = r - mz * pp.o12, my = div_by(rem, pp.own2, pp.mo2),
+                     mx = rem - my * pp.own2;
+      put(plan_index(pp, mz, my, mx), pos0 + r);
     }
+  }
   if (bad) atomicOr(status, kBadChunk);
 }
 
