@@ -10,7 +10,7 @@
 #   --device gpu|cpu   gpu (the default when nvidia-smi lists one): device kind from nvidia-smi (h100,
 #                      h200, ...), --size-mib 512 --reps 10, build dir build-gpu (sm_90, as gpu_check.sh);
 #                      cpu: kind cpu-<nproc>core, --size-mib 64 --reps 3, a CPU-only build in build-cpu
-#   --modes LIST       any of fast,ratio,lossless,cuszp (default: all four; cuszp runs only on a GPU and
+#   --modes LIST       any of fast,ratio,interp,lossless,cuszp (default: all five; cuszp runs only on a GPU and
 #                      only with a cuSZp checkout or binary; the nvCOMP/libdeflate peers run with
 #                      lossless when bench/ext/ holds them)
 #   --data DIR         the fields (default: .data if there, else ../shared/data)
@@ -40,7 +40,7 @@ self=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}
 root=$(cd "$(dirname "$self")/.." && pwd)
 cd "$root"
 
-device="" modes="fast,ratio,lossless,cuszp" data="" size="" reps="" bdir="" build=1 write=1 peers=1
+device="" modes="fast,ratio,interp,lossless,cuszp" data="" size="" reps="" bdir="" build=1 write=1 peers=1
 cuszp_src=bench/ext/cuSZp out=${OUT:-/tmp/hpcz_run} timeout_s=400 commit=${COMMIT:-} threshold=2
 while [ $# -gt 0 ]; do
   case $1 in
@@ -62,7 +62,7 @@ while [ $# -gt 0 ]; do
 done
 has_mode() { [[ ",$modes," == *",$1,"* ]]; }
 for m in ${modes//,/ }; do
-  case $m in fast|ratio|lossless|cuszp) ;; *) echo "run.sh: unknown mode $m" >&2; exit 2 ;; esac
+  case $m in fast|ratio|interp|lossless|cuszp) ;; *) echo "run.sh: unknown mode $m" >&2; exit 2 ;; esac
 done
 
 if [ -z "$device" ]; then
@@ -147,7 +147,7 @@ publish() {  # NAME [compare]: $tmp/NAME.md -> $out/NAME.md and bench/results/NA
 run_bench() {  # MODE
   local m=$1 args=(bench --mode "$1" --data "$data" --size-mib "$size" --reps "$reps")
   case $m in
-    fast|ratio) args+=(--device "$device") ;;
+    fast|ratio|interp) args+=(--device "$device") ;;
     lossless) [ $device = gpu ] && args+=(--dump "$tmp/dump") ;;  # lossless takes no --device: GPU if any
   esac
   say "== $kind-$m: hpcz ${args[*]} =="
@@ -290,7 +290,7 @@ PY
   publish "$kind-cuszp"
 }
 
-for m in fast ratio lossless; do
+for m in fast ratio interp lossless; do
   has_mode $m || continue
   run_bench $m || continue
   if [ $m = lossless ] && [ $device = gpu ] && [ $peers = 1 ]; then peers_deflate; fi
