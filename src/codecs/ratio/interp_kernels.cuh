@@ -23,17 +23,23 @@ namespace hpcz::ratio::cuda {
 constexpr uint32_t kBoxMax = 17 * 17 * 17;  // the largest tile box: 17^3 (3-D); 65^2 and 4097 are smaller
 static_assert(65 * 65 <= kBoxMax && 4097 <= kBoxMax, "every tile box fits");
 constexpr uint32_t kAnchorsShared = 8192;   // a chunk's anchors worked in shared memory (more: in global)
-constexpr uint32_t kParamSets = predict::kInterpParamsCount;
+// The sampled parameter sets (choose_interp_params): stage 1, the 6 axis orders under the cubic
+// spline; stage 2, the chosen order's linear and natural splines. Their histograms and books: stage 1's
+// at [c * 6 + order], stage 2's after them at [6 n_chunks + c * 2 + k].
+constexpr uint32_t kStage1Sets = 6, kStage2Sets = 2, kParamSets = kStage1Sets + kStage2Sets;
 
 // A point's class in the encoder's memory-order array (an outlier is coded, its delta kept apart).
 enum : uint8_t { kClsCoded = 0, kClsOutlier = 1, kClsMask = 2, kClsException = 3 };
+
+struct PlanSet;  // a tile kind's passes (below)
 
 struct InterpChunkState {
   unsigned long long mask_bits;  // the mask value's bits (0 if none)
   uint32_t masked;
   uint32_t first_nan;            // the chunk's first NaN (~0u: none)
-  uint32_t params;               // the chosen InterpParams
+  uint32_t params;               // the chosen InterpParams (after stage 1: its best)
   uint32_t pad;
+  unsigned long long best_bytes; // the chosen set's estimate
 };
 
 struct InterpBuffers {
@@ -45,7 +51,7 @@ struct InterpBuffers {
   uint8_t* cls;                   // n: classes, memory order
   uint32_t* delta;                // n: outliers' deltas, memory order
   uint32_t* hist;                 // n_chunks * nsym
-  uint32_t* sample_hist;          // n_chunks * kParamSets * nsym
+  uint32_t* sample_hist;          // n_chunks * kParamSets * nsym (stage 1's, then stage 2's)
   uint8_t* sample_len;            // n_chunks * kParamSets books
   uint32_t* sample_code;
   ChunkInfo* sample_info;
@@ -56,6 +62,7 @@ struct InterpBuffers {
   uint32_t* code;
   ChunkInfo* info;                // n_chunks: the interpolation chunks
   ChunkInfo* fin;                 // n_chunks: the chunks chosen
+  PlanSet* plans;                 // kPlanSets
 };
 
 // Anchors and tiles, per chunk: how many of each (the last chunk may differ).
@@ -81,7 +88,7 @@ inline InterpGridSizes interp_grid_sizes(const Grid& g) {
 static __global__ void __launch_bounds__(kThreads) interp_init_kernel(InterpBuffers b, uint64_t n_chunks, uint32_t nsym,
                                                                       uint64_t nt) {
   const uint64_t i0 = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x, stride = uint64_t(gridDim.x) * blockDim.x;
-  for (uint64_t i = i0; i < n_chunks; i += stride) b.ic[i] = InterpChunkState{0, 0, ~0u, 1, 0};
+  for (uint64_t i = i0; i < n_chunks; i += stride) b.ic[i] = InterpChunkState{0, 0, ~0u, 1, 0, ~0ull};
   for (uint64_t i = i0; i < n_chunks * nsym; i += stride) b.hist[i] = 0;
   for (uint64_t i = i0; i < n_chunks * kParamSets * nsym; i += stride) b.sample_hist[i] = 0;
   for (uint64_t i = i0; i <= nt; i += stride) {
@@ -223,7 +230,7 @@ struct PassPlan {
   uint32_t at0, dat, axis;         // coordinate along the axis: at0 + m_axis dat
   uint32_t h, ext;
   int32_t sa;                      // local offset of the neighbour h away along the axis
-  uint32_t gz, gy, gx;             // chunk offset: box base + mz gz + my gy + mx gx (+ g0)
+  uint32_t gz, gy, gx;             // chunk offset: box base + g0 + mz gz + my gy + mx gx
   unsigned long long g0;
 };
 constexpr int kMaxPasses = 12;  // levels x axes of extent > 1: 4 x 3, 6 x 2 or 12 x 1
@@ -266,9 +273,8 @@ __device__ int plan_passes(const predict::TileBox& box, int level, predict::Inte
 // each pass (whose points read only earlier passes): visit(li, pred, owned, rank, pp, mz, my, mx),
 // pred the point's prediction from xr (the box in its local layout), rank its place among the tile's
 // owned points (the stream order: earlier passes, then the owned grid).
-template <class T, class Visit>
-__device__ __forceinline__ void box_passes(const PassPlan* plans, int np, const T* xr, predict::Spline spline,
-                                           Visit&& visit) {
+template <class T, predict::Spline kSpline, class Visit>
+__device__ __forceinline__ void box_passes_with(const PassPlan* plans, int np, const T* xr, Visit&& visit) {
   for (int k = 0; k < np; ++k) {
     const PassPlan pp = plans[k];
     for (uint32_t r = threadIdx.x; r < pp.cnt; r += kThreads) {
@@ -277,7 +283,7 @@ __device__ __forceinline__ void box_passes(const PassPlan* plans, int np, const 
       const uint32_t li = pp.li0 + mz * pp.dz + my * pp.dy + mx * pp.dx;
       const uint32_t at = pp.at0 + (pp.axis == 0 ? mz : (pp.axis == 1 ? my : mx)) * pp.dat;
       const int32_t sa = pp.sa;
-      const T pred = predict::interp_along<T>(at, pp.h, pp.ext, spline, [&](int j) -> T { return xr[int32_t(li) + j * sa]; });
+      const T pred = predict::interp_along<T>(at, pp.h, pp.ext, kSpline, [&](int j) -> T { return xr[int32_t(li) + j * sa]; });
       const bool owned = mz < pp.own0 && my < pp.own1 && mx < pp.own2;
       visit(li, pred, owned, pp.rank0 + (mz * pp.own1 + my) * pp.own2 + mx, pp, mz, my, mx);
     }
@@ -285,13 +291,55 @@ __device__ __forceinline__ void box_passes(const PassPlan* plans, int np, const 
   }
 }
 
-__device__ __forceinline__ uint64_t plan_index(const PassPlan& pp, uint32_t mz, uint32_t my, uint32_t mx) {
-  return pp.g0 + uint64_t(mz) * pp.gz + uint64_t(my) * pp.gy + mx * pp.gx;
+// The same with the spline a constant in each copy of the loop (no per-point branch on it).
+template <class T, class Visit>
+__device__ __forceinline__ void box_passes(const PassPlan* plans, int np, const T* xr, predict::Spline spline,
+                                           Visit&& visit) {
+  if (spline == predict::Spline::linear) box_passes_with<T, predict::Spline::linear>(plans, np, xr, visit);
+  else if (spline == predict::Spline::cubic) box_passes_with<T, predict::Spline::cubic>(plans, np, xr, visit);
+  else box_passes_with<T, predict::Spline::natural>(plans, np, xr, visit);
 }
 
-// What a tile's threads share, worked out once by thread 0 (its 64-bit divisions, done by every
-// thread, were a sixth of the kernels' instructions): the box, the box's shape for local indices
-// (with magic divisors), its corners' anchor numbers, its first stream position, its passes.
+__device__ __forceinline__ uint64_t plan_index(const PassPlan& pp, uint64_t box_base, uint32_t mz, uint32_t my,
+                                               uint32_t mx) {
+  return box_base + pp.g0 + uint64_t(mz) * pp.gz + uint64_t(my) * pp.gy + mx * pp.gx;
+}
+
+// The passes of every kind of tile, built once per call (interp_plan_kernel): a tile's passes depend
+// on its chunk's geometry (a full chunk's or the last one's), the parameters and whether it is the
+// last tile along each axis (its box is shorter there and owns its far face), not on where it lies
+// (plan offsets are from the box's first point).
+struct PlanSet {
+  int np;
+  int pad[3];
+  PassPlan plans[kMaxPasses];
+};
+constexpr uint32_t kPlanSets = 2 * predict::kInterpParamsCount * 8;
+__device__ __forceinline__ uint32_t plan_set_index(bool last_chunk, uint32_t params, uint32_t lastness) {
+  return (uint32_t(last_chunk) * predict::kInterpParamsCount + params) * 8 + lastness;
+}
+
+static __global__ void __launch_bounds__(64) interp_plan_kernel(Grid g, PlanSet* sets) {
+  const uint32_t k = blockIdx.x * 64 + threadIdx.x;
+  if (k >= kPlanSets || !g.n_chunks) return;
+  const uint32_t lastness = k % 8, params = (k / 8) % predict::kInterpParamsCount, geo = k / (8 * predict::kInterpParamsCount);
+  const predict::InterpGeometry ge = predict::interp_geometry(geo ? g.last : g.full);
+  predict::TileBox box;
+  box.base = 0;
+  bool valid = true;
+  for (int j = 0; j < 3; ++j) {
+    const bool last = lastness >> (2 - j) & 1;  // bit 2: z, bit 1: y, bit 0: x
+    const uint64_t o = (ge.tiles[j] - 1) * ge.anchor;
+    valid &= last || ge.tiles[j] > 1;
+    box.e[j] = last ? ge.ext[j] - o : ge.anchor + 1;
+    box.own[j] = last ? box.e[j] : ge.anchor;
+    box.stride[j] = ge.stride[j];
+  }
+  sets[k].np = valid ? plan_passes(box, ge.level, predict::InterpParams{uint8_t(params)}, sets[k].plans) : 0;
+}
+
+// What a tile's threads share: its box (with magic divisors for its local layout), its corners'
+// anchor numbers, its first stream position and its passes (copied from the plan sets).
 struct TileSetup {
   predict::TileBox box;
   uint64_t stream0;            // the tile's first owned point in the chunk's stream
@@ -301,21 +349,35 @@ struct TileSetup {
   PassPlan plans[kMaxPasses];
 };
 
-__device__ void tile_setup(const predict::InterpGeometry& ge, uint64_t t, predict::InterpParams ip, TileSetup& ts) {
-  const predict::TileBox box = predict::tile_box(ge, t);
-  ts.box = box;
-  ts.stream0 = predict::anchor_total(ge) + predict::tile_stream_offset(ge, t);
-  const uint32_t e1 = uint32_t(box.e[1]), e2 = uint32_t(box.e[2]);
-  ts.e12 = e1 * e2, ts.m12 = div_magic(ts.e12), ts.e2 = e2, ts.m2 = div_magic(e2);
-  ts.cnt = uint32_t(box.count());
-  ts.corner_mask = uint32_t(ge.anchor) - 1;
-  const uint64_t A = ge.anchor;
-  for (int k = 0; k < 8; ++k) {
-    const uint64_t o[3] = {k & 4 ? A : 0, k & 2 ? A : 0, k & 1 ? A : 0};
-    const bool in = o[0] < box.e[0] && o[1] < box.e[1] && o[2] < box.e[2];
-    ts.corner[k] = in ? uint32_t(predict::anchor_number(ge, box.base + o[0] * box.stride[0] + o[1] * box.stride[1] + o[2])) : 0u;
+// Tile t of chunk c (geometry ge) under params, by the whole block; ends with a barrier.
+__device__ void tile_setup(const Grid& g, uint64_t c, const predict::InterpGeometry& ge, uint64_t t, uint32_t params,
+                           const PlanSet* sets, TileSetup& ts) {
+  const uint32_t t32 = uint32_t(t), T1 = uint32_t(ge.tiles[1]), T2 = uint32_t(ge.tiles[2]);
+  const uint32_t tz = t32 / (T1 * T2), ty = (t32 / T2) % T1, tx = t32 % T2;
+  const uint32_t lastness = uint32_t(tz + 1 == ge.tiles[0]) << 2 | uint32_t(ty + 1 == T1) << 1 | uint32_t(tx + 1 == T2);
+  const PlanSet& set = sets[plan_set_index(c + 1 == g.n_chunks, params, lastness)];
+  static_assert(sizeof(PassPlan) % 4 == 0, "copied as words");
+  const uint32_t* from = reinterpret_cast<const uint32_t*>(set.plans);
+  uint32_t* to = reinterpret_cast<uint32_t*>(ts.plans);
+  for (uint32_t w = threadIdx.x; w < sizeof(set.plans) / 4; w += kThreads) to[w] = from[w];
+  if (threadIdx.x == 0) {
+    ts.np = set.np;
+    const predict::TileBox box = predict::tile_box(ge, t);
+    ts.box = box;
+    ts.stream0 = predict::anchor_total(ge) + predict::tile_stream_offset(ge, t);
+    const uint32_t e1 = uint32_t(box.e[1]), e2 = uint32_t(box.e[2]);
+    ts.e12 = e1 * e2, ts.m12 = div_magic(ts.e12), ts.e2 = e2, ts.m2 = div_magic(e2);
+    ts.cnt = uint32_t(box.count());
+    ts.corner_mask = uint32_t(ge.anchor) - 1;
+    const uint32_t A = uint32_t(ge.anchor);
+    const uint32_t na1 = uint32_t(predict::anchors_along(ge, 1)), na2 = uint32_t(predict::anchors_along(ge, 2));
+    for (int k = 0; k < 8; ++k) {
+      const uint32_t dz = k >> 2 & 1, dy = k >> 1 & 1, dx = k & 1;
+      const bool in = dz * A < box.e[0] && dy * A < box.e[1] && dx * A < box.e[2];
+      ts.corner[k] = in ? ((tz + dz) * na1 + ty + dy) * na2 + tx + dx : 0u;
+    }
   }
-  ts.np = plan_passes(box, ge.level, ip, ts.plans);
+  __syncthreads();
 }
 
 // The tile's box into shared memory in its local layout: value(l, i) for each point but the anchors
@@ -344,10 +406,11 @@ __device__ __forceinline__ void count_symbol(uint32_t* s_hist, uint32_t sym) {
   if (lane == __ffs(peers) - 1) atomicAdd(&s_hist[sym], uint32_t(__popc(peers)));
 }
 
-// One block per tile: the tile predicted in shared memory. kSample: tile blockIdx.x * every under
-// parameter set blockIdx.z, its owned points' symbols counted into sample_hist; else the chunk's
-// chosen parameters, and every owned point's symbol, class, outlier delta and counts written.
-template <class T, bool kSample>
+// One block per tile: the tile predicted in shared memory. kStage 1 or 2: sampled tile blockIdx.x *
+// every under that stage's parameter set blockIdx.z, its owned points' symbols counted into
+// sample_hist; kStage 0: the chunk's chosen parameters, and every owned point's symbol, class, outlier
+// delta and counts written.
+template <class T, int kStage>
 static __global__ void __launch_bounds__(kThreads, 4) interp_tile_kernel(Grid g, uint32_t radius, format::HeaderFields h,
                                                                       const gpu::CompressState* st, const T* __restrict__ in,
                                                                       InterpBuffers b) {
@@ -356,23 +419,33 @@ static __global__ void __launch_bounds__(kThreads, 4) interp_tile_kernel(Grid g,
   uint32_t* s_hist = reinterpret_cast<uint32_t*>(xr + kBoxMax);
   __shared__ TileSetup ts;
   __shared__ int s_skip;
+  __shared__ uint64_t s_t;
   const uint64_t c = blockIdx.y;
   const uint32_t nsym = 2 * radius;
-  uint8_t pb = kSample ? uint8_t(blockIdx.z) : uint8_t(b.ic[c].params);
+  constexpr bool kSample = kStage != 0;
+  const uint8_t chosen = uint8_t(b.ic[c].params);
+  const uint8_t pb = kStage == 0 ? chosen
+                                 : (kStage == 1 ? interp_stage_params(0, uint8_t(blockIdx.z))
+                                                : interp_stage_params(1 + int(blockIdx.z),
+                                                                      uint8_t(predict::InterpParams{chosen}.axis_order_index())));
+  uint32_t* hist = kStage == 0 ? b.hist + c * nsym
+                               : b.sample_hist + (kStage == 1 ? c * kStage1Sets + blockIdx.z
+                                                              : g.n_chunks * kStage1Sets + c * kStage2Sets + blockIdx.z) * nsym;
   if (threadIdx.x == 0) {
     const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
     const uint64_t tiles = ge.tile_count();
     const uint64_t t = kSample ? uint64_t(blockIdx.x) * (tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1)
                                : uint64_t(blockIdx.x);
     s_skip = t >= tiles;
-    if (kSample && !s_skip && same_as_earlier_params(ge, pb)) {  // never chosen; one count keeps its book well-formed
-      if (blockIdx.x == 0) b.sample_hist[(c * kParamSets + pb) * nsym] = 1;
+    if (kStage == 1 && !s_skip && same_as_earlier_params(ge, pb)) {  // never chosen; one count keeps its book well-formed
+      if (blockIdx.x == 0) hist[0] = 1;
       s_skip = 1;
     }
-    if (!s_skip) tile_setup(ge, t, predict::InterpParams{pb}, ts);
+    s_t = t;
   }
   __syncthreads();
   if (s_skip) return;
+  tile_setup(g, c, predict::interp_geometry(g.shape(c)), s_t, pb, b.plans, ts);
   quant::settle_range(h, st->key_min, st->key_max);
   const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   const uint64_t base = c * g.chunk_values;
@@ -403,7 +476,7 @@ static __global__ void __launch_bounds__(kThreads, 4) interp_tile_kernel(Grid g,
     if (kSample) return;
     b.sym[sbase + rank] = uint16_t(sym);
     if (cl == kClsCoded && !sym) cl = kClsOutlier;
-    const uint64_t i = plan_index(pp, mz, my, mx);
+    const uint64_t i = plan_index(pp, ts.box.base, mz, my, mx);
     if (cl == kClsOutlier) {
       b.delta[base + i] = d;
       atomicAdd(&b.tile_out[g.first_tile(c) + i / kTile], 1u);
@@ -412,26 +485,31 @@ static __global__ void __launch_bounds__(kThreads, 4) interp_tile_kernel(Grid g,
     }
     b.cls[base + i] = cl;
   });
-  uint32_t* hist = kSample ? b.sample_hist + (c * kParamSets + pb) * nsym : b.hist + c * nsym;
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
     if (s_hist[k]) atomicAdd(&hist[k], s_hist[k]);
 }
 
-// Per chunk: the parameter set whose sampled symbols code smallest (the first of equals; sets that
-// predict as an earlier one skipped), as choose_interp_params.
+// Per chunk, after each sampling stage, as choose_interp_params: stage 1, the first order of the
+// smallest estimate (orders that predict as an earlier one skipped); stage 2, its linear, then natural
+// spline where strictly smaller.
+template <int kStage>
 static __global__ void __launch_bounds__(kThreads) interp_params_kernel(Grid g, uint32_t nsym, InterpBuffers b) {
   const uint64_t c = blockIdx.x * uint64_t(kThreads) + threadIdx.x;
   if (c >= g.n_chunks) return;
   const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
-  uint32_t best = 1;
-  unsigned long long best_bytes = ~0ull;
-  for (uint32_t pb = 0; pb < kParamSets; ++pb) {
-    if (same_as_earlier_params(ge, uint8_t(pb))) continue;
-    const uint64_t j = c * kParamSets + pb;
+  InterpChunkState& st = b.ic[c];
+  uint32_t best = st.params;
+  unsigned long long best_bytes = kStage == 1 ? ~0ull : st.best_bytes;
+  const uint8_t order = uint8_t(predict::InterpParams{uint8_t(best)}.axis_order_index());
+  for (uint32_t k = 0; k < (kStage == 1 ? kStage1Sets : kStage2Sets); ++k) {
+    const uint8_t pb = kStage == 1 ? interp_stage_params(0, uint8_t(k)) : interp_stage_params(1 + int(k), order);
+    if (kStage == 1 && same_as_earlier_params(ge, pb)) continue;
+    const uint64_t j = kStage == 1 ? c * kStage1Sets + k : g.n_chunks * kStage1Sets + c * kStage2Sets + k;
     const unsigned long long bytes = b.sample_info[j].total_bits / 8 + 8ull * b.sample_hist[j * nsym];
     if (bytes < best_bytes) best_bytes = bytes, best = pb;
   }
-  b.ic[c].params = best;
+  st.params = best;
+  st.best_bytes = best_bytes;
 }
 
 // One block: each chunk's smaller form (interpolation only where strictly smaller, as
@@ -530,6 +608,7 @@ struct InterpDecodeBuffers {
   int32_t* aq;      // n_chunks * anchor_cap (anchors that do not fit shared memory)
   void* axr;        // n_chunks * anchor_cap values T
   uint64_t anchor_cap;
+  PlanSet* plans;   // kPlanSets
 };
 
 __device__ __forceinline__ bool is_interp(const DecodeChunk& d) { return !d.bad && !d.raw && d.kind == kKindInterp; }
@@ -540,17 +619,12 @@ static __global__ void __launch_bounds__(kThreads) interp_scatter_kernel(Grid g,
                                                                          const uint32_t* __restrict__ v,
                                                                          InterpDecodeBuffers b, uint32_t* status) {
   __shared__ TileSetup ts;
-  __shared__ int s_skip;
   const uint64_t c = blockIdx.y;
   const DecodeChunk& d = dc[c];
   if (!is_interp(d)) return;
   const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
-  if (threadIdx.x == 0) {
-    s_skip = blockIdx.x >= ge.tile_count();
-    if (!s_skip) tile_setup(ge, blockIdx.x, predict::InterpParams{uint8_t(d.params)}, ts);
-  }
-  __syncthreads();
-  if (s_skip) return;
+  if (blockIdx.x >= ge.tile_count()) return;
+  tile_setup(g, c, ge, blockIdx.x, d.params, b.plans, ts);
   const uint64_t base = c * g.chunk_values;
   const uint32_t zero_delta = predict::symbol_delta(0, radius), mask_delta = predict::symbol_delta(2 * radius - 1, radius);
   const bool masked = d.masked;
@@ -573,7 +647,7 @@ static __global__ void __launch_bounds__(kThreads) interp_scatter_kernel(Grid g,
     for (uint32_t r = threadIdx.x; r < cnt; r += kThreads) {
       const uint32_t mz = div_by(r, pp.o12, pp.mo12), rem = r - mz * pp.o12, my = div_by(rem, pp.own2, pp.mo2),
                      mx = rem - my * pp.own2;
-      put(plan_index(pp, mz, my, mx), pos0 + r);
+      put(plan_index(pp, ts.box.base, mz, my, mx), pos0 + r);
     }
   }
   if (bad) atomicOr(status, kBadChunk);
@@ -656,18 +730,13 @@ static __global__ void __launch_bounds__(kThreads, 4) interp_tile_decode_kernel(
   T* xr = reinterpret_cast<T*>(s_dyn_interp);
   uint8_t* s_cls = reinterpret_cast<uint8_t*>(xr + kBoxMax);
   __shared__ TileSetup ts;
-  __shared__ int s_skip;
   const uint64_t c = blockIdx.y;
   const DecodeChunk& d = dc[c];
   if (!is_interp(d)) return;
   const predict::InterpParams ip{uint8_t(d.params)};
-  if (threadIdx.x == 0) {
-    const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
-    s_skip = blockIdx.x >= ge.tile_count();
-    if (!s_skip) tile_setup(ge, blockIdx.x, ip, ts);
-  }
-  __syncthreads();
-  if (s_skip) return;
+  const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
+  if (blockIdx.x >= ge.tile_count()) return;
+  tile_setup(g, c, ge, blockIdx.x, d.params, b.plans, ts);
   const uint64_t base = c * g.chunk_values;
   load_box(ts, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr, [&](uint32_t l, uint64_t i) {
     const uint8_t cl = b.cls[base + i];
@@ -683,7 +752,7 @@ static __global__ void __launch_bounds__(kThreads, 4) interp_tile_decode_kernel(
     const uint8_t cl = s_cls[li];
     const T rec = cl == kPointCoded ? pred + xr[li] : pred;
     xr[li] = rec;
-    if (owned) oc[plan_index(pp, mz, my, mx)] = cl == kPointMask ? mask : rec;
+    if (owned) oc[plan_index(pp, ts.box.base, mz, my, mx)] = cl == kPointMask ? mask : rec;
   });
 }
 

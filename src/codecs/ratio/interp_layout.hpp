@@ -60,6 +60,12 @@ HPCZ_HD uint32_t point_symbol(uint8_t cls, uint32_t delta, uint32_t radius) {
   return cls == kPointCoded ? interp_symbol(delta, radius) : (cls == kPointMask ? interp_mask_symbol(radius) : 0u);
 }
 
+// The parameter sets the encoder samples (choose_interp_params): trial k of stage 2 (k = 1: linear,
+// 2: natural) or, k = 0, stage 1's cubic, at axis order `order`.
+HPCZ_HD uint8_t interp_stage_params(int k, uint8_t order) {
+  return k == 0 ? uint8_t(2 * order + 1) : (k == 1 ? uint8_t(2 * order) : uint8_t(12 + order));
+}
+
 // Whether parameters b predict exactly as an earlier set (lower bits value) on this chunk: the same
 // order, and the same axis order once the axes of extent 1 (never passed) are left out.
 HPCZ_HD bool same_as_earlier_params(const predict::InterpGeometry& g, uint8_t b) {

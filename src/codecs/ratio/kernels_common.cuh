@@ -115,6 +115,9 @@ struct DecodeChunk {
   unsigned long long sum;  // checksum terms, summed by verify_kernel
 };
 
+// Chunks the Lorenzo reconstruction leaves alone: rejected, raw (exception_kernel copies them) or
+// interpolation chunks (interp_kernels.cuh).
+__device__ __forceinline__ bool lorenzo_skips(const DecodeChunk& d) { return d.bad || d.raw || d.kind == kKindInterp; }
 
 // A chunk's table of codes longer than kFastBits (huffman::long_entry), built by parse_kernel.
 struct LongTable {

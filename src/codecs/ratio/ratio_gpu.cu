@@ -100,6 +100,7 @@ CompressLayout carve_compress(void* ws, const format::HeaderFields& h, const Gri
     ib.code = cv.take<uint32_t>(4 * nc * nsym);
     ib.info = cv.take<ChunkInfo>(sizeof(ChunkInfo) * nc);
     ib.fin = cv.take<ChunkInfo>(sizeof(ChunkInfo) * nc);
+    ib.plans = cv.take<PlanSet>(sizeof(PlanSet) * kPlanSets);
   }
   L.scan_bytes = scan_temp_bytes(nt + 1);
   L.scan_temp = cv.take<uint8_t>(L.scan_bytes);
@@ -141,17 +142,25 @@ void interp_compress_sizes(const T* d_in, const format::HeaderFields& h, const G
   const InterpBuffers& ib = L.ib;
   const uint32_t radius = h.block_param, nsym = 2 * radius;
   const uint64_t nc = g.n_chunks, nt = g.n_tiles;
+  interp_plan_kernel<<<(kPlanSets + 63) / 64, 64, 0, s>>>(g, ib.plans);
   if (!(h.flags & format::kFlagFill)) interp_nan_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, d_in, b.tile_exc, ib.ic);
   interp_anchor_kernel<T><<<(unsigned)nc, kThreads, 0, s>>>(g, radius, h, b.st, d_in, ib);
   const size_t smem = kBoxMax * sizeof(T) + 4 * size_t(nsym);
-  check(cudaFuncSetAttribute(interp_tile_kernel<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
-  check(cudaFuncSetAttribute(interp_tile_kernel<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
-  interp_tile_kernel<T, true><<<dim3((unsigned)L.is.max_samples, (unsigned)nc, kParamSets), kThreads, smem, s>>>(
-      g, radius, h, b.st, d_in, ib);
-  book_kernel<<<(unsigned)(nc * kParamSets), kThreads, kBookSmem, s>>>(nsym, ib.sample_hist, ib.sample_len, ib.sample_code,
-                                                                       ib.sample_info);
-  interp_params_kernel<<<blocks_for(nc, 1024), kThreads, 0, s>>>(g, nsym, ib);
-  interp_tile_kernel<T, false><<<dim3((unsigned)L.is.max_tiles, (unsigned)nc), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
+  check(cudaFuncSetAttribute(interp_tile_kernel<T, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
+  check(cudaFuncSetAttribute(interp_tile_kernel<T, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
+  check(cudaFuncSetAttribute(interp_tile_kernel<T, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
+  // The parameters in two sampled stages (interp_params_kernel), each: sampled tiles, books, choice.
+  const unsigned samples = (unsigned)L.is.max_samples, grid_c = blocks_for(nc, 1024);
+  interp_tile_kernel<T, 1><<<dim3(samples, (unsigned)nc, kStage1Sets), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
+  book_kernel<<<(unsigned)(nc * kStage1Sets), kThreads, kBookSmem, s>>>(nsym, ib.sample_hist, ib.sample_len, ib.sample_code,
+                                                                         ib.sample_info);
+  interp_params_kernel<1><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
+  interp_tile_kernel<T, 2><<<dim3(samples, (unsigned)nc, kStage2Sets), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
+  const uint64_t s2 = nc * kStage1Sets;
+  book_kernel<<<(unsigned)(nc * kStage2Sets), kThreads, kBookSmem, s>>>(nsym, ib.sample_hist + s2 * nsym, ib.sample_len + s2 * nsym,
+                                                                         ib.sample_code + s2 * nsym, ib.sample_info + s2);
+  interp_params_kernel<2><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
+  interp_tile_kernel<T, 0><<<dim3((unsigned)L.is.max_tiles, (unsigned)nc), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
   check(cudaGetLastError(), "interp tiles");
   size_t tb = L.scan_bytes;
   check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, ib.tile_out, ib.tile_out, int(nt + 1), s), "scan");
@@ -275,6 +284,7 @@ DecompressLayout carve_decompress(void* ws, const format::HeaderFields& h, const
     L.ib.cls = cv.take<uint8_t>(h.n_values);
     L.ib.aq = cv.take<int32_t>(L.is.anchor_cap > kAnchorsShared ? 4 * g.n_chunks * L.is.anchor_cap : 0);
     L.ib.axr = cv.take<uint8_t>(8 * g.n_chunks * L.is.anchor_cap);
+    L.ib.plans = cv.take<PlanSet>(sizeof(PlanSet) * kPlanSets);
   }
   L.dc = cv.take<DecodeChunk>(sizeof(DecodeChunk) * g.n_chunks);
   L.tables = cv.take<huffman::DecodeTables>(sizeof(huffman::DecodeTables) * g.n_chunks);
@@ -330,6 +340,7 @@ void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const
   // and raw chunks.
   const dim3 tiles((unsigned)L.is.max_tiles, nc);
   if (L.interp) {
+    interp_plan_kernel<<<(kPlanSets + 63) / 64, 64, 0, s>>>(g, L.ib.plans);
     interp_scatter_kernel<<<tiles, kThreads, 0, s>>>(g, h.block_param, L.dc, L.v, L.ib, d_status);
     interp_list_kernel<false><<<dim3(16, nc), kThreads, 0, s>>>(g, d_a, L.dc, L.ib, d_status);
     interp_list_kernel<true><<<dim3(16, nc), kThreads, 0, s>>>(g, d_a, L.dc, L.ib, d_status);

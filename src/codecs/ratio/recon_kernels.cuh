@@ -29,7 +29,7 @@ template <bool kAxisZ, bool kScan>
 static __global__ void __launch_bounds__(kThreads) column_kernel(Grid g, const DecodeChunk* dc, uint32_t* v,
                                                                  uint32_t* seg, uint64_t seg_per_chunk) {
   const uint64_t c = blockIdx.y;
-  if (dc[c].bad || dc[c].raw) return;
+  if (lorenzo_skips(dc[c])) return;
   const ChunkShape cs = g.shape(c);
   const Columns col = kAxisZ ? z_columns(cs) : y_columns(cs);
   const uint64_t k = blockIdx.x * (uint64_t)kThreads + threadIdx.x;
@@ -74,7 +74,7 @@ __device__ __forceinline__ uint32_t scan_column(uint32_t* col, uint32_t n, Strid
 template <bool kAxisZ>
 static __global__ void __launch_bounds__(kThreads) column_single_kernel(Grid g, const DecodeChunk* dc, uint32_t* v) {
   const uint64_t c = blockIdx.y;
-  if (dc[c].bad || dc[c].raw) return;
+  if (lorenzo_skips(dc[c])) return;
   const ChunkShape cs = g.shape(c);
   const Columns col = kAxisZ ? z_columns(cs) : y_columns(cs);
   const uint32_t p = blockIdx.x * kThreads + threadIdx.x;
@@ -87,7 +87,7 @@ template <bool kAxisZ>
 static __global__ void __launch_bounds__(kThreads) column_carry_kernel(Grid g, const DecodeChunk* dc, uint32_t* seg,
                                                                        uint64_t seg_per_chunk) {
   const uint64_t c = blockIdx.y;
-  if (dc[c].bad || dc[c].raw) return;
+  if (lorenzo_skips(dc[c])) return;
   const ChunkShape cs = g.shape(c);
   const Columns col = kAxisZ ? z_columns(cs) : y_columns(cs);
   const uint32_t p = blockIdx.x * kThreads + threadIdx.x;
@@ -157,7 +157,7 @@ static __global__ void __launch_bounds__(kThreads) row_scan_kernel(Grid g, const
     typename Store::TempStorage store;
   } tmp;
   const uint64_t t = blockIdx.x;
-  if (dc[g.chunk_of_tile(t)].bad || dc[g.chunk_of_tile(t)].raw) return;
+  if (lorenzo_skips(dc[g.chunk_of_tile(t)])) return;
   Seg items[kPerThread];
   uint64_t c;
   uint32_t i0, count, valid;
@@ -187,7 +187,7 @@ static __global__ void __launch_bounds__(kThreads) plane_kernel(Grid g, const De
                                                                 T* __restrict__ out) {
   extern __shared__ uint32_t s_plane[];
   const uint64_t c = blockIdx.y;
-  if (dc[c].bad || dc[c].raw) return;
+  if (lorenzo_skips(dc[c])) return;
   const ChunkShape cs = g.shape(c);
   const uint32_t z = blockIdx.x;
   if (z >= cs.cz) return;
@@ -350,7 +350,7 @@ static __global__ void __launch_bounds__(kThreads, 2) recon_kernel(Grid g, Recon
   const uint64_t s = c * rp.segs_full + sg;
   const gpu::TileStatusWords seg{flags + 1};
   const gpu::FixedBackoff<64> backoff;
-  if (dc[c].bad || dc[c].raw) return;  // so do the chunk's other segments: no one waits on this one
+  if (lorenzo_skips(dc[c])) return;  // so do the chunk's other segments: no one waits on this one
   const uint32_t P = rp.plane(), X = rp.nx, Y = rp.ny;
   const uint32_t nz = c + 1 == g.n_chunks ? rp.nz_last : rp.nz_full;
   const uint32_t z0 = sg * rp.planes, kz = min(rp.planes, nz - z0), m = kz * P;
@@ -437,7 +437,7 @@ static __global__ void __launch_bounds__(kThreads) stripe_sum_kernel(Grid g, Str
   const uint32_t p = uint32_t(item - stripe * P);
   const uint64_t c = stripe / sp.stripes_full;
   const uint32_t st = uint32_t(stripe - c * sp.stripes_full);
-  if (st + 1 >= sp.stripes(c) || dc[c].bad || dc[c].raw) return;  // a stripe that is not the last is full
+  if (st + 1 >= sp.stripes(c) || lorenzo_skips(dc[c])) return;  // a stripe that is not the last is full
   const uint32_t* col = v + c * g.chunk_values + uint64_t(st) * sp.planes * P + p;
   uint32_t acc = 0;
   for (uint32_t k = 0; k < sp.planes; k += 16) {  // sixteen loads in flight before the adds
@@ -454,7 +454,7 @@ static __global__ void __launch_bounds__(kThreads) stripe_sum_kernel(Grid g, Str
 static __global__ void __launch_bounds__(kThreads) stripe_scan_kernel(StripePlan sp, const DecodeChunk* dc, uint32_t* sums) {
   const uint64_t c = blockIdx.y;
   const uint32_t P = sp.plane(), p = blockIdx.x * kThreads + threadIdx.x;
-  if (p >= P || dc[c].bad || dc[c].raw) return;
+  if (p >= P || lorenzo_skips(dc[c])) return;
   const uint32_t n = sp.stripes(c);
   uint32_t* col = sums + c * sp.stripes_full * P + p;
   uint32_t acc = 0;
@@ -516,7 +516,7 @@ static __global__ void __launch_bounds__(kThreads, 2) stripe_recon_kernel(Grid g
   extern __shared__ __align__(16) uint32_t s_seg[];
   const uint64_t c = blockIdx.x / sp.stripes_full;
   const uint32_t st = uint32_t(blockIdx.x - c * sp.stripes_full);
-  if (dc[c].bad || dc[c].raw) return;
+  if (lorenzo_skips(dc[c])) return;
   const uint32_t P = sp.plane(), z_end = min(sp.nz(c), (st + 1) * sp.planes);
   uint32_t zc[kStripeCols];
 #pragma unroll
@@ -538,7 +538,7 @@ static __global__ void __launch_bounds__(kThreads, 2) band_kernel(Grid g, const 
                                                                   uint32_t band, T step, T* __restrict__ out) {
   extern __shared__ __align__(16) uint32_t s_seg[];
   const uint64_t c = blockIdx.y;
-  if (dc[c].bad || dc[c].raw) return;
+  if (lorenzo_skips(dc[c])) return;
   const ChunkShape cs = g.shape(c);
   const uint32_t z = blockIdx.x;
   if (z >= cs.cz) return;
