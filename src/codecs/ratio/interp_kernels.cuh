@@ -48,7 +48,8 @@ struct InterpBuffers {
   void* axr;                      // n_chunks * anchor_cap values T: anchors' reconstructions
   uint64_t anchor_cap;
   uint16_t* sym;                  // n: symbols, stream order within each chunk
-  uint8_t* cls;                   // n: classes, memory order
+  uint8_t* cls;                   // n: classes, memory order (zeroed, then the anchors' and the tiles' outliers
+                                  // and exceptions: kCls*)
   uint32_t* delta;                // n: outliers' deltas, memory order
   uint32_t* hist;                 // n_chunks * nsym
   uint32_t* sample_hist;          // n_chunks * kParamSets * nsym (stage 1's, then stage 2's)
@@ -345,38 +346,44 @@ struct TileSetup {
   uint64_t stream0;            // the tile's first owned point in the chunk's stream
   uint32_t e12, m12, e2, m2, cnt, corner_mask;
   uint32_t corner[8];          // anchor number of corner (z, y, x) = (k & 4, k & 2, k & 1) != 0
+  uint32_t set;                // its plan set
   int np;
   PassPlan plans[kMaxPasses];
 };
 
-// Tile t of chunk c (geometry ge) under params, by the whole block; ends with a barrier.
-__device__ void tile_setup(const Grid& g, uint64_t c, const predict::InterpGeometry& ge, uint64_t t, uint32_t params,
-                           const PlanSet* sets, TileSetup& ts) {
+// Tile t of chunk c (geometry ge) under params: its fields, by thread 0 (every thread working out the
+// geometry's 64-bit divisions cost about 15 instructions a point).
+__device__ void tile_fields(const Grid& g, uint64_t c, const predict::InterpGeometry& ge, uint64_t t, uint32_t params,
+                            TileSetup& ts) {
   const uint32_t t32 = uint32_t(t), T1 = uint32_t(ge.tiles[1]), T2 = uint32_t(ge.tiles[2]);
   const uint32_t tz = t32 / (T1 * T2), ty = (t32 / T2) % T1, tx = t32 % T2;
   const uint32_t lastness = uint32_t(tz + 1 == ge.tiles[0]) << 2 | uint32_t(ty + 1 == T1) << 1 | uint32_t(tx + 1 == T2);
-  const PlanSet& set = sets[plan_set_index(c + 1 == g.n_chunks, params, lastness)];
+  ts.set = plan_set_index(c + 1 == g.n_chunks, params, lastness);
+  const predict::TileBox box = predict::tile_box(ge, t);
+  ts.box = box;
+  ts.stream0 = predict::anchor_total(ge) + predict::tile_stream_offset(ge, t);
+  const uint32_t e1 = uint32_t(box.e[1]), e2 = uint32_t(box.e[2]);
+  ts.e12 = e1 * e2, ts.m12 = div_magic(ts.e12), ts.e2 = e2, ts.m2 = div_magic(e2);
+  ts.cnt = uint32_t(box.count());
+  ts.corner_mask = uint32_t(ge.anchor) - 1;
+  const uint32_t A = uint32_t(ge.anchor);
+  const uint32_t na1 = uint32_t(predict::anchors_along(ge, 1)), na2 = uint32_t(predict::anchors_along(ge, 2));
+  for (int k = 0; k < 8; ++k) {
+    const uint32_t dz = k >> 2 & 1, dy = k >> 1 & 1, dx = k & 1;
+    const bool in = dz * A < box.e[0] && dy * A < box.e[1] && dx * A < box.e[2];
+    ts.corner[k] = in ? ((tz + dz) * na1 + ty + dy) * na2 + tx + dx : 0u;
+  }
+}
+
+// The tile's passes from its plan set, by the whole block (after tile_fields and a barrier); ends with
+// a barrier.
+__device__ void load_plans(const PlanSet* sets, TileSetup& ts) {
+  const PlanSet& set = sets[ts.set];
   static_assert(sizeof(PassPlan) % 4 == 0, "copied as words");
   const uint32_t* from = reinterpret_cast<const uint32_t*>(set.plans);
   uint32_t* to = reinterpret_cast<uint32_t*>(ts.plans);
   for (uint32_t w = threadIdx.x; w < sizeof(set.plans) / 4; w += kThreads) to[w] = from[w];
-  if (threadIdx.x == 0) {
-    ts.np = set.np;
-    const predict::TileBox box = predict::tile_box(ge, t);
-    ts.box = box;
-    ts.stream0 = predict::anchor_total(ge) + predict::tile_stream_offset(ge, t);
-    const uint32_t e1 = uint32_t(box.e[1]), e2 = uint32_t(box.e[2]);
-    ts.e12 = e1 * e2, ts.m12 = div_magic(ts.e12), ts.e2 = e2, ts.m2 = div_magic(e2);
-    ts.cnt = uint32_t(box.count());
-    ts.corner_mask = uint32_t(ge.anchor) - 1;
-    const uint32_t A = uint32_t(ge.anchor);
-    const uint32_t na1 = uint32_t(predict::anchors_along(ge, 1)), na2 = uint32_t(predict::anchors_along(ge, 2));
-    for (int k = 0; k < 8; ++k) {
-      const uint32_t dz = k >> 2 & 1, dy = k >> 1 & 1, dx = k & 1;
-      const bool in = dz * A < box.e[0] && dy * A < box.e[1] && dx * A < box.e[2];
-      ts.corner[k] = in ? ((tz + dz) * na1 + ty + dy) * na2 + tx + dx : 0u;
-    }
-  }
+  if (threadIdx.x == 0) ts.np = set.np;
   __syncthreads();
 }
 
@@ -419,7 +426,6 @@ static __global__ void __launch_bounds__(kThreads, 4) interp_tile_kernel(Grid g,
   uint32_t* s_hist = reinterpret_cast<uint32_t*>(xr + kBoxMax);
   __shared__ TileSetup ts;
   __shared__ int s_skip;
-  __shared__ uint64_t s_t;
   const uint64_t c = blockIdx.y;
   const uint32_t nsym = 2 * radius;
   constexpr bool kSample = kStage != 0;
@@ -441,11 +447,11 @@ static __global__ void __launch_bounds__(kThreads, 4) interp_tile_kernel(Grid g,
       if (blockIdx.x == 0) hist[0] = 1;
       s_skip = 1;
     }
-    s_t = t;
+    if (!s_skip) tile_fields(g, c, ge, t, pb, ts);
   }
   __syncthreads();
   if (s_skip) return;
-  tile_setup(g, c, predict::interp_geometry(g.shape(c)), s_t, pb, b.plans, ts);
+  load_plans(b.plans, ts);
   quant::settle_range(h, st->key_min, st->key_max);
   const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   const uint64_t base = c * g.chunk_values;
@@ -483,7 +489,7 @@ static __global__ void __launch_bounds__(kThreads, 4) interp_tile_kernel(Grid g,
     } else if (cl == kClsException) {
       atomicAdd(&b.tile_exc[g.first_tile(c) + i / kTile], 1u);
     }
-    b.cls[base + i] = cl;
+    if (cl != kClsCoded && cl != kClsMask) b.cls[base + i] = cl;  // cls is zeroed: the emit pass needs no more
   });
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
     if (s_hist[k]) atomicAdd(&hist[k], s_hist[k]);
@@ -604,7 +610,7 @@ static __global__ void __launch_bounds__(kThreads) interp_head_kernel(uint32_t n
 
 struct InterpDecodeBuffers {
   uint32_t* vm;     // n: deltas in memory order
-  uint8_t* cls;     // n: kPoint* classes
+  uint8_t* cls;     // n: zeroed, then the lists' marks (kMark*): a point's class (point_class)
   int32_t* aq;      // n_chunks * anchor_cap (anchors that do not fit shared memory)
   void* axr;        // n_chunks * anchor_cap values T
   uint64_t anchor_cap;
@@ -612,6 +618,14 @@ struct InterpDecodeBuffers {
 };
 
 __device__ __forceinline__ bool is_interp(const DecodeChunk& d) { return !d.bad && !d.raw && d.kind == kKindInterp; }
+
+// The decoder's classes: the list kernels mark outliers and exceptions (in cls, zeroed first); every
+// other point's class follows from its symbol (vm: its delta), so the scatter writes one array, not two.
+enum : uint8_t { kMarkNone = 0, kMarkOutlier = 1, kMarkException = 3 };
+__device__ __forceinline__ uint8_t point_class(uint8_t mark, uint32_t v, uint32_t mask_delta) {
+  return mark == kMarkOutlier ? kPointCoded
+                              : (mark == kMarkException ? kPointException : (v == mask_delta ? kPointMask : kPointCoded));
+}
 
 // One block per tile (tile 0 also takes the anchors): each owned point's symbol from its stream
 // position to memory order, with its class.
@@ -622,21 +636,26 @@ static __global__ void __launch_bounds__(kThreads) interp_scatter_kernel(Grid g,
   const uint64_t c = blockIdx.y;
   const DecodeChunk& d = dc[c];
   if (!is_interp(d)) return;
-  const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
-  if (blockIdx.x >= ge.tile_count()) return;
-  tile_setup(g, c, ge, blockIdx.x, d.params, b.plans, ts);
+  __shared__ int s_skip;
+  if (threadIdx.x == 0) {
+    const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
+    s_skip = blockIdx.x >= ge.tile_count();
+    if (!s_skip) tile_fields(g, c, ge, blockIdx.x, d.params, ts);
+  }
+  __syncthreads();
+  if (s_skip) return;
+  load_plans(b.plans, ts);
   const uint64_t base = c * g.chunk_values;
-  const uint32_t zero_delta = predict::symbol_delta(0, radius), mask_delta = predict::symbol_delta(2 * radius - 1, radius);
+  const uint32_t mask_delta = predict::symbol_delta(2 * radius - 1, radius);
   const bool masked = d.masked;
   bool bad = false;
   auto put = [&](uint64_t i, uint64_t pos) {
     const uint32_t s = v[base + pos];
     b.vm[base + i] = s;
-    const uint8_t cl = s == zero_delta ? kPointZero : (s == mask_delta ? kPointMask : kPointCoded);
-    bad |= cl == kPointMask && !masked;
-    b.cls[base + i] = cl;
+    bad |= s == mask_delta && !masked;
   };
   if (blockIdx.x == 0) {
+    const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
     const uint64_t na = predict::anchor_total(ge);
     for (uint64_t k = threadIdx.x; k < na; k += kThreads) put(predict::anchor_index(ge, k), k);
   }
@@ -656,7 +675,7 @@ static __global__ void __launch_bounds__(kThreads) interp_scatter_kernel(Grid g,
 // The outliers' deltas (kExceptions false) or the exceptions' classes into place, each at a point
 // whose symbol was 0, in increasing order; the zero symbols are exactly the two lists' entries.
 template <bool kExceptions>
-static __global__ void __launch_bounds__(kThreads) interp_list_kernel(Grid g, const uint8_t* __restrict__ a,
+static __global__ void __launch_bounds__(kThreads) interp_list_kernel(Grid g, uint32_t radius, const uint8_t* __restrict__ a,
                                                                       const DecodeChunk* dc, InterpDecodeBuffers b,
                                                                       uint32_t* status) {
   const uint64_t c = blockIdx.y;
@@ -668,14 +687,15 @@ static __global__ void __launch_bounds__(kThreads) interp_list_kernel(Grid g, co
   const uint32_t* del = reinterpret_cast<const uint32_t*>(chunk + d.L.out_delta);
   const uint32_t n = kExceptions ? d.L.n_exc : d.L.n_out;
   const uint64_t base = c * g.chunk_values;
+  const uint32_t zero_delta = predict::symbol_delta(0, radius);
   if (!kExceptions && blockIdx.x == 0 && threadIdx.x == 0 && d.zeros != d.L.n_out + d.L.n_exc) atomicOr(status, kBadChunk);
   for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < n; k += gridDim.x * kThreads) {
     const uint32_t i = idx[k];
-    if (i >= count || (k && i <= idx[k - 1]) || b.cls[base + i] != kPointZero) {
+    if (i >= count || (k && i <= idx[k - 1]) || b.vm[base + i] != zero_delta || b.cls[base + i] != kMarkNone) {
       atomicOr(status, kBadChunk);
       continue;
     }
-    b.cls[base + i] = kExceptions ? kPointException : kPointCoded;
+    b.cls[base + i] = kExceptions ? kMarkException : kMarkOutlier;
     if (!kExceptions) b.vm[base + i] = del[k];
   }
 }
@@ -688,8 +708,8 @@ __device__ __forceinline__ T mask_value_of(const DecodeChunk& d) {
 // One block per chunk: the anchors' q by the inverse of their Lorenzo code (one thread, in order),
 // their reconstructions (axr) and output values (the mask value where masked; exceptions follow).
 template <class T>
-static __global__ void __launch_bounds__(kThreads) interp_anchor_decode_kernel(Grid g, const DecodeChunk* dc, T step,
-                                                                               InterpDecodeBuffers b, T* out) {
+static __global__ void __launch_bounds__(kThreads) interp_anchor_decode_kernel(Grid g, uint32_t radius, const DecodeChunk* dc,
+                                                                               T step, InterpDecodeBuffers b, T* out) {
   __shared__ int32_t s_q[kAnchorsShared];
   __shared__ uint8_t s_cls[kAnchorsShared];
   const uint64_t c = blockIdx.x;
@@ -699,15 +719,17 @@ static __global__ void __launch_bounds__(kThreads) interp_anchor_decode_kernel(G
   const uint64_t na = predict::anchor_total(ge), base = c * g.chunk_values;
   const bool fits = na <= kAnchorsShared;
   int32_t* q = fits ? s_q : b.aq + c * b.anchor_cap;
+  const uint32_t mask_delta = predict::symbol_delta(2 * radius - 1, radius);
+  auto class_of = [&](uint64_t i) { return point_class(b.cls[base + i], b.vm[base + i], mask_delta); };
   for (uint64_t k = threadIdx.x; k < na; k += kThreads) {
     const uint64_t i = predict::anchor_index(ge, k);
     q[k] = int32_t(b.vm[base + i]);
-    if (fits) s_cls[k] = b.cls[base + i];
+    if (fits) s_cls[k] = class_of(i);
   }
   __syncthreads();
   if (threadIdx.x == 0)
     anchors_in_order(ge, q, [&](uint64_t k, int64_t pred) {
-      const uint8_t cl = fits ? s_cls[k] : b.cls[base + predict::anchor_index(ge, k)];
+      const uint8_t cl = fits ? s_cls[k] : class_of(predict::anchor_index(ge, k));
       return cl == kPointCoded ? int32_t(uint32_t(uint64_t(pred)) + uint32_t(q[k])) : clamp_q(pred);
     });
   __syncthreads();
@@ -717,15 +739,15 @@ static __global__ void __launch_bounds__(kThreads) interp_anchor_decode_kernel(G
     const uint64_t i = predict::anchor_index(ge, k);
     const T x = quant::dequantize<T>(q[k], step);
     axr[k] = x;
-    out[base + i] = b.cls[base + i] == kPointMask ? mask : x;
+    out[base + i] = class_of(i) == kPointMask ? mask : x;
   }
 }
 
 // One block per tile: the tile's owned points from its box in shared memory, which first holds each
 // coded point's dequantized residual (and the anchors' values), then the reconstructions pass by pass.
 template <class T>
-static __global__ void __launch_bounds__(kThreads, 4) interp_tile_decode_kernel(Grid g, const DecodeChunk* dc, T step,
-                                                                             InterpDecodeBuffers b, T* out) {
+static __global__ void __launch_bounds__(kThreads, 4) interp_tile_decode_kernel(Grid g, uint32_t radius, const DecodeChunk* dc,
+                                                                             T step, InterpDecodeBuffers b, T* out) {
   extern __shared__ uint64_t s_dyn_interp[];
   T* xr = reinterpret_cast<T*>(s_dyn_interp);
   uint8_t* s_cls = reinterpret_cast<uint8_t*>(xr + kBoxMax);
@@ -734,13 +756,20 @@ static __global__ void __launch_bounds__(kThreads, 4) interp_tile_decode_kernel(
   const DecodeChunk& d = dc[c];
   if (!is_interp(d)) return;
   const predict::InterpParams ip{uint8_t(d.params)};
-  const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
-  if (blockIdx.x >= ge.tile_count()) return;
-  tile_setup(g, c, ge, blockIdx.x, d.params, b.plans, ts);
+  __shared__ int s_skip;
+  if (threadIdx.x == 0) {
+    const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
+    s_skip = blockIdx.x >= ge.tile_count();
+    if (!s_skip) tile_fields(g, c, ge, blockIdx.x, d.params, ts);
+  }
+  __syncthreads();
+  if (s_skip) return;
+  load_plans(b.plans, ts);
   const uint64_t base = c * g.chunk_values;
+  const uint32_t mask_delta = predict::symbol_delta(2 * radius - 1, radius);
   load_box(ts, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr, [&](uint32_t l, uint64_t i) {
-    const uint8_t cl = b.cls[base + i];
-    const uint32_t dv = b.vm[base + i];  // loaded whatever the class: the two loads overlap
+    const uint32_t dv = b.vm[base + i];
+    const uint8_t cl = point_class(b.cls[base + i], dv, mask_delta);
     s_cls[l] = cl;
     return cl == kPointCoded ? quant::dequantize<T>(int32_t(dv), step) : T(0);
   });

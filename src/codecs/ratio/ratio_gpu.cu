@@ -143,6 +143,7 @@ void interp_compress_sizes(const T* d_in, const format::HeaderFields& h, const G
   const uint32_t radius = h.block_param, nsym = 2 * radius;
   const uint64_t nc = g.n_chunks, nt = g.n_tiles;
   interp_plan_kernel<<<(kPlanSets + 63) / 64, 64, 0, s>>>(g, ib.plans);
+  check(cudaMemsetAsync(ib.cls, 0, h.n_values, s), "interp classes");
   if (!(h.flags & format::kFlagFill)) interp_nan_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, d_in, b.tile_exc, ib.ic);
   interp_anchor_kernel<T><<<(unsigned)nc, kThreads, 0, s>>>(g, radius, h, b.st, d_in, ib);
   const size_t smem = kBoxMax * sizeof(T) + 4 * size_t(nsym);
@@ -341,19 +342,20 @@ void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const
   const dim3 tiles((unsigned)L.is.max_tiles, nc);
   if (L.interp) {
     interp_plan_kernel<<<(kPlanSets + 63) / 64, 64, 0, s>>>(g, L.ib.plans);
+    check(cudaMemsetAsync(L.ib.cls, 0, h.n_values, s), "interp marks");
     interp_scatter_kernel<<<tiles, kThreads, 0, s>>>(g, h.block_param, L.dc, L.v, L.ib, d_status);
-    interp_list_kernel<false><<<dim3(16, nc), kThreads, 0, s>>>(g, d_a, L.dc, L.ib, d_status);
-    interp_list_kernel<true><<<dim3(16, nc), kThreads, 0, s>>>(g, d_a, L.dc, L.ib, d_status);
+    interp_list_kernel<false><<<dim3(16, nc), kThreads, 0, s>>>(g, h.block_param, d_a, L.dc, L.ib, d_status);
+    interp_list_kernel<true><<<dim3(16, nc), kThreads, 0, s>>>(g, h.block_param, d_a, L.dc, L.ib, d_status);
     check(cudaGetLastError(), "interp decode");
   }
   auto finish = [&]() {
     if (L.interp) {
       const InterpDecodeBuffers& ib = L.ib;
-      interp_anchor_decode_kernel<T><<<nc, kThreads, 0, s>>>(g, L.dc, T(h.step), ib, d_out);
+      interp_anchor_decode_kernel<T><<<nc, kThreads, 0, s>>>(g, h.block_param, L.dc, T(h.step), ib, d_out);
       const size_t smem = kBoxMax * (sizeof(T) + 1);
       check(cudaFuncSetAttribute(interp_tile_decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
             "tile smem");
-      interp_tile_decode_kernel<T><<<tiles, kThreads, smem, s>>>(g, L.dc, T(h.step), ib, d_out);
+      interp_tile_decode_kernel<T><<<tiles, kThreads, smem, s>>>(g, h.block_param, L.dc, T(h.step), ib, d_out);
       check(cudaGetLastError(), "interp reconstruct");
     }
     exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
