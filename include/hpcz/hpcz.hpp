@@ -23,8 +23,8 @@ enum class DType : uint8_t { f32 = 1, f64 = 2 };
 enum class BoundMode : uint8_t { abs = 1, rel = 2 };  // rel: relative to max - min of finite, non-fill values
 // fast: cuSZp2-class block fixed-length coding (speed). ratio: cuSZ-class Lorenzo prediction and Huffman
 // coding (ratio). interp: the ratio mode's coding with the predictor chosen per chunk, Lorenzo or
-// SZ3-class interpolation, and masks (the fill value, NaN) at about a symbol a point (CPU only so far:
-// the GPU backend refuses it, and automatic picks the CPU).
+// SZ3-class interpolation, and masks (the fill value, NaN) at about a symbol a point (both backends, the
+// same bytes; slower than ratio on the GPU).
 enum class Codec : uint8_t { fast = 1, ratio = 2, interp = 3 };
 enum class Backend { automatic, cpu, gpu };
 
@@ -136,7 +136,8 @@ ArchiveInfo inspect_header(const uint8_t* archive, size_t available);
 bool gpu_available();       // a CUDA device is present and this build has CUDA (the first call starts it: its context)
 std::string gpu_name();     // "" if none
 Backend resolve_backend(Backend b);  // automatic -> gpu or cpu; throws if gpu is requested but absent
-// The same for one codec: automatic -> cpu where the codec has no GPU implementation (interp, so far).
+// The same for one codec: automatic -> cpu where the codec has no GPU implementation (every codec has one
+// now; a codec added CPU-first resolves here).
 Backend resolve_backend(Backend b, Codec codec);
 
 // ---- device API (requires a CUDA build; throws backend_unavailable otherwise) ---------------------

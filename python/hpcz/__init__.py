@@ -68,7 +68,7 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
 
     abs / rel: the error bound, absolute or relative to the range (max - min of the finite, non-fill
     values); exactly one. mode: "fast" (throughput), "ratio" (Lorenzo + Huffman) or "interp" (the predictor per chunk,
-    Lorenzo or interpolation, and masks; CPU only so far). lossless: a
+    Lorenzo or interpolation, and masks). lossless: a
     lossless stage after the codec (smaller archives, slower). fill: a value kept exactly and left out
     of the range (masked cells). device: "auto" (the GPU when there is one), "cpu" or "gpu".
     """
