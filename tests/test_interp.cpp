@@ -139,3 +139,38 @@ TEST(unit_interp_stream_positions_in_closed_form) {
       CHECK_MSG(wrong == 0, c.cz << "x" << c.cy << "x" << c.cx << " params " << int(b) << ": " << wrong << " misplaced");
     }
 }
+
+// Stand-in anchors whose Lorenzo prediction lies beyond the clamp: a ramp that passes 2^30 steps (the
+// points above it are exceptions) with a quadratic term that interpolation predicts and Lorenzo does
+// not, so the chunk is an interpolation chunk; an anchor with a + b + c = 4 (in anchor units) is an
+// exception whose prediction is about 2^30 steps and is clamped, which the GPU decoder's parallel
+// inverse cannot express: it must fall back to the CPU's order. Both backends decode the CPU's
+// archive alike and the GPU writes the same archive.
+TEST(unit_interp_clamped_stand_in_anchor) {
+  const uint64_t n = 33;
+  std::vector<double> v(n * n * n);
+  for (uint64_t z = 0; z < n; ++z)
+    for (uint64_t y = 0; y < n; ++y)
+      for (uint64_t x = 0; x < n; ++x) v[(z * n + y) * n + x] = double(x + y + z) * 16777216.0 + double(x * x) * 64.0;
+  hpcz::Options o;
+  o.mode = hpcz::BoundMode::abs;
+  o.bound = 0.5;  // a step of about 1
+  o.codec = hpcz::Codec::interp;
+  o.backend = hpcz::Backend::cpu;
+  const auto a = hpcz::compress(v.data(), hpcz::DType::f64, {n, n, n}, o);
+  std::vector<uint8_t> back;
+  const auto info = hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
+  const double* r = reinterpret_cast<const double*>(back.data());
+  uint64_t bad = 0;
+  for (uint64_t i = 0; i < v.size(); ++i)
+    bad += !(std::fabs(r[i] - v[i]) <= info.eb_abs);
+  CHECK_MSG(bad == 0, bad << " values wrong");
+  CHECK_MSG((a[info.chunks[0].offset + 12] & 0xff) == 2, "not an interpolation chunk");
+  if (hpcz::gpu_available()) {
+    std::vector<uint8_t> bg;
+    hpcz::decompress(a.data(), a.size(), bg, hpcz::Backend::gpu);
+    CHECK_MSG(bg == back, "GPU decode differs");
+    o.backend = hpcz::Backend::gpu;
+    CHECK_MSG(hpcz::compress(v.data(), hpcz::DType::f64, {n, n, n}, o) == a, "GPU archive differs");
+  }
+}

@@ -324,6 +324,7 @@ static __global__ void __launch_bounds__(64) interp_plan_kernel(Grid g, PlanSet*
   const uint32_t k = blockIdx.x * 64 + threadIdx.x;
   if (k >= kPlanSets || !g.n_chunks) return;
   const uint32_t lastness = k % 8, params = (k / 8) % predict::kInterpParamsCount, geo = k / (8 * predict::kInterpParamsCount);
+  sets[k] = PlanSet{};  // every word defined: blocks copy all kMaxPasses plans
   const predict::InterpGeometry ge = predict::interp_geometry(geo ? g.last : g.full);
   predict::TileBox box;
   box.base = 0;
@@ -705,13 +706,17 @@ __device__ __forceinline__ T mask_value_of(const DecodeChunk& d) {
   return from_bits<T>(typename Bits<T>::type(d.mask_bits));
 }
 
-// One block per chunk: the anchors' q by the inverse of their Lorenzo code (one thread, in order),
-// their reconstructions (axr) and output values (the mask value where masked; exceptions follow).
+// One block per chunk: the anchors' q by the inverse of their Lorenzo code, their reconstructions
+// (axr) and output values (the mask value where masked; exceptions follow). The inverse is prefix
+// sums along x, y and z (mod 2^32) with each stand-in's residual taken as 0, which is exact unless a
+// stand-in's prediction lies beyond the clamp (clamp_q); then, checked, one thread redoes the chunk in
+// order, as the CPU does.
 template <class T>
 static __global__ void __launch_bounds__(kThreads) interp_anchor_decode_kernel(Grid g, uint32_t radius, const DecodeChunk* dc,
                                                                                T step, InterpDecodeBuffers b, T* out) {
   __shared__ int32_t s_q[kAnchorsShared];
   __shared__ uint8_t s_cls[kAnchorsShared];
+  __shared__ int s_clamped;
   const uint64_t c = blockIdx.x;
   const DecodeChunk& d = dc[c];
   if (!is_interp(d)) return;
@@ -719,27 +724,54 @@ static __global__ void __launch_bounds__(kThreads) interp_anchor_decode_kernel(G
   const uint64_t na = predict::anchor_total(ge), base = c * g.chunk_values;
   const bool fits = na <= kAnchorsShared;
   int32_t* q = fits ? s_q : b.aq + c * b.anchor_cap;
+  uint32_t* u = reinterpret_cast<uint32_t*>(q);
   const uint32_t mask_delta = predict::symbol_delta(2 * radius - 1, radius);
   auto class_of = [&](uint64_t i) { return point_class(b.cls[base + i], b.vm[base + i], mask_delta); };
+  if (threadIdx.x == 0) s_clamped = 0;
   for (uint64_t k = threadIdx.x; k < na; k += kThreads) {
     const uint64_t i = predict::anchor_index(ge, k);
-    q[k] = int32_t(b.vm[base + i]);
-    if (fits) s_cls[k] = class_of(i);
+    const uint8_t cl = class_of(i);
+    if (fits) s_cls[k] = cl;
+    u[k] = cl == kPointCoded ? b.vm[base + i] : 0u;
   }
   __syncthreads();
-  if (threadIdx.x == 0)
-    anchors_in_order(ge, q, [&](uint64_t k, int64_t pred) {
-      const uint8_t cl = fits ? s_cls[k] : class_of(predict::anchor_index(ge, k));
-      return cl == kPointCoded ? int32_t(uint32_t(uint64_t(pred)) + uint32_t(q[k])) : clamp_q(pred);
-    });
+  const uint32_t nz = uint32_t(predict::anchors_along(ge, 0)), ny = uint32_t(predict::anchors_along(ge, 1)),
+                 nx = uint32_t(predict::anchors_along(ge, 2));
+  for (uint32_t r = threadIdx.x; r < nz * ny; r += kThreads) {  // along x: a row a thread
+    uint32_t* row = u + uint64_t(r) * nx;
+    for (uint32_t x = 1; x < nx; ++x) row[x] += row[x - 1];
+  }
   __syncthreads();
+  for (uint32_t r = threadIdx.x; r < nz * nx; r += kThreads) {  // along y
+    uint32_t* col = u + uint64_t(r / nx) * ny * nx + r % nx;
+    for (uint32_t y = 1; y < ny; ++y) col[uint64_t(y) * nx] += col[uint64_t(y - 1) * nx];
+  }
+  __syncthreads();
+  for (uint32_t r = threadIdx.x; r < ny * nx; r += kThreads)  // along z
+    for (uint32_t z = 1; z < nz; ++z) u[uint64_t(z) * ny * nx + r] += u[uint64_t(z - 1) * ny * nx + r];
+  __syncthreads();
+  for (uint64_t k = threadIdx.x; k < na; k += kThreads) {
+    const uint8_t cl = fits ? s_cls[k] : class_of(predict::anchor_index(ge, k));
+    if (cl == kPointCoded) continue;
+    const int64_t pred = anchor_pred_at(q, k, k / (uint64_t(ny) * nx), (k / nx) % ny, k % nx, nx, uint64_t(ny) * nx);
+    if (int64_t(clamp_q(pred)) != pred) s_clamped = 1;
+  }
+  __syncthreads();
+  if (s_clamped) {
+    if (threadIdx.x == 0)
+      anchors_in_order(ge, q, [&](uint64_t k, int64_t pred) {
+        const uint64_t i = predict::anchor_index(ge, k);
+        return class_of(i) == kPointCoded ? int32_t(uint32_t(uint64_t(pred)) + b.vm[base + i]) : clamp_q(pred);
+      });
+    __syncthreads();
+  }
   T* axr = static_cast<T*>(b.axr) + c * b.anchor_cap;
   const T mask = mask_value_of<T>(d);
   for (uint64_t k = threadIdx.x; k < na; k += kThreads) {
     const uint64_t i = predict::anchor_index(ge, k);
     const T x = quant::dequantize<T>(q[k], step);
     axr[k] = x;
-    out[base + i] = class_of(i) == kPointMask ? mask : x;
+    out[base + i] = (fits ? s_cls[k] : class_of(i)) == kPointMask ? mask : x;
   }
 }
 

@@ -335,10 +335,9 @@ void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const
   decode_kernel<<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, h.block_param, d_a, L.dc, L.tables, L.longs, L.v, d_status);
   outlier_kernel<<<dim3(16, nc), kThreads, 0, s>>>(g, h.block_param, d_a, L.dc, L.v, d_status);
   check(cudaGetLastError(), "ratio decode");
-  // Interpolation chunks: their symbols to memory order with their classes, before Lorenzo's
-  // reconstruction, which covers every chunk (some of its passes sum in v in place; what it writes
-  // for the other chunks is overwritten); then the interpolation chunks' values; then the exceptions
-  // and raw chunks.
+  // Interpolation chunks: their symbols to memory order, and the lists' marks, before Lorenzo's
+  // reconstruction (some of its passes sum in v in place; it skips interpolation and raw chunks); then
+  // the interpolation chunks' values; then the exceptions and raw chunks.
   const dim3 tiles((unsigned)L.is.max_tiles, nc);
   if (L.interp) {
     interp_plan_kernel<<<(kPlanSets + 63) / 64, 64, 0, s>>>(g, L.ib.plans);
