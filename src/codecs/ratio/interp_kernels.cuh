@@ -419,7 +419,7 @@ __device__ __forceinline__ void count_symbol(uint32_t* s_hist, uint32_t sym) {
 // sample_hist; kStage 0: the chunk's chosen parameters, and every owned point's symbol, class, outlier
 // delta and counts written.
 template <class T, int kStage>
-static __global__ void __launch_bounds__(kThreads, 4) interp_tile_kernel(Grid g, uint32_t radius, format::HeaderFields h,
+static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g, uint32_t radius, format::HeaderFields h,
                                                                       const gpu::CompressState* st, const T* __restrict__ in,
                                                                       InterpBuffers b) {
   extern __shared__ uint64_t s_dyn_interp[];
@@ -778,7 +778,7 @@ static __global__ void __launch_bounds__(kThreads) interp_anchor_decode_kernel(G
 // One block per tile: the tile's owned points from its box in shared memory, which first holds each
 // coded point's dequantized residual (and the anchors' values), then the reconstructions pass by pass.
 template <class T>
-static __global__ void __launch_bounds__(kThreads, 4) interp_tile_decode_kernel(Grid g, uint32_t radius, const DecodeChunk* dc,
+static __global__ void __launch_bounds__(kThreads, 5) interp_tile_decode_kernel(Grid g, uint32_t radius, const DecodeChunk* dc,
                                                                              T step, InterpDecodeBuffers b, T* out) {
   extern __shared__ uint64_t s_dyn_interp[];
   T* xr = reinterpret_cast<T*>(s_dyn_interp);
