@@ -169,6 +169,23 @@ static std::vector<uint8_t> tiled_bytes(const Field& f, uint64_t k) {
   return bytes;
 }
 
+// A field tiled along its slowest axis k times, past 5 M values (several chunks, the last one short),
+// and its two readings: its own rank, and 2-D (rows of its fastest extent).
+struct TiledField {
+  uint64_t k;
+  std::vector<uint8_t> bytes;
+  std::vector<std::vector<uint64_t>> readings;
+};
+static TiledField tiled_past_5m(const Field& f) {
+  TiledField t;
+  t.k = (5000000 + f.n() - 1) / f.n() + 1;
+  t.bytes = tiled_bytes(f, t.k);
+  std::vector<uint64_t> tiled = f.dims;
+  tiled[0] *= t.k;
+  t.readings = {tiled, {f.n() * t.k / f.dims.back(), f.dims.back()}};
+  return t;
+}
+
 // Ratio-mode decoding of arrays of several chunks, the last one short: every field tiled along its
 // slowest axis past 5 M values, as it is and read as 2-D (rows of its fastest extent), decoded on the
 // GPU (the fused reconstruction's look-back crosses segments and stops at chunk starts; stripes carry
@@ -180,12 +197,10 @@ TEST(roundtrip_ratio_multichunk_gpu_matches_cpu) {
   }
   int checked = 0;
   for (const Field& f : real_fields()) {
-    const uint64_t k = (5000000 + f.n() - 1) / f.n() + 1;
-    const std::vector<uint8_t> bytes = tiled_bytes(f, k);
-    std::vector<uint64_t> tiled = f.dims;
-    tiled[0] *= k;
-    const std::vector<uint64_t> as_2d = {f.n() * k / f.dims.back(), f.dims.back()};
-    for (const auto& dims : {tiled, as_2d}) {
+    const TiledField t = tiled_past_5m(f);
+    const uint64_t k = t.k;
+    const std::vector<uint8_t>& bytes = t.bytes;
+    for (const auto& dims : t.readings) {
       hpcz::Options o;
       o.bound = 1e-3;
       o.codec = hpcz::Codec::ratio;
@@ -216,12 +231,10 @@ TEST(roundtrip_interp_multichunk_gpu_matches_cpu) {
   }
   int checked = 0, interp_chunks = 0;
   for (const Field& f : real_fields()) {
-    const uint64_t k = (5000000 + f.n() - 1) / f.n() + 1;
-    const std::vector<uint8_t> bytes = tiled_bytes(f, k);
-    std::vector<uint64_t> tiled = f.dims;
-    tiled[0] *= k;
-    const std::vector<uint64_t> as_2d = {f.n() * k / f.dims.back(), f.dims.back()};
-    for (const auto& dims : {tiled, as_2d})
+    const TiledField t = tiled_past_5m(f);
+    const uint64_t k = t.k;
+    const std::vector<uint8_t>& bytes = t.bytes;
+    for (const auto& dims : t.readings)
       for (double bound : {1e-2, 1e-4}) {
         hpcz::Options o;
         o.bound = bound;
