@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "codecs/ratio/interp_chunk.hpp"
 #include "common.hpp"
 #include "predict/interp.hpp"
 #include "quant/quantizer.hpp"
@@ -173,4 +174,59 @@ TEST(unit_interp_clamped_stand_in_anchor) {
     o.backend = hpcz::Backend::gpu;
     CHECK_MSG(hpcz::compress(v.data(), hpcz::DType::f64, {n, n, n}, o) == a, "GPU archive differs");
   }
+}
+
+// The encoder runs one predictor alone where its estimate on the sampled points is more than 1/16 below
+// the other's (predictors_to_run). On every real field's first chunk and bound (levitus with its fill
+// value), the predictor so chosen codes the chunk no larger than the other would, and on some chunks
+// one predictor runs alone (the rule saves work).
+namespace {
+template <class T>
+void check_predictor_choice(const testutil::Field& f, double rel, int& alone, int& total) {
+  namespace r = hpcz::ratio;
+  const T* x = reinterpret_cast<const T*>(f.bytes.data());
+  const bool has_fill = f.name.find("levitus") != std::string::npos;
+  const double fill = -1e10;
+  double mn = INFINITY, mx = -INFINITY;
+  for (uint64_t i = 0; i < f.n(); ++i)
+    if (std::isfinite(double(x[i])) && !(has_fill && x[i] == T(fill))) mn = std::min(mn, double(x[i])), mx = std::max(mx, double(x[i]));
+  const double eb = rel * (mx - mn);
+  const hpcz::quant::QuantParams<T> p =
+      hpcz::quant::make_params<T>(eb, hpcz::quant::choose_step<T>(eb, true, mn, mx), has_fill, fill);
+  const hpcz::predict::Shape shape = hpcz::predict::working_shape(f.dims.data(), int(f.dims.size()));
+  const ChunkShape c = hpcz::predict::chunk_shape(shape, 0);
+  const uint32_t radius = r::kDefaultRadius;
+  const hpcz::predict::InterpGeometry g = hpcz::predict::interp_geometry(c);
+  r::InterpScratch<T> s;
+  r::EncodeScratch<T> e;
+  s.xr.resize(c.count());
+  s.delta.assign(c.count(), 0);
+  s.cls.assign(c.count(), r::kPointCoded);
+  const r::ChunkMask<T> mask = r::chunk_mask(x, c.count(), p);
+  r::encode_anchors(x, g, p, mask, s);
+  uint64_t interp_est = 0;
+  const InterpParams ip = r::choose_interp_params(x, g, p, radius, mask, s, 2, interp_est);
+  const uint32_t run = r::predictors_to_run(r::lorenzo_sampled_bytes(x, g, p, radius, 2), interp_est);
+  std::vector<uint8_t> lorenzo, interp;
+  r::encode_chunk(x, c, p, radius, e, lorenzo, 2);
+  r::encode_interp_chunk(x, c, p, radius, ip, mask, s, e, interp, 2);
+  ++total;
+  if (run == (r::kRunLorenzo | r::kRunInterp)) return;
+  ++alone;
+  const bool interp_alone = run == r::kRunInterp;
+  CHECK_MSG(interp_alone ? interp.size() <= lorenzo.size() : lorenzo.size() <= interp.size(),
+            f.name << " rel " << rel << ": " << (interp_alone ? "interpolation" : "Lorenzo") << " alone, chunks "
+                   << interp.size() << " (interpolation) and " << lorenzo.size() << " (Lorenzo)");
+}
+}  // namespace
+
+TEST(unit_interp_one_predictor_where_its_estimate_is_clearly_smaller) {
+  int alone = 0, total = 0;
+  for (const testutil::Field& f : testutil::real_fields())
+    for (double rel : {1e-2, 1e-3, 1e-4}) {
+      if (f.dtype == hpcz::DType::f32) check_predictor_choice<float>(f, rel, alone, total);
+      else check_predictor_choice<double>(f, rel, alone, total);
+    }
+  std::fprintf(stderr, "  %d of %d chunks ran one predictor\n", alone, total);
+  CHECK(total > 0 && alone > 0);
 }

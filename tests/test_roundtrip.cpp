@@ -89,9 +89,9 @@ TEST(roundtrip_ratio_real_fields_gpu_matches_cpu) { gpu_matches_cpu(hpcz::Codec:
 TEST(roundtrip_interp_real_fields_cpu) { roundtrip_fields(hpcz::Backend::cpu, hpcz::Codec::interp); }
 TEST(roundtrip_interp_real_fields_gpu_matches_cpu) { gpu_matches_cpu(hpcz::Codec::interp); }
 
-// The interpolation codec takes per chunk the smaller of the Lorenzo chunk and the interpolation chunk,
-// so on no field and bound is it larger than the ratio codec; on a smooth field at a loose bound the
-// interpolation chunks win.
+// The interpolation codec codes each chunk with the predictor whose chunk is smaller (the one whose
+// sampled estimate is clearly smaller, else both and the smaller kept), so on no field and bound is it
+// larger than the ratio codec; on a smooth field at a loose bound the interpolation chunks win.
 TEST(roundtrip_interp_never_larger_than_ratio) {
   for (const Field& f : real_fields())
     for (const B& b : kBounds) {

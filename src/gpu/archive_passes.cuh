@@ -76,18 +76,26 @@ __device__ __forceinline__ void reduce_range(unsigned long long kmin, unsigned l
   }
 }
 
-template <class T>
+// The range pass with nothing else to do.
+struct NoNaNHook {
+  __device__ void operator()(unsigned long long) const {}
+};
+
+// The range keys of in; nan_seen(i) for each NaN at index i (a caller that needs where NaNs are reads
+// them here rather than in a pass of its own). With range == false only the NaNs are looked for.
+template <class T, class NaNSeen = NoNaNHook>
 static __global__ void __launch_bounds__(kPassThreads) range_kernel(const T* in, unsigned long long n, int has_fill, T fill,
-                                                         CompressState* st) {
+                                                         CompressState* st, NaNSeen nan_seen = {}, bool range = true) {
   using K = typename detail::Bits<T>::type;
   constexpr int kVec = 16 / sizeof(T);  // values per 16-byte load
   K kmin = ~K(0), kmax = 0;
-  auto take = [&](T x) {
+  auto take = [&](T x, unsigned long long i) {
     if (in_range_set(x, has_fill, fill)) {
       K k = narrow_key(x);
       kmin = k < kmin ? k : kmin;
       kmax = k > kmax ? k : kmax;
     }
+    if (x != x) nan_seen(i);
   };
   const unsigned long long nvec = n / kVec, stride = (unsigned long long)gridDim.x * kPassThreads;
   // From the end of the array back to its start, so that what the encoders read first (they take
@@ -97,14 +105,15 @@ static __global__ void __launch_bounds__(kPassThreads) range_kernel(const T* in,
     const unsigned long long i = nvec - 1 - back;
     if constexpr (sizeof(T) == 4) {
       float4 f = __ldg(reinterpret_cast<const float4*>(in) + i);
-      take(f.x); take(f.y); take(f.z); take(f.w);
+      take(f.x, 4 * i); take(f.y, 4 * i + 1); take(f.z, 4 * i + 2); take(f.w, 4 * i + 3);
     } else {
       double2 f = __ldg(reinterpret_cast<const double2*>(in) + i);
-      take(f.x); take(f.y);
+      take(f.x, 2 * i); take(f.y, 2 * i + 1);
     }
   }
   for (unsigned long long i = nvec * kVec + blockIdx.x * (unsigned long long)kPassThreads + threadIdx.x; i < n; i += stride)
-    take(in[i]);
+    take(in[i], i);
+  if (!range) return;
   unsigned long long a = kmin <= kmax ? range_key(double(narrow_value<T>(kmin))) : ~0ull;
   unsigned long long b = kmin <= kmax ? range_key(double(narrow_value<T>(kmax))) : 0ull;
   reduce_range<T>(a, b, st);

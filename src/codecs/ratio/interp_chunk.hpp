@@ -157,9 +157,11 @@ inline uint64_t estimated_bytes(const std::vector<uint32_t>& hist) {
 // of the trials of all 18 sets, about the same choice): the axis order under the cubic spline (the
 // first of equals among the orders that predict differently), then that order's linear and natural
 // splines against it (the cubic kept on ties, then the linear). s holds the anchors.
+// `estimate`: the chosen set's estimate.
 template <class T>
 predict::InterpParams choose_interp_params(const T* in, const predict::InterpGeometry& g, const quant::QuantParams<T>& p,
-                                           uint32_t radius, const ChunkMask<T>& mask, InterpScratch<T>& s, int threads) {
+                                           uint32_t radius, const ChunkMask<T>& mask, InterpScratch<T>& s, int threads,
+                                           uint64_t& estimate) {
   const uint64_t tiles = g.tile_count(), every = tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1;
   std::vector<std::vector<uint32_t>> hists(size_t(threads > 1 ? threads : 1));
   std::vector<uint32_t> hist;
@@ -190,7 +192,47 @@ predict::InterpParams choose_interp_params(const T* in, const predict::InterpGeo
     const uint64_t bytes = sampled_bytes(b);
     if (bytes < best_bytes) best_bytes = bytes, best = b;
   }
+  estimate = best_bytes;
   return predict::InterpParams{best};
+}
+
+// The Lorenzo codec's estimate on the points choose_interp_params samples (the sampled tiles' owned
+// points): the Huffman size of their symbols, 8 bytes an outlier or exception.
+template <class T>
+uint64_t lorenzo_sampled_bytes(const T* in, const predict::InterpGeometry& g, const quant::QuantParams<T>& p,
+                               uint32_t radius, int threads) {
+  const uint64_t tiles = g.tile_count(), every = tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1;
+  const int nh = threads > 1 ? threads : 1;
+  std::vector<std::vector<uint32_t>> hists(size_t(nh), std::vector<uint32_t>(2 * radius, 0));
+  std::vector<uint64_t> excs(size_t(nh), 0);
+  const uint64_t A = g.anchor;
+#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
+  for (int64_t t = 0; t < int64_t(tiles); t += int64_t(every)) {
+    const size_t k = size_t(omp_get_thread_num()) % size_t(nh);
+    const predict::TileBox b = predict::tile_box(g, uint64_t(t));
+    const uint64_t tc[3] = {uint64_t(t) / (g.tiles[1] * g.tiles[2]), (uint64_t(t) / g.tiles[2]) % g.tiles[1],
+                            uint64_t(t) % g.tiles[2]};
+    for (uint64_t z = 0; z < b.own[0]; ++z)
+      for (uint64_t y = 0; y < b.own[1]; ++y)
+        for (uint64_t x = 0; x < b.own[2]; ++x) {
+          const uint64_t i = b.base + z * b.stride[0] + y * b.stride[1] + x;
+          auto q = [&](int dz, int dy, int dx) {
+            int32_t v;
+            return quant::quantize(in[i - dz * b.stride[0] - dy * b.stride[1] - dx], p, v) ? uint32_t(v) : 0u;
+          };
+          ++hists[k][lorenzo_point_symbol(uint32_t(tc[0] * A + z), uint32_t(tc[1] * A + y), uint32_t(tc[2] * A + x),
+                                          radius, q)];
+          int32_t v;
+          excs[k] += !quant::quantize(in[i], p, v);
+        }
+  }
+  std::vector<uint32_t> hist(2 * radius, 0);
+  uint64_t exc = 0;
+  for (int k = 0; k < nh; ++k) {
+    for (uint32_t j = 0; j < 2 * radius; ++j) hist[j] += hists[size_t(k)][j];
+    exc += excs[size_t(k)];
+  }
+  return estimated_bytes(hist) + 8 * exc;
 }
 
 // Encodes one chunk with interpolation (params ip) into dst.
@@ -231,12 +273,16 @@ void encode_interp_chunk(const T* in, const predict::ChunkShape& c, const quant:
 }
 
 // Encodes one chunk with the better predictor: Lorenzo (encode_chunk) or interpolation with the
-// parameters the sampled tiles prefer; the smaller chunk wins (Lorenzo on a tie).
+// parameters the sampled tiles prefer. The predictor whose estimate on the sampled points is clearly
+// smaller runs alone (predictors_to_run); otherwise both run and the smaller chunk wins (Lorenzo on a
+// tie).
 template <class T>
 void encode_best_chunk(const T* in, const predict::ChunkShape& c, const quant::QuantParams<T>& p, uint32_t radius,
                        InterpScratch<T>& s, EncodeScratch<T>& e, std::vector<uint8_t>& dst, int threads = 1) {
-  encode_chunk(in, c, p, radius, e, dst, threads);
-  if (radius < 2) return;  // no room for the mask symbol beside the coded deltas
+  if (radius < 2) {  // no room for the mask symbol beside the coded deltas
+    encode_chunk(in, c, p, radius, e, dst, threads);
+    return;
+  }
   const uint32_t n = c.count();
   const predict::InterpGeometry g = predict::interp_geometry(c);
   s.xr.resize(n);
@@ -244,10 +290,14 @@ void encode_best_chunk(const T* in, const predict::ChunkShape& c, const quant::Q
   s.cls.assign(n, kPointCoded);
   const ChunkMask<T> mask = chunk_mask(in, n, p);
   encode_anchors(in, g, p, mask, s);
-  const predict::InterpParams ip = choose_interp_params(in, g, p, radius, mask, s, threads);
+  uint64_t interp_bytes = 0;
+  const predict::InterpParams ip = choose_interp_params(in, g, p, radius, mask, s, threads, interp_bytes);
+  const uint32_t run = predictors_to_run(lorenzo_sampled_bytes(in, g, p, radius, threads), interp_bytes);
+  if (run & kRunLorenzo) encode_chunk(in, c, p, radius, e, dst, threads);
+  if (!(run & kRunInterp)) return;
   std::vector<uint8_t> alt;
   encode_interp_chunk(in, c, p, radius, ip, mask, s, e, alt, threads);
-  if (alt.size() < dst.size()) dst.swap(alt);
+  if (!(run & kRunLorenzo) || alt.size() < dst.size()) dst.swap(alt);
 }
 
 // Decodes an interpolation chunk (kind 2); false if malformed. Never reads outside src.

@@ -2,14 +2,15 @@
 // anchors, stream positions) is predict/interp.hpp's and the per-point rules interp_layout.hpp's, so
 // both write the same bytes.
 //
-// Compression runs the ratio codec's Lorenzo stages up to its layout (their per-tile exception counts
-// say where a chunk's first NaN can be), then:
-//   nan (first NaN per chunk) -> anchors (a block per chunk) -> the sampled tiles under every
-//   parameter set (a block per tile, its box in shared memory; histograms) -> books -> params (the
-//   smallest estimate) -> tiles (symbols at their stream positions; classes and outlier deltas in
-//   memory order; histogram; per-tile outlier and exception counts) -> scans -> book -> layout ->
-//   choose (the smaller chunk of the two, the final offsets) -> each predictor's writers for the
-//   chunks it won (encode_kernel is shared; interp_emit and interp_head here) -> checksums, table.
+// Compression: the range pass also finds each chunk's first NaN (FirstNaNPerChunk), then:
+//   anchors (a block per chunk) -> the sampled tiles under every parameter set (a block per tile, its
+//   box in shared memory; histograms) -> books -> params (the smallest estimate) -> Lorenzo on the
+//   same sampled points -> book -> predictors (which to run per chunk: predictors_to_run) -> the ratio
+//   codec's Lorenzo stages up to its layout, on the chunks that run it -> tiles, on the chunks that run
+//   interpolation (symbols at their stream positions; classes and outlier deltas in memory order;
+//   histogram; per-tile outlier and exception counts) -> scans -> book -> layout -> choose (the
+//   smaller chunk where both ran, the final offsets) -> each predictor's writers for the chunks it won
+//   (encode_kernel is shared; interp_emit and interp_head here) -> checksums, table.
 // Decompression, after the ratio codec's parse (kind 2 chunks) and Huffman decode (into stream order):
 //   scatter (memory order, classes) -> outliers -> exception classes -> anchors -> tiles; the ratio
 //   codec's exception pass writes the exceptions and raw chunks last.
@@ -25,8 +26,10 @@ static_assert(65 * 65 <= kBoxMax && 4097 <= kBoxMax, "every tile box fits");
 constexpr uint32_t kAnchorsShared = 8192;   // a chunk's anchors worked in shared memory (more: in global)
 // The sampled parameter sets (choose_interp_params): stage 1, the 6 axis orders under the cubic
 // spline; stage 2, the chosen order's linear and natural splines. Their histograms and books: stage 1's
-// at [c * 6 + order], stage 2's after them at [6 n_chunks + c * 2 + k].
+// at [c * 6 + order], stage 2's after them at [6 n_chunks + c * 2 + k], then Lorenzo's on the same
+// points (lorenzo_sampled_bytes) at [8 n_chunks + c].
 constexpr uint32_t kStage1Sets = 6, kStage2Sets = 2, kParamSets = kStage1Sets + kStage2Sets;
+constexpr uint32_t kSampleSets = kParamSets + 1;
 
 // A point's class in the encoder's memory-order array (an outlier is coded, its delta kept apart).
 enum : uint8_t { kClsCoded = 0, kClsOutlier = 1, kClsMask = 2, kClsException = 3 };
@@ -38,8 +41,10 @@ struct InterpChunkState {
   uint32_t masked;
   uint32_t first_nan;            // the chunk's first NaN (~0u: none)
   uint32_t params;               // the chosen InterpParams (after stage 1: its best)
-  uint32_t pad;
+  uint32_t run;                  // predictors_to_run's kRun* bits
   unsigned long long best_bytes; // the chosen set's estimate
+  uint32_t lorenzo_exc;          // exceptions among Lorenzo's sampled points
+  uint32_t pad;
 };
 
 struct InterpBuffers {
@@ -52,8 +57,8 @@ struct InterpBuffers {
                                   // and exceptions: kCls*)
   uint32_t* delta;                // n: outliers' deltas, memory order
   uint32_t* hist;                 // n_chunks * nsym
-  uint32_t* sample_hist;          // n_chunks * kParamSets * nsym (stage 1's, then stage 2's)
-  uint8_t* sample_len;            // n_chunks * kParamSets books
+  uint32_t* sample_hist;          // n_chunks * kSampleSets * nsym (stage 1's, stage 2's, Lorenzo's)
+  uint8_t* sample_len;            // n_chunks * kSampleSets books
   uint32_t* sample_code;
   ChunkInfo* sample_info;
   uint32_t* tile_out;             // n_tiles + 1 (counts, then exclusive prefixes)
@@ -64,6 +69,7 @@ struct InterpBuffers {
   ChunkInfo* info;                // n_chunks: the interpolation chunks
   ChunkInfo* fin;                 // n_chunks: the chunks chosen
   PlanSet* plans;                 // kPlanSets
+  uint32_t* lorenzo_skip;         // n_chunks: 1 where the Lorenzo stages leave the chunk out
 };
 
 // Anchors and tiles, per chunk: how many of each (the last chunk may differ).
@@ -89,9 +95,9 @@ inline InterpGridSizes interp_grid_sizes(const Grid& g) {
 static __global__ void __launch_bounds__(kThreads) interp_init_kernel(InterpBuffers b, uint64_t n_chunks, uint32_t nsym,
                                                                       uint64_t nt) {
   const uint64_t i0 = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x, stride = uint64_t(gridDim.x) * blockDim.x;
-  for (uint64_t i = i0; i < n_chunks; i += stride) b.ic[i] = InterpChunkState{0, 0, ~0u, 1, 0, ~0ull};
+  for (uint64_t i = i0; i < n_chunks; i += stride) b.ic[i] = InterpChunkState{0, 0, ~0u, 1, 0, ~0ull, 0, 0};
   for (uint64_t i = i0; i < n_chunks * nsym; i += stride) b.hist[i] = 0;
-  for (uint64_t i = i0; i < n_chunks * kParamSets * nsym; i += stride) b.sample_hist[i] = 0;
+  for (uint64_t i = i0; i < n_chunks * kSampleSets * nsym; i += stride) b.sample_hist[i] = 0;
   for (uint64_t i = i0; i <= nt; i += stride) {
     b.tile_out[i] = 0;
     b.tile_exc[i] = 0;
@@ -99,20 +105,14 @@ static __global__ void __launch_bounds__(kThreads) interp_init_kernel(InterpBuff
   }
 }
 
-// The first NaN of each chunk, looked for only in the tiles where the Lorenzo pass counted exceptions
-// (tile_exc: its exclusive prefixes).
-template <class T>
-static __global__ void __launch_bounds__(kThreads) interp_nan_kernel(Grid g, const T* __restrict__ in,
-                                                                     const uint32_t* tile_exc, InterpChunkState* ic) {
-  const uint64_t t = blockIdx.x;
-  if (tile_exc[t + 1] == tile_exc[t]) return;
-  const uint64_t c = g.chunk_of_tile(t);
-  const uint32_t count = g.shape(c).count(), i0 = uint32_t(t - g.first_tile(c)) * kTile;
-  const uint32_t i1 = count - i0 < kTile ? count : i0 + kTile;
-  const T* xc = in + c * g.chunk_values;
-  for (uint32_t i = i0 + threadIdx.x; i < i1; i += kThreads)
-    if (xc[i] != xc[i]) atomicMin(&ic[c].first_nan, i);
-}
+// The range pass's NaN hook (gpu::range_kernel): each chunk's first NaN.
+struct FirstNaNPerChunk {
+  InterpChunkState* ic;
+  unsigned long long chunk_values;
+  __device__ void operator()(unsigned long long i) const {
+    atomicMin(&ic[i / chunk_values].first_nan, uint32_t(i % chunk_values));
+  }
+};
 
 // The chunk's mask (interp_chunk.hpp's chunk_mask: the fill value, else its first NaN).
 template <class T>
@@ -388,16 +388,34 @@ __device__ void load_plans(const PlanSet* sets, TileSetup& ts) {
   __syncthreads();
 }
 
-// The tile's box into shared memory in its local layout: value(l, i) for each point but the anchors
-// (l its local index, i its index in the chunk), the anchors' reconstructions from axr.
-template <class T, class Value>
-__device__ __forceinline__ void load_box(const TileSetup& ts, const T* axr, T* xr, Value&& value) {
+// The tile's box into shared memory in its local layout: settle(l, fetch(i)) for each point but the
+// anchors (l its local index, i its index in the chunk), the anchors' reconstructions from axr. Each
+// thread fetches kLoadBatch points before settling any: one load in flight a thread left the loop
+// waiting on memory.
+constexpr int kLoadBatch = 4;
+template <class T, class Fetch, class Settle>
+__device__ __forceinline__ void load_box(const TileSetup& ts, const T* axr, T* xr, Fetch&& fetch, Settle&& settle) {
   const uint64_t s0 = ts.box.stride[0], s1 = ts.box.stride[1], base = ts.box.base;
-  const uint32_t e12 = ts.e12, m12 = ts.m12, e2 = ts.e2, m2 = ts.m2, cm = ts.corner_mask;
-  for (uint32_t l = threadIdx.x; l < ts.cnt; l += kThreads) {
-    const uint32_t z = div_by(l, e12, m12), r = l - z * e12, y = div_by(r, e2, m2), x = r - y * e2;
-    const uint64_t i = base + z * s0 + y * s1 + x;
-    xr[l] = ((z | y | x) & cm) == 0 ? axr[ts.corner[(z != 0) * 4 + (y != 0) * 2 + (x != 0)]] : value(l, i);
+  const uint32_t e12 = ts.e12, m12 = ts.m12, e2 = ts.e2, m2 = ts.m2, cm = ts.corner_mask, cnt = ts.cnt;
+  using Raw = decltype(fetch(uint64_t(0)));
+  for (uint32_t l0 = threadIdx.x; l0 < cnt; l0 += kLoadBatch * kThreads) {
+    Raw raw[kLoadBatch];
+    int corner[kLoadBatch];
+#pragma unroll
+    for (int u = 0; u < kLoadBatch; ++u) {
+      const uint32_t l = l0 + u * kThreads;
+      corner[u] = -1;
+      if (l >= cnt) continue;
+      const uint32_t z = div_by(l, e12, m12), r = l - z * e12, y = div_by(r, e2, m2), x = r - y * e2;
+      if (((z | y | x) & cm) == 0) corner[u] = (z != 0) * 4 + (y != 0) * 2 + (x != 0);
+      else raw[u] = fetch(base + z * s0 + y * s1 + x);
+    }
+#pragma unroll
+    for (int u = 0; u < kLoadBatch; ++u) {
+      const uint32_t l = l0 + u * kThreads;
+      if (l >= cnt) continue;
+      xr[l] = corner[u] >= 0 ? axr[ts.corner[corner[u]]] : settle(l, raw[u]);
+    }
   }
 }
 
@@ -427,6 +445,7 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
   uint32_t* s_hist = reinterpret_cast<uint32_t*>(xr + kBoxMax);
   __shared__ TileSetup ts;
   __shared__ int s_skip;
+  __shared__ quant::QuantParams<T> s_p;  // read per point from here: kept in registers, the compiler rebuilt them per point
   const uint64_t c = blockIdx.y;
   const uint32_t nsym = 2 * radius;
   constexpr bool kSample = kStage != 0;
@@ -443,18 +462,19 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
     const uint64_t tiles = ge.tile_count();
     const uint64_t t = kSample ? uint64_t(blockIdx.x) * (tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1)
                                : uint64_t(blockIdx.x);
-    s_skip = t >= tiles;
+    s_skip = t >= tiles || (kStage == 0 && !(b.ic[c].run & kRunInterp));
     if (kStage == 1 && !s_skip && same_as_earlier_params(ge, pb)) {  // never chosen; one count keeps its book well-formed
       if (blockIdx.x == 0) hist[0] = 1;
       s_skip = 1;
     }
     if (!s_skip) tile_fields(g, c, ge, t, pb, ts);
+    quant::settle_range(h, st->key_min, st->key_max);
+    s_p = quant::encoder_params<T>(h);
   }
   __syncthreads();
   if (s_skip) return;
   load_plans(b.plans, ts);
-  quant::settle_range(h, st->key_min, st->key_max);
-  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
+  const quant::QuantParams<T>& p = s_p;
   const uint64_t base = c * g.chunk_values;
   const T* xc = in + base;
   const bool masked = b.ic[c].masked;
@@ -462,10 +482,12 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
   // The box's values, each replaced by its reconstruction in its pass (a point's predictors are all
   // from earlier passes).
-  load_box(ts, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr, [&](uint32_t, uint64_t i) { return xc[i]; });
+  load_box(ts, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr, [&](uint64_t i) { return xc[i]; },
+           [](uint32_t, T x) { return x; });
   __syncthreads();
   const predict::InterpParams ip{pb};
   const uint64_t sbase = base + ts.stream0;
+  uint32_t centre = 0;  // owned points of the zero-residual symbol (most of them at loose bounds): counted here
   box_passes(ts.plans, ts.np, xr, ip.spline(),
              [&](uint32_t li, T pred, bool owned, uint32_t rank, const PassPlan& pp, uint32_t mz, uint32_t my, uint32_t mx) {
     const T v = xr[li];
@@ -479,7 +501,8 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
     xr[li] = rec;
     if (!owned) return;
     const uint32_t sym = cl == kClsCoded ? interp_symbol(d, radius) : (cl == kClsMask ? interp_mask_symbol(radius) : 0u);
-    count_symbol(s_hist, sym);
+    if (sym == radius) ++centre;
+    else count_symbol(s_hist, sym);
     if (kSample) return;
     b.sym[sbase + rank] = uint16_t(sym);
     if (cl == kClsCoded && !sym) cl = kClsOutlier;
@@ -492,6 +515,9 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
     }
     if (cl != kClsCoded && cl != kClsMask) b.cls[base + i] = cl;  // cls is zeroed: the emit pass needs no more
   });
+  centre = __reduce_add_sync(0xffffffffu, centre);
+  if ((threadIdx.x & 31) == 0 && centre) atomicAdd(&s_hist[radius], centre);
+  __syncthreads();
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
     if (s_hist[k]) atomicAdd(&hist[k], s_hist[k]);
 }
@@ -519,10 +545,105 @@ static __global__ void __launch_bounds__(kThreads) interp_params_kernel(Grid g, 
   st.best_bytes = best_bytes;
 }
 
-// One block: each chunk's smaller form (interpolation only where strictly smaller, as
-// encode_best_chunk), the final offsets, and which writer skips it.
-static __global__ void __launch_bounds__(kThreads) interp_choose_kernel(Grid g, ChunkInfo* lor, ChunkInfo* itp, ChunkInfo* fin,
-                                                                        gpu::CompressState* st) {
+// One block per sampled tile (interp_tile_kernel's), as lorenzo_sampled_bytes: the Lorenzo codec's
+// symbols of the tile's owned points counted at sample set [8 n_chunks + c], their exceptions in
+// lorenzo_exc. The owned box and one point before it along each axis of extent > 1 are prequantized
+// into shared memory once (q 0 outside the chunk or for an exception, as encode_chunk).
+constexpr uint32_t kLorenzoBoxMax = 18 * 18 * 18;  // a last tile owns up to 17 a side; 67^2 and 4099 are smaller
+static_assert(67 * 67 <= kLorenzoBoxMax && 4099 <= kLorenzoBoxMax, "every Lorenzo sample box fits");
+template <class T>
+static __global__ void __launch_bounds__(kThreads) interp_lorenzo_sample_kernel(Grid g, uint32_t radius, format::HeaderFields h,
+                                                                                const gpu::CompressState* st,
+                                                                                const T* __restrict__ in, InterpBuffers b) {
+  extern __shared__ uint64_t s_dyn_interp[];
+  uint32_t* s_q = reinterpret_cast<uint32_t*>(s_dyn_interp);
+  uint32_t* s_hist = s_q + kLorenzoBoxMax;
+  __shared__ quant::QuantParams<T> s_p;
+  __shared__ uint32_t s_o[3], s_e[3], s_h[3];  // the box's first owned point in the chunk; its extents; its halo
+  __shared__ int s_skip;
+  const uint64_t c = blockIdx.y;
+  const uint32_t nsym = 2 * radius;
+  const ChunkShape cs = g.shape(c);
+  if (threadIdx.x == 0) {
+    const predict::InterpGeometry ge = predict::interp_geometry(cs);
+    const uint64_t tiles = ge.tile_count(), t = uint64_t(blockIdx.x) * (tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1);
+    s_skip = t >= tiles;
+    if (!s_skip) {
+      const predict::TileBox box = predict::tile_box(ge, t);
+      const uint64_t tc[3] = {t / (ge.tiles[1] * ge.tiles[2]), (t / ge.tiles[2]) % ge.tiles[1], t % ge.tiles[2]};
+      for (int j = 0; j < 3; ++j) {
+        s_h[j] = ge.ext[j] > 1;
+        s_o[j] = uint32_t(tc[j] * ge.anchor);
+        s_e[j] = uint32_t(box.own[j]) + s_h[j];
+      }
+    }
+    quant::settle_range(h, st->key_min, st->key_max);
+    s_p = quant::encoder_params<T>(h);
+  }
+  __syncthreads();
+  if (s_skip) return;
+  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
+  const quant::QuantParams<T>& p = s_p;
+  const T* xc = in + c * g.chunk_values;
+  const uint64_t S0 = uint64_t(cs.cy) * cs.cx, S1 = cs.cx;
+  const uint32_t e1 = s_e[1], e2 = s_e[2], e12 = e1 * e2, cnt = s_e[0] * e12;
+  const uint32_t h0 = s_h[0], h1 = s_h[1], h2 = s_h[2];
+  uint32_t exc = 0;
+  for (uint32_t l = threadIdx.x; l < cnt; l += kThreads) {
+    const uint32_t z = l / e12, y = (l / e2) % e1, x = l % e2;
+    // Chunk coordinates: the first owned point's, minus the halo.
+    const int64_t gz = int64_t(s_o[0]) + z - h0, gy = int64_t(s_o[1]) + y - h1, gx = int64_t(s_o[2]) + x - h2;
+    uint32_t q = 0;
+    if (gz >= 0 && gy >= 0 && gx >= 0) {
+      int32_t v;
+      if (quant::quantize(xc[uint64_t(gz) * S0 + uint64_t(gy) * S1 + uint64_t(gx)], p, v)) q = uint32_t(v);
+      else exc += z >= h0 && y >= h1 && x >= h2;  // an owned point
+    }
+    s_q[l] = q;
+  }
+  __syncthreads();
+  const uint32_t o1 = e1 - h1, o2 = e2 - h2, owned = (s_e[0] - h0) * o1 * o2;
+  uint32_t centre = 0;
+  for (uint32_t r = threadIdx.x; r < owned; r += kThreads) {
+    const uint32_t z = r / (o1 * o2), y = (r / o2) % o1, x = r % o2;
+    const uint32_t l = ((z + h0) * e1 + y + h1) * e2 + x + h2;
+    const uint32_t sym = lorenzo_point_symbol(s_o[0] + z, s_o[1] + y, s_o[2] + x, radius,
+                                              [&](int dz, int dy, int dx) { return s_q[l - dz * e12 - dy * e2 - dx]; });
+    if (sym == radius) ++centre;
+    else count_symbol(s_hist, sym);
+  }
+  centre = __reduce_add_sync(0xffffffffu, centre);
+  exc = __reduce_add_sync(0xffffffffu, exc);
+  if ((threadIdx.x & 31) == 0) {
+    if (centre) atomicAdd(&s_hist[radius], centre);
+    if (exc) atomicAdd(&b.ic[c].lorenzo_exc, exc);
+  }
+  __syncthreads();
+  uint32_t* hist = b.sample_hist + (g.n_chunks * kParamSets + c) * nsym;
+  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
+    if (s_hist[k]) atomicAdd(&hist[k], s_hist[k]);
+}
+
+// Per chunk, after the Lorenzo samples' books: which predictors run (predictors_to_run, as
+// encode_best_chunk). A predictor left out gets one count in its histogram (its book well-formed;
+// never chosen) and the Lorenzo stages are told to skip the chunk.
+static __global__ void __launch_bounds__(kThreads) interp_predictors_kernel(Grid g, uint32_t nsym, InterpBuffers b,
+                                                                            uint32_t* lorenzo_hist) {
+  const uint64_t c = blockIdx.x * uint64_t(kThreads) + threadIdx.x;
+  if (c >= g.n_chunks) return;
+  InterpChunkState& st = b.ic[c];
+  const uint64_t j = g.n_chunks * kParamSets + c;
+  const unsigned long long lorenzo = b.sample_info[j].total_bits / 8 + 8ull * (b.sample_hist[j * nsym] + st.lorenzo_exc);
+  st.run = predictors_to_run(lorenzo, st.best_bytes);
+  const bool lorenzo_off = !(st.run & kRunLorenzo);
+  b.lorenzo_skip[c] = lorenzo_off;
+  if (lorenzo_off) lorenzo_hist[c * nsym] = 1;
+}
+
+// One block: each chunk's form: the one predictor that ran, or the smaller of the two (interpolation
+// only where strictly smaller, as encode_best_chunk); the final offsets, and which writer skips it.
+static __global__ void __launch_bounds__(kThreads) interp_choose_kernel(Grid g, const InterpChunkState* ic, ChunkInfo* lor,
+                                                                        ChunkInfo* itp, ChunkInfo* fin, gpu::CompressState* st) {
   using Scan = cub::BlockScan<unsigned long long, kThreads>;
   __shared__ typename Scan::TempStorage scan;
   unsigned long long base = format::data_offset(g.n_chunks);
@@ -531,7 +652,13 @@ static __global__ void __launch_bounds__(kThreads) interp_choose_kernel(Grid g, 
     unsigned long long size = 0;
     bool use = false;
     if (c < g.n_chunks) {
-      use = itp[c].size < lor[c].size;  // a raw interpolation chunk has the raw size: never smaller
+      // A raw interpolation chunk has the raw size: never smaller than a Lorenzo chunk.
+      use = (ic[c].run & kRunInterp) && (!(ic[c].run & kRunLorenzo) || itp[c].size < lor[c].size);
+      if (use && itp[c].raw) {  // stored raw: the Lorenzo writers' raw chunk (the same bytes)
+        lor[c].raw = 1;
+        lor[c].size = itp[c].size;
+        use = false;
+      }
       size = use ? itp[c].size : lor[c].size;
     }
     unsigned long long excl, total;
@@ -664,10 +791,20 @@ static __global__ void __launch_bounds__(kThreads) interp_scatter_kernel(Grid g,
     const PassPlan& pp = ts.plans[k];
     const uint32_t cnt = pp.own0 * pp.o12;
     const uint64_t pos0 = ts.stream0 + pp.rank0;
-    for (uint32_t r = threadIdx.x; r < cnt; r += kThreads) {
-      const uint32_t mz = div_by(r, pp.o12, pp.mo12), rem = r - mz * pp.o12, my = div_by(rem, pp.own2, pp.mo2),
-                     mx = rem - my * pp.own2;
-      put(plan_index(pp, ts.box.base, mz, my, mx), pos0 + r);
+    for (uint32_t r0 = threadIdx.x; r0 < cnt; r0 += kLoadBatch * kThreads) {
+      uint32_t sv[kLoadBatch];  // loads first, as load_box
+#pragma unroll
+      for (int u = 0; u < kLoadBatch; ++u)
+        if (r0 + u * kThreads < cnt) sv[u] = v[base + pos0 + r0 + u * kThreads];
+#pragma unroll
+      for (int u = 0; u < kLoadBatch; ++u) {
+        const uint32_t r = r0 + u * kThreads;
+        if (r >= cnt) continue;
+        const uint32_t mz = div_by(r, pp.o12, pp.mo12), rem = r - mz * pp.o12, my = div_by(rem, pp.own2, pp.mo2),
+                       mx = rem - my * pp.own2;
+        b.vm[base + plan_index(pp, ts.box.base, mz, my, mx)] = sv[u];
+        bad |= sv[u] == mask_delta && !masked;
+      }
     }
   }
   if (bad) atomicOr(status, kBadChunk);
@@ -799,12 +936,18 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_decode_kernel(
   load_plans(b.plans, ts);
   const uint64_t base = c * g.chunk_values;
   const uint32_t mask_delta = predict::symbol_delta(2 * radius - 1, radius);
-  load_box(ts, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr, [&](uint32_t l, uint64_t i) {
-    const uint32_t dv = b.vm[base + i];
-    const uint8_t cl = point_class(b.cls[base + i], dv, mask_delta);
-    s_cls[l] = cl;
-    return cl == kPointCoded ? quant::dequantize<T>(int32_t(dv), step) : T(0);
-  });
+  struct Raw {
+    uint32_t dv;
+    uint8_t mark;
+  };
+  load_box(
+      ts, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr,
+      [&](uint64_t i) { return Raw{b.vm[base + i], b.cls[base + i]}; },
+      [&](uint32_t l, Raw r) {
+        const uint8_t cl = point_class(r.mark, r.dv, mask_delta);
+        s_cls[l] = cl;
+        return cl == kPointCoded ? quant::dequantize<T>(int32_t(r.dv), step) : T(0);
+      });
   __syncthreads();
   const T mask = mask_value_of<T>(d);
   T* oc = out + base;

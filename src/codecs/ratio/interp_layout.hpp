@@ -81,6 +81,23 @@ HPCZ_HD bool same_as_earlier_params(const predict::InterpGeometry& g, uint8_t b)
   return false;
 }
 
+// Which predictors the encoder runs on a chunk, from their estimates on the same sampled points: one
+// alone where its estimate is more than 1/16 below the other's (the estimates are within a few percent
+// of the chunks' sizes), else both, and the smaller chunk is kept.
+enum : uint32_t { kRunLorenzo = 1, kRunInterp = 2 };
+HPCZ_HD uint32_t predictors_to_run(uint64_t lorenzo_bytes, uint64_t interp_bytes) {
+  if (16 * interp_bytes < 15 * lorenzo_bytes) return kRunInterp;
+  if (16 * lorenzo_bytes < 15 * interp_bytes) return kRunLorenzo;
+  return kRunLorenzo | kRunInterp;
+}
+
+// The Lorenzo codec's symbol of chunk point (z, y, x) and whether it is an exception: q(dz, dy, dx)
+// the prequantized value dz planes, dy rows and dx columns back (0 for an exception), as encode_chunk.
+template <class Q>
+HPCZ_HD uint32_t lorenzo_point_symbol(uint32_t z, uint32_t y, uint32_t x, uint32_t radius, Q&& q) {
+  return predict::quant_symbol(predict::lorenzo_delta(z > 0, y > 0, x > 0, q), radius);
+}
+
 // An interpolation chunk's header, checked against its size (FORMAT 7.7's rules on the header words).
 struct InterpChunkHead {
   ChunkLayout L;

@@ -91,12 +91,13 @@ __device__ __forceinline__ uint32_t lorenzo_yz(const uint32_t* __restrict__ dqc,
 // Symbols, the chunk's histogram, and the tile's outlier count.
 static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32_t radius, const uint32_t* __restrict__ q,
                                                                   uint16_t* __restrict__ sym, uint32_t* hist,
-                                                                  uint32_t* tile_out) {
+                                                                  uint32_t* tile_out, const uint32_t* skip = nullptr) {
   extern __shared__ uint32_t s_hist[];
   using Reduce = cub::BlockReduce<uint32_t, kThreads>;
   __shared__ typename Reduce::TempStorage red;
   const uint32_t nsym = 2 * radius;
   const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
+  if (skip && skip[c]) return;  // the interpolation codec's chunk
   const ChunkShape cs = g.shape(c);
   const uint32_t count = cs.count(), tile0 = uint32_t(t - g.first_tile(c)) * kTile;
   const uint32_t* qc = q + c * g.chunk_values;
@@ -150,7 +151,8 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
                                                                      uint32_t radius, format::HeaderFields h,
                                                                      const gpu::CompressState* st,
                                                                      uint32_t* __restrict__ dq, uint16_t* __restrict__ sym,
-                                                                     uint32_t* hist, uint32_t* tile_out, uint32_t* tile_exc) {
+                                                                     uint32_t* hist, uint32_t* tile_out, uint32_t* tile_exc,
+                                                                     const uint32_t* skip = nullptr) {
   extern __shared__ uint32_t s_dual[];
   uint32_t* ring = s_dual;               // dp.ring row differences (1 - Sx) q
   uint32_t* s_hist = s_dual + dp.ring;   // 2 radius counts
@@ -158,7 +160,7 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
   const uint64_t c = blockIdx.y;
   const ChunkShape cs = g.shape(c);
   const uint32_t count = cs.count(), v0 = blockIdx.x * dp.range;
-  if (v0 >= count) return;  // the last chunk has fewer values
+  if (v0 >= count || (skip && skip[c])) return;  // the last chunk has fewer values; skip: not Lorenzo's
   const uint32_t v1 = min(count, v0 + dp.range);
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
   quant::settle_range(h, st->key_min, st->key_max);

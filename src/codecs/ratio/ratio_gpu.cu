@@ -80,7 +80,7 @@ CompressLayout carve_compress(void* ws, const format::HeaderFields& h, const Gri
   L.is = interp_grid_sizes(g);
   if (L.interp) {
     InterpBuffers& ib = L.ib;
-    const uint64_t cap = L.is.anchor_cap, ns = nc * kParamSets;
+    const uint64_t cap = L.is.anchor_cap, ns = nc * kSampleSets;
     ib.anchor_cap = cap;
     ib.ic = cv.take<InterpChunkState>(sizeof(InterpChunkState) * nc);
     ib.aq = cv.take<int32_t>(cap > kAnchorsShared ? 4 * nc * cap : 0);
@@ -101,6 +101,7 @@ CompressLayout carve_compress(void* ws, const format::HeaderFields& h, const Gri
     ib.info = cv.take<ChunkInfo>(sizeof(ChunkInfo) * nc);
     ib.fin = cv.take<ChunkInfo>(sizeof(ChunkInfo) * nc);
     ib.plans = cv.take<PlanSet>(sizeof(PlanSet) * kPlanSets);
+    ib.lorenzo_skip = cv.take<uint32_t>(4 * nc);
   }
   L.scan_bytes = scan_temp_bytes(nt + 1);
   L.scan_temp = cv.take<uint8_t>(L.scan_bytes);
@@ -133,8 +134,45 @@ unsigned blocks_for(uint64_t items, uint64_t cap = 4096) {
 
 static __global__ void ticket_reset_kernel(gpu::CompressState* st) { st->chunk_counter = 0; }
 
-// The interpolation chunks' sizes (interp_kernels.cuh), once the Lorenzo chunks' are known (b.info),
-// and the choice between them.
+// Before the Lorenzo stages (interp_kernels.cuh): the anchors, the parameters in two sampled stages
+// (interp_params_kernel; each: sampled tiles, books, choice), Lorenzo on the same samples, and which
+// predictors run on each chunk (ib.lorenzo_skip tells the Lorenzo stages).
+template <class T>
+void interp_compress_sample(const T* d_in, const format::HeaderFields& h, const Grid& g, const CompressLayout& L,
+                            cudaStream_t s) {
+  const CompressBuffers& b = L.b;
+  const InterpBuffers& ib = L.ib;
+  const uint32_t radius = h.block_param, nsym = 2 * radius;
+  const uint64_t nc = g.n_chunks;
+  interp_plan_kernel<<<(kPlanSets + 63) / 64, 64, 0, s>>>(g, ib.plans);
+  check(cudaMemsetAsync(ib.cls, 0, h.n_values, s), "interp classes");
+  interp_anchor_kernel<T><<<(unsigned)nc, kThreads, 0, s>>>(g, radius, h, b.st, d_in, ib);
+  const size_t smem = kBoxMax * sizeof(T) + 4 * size_t(nsym);
+  check(cudaFuncSetAttribute(interp_tile_kernel<T, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
+  check(cudaFuncSetAttribute(interp_tile_kernel<T, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
+  check(cudaFuncSetAttribute(interp_tile_kernel<T, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
+  const unsigned samples = (unsigned)L.is.max_samples, grid_c = blocks_for(nc, 1024);
+  auto books = [&](uint64_t first, uint64_t count) {
+    book_kernel<<<(unsigned)count, kThreads, kBookSmem, s>>>(nsym, ib.sample_hist + first * nsym, ib.sample_len + first * nsym,
+                                                             ib.sample_code + first * nsym, ib.sample_info + first);
+  };
+  interp_tile_kernel<T, 1><<<dim3(samples, (unsigned)nc, kStage1Sets), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
+  books(0, nc * kStage1Sets);
+  interp_params_kernel<1><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
+  interp_tile_kernel<T, 2><<<dim3(samples, (unsigned)nc, kStage2Sets), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
+  books(nc * kStage1Sets, nc * kStage2Sets);
+  interp_params_kernel<2><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
+  const size_t lsmem = 4 * (size_t(kLorenzoBoxMax) + nsym);
+  check(cudaFuncSetAttribute(interp_lorenzo_sample_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(lsmem)),
+        "lorenzo sample smem");
+  interp_lorenzo_sample_kernel<T><<<dim3(samples, (unsigned)nc), kThreads, lsmem, s>>>(g, radius, h, b.st, d_in, ib);
+  books(nc * kParamSets, nc);
+  interp_predictors_kernel<<<grid_c, kThreads, 0, s>>>(g, nsym, ib, b.hist);
+  check(cudaGetLastError(), "interp sampling");
+}
+
+// After the Lorenzo stages (b.info): the interpolation chunks' sizes on the chunks that run it, and the
+// choice of each chunk's form.
 template <class T>
 void interp_compress_sizes(const T* d_in, const format::HeaderFields& h, const Grid& g, const CompressLayout& L,
                            cudaStream_t s) {
@@ -142,25 +180,7 @@ void interp_compress_sizes(const T* d_in, const format::HeaderFields& h, const G
   const InterpBuffers& ib = L.ib;
   const uint32_t radius = h.block_param, nsym = 2 * radius;
   const uint64_t nc = g.n_chunks, nt = g.n_tiles;
-  interp_plan_kernel<<<(kPlanSets + 63) / 64, 64, 0, s>>>(g, ib.plans);
-  check(cudaMemsetAsync(ib.cls, 0, h.n_values, s), "interp classes");
-  if (!(h.flags & format::kFlagFill)) interp_nan_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, d_in, b.tile_exc, ib.ic);
-  interp_anchor_kernel<T><<<(unsigned)nc, kThreads, 0, s>>>(g, radius, h, b.st, d_in, ib);
   const size_t smem = kBoxMax * sizeof(T) + 4 * size_t(nsym);
-  check(cudaFuncSetAttribute(interp_tile_kernel<T, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
-  check(cudaFuncSetAttribute(interp_tile_kernel<T, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
-  check(cudaFuncSetAttribute(interp_tile_kernel<T, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
-  // The parameters in two sampled stages (interp_params_kernel), each: sampled tiles, books, choice.
-  const unsigned samples = (unsigned)L.is.max_samples, grid_c = blocks_for(nc, 1024);
-  interp_tile_kernel<T, 1><<<dim3(samples, (unsigned)nc, kStage1Sets), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
-  book_kernel<<<(unsigned)(nc * kStage1Sets), kThreads, kBookSmem, s>>>(nsym, ib.sample_hist, ib.sample_len, ib.sample_code,
-                                                                         ib.sample_info);
-  interp_params_kernel<1><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
-  interp_tile_kernel<T, 2><<<dim3(samples, (unsigned)nc, kStage2Sets), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
-  const uint64_t s2 = nc * kStage1Sets;
-  book_kernel<<<(unsigned)(nc * kStage2Sets), kThreads, kBookSmem, s>>>(nsym, ib.sample_hist + s2 * nsym, ib.sample_len + s2 * nsym,
-                                                                         ib.sample_code + s2 * nsym, ib.sample_info + s2);
-  interp_params_kernel<2><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
   interp_tile_kernel<T, 0><<<dim3((unsigned)L.is.max_tiles, (unsigned)nc), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
   check(cudaGetLastError(), "interp tiles");
   size_t tb = L.scan_bytes;
@@ -169,7 +189,7 @@ void interp_compress_sizes(const T* d_in, const format::HeaderFields& h, const G
   book_kernel<<<(unsigned)nc, kThreads, kBookSmem, s>>>(nsym, ib.hist, ib.len, ib.code, ib.info);
   layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, ib.tile_out, ib.tile_exc, ib.info, b.st,
                                           kChunkHeaderBytes + kInterpExtraBytes);
-  interp_choose_kernel<<<1, kThreads, 0, s>>>(g, b.info, ib.info, ib.fin, b.st);
+  interp_choose_kernel<<<1, kThreads, 0, s>>>(g, ib.ic, b.info, ib.info, ib.fin, b.st);
   check(cudaGetLastError(), "interp choice");
 }
 
@@ -199,29 +219,40 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
   ratio_init_kernel<<<blocks_for(std::max<uint64_t>(nc * nsym, nt), 1024), 256, 0, s>>>(
       b.st, gpu::start_keys(h, slab.range_given), b.hist, nc * nsym, b.tile_out, b.tile_exc, b.tile_desc, nt);
   if (L.interp)
-    interp_init_kernel<<<blocks_for(std::max<uint64_t>(nc * kParamSets * nsym, nt + 1), 1024), kThreads, 0, s>>>(L.ib, nc, nsym, nt);
+    interp_init_kernel<<<blocks_for(std::max<uint64_t>(nc * kSampleSets * nsym, nt + 1), 1024), kThreads, 0, s>>>(L.ib, nc, nsym, nt);
   check(cudaGetLastError(), "ratio init");
   if (nc) {
     const bool has_fill = h.flags & format::kFlagFill;
     const int sms = gpu::sm_count();
     const unsigned rgrid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((n / 4 + 255) / 256, uint64_t(sms) * 16));
-    if (!slab.range_given) gpu::range_kernel<T><<<rgrid, gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
+    // The interpolation codec's masks need each chunk's first NaN (without a fill value): found in the
+    // range pass, or in a pass of their own where the range is given.
+    const bool nans = L.interp && !has_fill;
+    const FirstNaNPerChunk nan_seen{L.ib.ic, g.chunk_values};
+    if (!slab.range_given && nans)
+      gpu::range_kernel<T><<<rgrid, gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st, nan_seen);
+    else if (!slab.range_given)
+      gpu::range_kernel<T><<<rgrid, gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
+    else if (nans)
+      gpu::range_kernel<T><<<rgrid, gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st, nan_seen, false);
+    const size_t book_smem = kBookSmem;
+    check(cudaFuncSetAttribute(book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(book_smem)), "book smem");
+    if (L.interp) interp_compress_sample(d_in, h, g, L, s);
+    const uint32_t* lorenzo_skip = L.interp ? L.ib.lorenzo_skip : nullptr;
     const DualPlan dp = dual_plan(g.full, g.n_chunks);
     if (dp.history) {
       const size_t smem = (size_t(dp.ring) + nsym) * 4;
       check(cudaFuncSetAttribute(dual_quant_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "dual smem");
       dual_quant_kernel<T><<<dim3(dp.blocks_per_chunk, (unsigned)nc), kThreads, smem, s>>>(
-          d_in, g, dp, h.block_param, h, b.st, b.q, b.sym, b.hist, b.tile_out, b.tile_exc);
+          d_in, g, dp, h.block_param, h, b.st, b.q, b.sym, b.hist, b.tile_out, b.tile_exc, lorenzo_skip);
     } else {
       prequant_kernel<T><<<blocks_for(n / 4, uint64_t(sms) * 16), kThreads, 0, s>>>(d_in, n, g, h, b.st, b.q, b.tile_exc);
-      lorenzo_kernel<<<(unsigned)nt, kThreads, nsym * 4, s>>>(g, h.block_param, b.q, b.sym, b.hist, b.tile_out);
+      lorenzo_kernel<<<(unsigned)nt, kThreads, nsym * 4, s>>>(g, h.block_param, b.q, b.sym, b.hist, b.tile_out, lorenzo_skip);
     }
     check(cudaGetLastError(), "lorenzo");
     size_t tb = L.scan_bytes;
     check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, b.tile_out, b.tile_out, int(nt + 1), s), "scan");
     check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, b.tile_exc, b.tile_exc, int(nt + 1), s), "scan");
-    const size_t book_smem = kBookSmem;
-    check(cudaFuncSetAttribute(book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(book_smem)), "book smem");
     book_kernel<<<(unsigned)nc, kThreads, book_smem, s>>>(nsym, b.hist, b.len, b.code, b.info);
     check(cudaGetLastError(), "book");
     layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, b.tile_out, b.tile_exc, b.info, b.st);
