@@ -154,18 +154,19 @@ inline uint64_t estimated_bytes(const std::vector<uint32_t>& hist) {
 }
 
 // The interpolation parameters that code the sampled tiles of a chunk smallest, in two stages (a third
-// of the trials of all 18 sets, about the same choice): the axis order under the cubic spline (the
-// first of equals among the orders that predict differently), then that order's linear and natural
-// splines against it (the cubic kept on ties, then the linear). s holds the anchors.
-// `estimate`: the chosen set's estimate.
+// of the trials of all 18 sets, about the same choice): the axis order under the cubic spline on
+// kInterpOrderSampleTiles tiles (the first of equals among the orders that predict differently), then
+// that order's cubic, linear and natural splines on kInterpSampleTiles tiles (the cubic kept on ties,
+// then the linear). s holds the anchors. `estimate`: the chosen set's estimate on the second stage's
+// tiles.
 template <class T>
 predict::InterpParams choose_interp_params(const T* in, const predict::InterpGeometry& g, const quant::QuantParams<T>& p,
                                            uint32_t radius, const ChunkMask<T>& mask, InterpScratch<T>& s, int threads,
                                            uint64_t& estimate) {
-  const uint64_t tiles = g.tile_count(), every = tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1;
+  const uint64_t tiles = g.tile_count();
   std::vector<std::vector<uint32_t>> hists(size_t(threads > 1 ? threads : 1));
   std::vector<uint32_t> hist;
-  auto sampled_bytes = [&](uint8_t b) {
+  auto sampled_bytes = [&](uint8_t b, uint64_t every) {
     for (auto& h : hists) h.assign(2 * radius, 0);
     for_tiles<T>(
         g, threads, [&](uint64_t t) { return t % every == 0; },
@@ -180,28 +181,31 @@ predict::InterpParams choose_interp_params(const T* in, const predict::InterpGeo
   };
   uint8_t best = 1;
   uint64_t best_bytes = UINT64_MAX;
+  const uint64_t every1 = interp_sample_every(tiles, kInterpOrderSampleTiles);
   for (uint8_t order = 0; order < 6; ++order) {
     const uint8_t b = interp_stage_params(0, order);
     if (same_as_earlier_params(g, b)) continue;
-    const uint64_t bytes = sampled_bytes(b);
+    const uint64_t bytes = sampled_bytes(b, every1);
     if (bytes < best_bytes) best_bytes = bytes, best = b;
   }
   const uint8_t order = uint8_t(predict::InterpParams{best}.axis_order_index());
+  const uint64_t every2 = interp_sample_every(tiles, kInterpSampleTiles);
+  best_bytes = sampled_bytes(best, every2);
   for (int k = 1; k <= 2; ++k) {
     const uint8_t b = interp_stage_params(k, order);
-    const uint64_t bytes = sampled_bytes(b);
+    const uint64_t bytes = sampled_bytes(b, every2);
     if (bytes < best_bytes) best_bytes = bytes, best = b;
   }
   estimate = best_bytes;
   return predict::InterpParams{best};
 }
 
-// The Lorenzo codec's estimate on the points choose_interp_params samples (the sampled tiles' owned
-// points): the Huffman size of their symbols, 8 bytes an outlier or exception.
+// The Lorenzo codec's estimate on the points choose_interp_params's second stage samples (the sampled
+// tiles' owned points): the Huffman size of their symbols, 8 bytes an outlier or exception.
 template <class T>
 uint64_t lorenzo_sampled_bytes(const T* in, const predict::InterpGeometry& g, const quant::QuantParams<T>& p,
                                uint32_t radius, int threads) {
-  const uint64_t tiles = g.tile_count(), every = tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1;
+  const uint64_t tiles = g.tile_count(), every = interp_sample_every(tiles, kInterpSampleTiles);
   const int nh = threads > 1 ? threads : 1;
   std::vector<std::vector<uint32_t>> hists(size_t(nh), std::vector<uint32_t>(2 * radius, 0));
   std::vector<uint64_t> excs(size_t(nh), 0);

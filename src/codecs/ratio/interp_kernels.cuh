@@ -25,10 +25,10 @@ constexpr uint32_t kBoxMax = 17 * 17 * 17;  // the largest tile box: 17^3 (3-D);
 static_assert(65 * 65 <= kBoxMax && 4097 <= kBoxMax, "every tile box fits");
 constexpr uint32_t kAnchorsShared = 8192;   // a chunk's anchors worked in shared memory (more: in global)
 // The sampled parameter sets (choose_interp_params): stage 1, the 6 axis orders under the cubic
-// spline; stage 2, the chosen order's linear and natural splines. Their histograms and books: stage 1's
-// at [c * 6 + order], stage 2's after them at [6 n_chunks + c * 2 + k], then Lorenzo's on the same
-// points (lorenzo_sampled_bytes) at [8 n_chunks + c].
-constexpr uint32_t kStage1Sets = 6, kStage2Sets = 2, kParamSets = kStage1Sets + kStage2Sets;
+// spline; stage 2, the chosen order's cubic, linear and natural splines (interp_stage_params' k). Their
+// histograms and books: stage 1's at [c * 6 + order], stage 2's after them at [6 n_chunks + c * 3 + k],
+// then Lorenzo's on stage 2's points (lorenzo_sampled_bytes) at [9 n_chunks + c].
+constexpr uint32_t kStage1Sets = 6, kStage2Sets = 3, kParamSets = kStage1Sets + kStage2Sets;
 constexpr uint32_t kSampleSets = kParamSets + 1;
 
 // A point's class in the encoder's memory-order array (an outlier is coded, its delta kept apart).
@@ -74,20 +74,17 @@ struct InterpBuffers {
 
 // Anchors and tiles, per chunk: how many of each (the last chunk may differ).
 struct InterpGridSizes {
-  uint64_t anchor_cap, max_tiles, max_samples;
+  uint64_t anchor_cap, max_tiles, max_order_samples, max_samples;  // sampled tiles: stage 1's, stage 2's
 };
-inline uint64_t sampled_tiles(uint64_t tiles) {
-  const uint64_t every = tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1;
-  return (tiles + every - 1) / every;
-}
 inline InterpGridSizes interp_grid_sizes(const Grid& g) {
-  InterpGridSizes s{0, 0, 0};
+  InterpGridSizes s{0, 0, 0, 0};
   if (!g.n_chunks) return s;
   for (const ChunkShape& cs : {g.full, g.last}) {
     const predict::InterpGeometry ge = predict::interp_geometry(cs);
     s.anchor_cap = std::max<uint64_t>(s.anchor_cap, predict::anchor_total(ge));
     s.max_tiles = std::max<uint64_t>(s.max_tiles, ge.tile_count());
-    s.max_samples = std::max<uint64_t>(s.max_samples, sampled_tiles(ge.tile_count()));
+    s.max_order_samples = std::max(s.max_order_samples, interp_sample_count(ge.tile_count(), kInterpOrderSampleTiles));
+    s.max_samples = std::max(s.max_samples, interp_sample_count(ge.tile_count(), kInterpSampleTiles));
   }
   return s;
 }
@@ -452,7 +449,7 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
   const uint8_t chosen = uint8_t(b.ic[c].params);
   const uint8_t pb = kStage == 0 ? chosen
                                  : (kStage == 1 ? interp_stage_params(0, uint8_t(blockIdx.z))
-                                                : interp_stage_params(1 + int(blockIdx.z),
+                                                : interp_stage_params(int(blockIdx.z),
                                                                       uint8_t(predict::InterpParams{chosen}.axis_order_index())));
   uint32_t* hist = kStage == 0 ? b.hist + c * nsym
                                : b.sample_hist + (kStage == 1 ? c * kStage1Sets + blockIdx.z
@@ -460,8 +457,9 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
   if (threadIdx.x == 0) {
     const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
     const uint64_t tiles = ge.tile_count();
-    const uint64_t t = kSample ? uint64_t(blockIdx.x) * (tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1)
-                               : uint64_t(blockIdx.x);
+    const uint64_t t =
+        kSample ? uint64_t(blockIdx.x) * interp_sample_every(tiles, kStage == 1 ? kInterpOrderSampleTiles : kInterpSampleTiles)
+                : uint64_t(blockIdx.x);
     s_skip = t >= tiles || (kStage == 0 && !(b.ic[c].run & kRunInterp));
     if (kStage == 1 && !s_skip && same_as_earlier_params(ge, pb)) {  // never chosen; one count keeps its book well-formed
       if (blockIdx.x == 0) hist[0] = 1;
@@ -523,8 +521,8 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
 }
 
 // Per chunk, after each sampling stage, as choose_interp_params: stage 1, the first order of the
-// smallest estimate (orders that predict as an earlier one skipped); stage 2, its linear, then natural
-// spline where strictly smaller.
+// smallest estimate (orders that predict as an earlier one skipped); stage 2, its cubic, replaced by
+// its linear, then natural spline where strictly smaller.
 template <int kStage>
 static __global__ void __launch_bounds__(kThreads) interp_params_kernel(Grid g, uint32_t nsym, InterpBuffers b) {
   const uint64_t c = blockIdx.x * uint64_t(kThreads) + threadIdx.x;
@@ -532,10 +530,10 @@ static __global__ void __launch_bounds__(kThreads) interp_params_kernel(Grid g, 
   const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
   InterpChunkState& st = b.ic[c];
   uint32_t best = st.params;
-  unsigned long long best_bytes = kStage == 1 ? ~0ull : st.best_bytes;
+  unsigned long long best_bytes = ~0ull;
   const uint8_t order = uint8_t(predict::InterpParams{uint8_t(best)}.axis_order_index());
   for (uint32_t k = 0; k < (kStage == 1 ? kStage1Sets : kStage2Sets); ++k) {
-    const uint8_t pb = kStage == 1 ? interp_stage_params(0, uint8_t(k)) : interp_stage_params(1 + int(k), order);
+    const uint8_t pb = kStage == 1 ? interp_stage_params(0, uint8_t(k)) : interp_stage_params(int(k), order);
     if (kStage == 1 && same_as_earlier_params(ge, pb)) continue;
     const uint64_t j = kStage == 1 ? c * kStage1Sets + k : g.n_chunks * kStage1Sets + c * kStage2Sets + k;
     const unsigned long long bytes = b.sample_info[j].total_bits / 8 + 8ull * b.sample_hist[j * nsym];
@@ -566,7 +564,7 @@ static __global__ void __launch_bounds__(kThreads) interp_lorenzo_sample_kernel(
   const ChunkShape cs = g.shape(c);
   if (threadIdx.x == 0) {
     const predict::InterpGeometry ge = predict::interp_geometry(cs);
-    const uint64_t tiles = ge.tile_count(), t = uint64_t(blockIdx.x) * (tiles > kInterpSampleTiles ? tiles / kInterpSampleTiles : 1);
+    const uint64_t tiles = ge.tile_count(), t = uint64_t(blockIdx.x) * interp_sample_every(tiles, kInterpSampleTiles);
     s_skip = t >= tiles;
     if (!s_skip) {
       const predict::TileBox box = predict::tile_box(ge, t);

@@ -12,8 +12,17 @@ constexpr uint32_t kInterpExtraBytes = 8;
 // Header bytes 128..135 of the interpolation codec: the longest codeword and the predictor family
 // (2 = per chunk, Lorenzo or interpolation).
 constexpr uint64_t kInterpCodecParams = uint64_t(huffman::kMaxLen) | uint64_t(2) << 8;
-// The predictor's parameters are chosen per chunk from the symbols of about this many sampled tiles.
-constexpr uint64_t kInterpSampleTiles = 64;
+// The predictor's parameters are chosen per chunk from the symbols of sampled tiles, evenly spaced:
+// the axis order from about kInterpOrderSampleTiles, then the spline and the predictor from about
+// kInterpSampleTiles. Fewer samples than 64 change only near-ties (docs/EXPERIMENTS.md).
+constexpr uint64_t kInterpOrderSampleTiles = 24;
+constexpr uint64_t kInterpSampleTiles = 32;
+// The spacing of a chunk's sampled tiles (tile t sampled where t % every == 0), and their count.
+HPCZ_HD uint64_t interp_sample_every(uint64_t tiles, uint64_t samples) { return tiles > samples ? tiles / samples : 1; }
+HPCZ_HD uint64_t interp_sample_count(uint64_t tiles, uint64_t samples) {
+  const uint64_t every = interp_sample_every(tiles, samples);
+  return (tiles + every - 1) / every;
+}
 
 enum : uint8_t { kPointCoded = 0, kPointZero = 1, kPointMask = 2, kPointException = 3 };
 
@@ -60,8 +69,8 @@ HPCZ_HD uint32_t point_symbol(uint8_t cls, uint32_t delta, uint32_t radius) {
   return cls == kPointCoded ? interp_symbol(delta, radius) : (cls == kPointMask ? interp_mask_symbol(radius) : 0u);
 }
 
-// The parameter sets the encoder samples (choose_interp_params): trial k of stage 2 (k = 1: linear,
-// 2: natural) or, k = 0, stage 1's cubic, at axis order `order`.
+// The parameter sets the encoder samples (choose_interp_params) at axis order `order`: k = 0 the cubic
+// (stage 1's trials, and stage 2's first), 1 the linear, 2 the natural spline (stage 2's others).
 HPCZ_HD uint8_t interp_stage_params(int k, uint8_t order) {
   return k == 0 ? uint8_t(2 * order + 1) : (k == 1 ? uint8_t(2 * order) : uint8_t(12 + order));
 }

@@ -151,12 +151,13 @@ void interp_compress_sample(const T* d_in, const format::HeaderFields& h, const 
   check(cudaFuncSetAttribute(interp_tile_kernel<T, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
   check(cudaFuncSetAttribute(interp_tile_kernel<T, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
   check(cudaFuncSetAttribute(interp_tile_kernel<T, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
-  const unsigned samples = (unsigned)L.is.max_samples, grid_c = blocks_for(nc, 1024);
+  const unsigned samples1 = (unsigned)L.is.max_order_samples, samples = (unsigned)L.is.max_samples;
+  const unsigned grid_c = blocks_for(nc, 1024);
   auto books = [&](uint64_t first, uint64_t count) {
     book_kernel<<<(unsigned)count, kThreads, kBookSmem, s>>>(nsym, ib.sample_hist + first * nsym, ib.sample_len + first * nsym,
                                                              ib.sample_code + first * nsym, ib.sample_info + first);
   };
-  interp_tile_kernel<T, 1><<<dim3(samples, (unsigned)nc, kStage1Sets), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
+  interp_tile_kernel<T, 1><<<dim3(samples1, (unsigned)nc, kStage1Sets), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
   books(0, nc * kStage1Sets);
   interp_params_kernel<1><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
   interp_tile_kernel<T, 2><<<dim3(samples, (unsigned)nc, kStage2Sets), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
