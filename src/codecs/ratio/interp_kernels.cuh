@@ -271,19 +271,23 @@ __device__ int plan_passes(const predict::TileBox& box, int level, predict::Inte
 // each pass (whose points read only earlier passes): visit(li, pred, owned, rank, pp, mz, my, mx),
 // pred the point's prediction from xr (the box in its local layout), rank its place among the tile's
 // owned points (the stream order: earlier passes, then the owned grid).
+// visit gets the pass's plan in shared memory: the fields every point needs are copied to registers
+// here, the rest (plan_index's) read where used, which kept the tile kernels from spilling.
 template <class T, predict::Spline kSpline, class Visit>
 __device__ __forceinline__ void box_passes_with(const PassPlan* plans, int np, const T* xr, Visit&& visit) {
   for (int k = 0; k < np; ++k) {
-    const PassPlan pp = plans[k];
-    for (uint32_t r = threadIdx.x; r < pp.cnt; r += kThreads) {
-      const uint32_t mz = div_by(r, pp.n12, pp.m12), rem = r - mz * pp.n12, my = div_by(rem, pp.n2, pp.m2),
-                     mx = rem - my * pp.n2;
-      const uint32_t li = pp.li0 + mz * pp.dz + my * pp.dy + mx * pp.dx;
-      const uint32_t at = pp.at0 + (pp.axis == 0 ? mz : (pp.axis == 1 ? my : mx)) * pp.dat;
-      const int32_t sa = pp.sa;
-      const T pred = predict::interp_along<T>(at, pp.h, pp.ext, kSpline, [&](int j) -> T { return xr[int32_t(li) + j * sa]; });
-      const bool owned = mz < pp.own0 && my < pp.own1 && mx < pp.own2;
-      visit(li, pred, owned, pp.rank0 + (mz * pp.own1 + my) * pp.own2 + mx, pp, mz, my, mx);
+    const PassPlan& pp = plans[k];
+    const uint32_t cnt = pp.cnt, n12 = pp.n12, m12 = pp.m12, n2 = pp.n2, m2 = pp.m2;
+    const uint32_t li0 = pp.li0, dz = pp.dz, dy = pp.dy, dx = pp.dx, at0 = pp.at0, dat = pp.dat, axis = pp.axis;
+    const uint32_t h = pp.h, ext = pp.ext, own0 = pp.own0, own1 = pp.own1, own2 = pp.own2, rank0 = pp.rank0;
+    const int32_t sa = pp.sa;
+    for (uint32_t r = threadIdx.x; r < cnt; r += kThreads) {
+      const uint32_t mz = div_by(r, n12, m12), rem = r - mz * n12, my = div_by(rem, n2, m2), mx = rem - my * n2;
+      const uint32_t li = li0 + mz * dz + my * dy + mx * dx;
+      const uint32_t at = at0 + (axis == 0 ? mz : (axis == 1 ? my : mx)) * dat;
+      const T pred = predict::interp_along<T>(at, h, ext, kSpline, [&](int j) -> T { return xr[int32_t(li) + j * sa]; });
+      const bool owned = mz < own0 && my < own1 && mx < own2;
+      visit(li, pred, owned, rank0 + (mz * own1 + my) * own2 + mx, pp, mz, my, mx);
     }
     __syncthreads();
   }
@@ -503,15 +507,16 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
     else count_symbol(s_hist, sym);
     if (kSample) return;
     b.sym[sbase + rank] = uint16_t(sym);
-    if (cl == kClsCoded && !sym) cl = kClsOutlier;
+    if (sym) return;  // coded or masked: the emit pass needs no more (cls is zeroed)
     const uint64_t i = plan_index(pp, ts.box.base, mz, my, mx);
-    if (cl == kClsOutlier) {
+    if (cl == kClsCoded) {  // an outlier
       b.delta[base + i] = d;
       atomicAdd(&b.tile_out[g.first_tile(c) + i / kTile], 1u);
-    } else if (cl == kClsException) {
+      b.cls[base + i] = kClsOutlier;
+    } else {
       atomicAdd(&b.tile_exc[g.first_tile(c) + i / kTile], 1u);
+      b.cls[base + i] = kClsException;
     }
-    if (cl != kClsCoded && cl != kClsMask) b.cls[base + i] = cl;  // cls is zeroed: the emit pass needs no more
   });
   centre = __reduce_add_sync(0xffffffffu, centre);
   if ((threadIdx.x & 31) == 0 && centre) atomicAdd(&s_hist[radius], centre);
