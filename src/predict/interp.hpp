@@ -92,6 +92,7 @@ HPCZ_HD V interp_along(U x, U h, U e, Spline spline, Get&& get) {
 // (3-D: every 16th point along each axis; 2-D: 64th; 1-D: 4096th), so they cost little as Lorenzo
 // residuals, and a tile (the box between neighbouring anchors, faces included) holds 17^3, 65^2 or
 // 4097 values: one GPU block's shared memory.
+constexpr int kMaxInterpLevel = 12;
 HPCZ_HD int interp_anchor_level(const ChunkShape& c) {
   const int axes = (c.cz > 1) + (c.cy > 1) + (c.cx > 1);
   return axes >= 3 ? 4 : (axes == 2 ? 6 : 12);
@@ -111,12 +112,14 @@ HPCZ_HD InterpGeometry interp_geometry(const ChunkShape& c) {
   g.stride[0] = uint64_t(c.cy) * c.cx, g.stride[1] = c.cx, g.stride[2] = 1;
   g.level = interp_anchor_level(c);
   g.anchor = uint64_t(1) << g.level;
-  for (int j = 0; j < 3; ++j) g.tiles[j] = g.ext[j] > 1 ? (g.ext[j] - 2) / g.anchor + 1 : 1;
+  for (int j = 0; j < 3; ++j) g.tiles[j] = g.ext[j] > 1 ? ((g.ext[j] - 2) >> g.level) + 1 : 1;
   return g;
 }
 
 // The anchor grid: anchors along each axis, and anchor number k (raster order) to its index in the chunk.
-HPCZ_HD uint64_t anchors_along(const InterpGeometry& g, int j) { return (g.ext[j] - 1) / g.anchor + 1; }
+// (Divisions by the anchor stride are shifts: 64-bit divisions cost the GPU's per-tile setup most of
+// its time.)
+HPCZ_HD uint64_t anchors_along(const InterpGeometry& g, int j) { return ((g.ext[j] - 1) >> g.level) + 1; }
 HPCZ_HD uint64_t anchor_total(const InterpGeometry& g) {
   return anchors_along(g, 0) * anchors_along(g, 1) * anchors_along(g, 2);
 }
@@ -126,7 +129,7 @@ HPCZ_HD uint64_t anchor_index(const InterpGeometry& g, uint64_t k) {
 }
 HPCZ_HD uint64_t anchor_number(const InterpGeometry& g, uint64_t i) {
   const uint64_t z = i / g.stride[0], y = (i / g.stride[1]) % g.ext[1], x = i % g.ext[2];
-  return ((z / g.anchor) * anchors_along(g, 1) + y / g.anchor) * anchors_along(g, 2) + x / g.anchor;
+  return ((z >> g.level) * anchors_along(g, 1) + (y >> g.level)) * anchors_along(g, 2) + (x >> g.level);
 }
 
 // The Lorenzo prediction of anchor k on the anchor grid from q(j), the values of anchors j < k (the
@@ -165,10 +168,14 @@ struct TileBox {
   HPCZ_HD uint64_t count() const { return e[0] * e[1] * e[2]; }
 };
 
-// Tile t (raster order of tiles) in the chunk.
-HPCZ_HD TileBox tile_box(const InterpGeometry& g, uint64_t t) {
+// Tile t's coordinates on the tile grid (z, y, x).
+HPCZ_HD void tile_coords(const InterpGeometry& g, uint64_t t, uint64_t* tc) {
+  tc[0] = t / (g.tiles[1] * g.tiles[2]), tc[1] = (t / g.tiles[2]) % g.tiles[1], tc[2] = t % g.tiles[2];
+}
+
+// The tile at tile coordinates tc in the chunk.
+HPCZ_HD TileBox tile_box_at(const InterpGeometry& g, const uint64_t* tc) {
   const uint64_t A = g.anchor;
-  const uint64_t tc[3] = {t / (g.tiles[1] * g.tiles[2]), (t / g.tiles[2]) % g.tiles[1], t % g.tiles[2]};
   TileBox b;
   b.base = 0;
   for (int j = 0; j < 3; ++j) {
@@ -179,6 +186,12 @@ HPCZ_HD TileBox tile_box(const InterpGeometry& g, uint64_t t) {
     b.base += o * g.stride[j];
   }
   return b;
+}
+// Tile t (raster order of tiles) in the chunk.
+HPCZ_HD TileBox tile_box(const InterpGeometry& g, uint64_t t) {
+  uint64_t tc[3];
+  tile_coords(g, t, tc);
+  return tile_box_at(g, tc);
 }
 
 // The same box copied out on its own (contiguous, first point at 0).
@@ -246,18 +259,22 @@ HPCZ_HD void interp_box_points(const TileBox& b, int level, InterpParams ip, Vis
 // Where tile t's owned points start in the symbol stream, after the anchors: the owned points but
 // anchors of the tiles before it in raster order. Along each axis every tile but the last owns A
 // coordinates (one of them an anchor's); the owned extents add up to the chunk's.
-HPCZ_HD uint64_t tile_stream_offset(const InterpGeometry& g, uint64_t t) {
+HPCZ_HD uint64_t tile_stream_offset_at(const InterpGeometry& g, const uint64_t* tc) {
   const uint64_t A = g.anchor;
-  const uint64_t tc[3] = {t / (g.tiles[1] * g.tiles[2]), (t / g.tiles[2]) % g.tiles[1], t % g.tiles[2]};
   uint64_t own[3], anc[3];
   for (int j = 0; j < 3; ++j) {
     const bool last = tc[j] + 1 == g.tiles[j];
     own[j] = last ? g.ext[j] - tc[j] * A : A;
-    anc[j] = last ? (own[j] - 1) / A + 1 : 1;
+    anc[j] = last ? ((own[j] - 1) >> g.level) + 1 : 1;
   }
   const uint64_t na1 = anchors_along(g, 1), na2 = anchors_along(g, 2);
   return (tc[0] * A * g.ext[1] * g.ext[2] - tc[0] * na1 * na2) +
          (own[0] * tc[1] * A * g.ext[2] - anc[0] * tc[1] * na2) + (own[0] * own[1] * tc[2] * A - anc[0] * anc[1] * tc[2]);
+}
+HPCZ_HD uint64_t tile_stream_offset(const InterpGeometry& g, uint64_t t) {
+  uint64_t tc[3];
+  tile_coords(g, t, tc);
+  return tile_stream_offset_at(g, tc);
 }
 
 // A box predicted level by level without looking outside it: put(i, prediction, owned) for every

@@ -70,6 +70,7 @@ struct InterpBuffers {
   ChunkInfo* fin;                 // n_chunks: the chunks chosen
   PlanSet* plans;                 // kPlanSets
   uint32_t* lorenzo_skip;         // n_chunks: 1 where the Lorenzo stages leave the chunk out
+  void* qp;                       // the encoder's quant::QuantParams<T>, once the range is settled (anchor kernel)
 };
 
 // Anchors and tiles, per chunk: how many of each (the last chunk may differ).
@@ -164,6 +165,7 @@ static __global__ void __launch_bounds__(kThreads) interp_anchor_kernel(Grid g, 
   bool masked;
   typename Bits<T>::type mbits;
   chunk_mask_of(p, xc, b.ic[c], masked, mbits);
+  if (c == 0 && threadIdx.x == 0) *static_cast<quant::QuantParams<T>*>(b.qp) = p;  // for the later kernels' setup
   if (threadIdx.x == 0) {
     b.ic[c].masked = masked;
     b.ic[c].mask_bits = (unsigned long long)mbits;
@@ -271,9 +273,11 @@ __device__ int plan_passes(const predict::TileBox& box, int level, predict::Inte
 // each pass (whose points read only earlier passes): visit(li, pred, owned, rank, pp, mz, my, mx),
 // pred the point's prediction from xr (the box in its local layout), rank its place among the tile's
 // owned points (the stream order: earlier passes, then the owned grid).
-// visit gets the pass's plan in shared memory: the fields every point needs are copied to registers
-// here, the rest (plan_index's) read where used, which kept the tile kernels from spilling.
-template <class T, predict::Spline kSpline, class Visit>
+// visit(li, pred, owned, rank, offset): offset() the point's offset from the box's first point in the
+// chunk. The plan fields every point needs are copied to registers; offset's come from registers where
+// every owned point needs it (kOffsetHot: the decoder), else from the plan in shared memory (the
+// encoder, for outliers and exceptions only), which kept its kernels from spilling.
+template <class T, predict::Spline kSpline, bool kOffsetHot, class Visit>
 __device__ __forceinline__ void box_passes_with(const PassPlan* plans, int np, const T* xr, Visit&& visit) {
   for (int k = 0; k < np; ++k) {
     const PassPlan& pp = plans[k];
@@ -281,25 +285,31 @@ __device__ __forceinline__ void box_passes_with(const PassPlan* plans, int np, c
     const uint32_t li0 = pp.li0, dz = pp.dz, dy = pp.dy, dx = pp.dx, at0 = pp.at0, dat = pp.dat, axis = pp.axis;
     const uint32_t h = pp.h, ext = pp.ext, own0 = pp.own0, own1 = pp.own1, own2 = pp.own2, rank0 = pp.rank0;
     const int32_t sa = pp.sa;
+    const uint64_t g0 = kOffsetHot ? pp.g0 : 0;
+    const uint32_t gz = kOffsetHot ? pp.gz : 0, gy = kOffsetHot ? pp.gy : 0, gx = kOffsetHot ? pp.gx : 0;
     for (uint32_t r = threadIdx.x; r < cnt; r += kThreads) {
       const uint32_t mz = div_by(r, n12, m12), rem = r - mz * n12, my = div_by(rem, n2, m2), mx = rem - my * n2;
       const uint32_t li = li0 + mz * dz + my * dy + mx * dx;
       const uint32_t at = at0 + (axis == 0 ? mz : (axis == 1 ? my : mx)) * dat;
       const T pred = predict::interp_along<T>(at, h, ext, kSpline, [&](int j) -> T { return xr[int32_t(li) + j * sa]; });
       const bool owned = mz < own0 && my < own1 && mx < own2;
-      visit(li, pred, owned, rank0 + (mz * own1 + my) * own2 + mx, pp, mz, my, mx);
+      auto offset = [&]() -> uint64_t {
+        if (kOffsetHot) return g0 + uint64_t(mz) * gz + uint64_t(my) * gy + mx * gx;
+        return pp.g0 + uint64_t(mz) * pp.gz + uint64_t(my) * pp.gy + mx * pp.gx;
+      };
+      visit(li, pred, owned, rank0 + (mz * own1 + my) * own2 + mx, offset);
     }
     __syncthreads();
   }
 }
 
 // The same with the spline a constant in each copy of the loop (no per-point branch on it).
-template <class T, class Visit>
+template <class T, bool kOffsetHot, class Visit>
 __device__ __forceinline__ void box_passes(const PassPlan* plans, int np, const T* xr, predict::Spline spline,
                                            Visit&& visit) {
-  if (spline == predict::Spline::linear) box_passes_with<T, predict::Spline::linear>(plans, np, xr, visit);
-  else if (spline == predict::Spline::cubic) box_passes_with<T, predict::Spline::cubic>(plans, np, xr, visit);
-  else box_passes_with<T, predict::Spline::natural>(plans, np, xr, visit);
+  if (spline == predict::Spline::linear) box_passes_with<T, predict::Spline::linear, kOffsetHot>(plans, np, xr, visit);
+  else if (spline == predict::Spline::cubic) box_passes_with<T, predict::Spline::cubic, kOffsetHot>(plans, np, xr, visit);
+  else box_passes_with<T, predict::Spline::natural, kOffsetHot>(plans, np, xr, visit);
 }
 
 __device__ __forceinline__ uint64_t plan_index(const PassPlan& pp, uint64_t box_base, uint32_t mz, uint32_t my,
@@ -361,9 +371,10 @@ __device__ void tile_fields(const Grid& g, uint64_t c, const predict::InterpGeom
   const uint32_t tz = t32 / (T1 * T2), ty = (t32 / T2) % T1, tx = t32 % T2;
   const uint32_t lastness = uint32_t(tz + 1 == ge.tiles[0]) << 2 | uint32_t(ty + 1 == T1) << 1 | uint32_t(tx + 1 == T2);
   ts.set = plan_set_index(c + 1 == g.n_chunks, params, lastness);
-  const predict::TileBox box = predict::tile_box(ge, t);
+  const uint64_t tc[3] = {tz, ty, tx};
+  const predict::TileBox box = predict::tile_box_at(ge, tc);
   ts.box = box;
-  ts.stream0 = predict::anchor_total(ge) + predict::tile_stream_offset(ge, t);
+  ts.stream0 = predict::anchor_total(ge) + predict::tile_stream_offset_at(ge, tc);
   const uint32_t e1 = uint32_t(box.e[1]), e2 = uint32_t(box.e[2]);
   ts.e12 = e1 * e2, ts.m12 = div_magic(ts.e12), ts.e2 = e2, ts.m2 = div_magic(e2);
   ts.cnt = uint32_t(box.count());
@@ -438,8 +449,7 @@ __device__ __forceinline__ void count_symbol(uint32_t* s_hist, uint32_t sym) {
 // sample_hist; kStage 0: the chunk's chosen parameters, and every owned point's symbol, class, outlier
 // delta and counts written.
 template <class T, int kStage>
-static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g, uint32_t radius, format::HeaderFields h,
-                                                                      const gpu::CompressState* st, const T* __restrict__ in,
+static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g, uint32_t radius, const T* __restrict__ in,
                                                                       InterpBuffers b) {
   extern __shared__ uint64_t s_dyn_interp[];
   T* xr = reinterpret_cast<T*>(s_dyn_interp);
@@ -470,8 +480,7 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
       s_skip = 1;
     }
     if (!s_skip) tile_fields(g, c, ge, t, pb, ts);
-    quant::settle_range(h, st->key_min, st->key_max);
-    s_p = quant::encoder_params<T>(h);
+    s_p = *static_cast<const quant::QuantParams<T>*>(b.qp);
   }
   __syncthreads();
   if (s_skip) return;
@@ -490,8 +499,7 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
   const predict::InterpParams ip{pb};
   const uint64_t sbase = base + ts.stream0;
   uint32_t centre = 0;  // owned points of the zero-residual symbol (most of them at loose bounds): counted here
-  box_passes(ts.plans, ts.np, xr, ip.spline(),
-             [&](uint32_t li, T pred, bool owned, uint32_t rank, const PassPlan& pp, uint32_t mz, uint32_t my, uint32_t mx) {
+  box_passes<T, false>(ts.plans, ts.np, xr, ip.spline(), [&](uint32_t li, T pred, bool owned, uint32_t rank, auto&& offset) {
     const T v = xr[li];
     uint8_t cl = kClsCoded;
     uint32_t d = 0;
@@ -508,7 +516,7 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
     if (kSample) return;
     b.sym[sbase + rank] = uint16_t(sym);
     if (sym) return;  // coded or masked: the emit pass needs no more (cls is zeroed)
-    const uint64_t i = plan_index(pp, ts.box.base, mz, my, mx);
+    const uint64_t i = ts.box.base + offset();
     if (cl == kClsCoded) {  // an outlier
       b.delta[base + i] = d;
       atomicAdd(&b.tile_out[g.first_tile(c) + i / kTile], 1u);
@@ -555,9 +563,8 @@ static __global__ void __launch_bounds__(kThreads) interp_params_kernel(Grid g, 
 constexpr uint32_t kLorenzoBoxMax = 18 * 18 * 18;  // a last tile owns up to 17 a side; 67^2 and 4099 are smaller
 static_assert(67 * 67 <= kLorenzoBoxMax && 4099 <= kLorenzoBoxMax, "every Lorenzo sample box fits");
 template <class T>
-static __global__ void __launch_bounds__(kThreads) interp_lorenzo_sample_kernel(Grid g, uint32_t radius, format::HeaderFields h,
-                                                                                const gpu::CompressState* st,
-                                                                                const T* __restrict__ in, InterpBuffers b) {
+static __global__ void __launch_bounds__(kThreads) interp_lorenzo_sample_kernel(Grid g, uint32_t radius, const T* __restrict__ in,
+                                                                                InterpBuffers b) {
   extern __shared__ uint64_t s_dyn_interp[];
   uint32_t* s_q = reinterpret_cast<uint32_t*>(s_dyn_interp);
   uint32_t* s_hist = s_q + kLorenzoBoxMax;
@@ -580,8 +587,7 @@ static __global__ void __launch_bounds__(kThreads) interp_lorenzo_sample_kernel(
         s_e[j] = uint32_t(box.own[j]) + s_h[j];
       }
     }
-    quant::settle_range(h, st->key_min, st->key_max);
-    s_p = quant::encoder_params<T>(h);
+    s_p = *static_cast<const quant::QuantParams<T>*>(b.qp);
   }
   __syncthreads();
   if (s_skip) return;
@@ -759,11 +765,16 @@ __device__ __forceinline__ uint8_t point_class(uint8_t mark, uint32_t v, uint32_
 }
 
 // One block per tile (tile 0 also takes the anchors): each owned point's symbol from its stream
-// position to memory order, with its class.
+// position to memory order. Threads walk the owned points in memory order (whole rows written
+// together) and gather each from the tile's stretch of the stream (contiguous, a few KiB: cached); a
+// point's pass follows from its coordinates: h the lowest bit of (z | y | x), the axis the last in the
+// order of those where the coordinate has bit h (walking the passes instead wrote memory in strides).
 static __global__ void __launch_bounds__(kThreads) interp_scatter_kernel(Grid g, uint32_t radius, const DecodeChunk* dc,
                                                                          const uint32_t* __restrict__ v,
                                                                          InterpDecodeBuffers b, uint32_t* status) {
   __shared__ TileSetup ts;
+  __shared__ int8_t s_pass[predict::kMaxInterpLevel][3];  // the pass of level log2(h) + 1 along an axis
+  __shared__ int s_rank_of_axis[3];                        // each axis's place in the chunk's axis order
   const uint64_t c = blockIdx.y;
   const DecodeChunk& d = dc[c];
   if (!is_interp(d)) return;
@@ -772,42 +783,62 @@ static __global__ void __launch_bounds__(kThreads) interp_scatter_kernel(Grid g,
     const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
     s_skip = blockIdx.x >= ge.tile_count();
     if (!s_skip) tile_fields(g, c, ge, blockIdx.x, d.params, ts);
+    int order[3];
+    predict::InterpParams{uint8_t(d.params)}.axis_order(order);
+    for (int j = 0; j < 3; ++j) s_rank_of_axis[order[j]] = j;
   }
+  for (uint32_t k = threadIdx.x; k < predict::kMaxInterpLevel * 3; k += kThreads) s_pass[k / 3][k % 3] = -1;
   __syncthreads();
   if (s_skip) return;
   load_plans(b.plans, ts);
+  for (int k = threadIdx.x; k < ts.np; k += kThreads) s_pass[__ffs(ts.plans[k].h) - 1][ts.plans[k].axis] = int8_t(k);
+  __syncthreads();
   const uint64_t base = c * g.chunk_values;
   const uint32_t mask_delta = predict::symbol_delta(2 * radius - 1, radius);
   const bool masked = d.masked;
   bool bad = false;
-  auto put = [&](uint64_t i, uint64_t pos) {
-    const uint32_t s = v[base + pos];
-    b.vm[base + i] = s;
-    bad |= s == mask_delta && !masked;
-  };
   if (blockIdx.x == 0) {
     const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
     const uint64_t na = predict::anchor_total(ge);
-    for (uint64_t k = threadIdx.x; k < na; k += kThreads) put(predict::anchor_index(ge, k), k);
+    for (uint64_t k = threadIdx.x; k < na; k += kThreads) {
+      const uint32_t s = v[base + k];
+      b.vm[base + predict::anchor_index(ge, k)] = s;
+      bad |= s == mask_delta && !masked;
+    }
   }
-  for (int k = 0; k < ts.np; ++k) {
-    const PassPlan& pp = ts.plans[k];
-    const uint32_t cnt = pp.own0 * pp.o12;
-    const uint64_t pos0 = ts.stream0 + pp.rank0;
-    for (uint32_t r0 = threadIdx.x; r0 < cnt; r0 += kLoadBatch * kThreads) {
-      uint32_t sv[kLoadBatch];  // loads first, as load_box
+  const uint32_t o1 = uint32_t(ts.box.own[1]), o2 = uint32_t(ts.box.own[2]), o12 = o1 * o2;
+  const uint32_t m12 = div_magic(o12), m2 = div_magic(o2), cnt = uint32_t(ts.box.own[0]) * o12, cm = ts.corner_mask;
+  const uint64_t s0 = ts.box.stride[0], s1 = ts.box.stride[1], out0 = base + ts.box.base, in0 = base + ts.stream0;
+  const int r0a = s_rank_of_axis[0], r1a = s_rank_of_axis[1], r2a = s_rank_of_axis[2];
+  for (uint32_t l0 = threadIdx.x; l0 < cnt; l0 += kLoadBatch * kThreads) {
+    uint32_t sv[kLoadBatch];
+    uint64_t at[kLoadBatch];
 #pragma unroll
-      for (int u = 0; u < kLoadBatch; ++u)
-        if (r0 + u * kThreads < cnt) sv[u] = v[base + pos0 + r0 + u * kThreads];
+    for (int u = 0; u < kLoadBatch; ++u) {
+      const uint32_t l = l0 + u * kThreads;
+      at[u] = ~0ull;
+      if (l >= cnt) continue;
+      const uint32_t z = div_by(l, o12, m12), r = l - z * o12, y = div_by(r, o2, m2), x = r - y * o2;
+      const uint32_t bits = z | y | x;
+      if ((bits & cm) == 0) continue;  // an anchor
+      const int lg = __ffs(bits) - 1;
+      const uint32_t h = 1u << lg;
+      // The pass axis: the last in the order among the axes whose coordinate has bit h.
+      int a = -1, ra = -1;
+      if ((z & h) && r0a > ra) a = 0, ra = r0a;
+      if ((y & h) && r1a > ra) a = 1, ra = r1a;
+      if ((x & h) && r2a > ra) a = 2, ra = r2a;
+      const PassPlan& pp = ts.plans[s_pass[lg][a]];
+      // Grid coordinates: step h before the pass axis in the order, 2h at and after it.
+      const uint32_t mz = z >> (lg + (r0a >= ra)), my = y >> (lg + (r1a >= ra)), mx = x >> (lg + (r2a >= ra));
+      sv[u] = v[in0 + pp.rank0 + (mz * pp.own1 + my) * pp.own2 + mx];
+      at[u] = out0 + z * s0 + y * s1 + x;
+    }
 #pragma unroll
-      for (int u = 0; u < kLoadBatch; ++u) {
-        const uint32_t r = r0 + u * kThreads;
-        if (r >= cnt) continue;
-        const uint32_t mz = div_by(r, pp.o12, pp.mo12), rem = r - mz * pp.o12, my = div_by(rem, pp.own2, pp.mo2),
-                       mx = rem - my * pp.own2;
-        b.vm[base + plan_index(pp, ts.box.base, mz, my, mx)] = sv[u];
-        bad |= sv[u] == mask_delta && !masked;
-      }
+    for (int u = 0; u < kLoadBatch; ++u) {
+      if (at[u] == ~0ull) continue;
+      b.vm[at[u]] = sv[u];
+      bad |= sv[u] == mask_delta && !masked;
     }
   }
   if (bad) atomicOr(status, kBadChunk);
@@ -954,12 +985,12 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_decode_kernel(
   __syncthreads();
   const T mask = mask_value_of<T>(d);
   T* oc = out + base;
-  box_passes(ts.plans, ts.np, xr, ip.spline(),
-             [&](uint32_t li, T pred, bool owned, uint32_t, const PassPlan& pp, uint32_t mz, uint32_t my, uint32_t mx) {
+  const uint64_t box_base = ts.box.base;
+  box_passes<T, true>(ts.plans, ts.np, xr, ip.spline(), [&](uint32_t li, T pred, bool owned, uint32_t, auto&& offset) {
     const uint8_t cl = s_cls[li];
     const T rec = cl == kPointCoded ? pred + xr[li] : pred;
     xr[li] = rec;
-    if (owned) oc[plan_index(pp, ts.box.base, mz, my, mx)] = cl == kPointMask ? mask : rec;
+    if (owned) oc[box_base + offset()] = cl == kPointMask ? mask : rec;
   });
 }
 

@@ -102,6 +102,7 @@ CompressLayout carve_compress(void* ws, const format::HeaderFields& h, const Gri
     ib.fin = cv.take<ChunkInfo>(sizeof(ChunkInfo) * nc);
     ib.plans = cv.take<PlanSet>(sizeof(PlanSet) * kPlanSets);
     ib.lorenzo_skip = cv.take<uint32_t>(4 * nc);
+    ib.qp = cv.take<uint8_t>(sizeof(quant::QuantParams<double>));
   }
   L.scan_bytes = scan_temp_bytes(nt + 1);
   L.scan_temp = cv.take<uint8_t>(L.scan_bytes);
@@ -135,8 +136,8 @@ unsigned blocks_for(uint64_t items, uint64_t cap = 4096) {
 static __global__ void ticket_reset_kernel(gpu::CompressState* st) { st->chunk_counter = 0; }
 
 // Before the Lorenzo stages (interp_kernels.cuh): the anchors, the parameters in two sampled stages
-// (interp_params_kernel; each: sampled tiles, books, choice), Lorenzo on the same samples, and which
-// predictors run on each chunk (ib.lorenzo_skip tells the Lorenzo stages).
+// (interp_params_kernel; each: sampled tiles, books, choice), Lorenzo on stage 2's samples (its book
+// with stage 2's), and which predictors run on each chunk (ib.lorenzo_skip tells the Lorenzo stages).
 template <class T>
 void interp_compress_sample(const T* d_in, const format::HeaderFields& h, const Grid& g, const CompressLayout& L,
                             cudaStream_t s) {
@@ -157,17 +158,16 @@ void interp_compress_sample(const T* d_in, const format::HeaderFields& h, const 
     book_kernel<<<(unsigned)count, kThreads, kBookSmem, s>>>(nsym, ib.sample_hist + first * nsym, ib.sample_len + first * nsym,
                                                              ib.sample_code + first * nsym, ib.sample_info + first);
   };
-  interp_tile_kernel<T, 1><<<dim3(samples1, (unsigned)nc, kStage1Sets), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
-  books(0, nc * kStage1Sets);
-  interp_params_kernel<1><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
-  interp_tile_kernel<T, 2><<<dim3(samples, (unsigned)nc, kStage2Sets), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
-  books(nc * kStage1Sets, nc * kStage2Sets);
-  interp_params_kernel<2><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
+  interp_tile_kernel<T, 1><<<dim3(samples1, (unsigned)nc, kStage1Sets), kThreads, smem, s>>>(g, radius, d_in, ib);
   const size_t lsmem = 4 * (size_t(kLorenzoBoxMax) + nsym);
   check(cudaFuncSetAttribute(interp_lorenzo_sample_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(lsmem)),
         "lorenzo sample smem");
-  interp_lorenzo_sample_kernel<T><<<dim3(samples, (unsigned)nc), kThreads, lsmem, s>>>(g, radius, h, b.st, d_in, ib);
-  books(nc * kParamSets, nc);
+  interp_lorenzo_sample_kernel<T><<<dim3(samples, (unsigned)nc), kThreads, lsmem, s>>>(g, radius, d_in, ib);
+  books(0, nc * kStage1Sets);
+  interp_params_kernel<1><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
+  interp_tile_kernel<T, 2><<<dim3(samples, (unsigned)nc, kStage2Sets), kThreads, smem, s>>>(g, radius, d_in, ib);
+  books(nc * kStage1Sets, nc * (kStage2Sets + 1));  // stage 2's and Lorenzo's, adjacent
+  interp_params_kernel<2><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
   interp_predictors_kernel<<<grid_c, kThreads, 0, s>>>(g, nsym, ib, b.hist);
   check(cudaGetLastError(), "interp sampling");
 }
@@ -182,7 +182,7 @@ void interp_compress_sizes(const T* d_in, const format::HeaderFields& h, const G
   const uint32_t radius = h.block_param, nsym = 2 * radius;
   const uint64_t nc = g.n_chunks, nt = g.n_tiles;
   const size_t smem = kBoxMax * sizeof(T) + 4 * size_t(nsym);
-  interp_tile_kernel<T, 0><<<dim3((unsigned)L.is.max_tiles, (unsigned)nc), kThreads, smem, s>>>(g, radius, h, b.st, d_in, ib);
+  interp_tile_kernel<T, 0><<<dim3((unsigned)L.is.max_tiles, (unsigned)nc), kThreads, smem, s>>>(g, radius, d_in, ib);
   check(cudaGetLastError(), "interp tiles");
   size_t tb = L.scan_bytes;
   check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, ib.tile_out, ib.tile_out, int(nt + 1), s), "scan");
