@@ -14,8 +14,9 @@ constexpr uint32_t kInterpExtraBytes = 8;
 constexpr uint64_t kInterpCodecParams = uint64_t(huffman::kMaxLen) | uint64_t(2) << 8;
 // The predictor's parameters are chosen per chunk from the symbols of sampled tiles, evenly spaced:
 // the axis order from about kInterpOrderSampleTiles, then the spline and the predictor from about
-// kInterpSampleTiles. Fewer samples than 64 change only near-ties (docs/EXPERIMENTS.md).
-constexpr uint64_t kInterpOrderSampleTiles = 24;
+// kInterpSampleTiles. Fewer samples than 64 change only near-ties; fewer than 40 for the order moved
+// some fields by a few percent either way (docs/EXPERIMENTS.md).
+constexpr uint64_t kInterpOrderSampleTiles = 40;
 constexpr uint64_t kInterpSampleTiles = 32;
 // The spacing of a chunk's sampled tiles (tile t sampled where t % every == 0), and their count.
 HPCZ_HD uint64_t interp_sample_every(uint64_t tiles, uint64_t samples) { return tiles > samples ? tiles / samples : 1; }
