@@ -220,14 +220,16 @@ uint64_t lorenzo_sampled_bytes(const T* in, const predict::InterpGeometry& g, co
       for (uint64_t y = 0; y < b.own[1]; ++y)
         for (uint64_t x = 0; x < b.own[2]; ++x) {
           const uint64_t i = b.base + z * b.stride[0] + y * b.stride[1] + x;
+          int32_t v0;
+          const bool coded = quant::quantize(in[i], p, v0);
           auto q = [&](int dz, int dy, int dx) {
+            if (!(dz | dy | dx)) return coded ? uint32_t(v0) : 0u;
             int32_t v;
             return quant::quantize(in[i - dz * b.stride[0] - dy * b.stride[1] - dx], p, v) ? uint32_t(v) : 0u;
           };
           ++hists[k][lorenzo_point_symbol(uint32_t(tc[0] * A + z), uint32_t(tc[1] * A + y), uint32_t(tc[2] * A + x),
                                           radius, q)];
-          int32_t v;
-          excs[k] += !quant::quantize(in[i], p, v);
+          excs[k] += !coded;
         }
   }
   std::vector<uint32_t> hist(2 * radius, 0);
