@@ -219,13 +219,12 @@ static __global__ void __launch_bounds__(kThreads) interp_anchor_kernel(Grid g, 
 
 // A pass of a tile (predict::InterpPass) laid out for the kernels' loop: grid point r = (mz, my, mx)
 // from two divisions by multiplication, its local index, coordinate along the pass's axis, rank among
-// the tile's owned points and offset in the chunk, each linear in (mz, my, mx). Built once per tile in
-// shared memory (the generic InterpPass, with its indexed arrays, cost local memory and most of the
-// instructions).
+// the tile's owned points and offset from the box's first point, each linear in (mz, my, mx). Built once
+// per call for every kind of tile (interp_plan_kernel; the generic InterpPass, with its indexed arrays,
+// cost local memory and most of the instructions).
 struct PassPlan {
   uint32_t cnt, n12, m12, n2, m2;  // points; the grid's divisors and their magic multipliers
   uint32_t own0, own1, own2, rank0;
-  uint32_t o12, mo12, mo2;         // the owned grid's divisors (own1 own2, own2): magic multipliers
   uint32_t li0, dz, dy, dx;        // local index: li0 + mz dz + my dy + mx dx
   uint32_t at0, dat, axis;         // coordinate along the axis: at0 + m_axis dat
   uint32_t h, ext;
@@ -255,7 +254,6 @@ __device__ int plan_passes(const predict::TileBox& box, int level, predict::Inte
       pp.n12 = ps.n[1] * ps.n[2], pp.m12 = div_magic(pp.n12);
       pp.n2 = ps.n[2], pp.m2 = div_magic(pp.n2);
       pp.own0 = ps.own[0], pp.own1 = ps.own[1], pp.own2 = ps.own[2], pp.rank0 = rank;
-      pp.o12 = ps.own[1] * ps.own[2], pp.mo12 = div_magic(pp.o12), pp.mo2 = div_magic(ps.own[2]);
       pp.li0 = (ps.from[0] * e1 + ps.from[1]) * e2 + ps.from[2];
       pp.dz = ps.step[0] * e1 * e2, pp.dy = ps.step[1] * e2, pp.dx = ps.step[2];
       pp.axis = uint32_t(ps.a);
@@ -310,11 +308,6 @@ __device__ __forceinline__ void box_passes(const PassPlan* plans, int np, const 
   if (spline == predict::Spline::linear) box_passes_with<T, predict::Spline::linear, kOffsetHot>(plans, np, xr, visit);
   else if (spline == predict::Spline::cubic) box_passes_with<T, predict::Spline::cubic, kOffsetHot>(plans, np, xr, visit);
   else box_passes_with<T, predict::Spline::natural, kOffsetHot>(plans, np, xr, visit);
-}
-
-__device__ __forceinline__ uint64_t plan_index(const PassPlan& pp, uint64_t box_base, uint32_t mz, uint32_t my,
-                                               uint32_t mx) {
-  return box_base + pp.g0 + uint64_t(mz) * pp.gz + uint64_t(my) * pp.gy + mx * pp.gx;
 }
 
 // The passes of every kind of tile, built once per call (interp_plan_kernel): a tile's passes depend
