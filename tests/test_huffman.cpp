@@ -469,7 +469,20 @@ TEST(unit_huffman_gpu_books_match_cpu) {
     const auto gpu = ratio::gpu_build_books(h, 1024, &ms);
     CHECK_MSG(gpu == cpu.len, name << ": GPU and CPU code lengths differ");
   }
-  std::fprintf(stderr, "  %zu histograms: GPU and CPU books compared\n", hists.size());
+  // Every alphabet size the kernel is sized for: the 4-key book up to 1,024 symbols, the 16-key one above.
+  size_t sized = 0;
+  for (uint32_t nsym : {2u, 4u, 32u, 1022u, 1024u, 1026u, 2048u, 4096u}) {
+    std::mt19937 srng(nsym);
+    for (int k = 0; k < 20; ++k) {
+      std::vector<uint32_t> h(nsym, 0);
+      const uint32_t used = 1 + srng() % nsym;
+      for (uint32_t u = 0; u < used; ++u) h[srng() % nsym] = k % 2 ? 1 + srng() % 7 : 1 + uint32_t(1e6 / (1 + u * u));
+      const auto cpu = ratio::build_book(h.data(), nsym);
+      CHECK_MSG(ratio::gpu_build_books(h, nsym, nullptr) == cpu.len, nsym << " symbols, case " << k << ": GPU and CPU code lengths differ");
+      ++sized;
+    }
+  }
+  std::fprintf(stderr, "  %zu histograms at 1,024 symbols and %zu from 2 to 4,096: GPU and CPU books compared\n", hists.size(), sized);
   for (uint32_t nsym : {1024u, 4096u}) {
     std::mt19937 rng(nsym);
     std::vector<uint32_t> h(nsym);

@@ -2,6 +2,7 @@
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
 #include "codecs/ratio/kernels_common.cuh"
+#include "common/cuda_check.hpp"
 
 namespace hpcz::ratio::cuda {
 
@@ -16,7 +17,6 @@ namespace hpcz::ratio::cuda {
 //  2. codewords: canonical; a symbol's code is the first code of its length plus its rank among the
 //     symbols of that length (a block scan of per-length counts).
 constexpr int kSortPerThread = kMaxRadius * 2 / kThreads;  // 16 keys per thread: 4096 symbols
-constexpr uint32_t kNodes = 2 * huffman::kMaxSymbols;       // leaves + internal nodes
 struct LenCounts {
   uint16_t n[huffman::kMaxLen + 1];
 };
@@ -28,12 +28,17 @@ struct LenCountsAdd {
     return r;
   }
 };
-constexpr size_t kBookSmem = huffman::kMaxSymbols * 8 /*keys*/ + kNodes * 4 /*w*/ + kNodes * 2 * 2 /*anc x2*/ +
-                             kNodes * 2 * 2 /*depth x2*/ + huffman::kMaxSymbols /*len*/;
+// A book of up to cap symbols (kKeys * kThreads): its shared memory (keys, node weights, two buffers
+// each of ancestors and depths, lengths). Sized to the alphabet, not the largest one: at the default
+// radius (1,024 symbols) a quarter, so that several blocks share an SM (the sampling's many books).
+constexpr size_t book_smem(uint32_t cap) { return size_t(cap) * 8 + 2 * size_t(cap) * (4 + 2 * 2 + 2 * 2) + cap; }
 
-static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, const uint32_t* __restrict__ hist, uint8_t* len,
+// The small book is held to 128 registers a thread, 2 blocks an SM (unbounded, it took 160: one block).
+template <int kKeys>
+static __global__ void __launch_bounds__(kThreads, kKeys <= 4 ? 2 : 1) book_kernel(uint32_t nsym, const uint32_t* __restrict__ hist, uint8_t* len,
                                                                uint32_t* code, ChunkInfo* info) {
-  using Sort = cub::BlockRadixSort<unsigned long long, kThreads, kSortPerThread>;
+  constexpr uint32_t kCap = uint32_t(kKeys) * kThreads, kNodes = 2 * kCap;
+  using Sort = cub::BlockRadixSort<unsigned long long, kThreads, kKeys>;
   using Scan = cub::BlockScan<uint32_t, kThreads>;
   using LenScan = cub::BlockScan<LenCounts, kThreads>;
   using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
@@ -45,7 +50,7 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
   } tmp;
   extern __shared__ uint64_t s_dyn[];
   uint64_t* s_keys = s_dyn;                                     // sorted keys
-  uint32_t* w = reinterpret_cast<uint32_t*>(s_keys + huffman::kMaxSymbols);  // node weights
+  uint32_t* w = reinterpret_cast<uint32_t*>(s_keys + kCap);  // node weights
   uint16_t* anc = reinterpret_cast<uint16_t*>(w + kNodes);      // parent, then ancestors (2 buffers)
   uint16_t* dep = anc + 2 * kNodes;                             // depth to that ancestor (2 buffers)
   uint8_t* s_len = reinterpret_cast<uint8_t*>(dep + 2 * kNodes);
@@ -54,22 +59,22 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
   __shared__ uint32_t s_first[huffman::kMaxLen + 2];
   const uint64_t c = blockIdx.x;
   const uint32_t* h = hist + c * nsym;
-  // Blocked arrangement: thread j holds symbols j*16 .. j*16+15; unused symbols sort last.
-  unsigned long long keys[kSortPerThread];
+  // Blocked arrangement: thread j holds symbols j*kKeys .. j*kKeys+kKeys-1; unused symbols sort last.
+  unsigned long long keys[kKeys];
   uint32_t used = 0;
-  for (int k = 0; k < kSortPerThread; ++k) {
-    const uint32_t s = threadIdx.x * kSortPerThread + k;
+  for (int k = 0; k < kKeys; ++k) {
+    const uint32_t s = threadIdx.x * kKeys + k;
     const uint32_t cnt = s < nsym ? h[s] : 0;
     keys[k] = cnt ? huffman::order_key(cnt, s) : ~0ull;
     used += cnt != 0;
   }
-  for (uint32_t s = threadIdx.x; s < huffman::kMaxSymbols; s += kThreads) s_len[s] = 0;
+  for (uint32_t s = threadIdx.x; s < kCap; s += kThreads) s_len[s] = 0;
   for (uint32_t l = threadIdx.x; l <= huffman::kDepthCap; l += kThreads) s_bits[l] = 0;
   uint32_t total_used;
   Scan(tmp.scan).ExclusiveSum(used, used, total_used);
   __syncthreads();
   Sort(tmp.sort).Sort(keys, 0, 38);  // counts < 2^26 and 12 symbol bits; unused (~0) keys stay last
-  for (int k = 0; k < kSortPerThread; ++k) s_keys[threadIdx.x * kSortPerThread + k] = keys[k];
+  for (int k = 0; k < kKeys; ++k) s_keys[threadIdx.x * kKeys + k] = keys[k];
   __syncthreads();
   const uint32_t m = total_used;
   for (uint32_t i = threadIdx.x; i < m; i += kThreads) w[i] = huffman::key_count(s_keys[i]);
@@ -162,17 +167,17 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
     }
   }
   __syncthreads();
-  // Phase 2: codes. Thread j's symbols j*16 .. j*16+15; its rank within each length from a scan.
+  // Phase 2: codes. Thread j's symbols j*kKeys ..; its rank within each length from a scan.
   LenCounts mine{};
-  for (int k = 0; k < kSortPerThread; ++k) {
-    const uint32_t s = threadIdx.x * kSortPerThread + k;
+  for (int k = 0; k < kKeys; ++k) {
+    const uint32_t s = threadIdx.x * kKeys + k;
     if (s < nsym && s_len[s]) ++mine.n[s_len[s]];
   }
   LenCounts before;
   LenScan(tmp.len_scan).ExclusiveScan(mine, before, LenCounts{}, LenCountsAdd());
   unsigned long long bits = 0;
-  for (int k = 0; k < kSortPerThread; ++k) {
-    const uint32_t s = threadIdx.x * kSortPerThread + k;
+  for (int k = 0; k < kKeys; ++k) {
+    const uint32_t s = threadIdx.x * kKeys + k;
     if (s >= nsym) break;
     const uint32_t l = s_len[s];
     len[c * nsym + s] = uint8_t(l);
@@ -182,6 +187,23 @@ static __global__ void __launch_bounds__(kThreads) book_kernel(uint32_t nsym, co
   __syncthreads();
   bits = Reduce(tmp.reduce).Sum(bits);
   if (threadIdx.x == 0) info[c].total_bits = uint32_t(bits);
+}
+
+// count books of nsym symbols (hist, len, code: nsym entries a book; info: one a book) on stream s, the
+// kernel sized to the alphabet.
+template <int kKeys>
+void launch_books_sized(uint32_t nsym, unsigned count, const uint32_t* hist, uint8_t* len, uint32_t* code, ChunkInfo* info,
+                        cudaStream_t s) {
+  const size_t smem = book_smem(uint32_t(kKeys) * kThreads);
+  check(cudaFuncSetAttribute(book_kernel<kKeys>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "book smem");
+  book_kernel<kKeys><<<count, kThreads, smem, s>>>(nsym, hist, len, code, info);
+}
+inline void launch_books(uint32_t nsym, unsigned count, const uint32_t* hist, uint8_t* len, uint32_t* code, ChunkInfo* info,
+                         cudaStream_t s) {
+  if (!count) return;
+  static_assert(kSortPerThread == 16, "the largest book: 16 keys a thread");
+  if (nsym <= 4 * kThreads) launch_books_sized<4>(nsym, count, hist, len, code, info, s);
+  else launch_books_sized<kSortPerThread>(nsym, count, hist, len, code, info, s);
 }
 
 }  // namespace hpcz::ratio::cuda

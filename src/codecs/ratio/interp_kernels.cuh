@@ -233,6 +233,14 @@ struct PassPlan {
   unsigned long long g0;
 };
 constexpr int kMaxPasses = 12;  // levels x axes of extent > 1: 4 x 3, 6 x 2 or 12 x 1
+// Threads of a tile block (the encoder's, the decoder's and the sampling's) and the blocks an SM is to
+// hold, about 1,280 threads (registers: 64 Ki / 1,152 = 56 a thread at 192 threads). 192 threads with
+// f32 boxes (6 blocks an SM) compressed faster than 256 (5) or 128 (10); f64 boxes take twice the
+// shared memory, so fewer, larger blocks.
+template <class T>
+constexpr uint32_t kTileThreads = sizeof(T) == 4 ? 192 : 256;
+template <class T>
+constexpr int kTileBlocksPerSM = int(5 * 256 / kTileThreads<T>);
 
 // ceil(2^32 / d) for d >= 2 (0 for d = 1): q = __umulhi(r, m) is r / d exactly for r, d < 2^16.
 HPCZ_HD uint32_t div_magic(uint32_t d) { return d < 2 ? 0u : 0xffffffffu / d + 1; }
@@ -285,7 +293,7 @@ __device__ __forceinline__ void box_passes_with(const PassPlan* plans, int np, c
     const int32_t sa = pp.sa;
     const uint64_t g0 = kOffsetHot ? pp.g0 : 0;
     const uint32_t gz = kOffsetHot ? pp.gz : 0, gy = kOffsetHot ? pp.gy : 0, gx = kOffsetHot ? pp.gx : 0;
-    for (uint32_t r = threadIdx.x; r < cnt; r += kThreads) {
+    for (uint32_t r = threadIdx.x; r < cnt; r += kTileThreads<T>) {
       const uint32_t mz = div_by(r, n12, m12), rem = r - mz * n12, my = div_by(rem, n2, m2), mx = rem - my * n2;
       const uint32_t li = li0 + mz * dz + my * dy + mx * dx;
       const uint32_t at = at0 + (axis == 0 ? mz : (axis == 1 ? my : mx)) * dat;
@@ -383,12 +391,13 @@ __device__ void tile_fields(const Grid& g, uint64_t c, const predict::InterpGeom
 
 // The tile's passes from its plan set, by the whole block (after tile_fields and a barrier); ends with
 // a barrier.
+template <uint32_t kN>
 __device__ void load_plans(const PlanSet* sets, TileSetup& ts) {
   const PlanSet& set = sets[ts.set];
   static_assert(sizeof(PassPlan) % 4 == 0, "copied as words");
   const uint32_t* from = reinterpret_cast<const uint32_t*>(set.plans);
   uint32_t* to = reinterpret_cast<uint32_t*>(ts.plans);
-  for (uint32_t w = threadIdx.x; w < sizeof(set.plans) / 4; w += kThreads) to[w] = from[w];
+  for (uint32_t w = threadIdx.x; w < sizeof(set.plans) / 4; w += kN) to[w] = from[w];
   if (threadIdx.x == 0) ts.np = set.np;
   __syncthreads();
 }
@@ -403,12 +412,12 @@ __device__ __forceinline__ void load_box(const TileSetup& ts, const T* axr, T* x
   const uint64_t s0 = ts.box.stride[0], s1 = ts.box.stride[1], base = ts.box.base;
   const uint32_t e12 = ts.e12, m12 = ts.m12, e2 = ts.e2, m2 = ts.m2, cm = ts.corner_mask, cnt = ts.cnt;
   using Raw = decltype(fetch(uint64_t(0)));
-  for (uint32_t l0 = threadIdx.x; l0 < cnt; l0 += kLoadBatch * kThreads) {
+  for (uint32_t l0 = threadIdx.x; l0 < cnt; l0 += kLoadBatch * kTileThreads<T>) {
     Raw raw[kLoadBatch];
     int corner[kLoadBatch];
 #pragma unroll
     for (int u = 0; u < kLoadBatch; ++u) {
-      const uint32_t l = l0 + u * kThreads;
+      const uint32_t l = l0 + u * kTileThreads<T>;
       corner[u] = -1;
       if (l >= cnt) continue;
       const uint32_t z = div_by(l, e12, m12), r = l - z * e12, y = div_by(r, e2, m2), x = r - y * e2;
@@ -417,7 +426,7 @@ __device__ __forceinline__ void load_box(const TileSetup& ts, const T* axr, T* x
     }
 #pragma unroll
     for (int u = 0; u < kLoadBatch; ++u) {
-      const uint32_t l = l0 + u * kThreads;
+      const uint32_t l = l0 + u * kTileThreads<T>;
       if (l >= cnt) continue;
       xr[l] = corner[u] >= 0 ? axr[ts.corner[corner[u]]] : settle(l, raw[u]);
     }
@@ -442,7 +451,7 @@ __device__ __forceinline__ void count_symbol(uint32_t* s_hist, uint32_t sym) {
 // sample_hist; kStage 0: the chunk's chosen parameters, and every owned point's symbol, class, outlier
 // delta and counts written.
 template <class T, int kStage>
-static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g, uint32_t radius, const T* __restrict__ in,
+static __global__ void __launch_bounds__(kTileThreads<T>, kTileBlocksPerSM<T>) interp_tile_kernel(Grid g, uint32_t radius, const T* __restrict__ in,
                                                                       InterpBuffers b) {
   extern __shared__ uint64_t s_dyn_interp[];
   T* xr = reinterpret_cast<T*>(s_dyn_interp);
@@ -477,13 +486,13 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
   }
   __syncthreads();
   if (s_skip) return;
-  load_plans(b.plans, ts);
+  load_plans<kTileThreads<T>>(b.plans, ts);
   const quant::QuantParams<T>& p = s_p;
   const uint64_t base = c * g.chunk_values;
   const T* xc = in + base;
   const bool masked = b.ic[c].masked;
   const typename Bits<T>::type mbits = typename Bits<T>::type(b.ic[c].mask_bits);
-  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
+  for (uint32_t k = threadIdx.x; k < nsym; k += kTileThreads<T>) s_hist[k] = 0;
   // The box's values, each replaced by its reconstruction in its pass (a point's predictors are all
   // from earlier passes).
   load_box(ts, static_cast<const T*>(b.axr) + c * b.anchor_cap, xr, [&](uint64_t i) { return xc[i]; },
@@ -522,7 +531,7 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_kernel(Grid g,
   centre = __reduce_add_sync(0xffffffffu, centre);
   if ((threadIdx.x & 31) == 0 && centre) atomicAdd(&s_hist[radius], centre);
   __syncthreads();
-  for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
+  for (uint32_t k = threadIdx.x; k < nsym; k += kTileThreads<T>)
     if (s_hist[k]) atomicAdd(&hist[k], s_hist[k]);
 }
 
@@ -783,7 +792,7 @@ static __global__ void __launch_bounds__(kThreads) interp_scatter_kernel(Grid g,
   for (uint32_t k = threadIdx.x; k < predict::kMaxInterpLevel * 3; k += kThreads) s_pass[k / 3][k % 3] = -1;
   __syncthreads();
   if (s_skip) return;
-  load_plans(b.plans, ts);
+  load_plans<kThreads>(b.plans, ts);
   for (int k = threadIdx.x; k < ts.np; k += kThreads) s_pass[__ffs(ts.plans[k].h) - 1][ts.plans[k].axis] = int8_t(k);
   __syncthreads();
   const uint64_t base = c * g.chunk_values;
@@ -942,7 +951,7 @@ static __global__ void __launch_bounds__(kThreads) interp_anchor_decode_kernel(G
 // One block per tile: the tile's owned points from its box in shared memory, which first holds each
 // coded point's dequantized residual (and the anchors' values), then the reconstructions pass by pass.
 template <class T>
-static __global__ void __launch_bounds__(kThreads, 5) interp_tile_decode_kernel(Grid g, uint32_t radius, const DecodeChunk* dc,
+static __global__ void __launch_bounds__(kTileThreads<T>, kTileBlocksPerSM<T>) interp_tile_decode_kernel(Grid g, uint32_t radius, const DecodeChunk* dc,
                                                                              T step, InterpDecodeBuffers b, T* out) {
   extern __shared__ uint64_t s_dyn_interp[];
   T* xr = reinterpret_cast<T*>(s_dyn_interp);
@@ -960,7 +969,7 @@ static __global__ void __launch_bounds__(kThreads, 5) interp_tile_decode_kernel(
   }
   __syncthreads();
   if (s_skip) return;
-  load_plans(b.plans, ts);
+  load_plans<kTileThreads<T>>(b.plans, ts);
   const uint64_t base = c * g.chunk_values;
   const uint32_t mask_delta = predict::symbol_delta(2 * radius - 1, radius);
   struct Raw {

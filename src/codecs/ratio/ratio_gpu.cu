@@ -155,17 +155,17 @@ void interp_compress_sample(const T* d_in, const format::HeaderFields& h, const 
   const unsigned samples1 = (unsigned)L.is.max_order_samples, samples = (unsigned)L.is.max_samples;
   const unsigned grid_c = blocks_for(nc, 1024);
   auto books = [&](uint64_t first, uint64_t count) {
-    book_kernel<<<(unsigned)count, kThreads, kBookSmem, s>>>(nsym, ib.sample_hist + first * nsym, ib.sample_len + first * nsym,
-                                                             ib.sample_code + first * nsym, ib.sample_info + first);
+    launch_books(nsym, (unsigned)count, ib.sample_hist + first * nsym, ib.sample_len + first * nsym,
+                 ib.sample_code + first * nsym, ib.sample_info + first, s);
   };
-  interp_tile_kernel<T, 1><<<dim3(samples1, (unsigned)nc, kStage1Sets), kThreads, smem, s>>>(g, radius, d_in, ib);
+  interp_tile_kernel<T, 1><<<dim3(samples1, (unsigned)nc, kStage1Sets), kTileThreads<T>, smem, s>>>(g, radius, d_in, ib);
   const size_t lsmem = 4 * (size_t(kLorenzoBoxMax) + nsym);
   check(cudaFuncSetAttribute(interp_lorenzo_sample_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(lsmem)),
         "lorenzo sample smem");
   interp_lorenzo_sample_kernel<T><<<dim3(samples, (unsigned)nc), kThreads, lsmem, s>>>(g, radius, d_in, ib);
   books(0, nc * kStage1Sets);
   interp_params_kernel<1><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
-  interp_tile_kernel<T, 2><<<dim3(samples, (unsigned)nc, kStage2Sets), kThreads, smem, s>>>(g, radius, d_in, ib);
+  interp_tile_kernel<T, 2><<<dim3(samples, (unsigned)nc, kStage2Sets), kTileThreads<T>, smem, s>>>(g, radius, d_in, ib);
   books(nc * kStage1Sets, nc * (kStage2Sets + 1));  // stage 2's and Lorenzo's, adjacent
   interp_params_kernel<2><<<grid_c, kThreads, 0, s>>>(g, nsym, ib);
   interp_predictors_kernel<<<grid_c, kThreads, 0, s>>>(g, nsym, ib, b.hist);
@@ -182,12 +182,12 @@ void interp_compress_sizes(const T* d_in, const format::HeaderFields& h, const G
   const uint32_t radius = h.block_param, nsym = 2 * radius;
   const uint64_t nc = g.n_chunks, nt = g.n_tiles;
   const size_t smem = kBoxMax * sizeof(T) + 4 * size_t(nsym);
-  interp_tile_kernel<T, 0><<<dim3((unsigned)L.is.max_tiles, (unsigned)nc), kThreads, smem, s>>>(g, radius, d_in, ib);
+  interp_tile_kernel<T, 0><<<dim3((unsigned)L.is.max_tiles, (unsigned)nc), kTileThreads<T>, smem, s>>>(g, radius, d_in, ib);
   check(cudaGetLastError(), "interp tiles");
   size_t tb = L.scan_bytes;
   check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, ib.tile_out, ib.tile_out, int(nt + 1), s), "scan");
   check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, ib.tile_exc, ib.tile_exc, int(nt + 1), s), "scan");
-  book_kernel<<<(unsigned)nc, kThreads, kBookSmem, s>>>(nsym, ib.hist, ib.len, ib.code, ib.info);
+  launch_books(nsym, (unsigned)nc, ib.hist, ib.len, ib.code, ib.info, s);
   layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, ib.tile_out, ib.tile_exc, ib.info, b.st,
                                           kChunkHeaderBytes + kInterpExtraBytes);
   interp_choose_kernel<<<1, kThreads, 0, s>>>(g, ib.ic, b.info, ib.info, ib.fin, b.st);
@@ -236,8 +236,6 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
       gpu::range_kernel<T><<<rgrid, gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
     else if (nans)
       gpu::range_kernel<T><<<rgrid, gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st, nan_seen, false);
-    const size_t book_smem = kBookSmem;
-    check(cudaFuncSetAttribute(book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(book_smem)), "book smem");
     if (L.interp) interp_compress_sample(d_in, h, g, L, s);
     const uint32_t* lorenzo_skip = L.interp ? L.ib.lorenzo_skip : nullptr;
     const DualPlan dp = dual_plan(g.full, g.n_chunks);
@@ -254,7 +252,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
     size_t tb = L.scan_bytes;
     check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, b.tile_out, b.tile_out, int(nt + 1), s), "scan");
     check(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, b.tile_exc, b.tile_exc, int(nt + 1), s), "scan");
-    book_kernel<<<(unsigned)nc, kThreads, book_smem, s>>>(nsym, b.hist, b.len, b.code, b.info);
+    launch_books(nsym, (unsigned)nc, b.hist, b.len, b.code, b.info, s);
     check(cudaGetLastError(), "book");
     layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, b.tile_out, b.tile_exc, b.info, b.st);
     if (L.interp) interp_compress_sizes(d_in, h, g, L, s);
@@ -386,7 +384,7 @@ void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const
       const size_t smem = kBoxMax * (sizeof(T) + 1);
       check(cudaFuncSetAttribute(interp_tile_decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
             "tile smem");
-      interp_tile_decode_kernel<T><<<tiles, kThreads, smem, s>>>(g, h.block_param, L.dc, T(h.step), ib, d_out);
+      interp_tile_decode_kernel<T><<<tiles, kTileThreads<T>, smem, s>>>(g, h.block_param, L.dc, T(h.step), ib, d_out);
       check(cudaGetLastError(), "interp reconstruct");
     }
     exception_kernel<T><<<dim3(per_chunk, nc), kThreads, 0, s>>>(g, d_a, L.dc, d_out, d_status);
@@ -503,13 +501,11 @@ std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>& hists, uint32_
   check(cudaMemcpy(d_hist, hists.data(), 4 * hists.size(), cudaMemcpyHostToDevice), "h2d");
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
-  const size_t smem = kBookSmem;
-  check(cudaFuncSetAttribute(book_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "book smem");
-  book_kernel<<<(unsigned)n_books, kThreads, smem>>>(nsym, d_hist, d_len, d_code, d_info);  // warm-up
+  launch_books(nsym, (unsigned)n_books, d_hist, d_len, d_code, d_info, nullptr);  // warm-up
   std::vector<float> times;
   for (int r = 0; r < std::max(reps, 1); ++r) {
     cudaEventRecord(e0);
-    book_kernel<<<(unsigned)n_books, kThreads, smem>>>(nsym, d_hist, d_len, d_code, d_info);
+    launch_books(nsym, (unsigned)n_books, d_hist, d_len, d_code, d_info, nullptr);
     cudaEventRecord(e1);
     check(cudaEventSynchronize(e1), "book kernel");
     float t = 0;
