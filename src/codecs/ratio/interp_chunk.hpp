@@ -153,9 +153,39 @@ inline uint64_t estimated_bytes(const std::vector<uint32_t>& hist) {
   return bits / 8 + 8ull * hist[0];
 }
 
+// The first stage's histograms without a mask (order_estimate_symbols): hists[k] for axis order k, over
+// the owned points of every `every`-th tile.
+template <class T>
+void order_estimate_hists(const T* in, const predict::InterpGeometry& g, const quant::QuantParams<T>& p, uint32_t radius,
+                          uint64_t every, std::vector<std::vector<uint32_t>>& hists) {
+  hists.assign(6, std::vector<uint32_t>(2 * radius, 0));
+  for (auto& h : hists) h[0] = 1;  // one outlier: no histogram is empty (a chunk of Inf)
+  const uint32_t amask = uint32_t(g.anchor) - 1;
+  for (uint64_t t = 0; t < g.tile_count(); t += every) {
+    const predict::TileBox b = predict::tile_box(g, t);
+    const uint32_t e[3] = {uint32_t(b.e[0]), uint32_t(b.e[1]), uint32_t(b.e[2])};
+    for (uint32_t z = 0; z < b.own[0]; ++z)
+      for (uint32_t y = 0; y < b.own[1]; ++y)
+        for (uint32_t x = 0; x < b.own[2]; ++x) {
+          const uint32_t c[3] = {z, y, x};
+          uint32_t h, odd;
+          if (!point_level(c, amask, h, odd)) continue;
+          const uint64_t i = b.base + z * b.stride[0] + y * b.stride[1] + x;
+          uint32_t sym[3];
+          if (!order_estimate_symbols<T>(
+                  c, e, h, odd, in[i], p, radius,
+                  [&](int a, int k) { return in[uint64_t(int64_t(i) + k * int64_t(h) * int64_t(b.stride[a]))]; }, sym))
+            continue;
+          for (int k = 0; k < 6; ++k) ++hists[size_t(k)][sym[order_last_odd_axis(k, odd)]];
+        }
+  }
+}
+
 // The interpolation parameters that code the sampled tiles of a chunk smallest, in two stages (a third
 // of the trials of all 18 sets, about the same choice): the axis order under the cubic spline on
-// kInterpOrderSampleTiles tiles (the first of equals among the orders that predict differently), then
+// kInterpOrderSampleTiles tiles (the first of equals among the orders that predict differently; by
+// order_estimate_hists where the chunk has no mask, else by trials: a mask's stand-ins change what an
+// order costs near it), then
 // that order's cubic, linear and natural splines on kInterpSampleTiles tiles (the cubic kept on ties,
 // then the linear). s holds the anchors. `estimate`: the chosen set's estimate on the second stage's
 // tiles.
@@ -182,10 +212,12 @@ predict::InterpParams choose_interp_params(const T* in, const predict::InterpGeo
   uint8_t best = 1;
   uint64_t best_bytes = UINT64_MAX;
   const uint64_t every1 = interp_sample_every(tiles, kInterpOrderSampleTiles);
+  std::vector<std::vector<uint32_t>> order_hists;
+  if (!mask.on) order_estimate_hists(in, g, p, radius, every1, order_hists);
   for (uint8_t order = 0; order < 6; ++order) {
     const uint8_t b = interp_stage_params(0, order);
     if (same_as_earlier_params(g, b)) continue;
-    const uint64_t bytes = sampled_bytes(b, every1);
+    const uint64_t bytes = mask.on ? sampled_bytes(b, every1) : estimated_bytes(order_hists[order]);
     if (bytes < best_bytes) best_bytes = bytes, best = b;
   }
   const uint8_t order = uint8_t(predict::InterpParams{best}.axis_order_index());

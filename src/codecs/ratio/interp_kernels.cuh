@@ -476,7 +476,8 @@ static __global__ void __launch_bounds__(kTileThreads<T>, kTileBlocksPerSM<T>) i
     const uint64_t t =
         kSample ? uint64_t(blockIdx.x) * interp_sample_every(tiles, kStage == 1 ? kInterpOrderSampleTiles : kInterpSampleTiles)
                 : uint64_t(blockIdx.x);
-    s_skip = t >= tiles || (kStage == 0 && !(b.ic[c].run & kRunInterp));
+    // Stage 1 runs here on masked chunks only (interp_order_sample_kernel takes the others).
+    s_skip = t >= tiles || (kStage == 0 && !(b.ic[c].run & kRunInterp)) || (kStage == 1 && !b.ic[c].masked);
     if (kStage == 1 && !s_skip && same_as_earlier_params(ge, pb)) {  // never chosen; one count keeps its book well-formed
       if (blockIdx.x == 0) hist[0] = 1;
       s_skip = 1;
@@ -533,6 +534,79 @@ static __global__ void __launch_bounds__(kTileThreads<T>, kTileBlocksPerSM<T>) i
   __syncthreads();
   for (uint32_t k = threadIdx.x; k < nsym; k += kTileThreads<T>)
     if (s_hist[k]) atomicAdd(&hist[k], s_hist[k]);
+}
+
+// Stage 1 on a chunk with no mask, as order_estimate_hists: one block per sampled tile, its box copied
+// into shared memory, the six axis orders' histograms of its owned points there too (6 nsym counts),
+// added into sample sets c * kStage1Sets + k. Block 0 of a chunk adds the one outlier count
+// order_estimate_hists starts from.
+template <class T>
+static __global__ void __launch_bounds__(kThreads) interp_order_sample_kernel(Grid g, uint32_t radius, const T* __restrict__ in,
+                                                                              InterpBuffers b) {
+  extern __shared__ uint64_t s_dyn_order[];
+  const uint32_t nsym = 2 * radius;
+  uint32_t* s_order_hist = reinterpret_cast<uint32_t*>(s_dyn_order);
+  T* box = reinterpret_cast<T*>(s_order_hist + 6 * nsym);  // 24 nsym bytes: aligned for T
+  __shared__ predict::TileBox s_box;
+  __shared__ int s_skip;
+  __shared__ uint32_t s_amask;
+  __shared__ quant::QuantParams<T> s_p;
+  const uint64_t c = blockIdx.y;
+  if (b.ic[c].masked) return;
+  if (threadIdx.x == 0) {
+    const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
+    const uint64_t tiles = ge.tile_count(), t = uint64_t(blockIdx.x) * interp_sample_every(tiles, kInterpOrderSampleTiles);
+    s_skip = t >= tiles;
+    if (!s_skip) s_box = predict::tile_box(ge, t);
+    s_amask = uint32_t(ge.anchor) - 1;
+    s_p = *static_cast<const quant::QuantParams<T>*>(b.qp);
+  }
+  for (uint32_t k = threadIdx.x; k < 6 * nsym; k += kThreads) s_order_hist[k] = 0;
+  __syncthreads();
+  if (s_skip) return;
+  const predict::TileBox& bx = s_box;
+  const quant::QuantParams<T>& p = s_p;
+  const uint32_t e[3] = {uint32_t(bx.e[0]), uint32_t(bx.e[1]), uint32_t(bx.e[2])};
+  const uint32_t e12 = e[1] * e[2], me2 = div_magic(e[2]), me12 = div_magic(e12);
+  const uint64_t s0 = bx.stride[0], s1 = bx.stride[1];
+  const T* xc = in + c * g.chunk_values + bx.base;
+  for (uint32_t l = threadIdx.x; l < e[0] * e12; l += kThreads) {
+    const uint32_t z = div_by(l, e12, me12), r = l - z * e12, y = div_by(r, e[2], me2), x = r - y * e[2];
+    box[l] = xc[z * s0 + y * s1 + x];
+  }
+  __syncthreads();
+  const uint32_t o2 = uint32_t(bx.own[2]), o12 = uint32_t(bx.own[1]) * o2, cnt = uint32_t(bx.own[0]) * o12;
+  const uint32_t mo2 = div_magic(o2), mo12 = div_magic(o12), amask = s_amask;
+  uint32_t centre[6] = {0, 0, 0, 0, 0, 0};  // the zero-residual symbol (most points at loose bounds)
+  for (uint32_t l = threadIdx.x; l < cnt; l += kThreads) {
+    const uint32_t z = div_by(l, o12, mo12), r = l - z * o12, y = div_by(r, o2, mo2), x = r - y * o2;
+    const uint32_t cc[3] = {z, y, x};
+    uint32_t h, odd;
+    if (!point_level(cc, amask, h, odd)) continue;
+    const uint32_t li = z * e12 + y * e[2] + x;
+    uint32_t sym[3];
+    if (!order_estimate_symbols<T>(
+            cc, e, h, odd, box[li], p, radius,
+            [&](int a, int k) { return box[int32_t(li) + k * int32_t(h * (a == 0 ? e12 : (a == 1 ? e[2] : 1u)))]; }, sym))
+      continue;
+#pragma unroll
+    for (int k = 0; k < 6; ++k) {
+      const uint32_t sk = sym[order_last_odd_axis(k, odd)];
+      if (sk == radius) ++centre[k];
+      else atomicAdd(&s_order_hist[k * nsym + sk], 1u);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < 6; ++k) {
+    const uint32_t n = __reduce_add_sync(0xffffffffu, centre[k]);
+    if ((threadIdx.x & 31) == 0 && n) atomicAdd(&s_order_hist[k * nsym + radius], n);
+  }
+  __syncthreads();
+  if (blockIdx.x == 0 && threadIdx.x < 6) s_order_hist[threadIdx.x * nsym] += 1;
+  __syncthreads();
+  uint32_t* hist = b.sample_hist + c * kStage1Sets * nsym;
+  for (uint32_t k = threadIdx.x; k < 6 * nsym; k += kThreads)
+    if (s_order_hist[k]) atomicAdd(&hist[k], s_order_hist[k]);
 }
 
 // Per chunk, after each sampling stage, as choose_interp_params: stage 1, the first order of the

@@ -91,6 +91,53 @@ HPCZ_HD bool same_as_earlier_params(const predict::InterpGeometry& g, uint8_t b)
   return false;
 }
 
+// The axis order's estimate without the traversal (choose_interp_params's first stage on a chunk with
+// no mask): each point of a sampled tile but its anchors, predicted by the cubic spline from the
+// original values along each of its odd axes (those where its coordinate is an odd multiple of its
+// level's half stride h), one symbol per axis. An order predicts the point along the last of its odd
+// axes in that order, so each order's histogram is a choice among the same three symbols: one pass for
+// all six orders. On the shared fields and their axis permutations this picks the order the exact
+// trials pick (docs/EXPERIMENTS.md).
+// c: the point's box coordinates, e the box's extents, h and odd as above; get(a, k) the value k h away
+// along axis a. False: a neighbour is not finite (the point is left out: its symbols would only say so
+// in every order).
+template <class T, class Get>
+HPCZ_HD bool order_estimate_symbols(const uint32_t* c, const uint32_t* e, uint32_t h, uint32_t odd, T v,
+                                    const quant::QuantParams<T>& p, uint32_t radius, Get&& get, uint32_t* sym) {
+  bool finite = true;
+  for (int a = 0; a < 3; ++a) {
+    sym[a] = 0;
+    if (!(odd >> a & 1)) continue;
+    const T pred = predict::interp_along<T>(c[a], h, e[a], predict::Spline::cubic, [&](int k) -> T {
+      const T w = get(a, k);
+      finite &= quant::abs_value(w) <= quant::max_finite<T>();
+      return w;
+    });
+    int32_t q;
+    T rec;
+    if (quantize_residual(v, pred, p, q, rec)) sym[a] = interp_symbol(uint32_t(q), radius);
+  }
+  return finite;
+}
+// A box point's level: its half stride h (the lowest bit set in any coordinate) and odd axes; false for
+// an anchor (every coordinate a multiple of the anchor stride, mask A - 1).
+HPCZ_HD bool point_level(const uint32_t* c, uint32_t anchor_mask, uint32_t& h, uint32_t& odd) {
+  const uint32_t any = (c[0] | c[1] | c[2]) & anchor_mask;
+  if (!any) return false;
+  h = any & (0u - any);
+  odd = uint32_t((c[0] & h) != 0) | uint32_t((c[1] & h) != 0) << 1 | uint32_t((c[2] & h) != 0) << 2;
+  return true;
+}
+// The axis order k's predicting axis for a point with odd axes `odd` (non-zero): the last of them.
+HPCZ_HD int order_last_odd_axis(int k, uint32_t odd) {
+  int last = 0;
+  for (int j = 0; j < 3; ++j) {
+    const int a = int((predict::kAxisOrdersPacked >> (2 * (3 * k + j))) & 3);
+    if (odd >> a & 1) last = a;
+  }
+  return last;
+}
+
 // Which predictors the encoder runs on a chunk, from their estimates on the same sampled points: one
 // alone where its estimate is more than 1/16 below the other's (the estimates are within a few percent
 // of the chunks' sizes), else both, and the smaller chunk is kept.

@@ -158,6 +158,10 @@ void interp_compress_sample(const T* d_in, const format::HeaderFields& h, const 
     launch_books(nsym, (unsigned)count, ib.sample_hist + first * nsym, ib.sample_len + first * nsym,
                  ib.sample_code + first * nsym, ib.sample_info + first, s);
   };
+  const size_t osmem = 6 * 4 * size_t(nsym) + kBoxMax * sizeof(T);
+  check(cudaFuncSetAttribute(interp_order_sample_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(osmem)),
+        "order sample smem");
+  interp_order_sample_kernel<T><<<dim3(samples1, (unsigned)nc), kThreads, osmem, s>>>(g, radius, d_in, ib);
   interp_tile_kernel<T, 1><<<dim3(samples1, (unsigned)nc, kStage1Sets), kTileThreads<T>, smem, s>>>(g, radius, d_in, ib);
   const size_t lsmem = 4 * (size_t(kLorenzoBoxMax) + nsym);
   check(cudaFuncSetAttribute(interp_lorenzo_sample_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(lsmem)),
