@@ -445,6 +445,7 @@ TEST(unit_huffman_gpu_books_match_cpu) {
   one[512] = 99;
   two[1] = 1; two[1000] = 5;
   hists.push_back({"one symbol", one});
+  hists.push_back({"no symbol", std::vector<uint32_t>(1024, 0)});  // a predictor left out of a chunk
   hists.push_back({"two symbols", two});
   hists.push_back({"fibonacci", fibonacci_hist(1024, 64)});
   // Ties everywhere: the parallel rounds must break them as the sequential construction does.

@@ -73,6 +73,17 @@ static __global__ void __launch_bounds__(kThreads, kKeys <= 4 ? 2 : 1) book_kern
   uint32_t total_used;
   Scan(tmp.scan).ExclusiveSum(used, used, total_used);
   __syncthreads();
+  if (total_used <= 1) {  // what the tree below gives, without the sort: the books of a predictor left out
+    for (int k = 0; k < kKeys; ++k) {
+      const uint32_t s = threadIdx.x * kKeys + k;
+      if (s >= nsym) break;
+      len[c * nsym + s] = uint8_t(h[s] != 0);
+      code[c * nsym + s] = 0;
+      if (h[s]) info[c].total_bits = h[s];
+    }
+    if (total_used == 0 && threadIdx.x == 0) info[c].total_bits = 0;
+    return;
+  }
   Sort(tmp.sort).Sort(keys, 0, 38);  // counts < 2^26 and 12 symbol bits; unused (~0) keys stay last
   for (int k = 0; k < kKeys; ++k) s_keys[threadIdx.x * kKeys + k] = keys[k];
   __syncthreads();

@@ -45,24 +45,35 @@ static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_
   if (threadIdx.x == 0) st->total_size = base;
 }
 
-// Zeroes each coded chunk's bytes (codewords and nibbles are OR-ed in).
-static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* info, uint8_t* out) {
-  const ChunkInfo ci = info[blockIdx.y];
+// Zeroes each coded chunk's bytes (codewords and nibbles are OR-ed in). alt (or null): a second
+// predictor's chunks, written where info's is skipped (one launch for both).
+static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* info, const ChunkInfo* alt, uint8_t* out) {
+  const ChunkInfo ci = alt && info[blockIdx.y].skip ? alt[blockIdx.y] : info[blockIdx.y];
   if (ci.raw || ci.skip) return;
   uint32_t* w = reinterpret_cast<uint32_t*>(out + ci.offset);
   for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < ci.size / 4; k += gridDim.x * kThreads) w[k] = 0;
 }
 
+// One predictor's coded chunks for encode_kernel: symbols, codebooks, chunk infos, the look-back's tile
+// states, and the chunk header's bytes (more in an interpolation chunk).
+struct EncodeSource {
+  const uint16_t* sym;
+  const uint8_t* len;
+  const uint32_t* code;
+  const ChunkInfo* info;
+  unsigned long long* tile_desc;
+  uint32_t head;
+};
+
 // Codewords of one tile, staged in shared memory; gaps and sequence starts of the subsequences whose
 // first codeword is in this tile. Symbols are loaded coalesced and transposed so each thread codes 16
 // consecutive ones; the codebook sits in shared memory. Each thread OR-s its codewords into the stage
 // at the bit offsets of a block scan (Tian et al.'s reduce-shuffle wrote the same bytes more slowly:
-// docs/EXPERIMENTS.md).
-static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_t nsym, const uint16_t* __restrict__ sym,
-                                                          const uint8_t* __restrict__ len,
-                                                          const uint32_t* __restrict__ code, const ChunkInfo* info,
-                                                          gpu::CompressState* st, unsigned long long* tile_desc,
-                                                          uint8_t* out, uint32_t head = kChunkHeaderBytes) {
+// docs/EXPERIMENTS.md). alt (info null where there is none): a second predictor's chunks, coded where
+// src's is skipped, so that one launch codes every chunk (a launch whose blocks all return cost about
+// 35 us). Six blocks an SM: the choice of source took it to 48 registers (five) without the bound.
+static __global__ void __launch_bounds__(kThreads, 6) encode_kernel(Grid g, uint32_t nsym, EncodeSource src, EncodeSource alt,
+                                                          gpu::CompressState* st, uint8_t* out) {
   // The tile's bits from its first word: a whole tile's stream fits.
   constexpr uint32_t kStageWords = kTile * huffman::kMaxLen / 32 + 2;
   using Load = cub::BlockLoad<uint16_t, kThreads, kPerThread, cub::BLOCK_LOAD_TRANSPOSE>;
@@ -76,7 +87,14 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
   if (threadIdx.x == 0) s_ticket = atomicAdd(&st->chunk_counter, 1u);
   __syncthreads();
   const uint64_t t = s_ticket, c = g.chunk_of_tile(t);
-  const ChunkInfo ci = info[c];
+  // Field by field: a reference to either parameter struct put both on the stack.
+  const bool second = alt.info && src.info[c].skip;
+  const uint16_t* __restrict__ sym = second ? alt.sym : src.sym;
+  const uint8_t* __restrict__ len = second ? alt.len : src.len;
+  const uint32_t* __restrict__ code = second ? alt.code : src.code;
+  unsigned long long* tile_desc = second ? alt.tile_desc : src.tile_desc;
+  const uint32_t head = second ? alt.head : src.head;
+  const ChunkInfo ci = (second ? alt.info : src.info)[c];
   if (ci.raw || ci.skip) return;
   const uint32_t count = g.shape(c).count(), tile0 = uint32_t(t - g.first_tile(c)) * kTile;
   const uint16_t* sc = sym + c * g.chunk_values;
@@ -173,27 +191,40 @@ static __global__ void __launch_bounds__(kThreads) encode_kernel(Grid g, uint32_
 // Outliers and exceptions of one tile, in index order, at their places in the chunk. q holds the row
 // differences (prequant_kernel) or, with q_is_delta, each outlier's full delta (dual_quant_kernel).
 template <class T>
-static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t radius, format::HeaderFields h,
-                                                               const gpu::CompressState* st, const T* __restrict__ in,
-                                                               const uint32_t* __restrict__ q, const uint16_t* __restrict__ sym,
-                                                               const uint32_t* tile_out, const uint32_t* tile_exc,
-                                                               const ChunkInfo* info, uint8_t* out, bool q_is_delta) {
-  using Scan = cub::BlockScan<uint32_t, kThreads>;
-  __shared__ typename Scan::TempStorage scan;
-  const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
-  const ChunkInfo ci = info[c];
+struct LorenzoEmit {
+  uint32_t radius;
+  format::HeaderFields h;
+  const gpu::CompressState* st;
+  const T* in;
+  const uint32_t* q;
+  const uint16_t* sym;
+  const uint32_t* tile_out;
+  const uint32_t* tile_exc;
+  const ChunkInfo* info;
+  bool q_is_delta;
+};
+using EmitScan = cub::BlockScan<uint32_t, kThreads>;
+template <class T>
+__device__ void emit_tile(Grid g, const LorenzoEmit<T>& e, uint64_t t, uint8_t* out, typename EmitScan::TempStorage& scan) {
+  const uint64_t c = g.chunk_of_tile(t);
+  const ChunkInfo ci = e.info[c];
+  const uint32_t radius = e.radius;
+  const uint32_t* tile_out = e.tile_out;
+  const uint32_t* tile_exc = e.tile_exc;
+  const bool q_is_delta = e.q_is_delta;
   // Each test runs only where the tile's counts say it finds something. Exceptions are rare, but
   // outliers are in most tiles at tight bounds or with a land mask: re-quantizing every value of each
   // such tile would make this kernel 353 us of levitus' 1.75 ms.
   const bool any_out = tile_out[t + 1] != tile_out[t], any_exc = tile_exc[t + 1] != tile_exc[t];
   if (ci.raw || ci.skip || !(any_out || any_exc)) return;
-  quant::settle_range(h, st->key_min, st->key_max);
+  format::HeaderFields h = e.h;
+  quant::settle_range(h, e.st->key_min, e.st->key_max);
   const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   const ChunkShape cs = g.shape(c);
   const uint32_t count = cs.count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;
-  const uint32_t* qc = q + c * g.chunk_values;
-  const uint16_t* sc = sym + c * g.chunk_values;
-  const T* xc = in + c * g.chunk_values;
+  const uint32_t* qc = e.q + c * g.chunk_values;
+  const uint16_t* sc = e.sym + c * g.chunk_values;
+  const T* xc = e.in + c * g.chunk_values;
   // Exceptions are the values quantize() rejects, as in prequant_kernel (rare: no need to keep a mark).
   uint32_t out_mask = 0, exc_mask = 0;
   if (any_out) {
@@ -214,9 +245,9 @@ static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t 
     }
   }
   uint32_t eo, ee;
-  Scan(scan).ExclusiveSum(uint32_t(__popc(out_mask)), eo);
+  EmitScan(scan).ExclusiveSum(uint32_t(__popc(out_mask)), eo);
   __syncthreads();
-  Scan(scan).ExclusiveSum(uint32_t(__popc(exc_mask)), ee);
+  EmitScan(scan).ExclusiveSum(uint32_t(__popc(exc_mask)), ee);
   const ChunkLayout L = chunk_layout(2 * radius, ci.total_bits, ci.n_out, ci.n_exc, sizeof(T));
   uint8_t* chunk = out + ci.offset;
   uint32_t jo = tile_out[t] - ci.out_base + eo, je = tile_exc[t] - ci.exc_base + ee;
@@ -235,6 +266,12 @@ static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, uint32_t 
       ++je;
     }
   }
+}
+
+template <class T>
+static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, LorenzoEmit<T> e, uint8_t* out) {
+  __shared__ typename EmitScan::TempStorage scan;
+  emit_tile<T>(g, e, blockIdx.x, out, scan);
 }
 
 // Chunk headers and code lengths (coded chunks); headers and values (raw chunks).

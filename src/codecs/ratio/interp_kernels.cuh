@@ -10,7 +10,8 @@
 //   interpolation (symbols at their stream positions; classes and outlier deltas in memory order;
 //   histogram; per-tile outlier and exception counts) -> scans -> book -> layout -> choose (the
 //   smaller chunk where both ran, the final offsets) -> each predictor's writers for the chunks it won
-//   (encode_kernel is shared; interp_emit and interp_head here) -> checksums, table.
+//   (encode_kernel is shared, one launch for both predictors' chunks; interp_emit here, also for the
+//   Lorenzo chunks; interp_head) -> checksums, table.
 // Decompression, after the ratio codec's parse (kind 2 chunks) and Huffman decode (into stream order):
 //   scatter (memory order, classes) -> outliers -> exception classes -> anchors -> tiles; the ratio
 //   codec's exception pass writes the exceptions and raw chunks last.
@@ -762,15 +763,20 @@ static __global__ void __launch_bounds__(kThreads) interp_choose_kernel(Grid g, 
   if (threadIdx.x == 0) st->total_size = base;
 }
 
-// Outliers and exceptions of one memory tile of an interpolation chunk, in index order.
+// Outliers and exceptions of one memory tile of an interpolation chunk, in index order; of a Lorenzo
+// chunk (emit_tile with lor) where the interpolation chunk is skipped: one launch for both.
 template <class T>
 static __global__ void __launch_bounds__(kThreads) interp_emit_kernel(Grid g, uint32_t radius, const T* __restrict__ in,
-                                                                      InterpBuffers b, uint8_t* out) {
-  using Scan = cub::BlockScan<uint32_t, kThreads>;
+                                                                      InterpBuffers b, LorenzoEmit<T> lor, uint8_t* out) {
+  using Scan = EmitScan;
   __shared__ typename Scan::TempStorage scan;
   const uint64_t t = blockIdx.x, c = g.chunk_of_tile(t);
   const ChunkInfo ci = b.info[c];
-  if (ci.skip || (b.tile_out[t + 1] == b.tile_out[t] && b.tile_exc[t + 1] == b.tile_exc[t])) return;
+  if (ci.skip) {
+    emit_tile<T>(g, lor, t, out, scan);
+    return;
+  }
+  if (b.tile_out[t + 1] == b.tile_out[t] && b.tile_exc[t + 1] == b.tile_exc[t]) return;
   const uint32_t count = g.shape(c).count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;
   const uint64_t base = c * g.chunk_values;
   uint32_t out_mask = 0, exc_mask = 0;

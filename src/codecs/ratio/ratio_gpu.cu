@@ -133,8 +133,6 @@ unsigned blocks_for(uint64_t items, uint64_t cap = 4096) {
   return unsigned(b < 1 ? 1 : (b > cap ? cap : b));
 }
 
-static __global__ void ticket_reset_kernel(gpu::CompressState* st) { st->chunk_counter = 0; }
-
 // Before the Lorenzo stages (interp_kernels.cuh): the anchors, the parameters in two sampled stages
 // (interp_params_kernel; each: sampled tiles, books, choice), Lorenzo on stage 2's samples (its book
 // with stage 2's), and which predictors run on each chunk (ib.lorenzo_skip tells the Lorenzo stages).
@@ -198,21 +196,6 @@ void interp_compress_sizes(const T* d_in, const format::HeaderFields& h, const G
   check(cudaGetLastError(), "interp choice");
 }
 
-// The interpolation chunks chosen: codewords, outliers and exceptions, headers.
-template <class T>
-void interp_compress_write(const T* d_in, const format::HeaderFields& h, const Grid& g, const CompressLayout& L,
-                           uint8_t* d_out, unsigned per_chunk, cudaStream_t s) {
-  const InterpBuffers& ib = L.ib;
-  const uint32_t nsym = 2 * h.block_param;
-  ticket_reset_kernel<<<1, 1, 0, s>>>(L.b.st);
-  zero_kernel<<<dim3(per_chunk, (unsigned)g.n_chunks), kThreads, 0, s>>>(ib.info, d_out);
-  encode_kernel<<<(unsigned)g.n_tiles, kThreads, nsym * 5, s>>>(g, nsym, ib.sym, ib.len, ib.code, ib.info, L.b.st,
-                                                                ib.tile_desc, d_out, kChunkHeaderBytes + kInterpExtraBytes);
-  interp_emit_kernel<T><<<(unsigned)g.n_tiles, kThreads, 0, s>>>(g, h.block_param, d_in, ib, d_out);
-  interp_head_kernel<<<(unsigned)g.n_chunks, kThreads, 0, s>>>(nsym, ib, d_out);
-  check(cudaGetLastError(), "interp encode");
-}
-
 template <class T>
 void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
                 uint64_t* d_size, void* ws, cudaStream_t s) {
@@ -261,12 +244,20 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
     layout_kernel<T><<<1, kThreads, 0, s>>>(g, nsym, b.tile_out, b.tile_exc, b.info, b.st);
     if (L.interp) interp_compress_sizes(d_in, h, g, L, s);
     const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(g.full.count(), 16 * 256));
-    zero_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, d_out);
-    encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, b.sym, b.len, b.code, b.info, b.st, b.tile_desc, d_out);
-    emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_param, h, b.st, d_in, b.q, b.sym, b.tile_out,
-                                                     b.tile_exc, b.info, d_out, dp.history != 0);
+    // The writers: each chunk by the predictor chosen (the interpolation codec: one launch of each kind
+    // for both predictors' chunks, the other's skipped).
+    const InterpBuffers& ib = L.ib;
+    zero_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(b.info, L.interp ? ib.info : nullptr, d_out);
+    const EncodeSource lorenzo_src{b.sym, b.len, b.code, b.info, b.tile_desc, kChunkHeaderBytes};
+    const EncodeSource interp_src = L.interp ? EncodeSource{ib.sym, ib.len, ib.code, ib.info, ib.tile_desc,
+                                                            kChunkHeaderBytes + kInterpExtraBytes}
+                                             : EncodeSource{};
+    encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, lorenzo_src, interp_src, b.st, d_out);
+    const LorenzoEmit<T> lorenzo_emit{h.block_param, h, b.st, d_in, b.q, b.sym, b.tile_out, b.tile_exc, b.info, dp.history != 0};
+    if (L.interp) interp_emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_param, d_in, ib, lorenzo_emit, d_out);
+    else emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, lorenzo_emit, d_out);
     chunk_head_kernel<T><<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(g, nsym, d_in, b.len, b.info, d_out);
-    if (L.interp) interp_compress_write(d_in, h, g, L, d_out, per_chunk, s);
+    if (L.interp) interp_head_kernel<<<(unsigned)nc, kThreads, 0, s>>>(nsym, ib, d_out);
     ChunkInfo* chosen = L.interp ? L.ib.fin : b.info;
     checksum_kernel<<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(chosen, d_out);
     table_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(chosen, nc, b.st, d_out);
