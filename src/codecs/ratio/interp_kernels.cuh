@@ -337,7 +337,6 @@ static __global__ void __launch_bounds__(64) interp_plan_kernel(Grid g, PlanSet*
   const uint32_t k = blockIdx.x * 64 + threadIdx.x;
   if (k >= kPlanSets || !g.n_chunks) return;
   const uint32_t lastness = k % 8, params = (k / 8) % predict::kInterpParamsCount, geo = k / (8 * predict::kInterpParamsCount);
-  sets[k] = PlanSet{};  // every word defined: blocks copy all kMaxPasses plans
   const predict::InterpGeometry ge = predict::interp_geometry(geo ? g.last : g.full);
   predict::TileBox box;
   box.base = 0;
@@ -398,8 +397,9 @@ __device__ void load_plans(const PlanSet* sets, TileSetup& ts) {
   static_assert(sizeof(PassPlan) % 4 == 0, "copied as words");
   const uint32_t* from = reinterpret_cast<const uint32_t*>(set.plans);
   uint32_t* to = reinterpret_cast<uint32_t*>(ts.plans);
-  for (uint32_t w = threadIdx.x; w < sizeof(set.plans) / 4; w += kN) to[w] = from[w];
-  if (threadIdx.x == 0) ts.np = set.np;
+  const int np = set.np;  // the plans past np are never written (interp_plan_kernel)
+  for (uint32_t w = threadIdx.x; w < uint32_t(np) * (sizeof(PassPlan) / 4); w += kN) to[w] = from[w];
+  if (threadIdx.x == 0) ts.np = np;
   __syncthreads();
 }
 
