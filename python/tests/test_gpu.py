@@ -12,7 +12,7 @@ if not hpcz.gpu_available():
     pytest.skip("no GPU", allow_module_level=True)
 
 
-@pytest.mark.parametrize("mode", ["fast", "ratio"])
+@pytest.mark.parametrize("mode", ["fast", "ratio", "interp"])
 def test_device_archive_is_the_host_archive(field, mode):
     _, a = field
     d = cupy.asarray(a)
