@@ -53,6 +53,18 @@ def _device_of(cupy, ptr, obj=None):
     return cupy.cuda.runtime.pointerGetAttributes(ptr).device
 
 
+class _RawStream:
+    """A cudaStream_t handle through the CUDA stream protocol, for cupy's Stream.from_external."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+
 def _stream(cupy, handle):
     if handle is None:
         return cupy.cuda.get_current_stream()
@@ -60,6 +72,8 @@ def _stream(cupy, handle):
         return cupy.cuda.Stream.null
     if handle == 2:
         return cupy.cuda.Stream.ptds
+    if hasattr(cupy.cuda.Stream, "from_external"):  # cupy 14 deprecates ExternalStream
+        return cupy.cuda.Stream.from_external(_RawStream(handle))
     return cupy.cuda.ExternalStream(handle)
 
 
