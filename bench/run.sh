@@ -4,15 +4,18 @@
 # (bench/compare_baseline.py) and writes it to bench/results/<device-kind>-<mode>.md. When their builds
 # are at hand, also the peers on the same data: nvCOMP and libdeflate on the lossless mode's Deflate
 # chunks (bench/compare/, results in <kind>-lossless-peers.md) and public cuSZp on the fast mode's
-# tiled fields (bench/compare/build_cuszp.sh, results in <kind>-cuszp.md).
+# tiled fields (bench/compare/build_cuszp.sh, results in <kind>-cuszp.md); nvCOMP's Bitcomp lossy mode
+# beside the fast mode, at the requested bound and at equal maximum error (bitcomp_bench, results in
+# <kind>-fast-vs-bitcomp.md).
 #
 # usage (repo root or anywhere in it): bench/run.sh [options]
 #   --device gpu|cpu   gpu (the default when nvidia-smi lists one): device kind from nvidia-smi (h100,
 #                      h200, ...), --size-mib 512 --reps 10, build dir build-gpu (sm_90, as gpu_check.sh);
 #                      cpu: kind cpu-<nproc>core, --size-mib 64 --reps 3, a CPU-only build in build-cpu
-#   --modes LIST       any of fast,ratio,interp,lossless,cuszp (default: all five; cuszp runs only on a GPU and
-#                      only with a cuSZp checkout or binary; the nvCOMP/libdeflate peers run with
-#                      lossless when bench/ext/ holds them)
+#   --modes LIST       any of fast,ratio,interp,lossless,cuszp,bitcomp (default: all six; cuszp and bitcomp run
+#                      only on a GPU, cuszp only with a cuSZp checkout or binary, bitcomp only with nvCOMP
+#                      under bench/ext/nvcomp; the nvCOMP/libdeflate peers run with lossless when
+#                      bench/ext/ holds them)
 #   --data DIR         the fields (default: .data if there, else ../shared/data)
 #   --size-mib N, --reps N   other settings than the README's (then say so next to the figures)
 #   --build-dir DIR    the build folder (default above); --no-build uses the hpcz binary in it as it is
@@ -40,7 +43,7 @@ self=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}
 root=$(cd "$(dirname "$self")/.." && pwd)
 cd "$root"
 
-device="" modes="fast,ratio,interp,lossless,cuszp" data="" size="" reps="" bdir="" build=1 write=1 peers=1
+device="" modes="fast,ratio,interp,lossless,cuszp,bitcomp" data="" size="" reps="" bdir="" build=1 write=1 peers=1
 cuszp_src=bench/ext/cuSZp out=${OUT:-/tmp/hpcz_run} timeout_s=400 commit=${COMMIT:-} threshold=2
 while [ $# -gt 0 ]; do
   case $1 in
@@ -62,7 +65,7 @@ while [ $# -gt 0 ]; do
 done
 has_mode() { [[ ",$modes," == *",$1,"* ]]; }
 for m in ${modes//,/ }; do
-  case $m in fast|ratio|interp|lossless|cuszp) ;; *) echo "run.sh: unknown mode $m" >&2; exit 2 ;; esac
+  case $m in fast|ratio|interp|lossless|cuszp|bitcomp) ;; *) echo "run.sh: unknown mode $m" >&2; exit 2 ;; esac
 done
 
 if [ -z "$device" ]; then
@@ -108,6 +111,10 @@ say "settings: --data $data --size-mib $size --reps $reps; modes $modes; build d
 # --- build ---
 if [ $build = 1 ]; then
   if [ $device = gpu ]; then cfg=(-DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}"); else cfg=(-DHPCZ_CUDA=OFF); fi
+  # The Bitcomp comparison (bench/compare/bitcomp_bench.cpp) builds where nvCOMP is carried.
+  if [ $device = gpu ] && has_mode bitcomp && [ -f bench/ext/nvcomp/lib/libnvcomp.so.6 ]; then
+    cfg+=(-DHPCZ_NVCOMP_DIR="$root/bench/ext/nvcomp")
+  fi
   say "== build: cmake -S . -B $bdir -DCMAKE_BUILD_TYPE=Release ${cfg[*]} =="
   if ! cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=Release "${cfg[@]}" >"$tmp/cmake.log" 2>&1; then
     show_tail "$tmp/cmake.log" 30; fail "cmake"; exit 3
@@ -115,6 +122,10 @@ if [ $build = 1 ]; then
   if ! cmake --build "$bdir" -j "$(nproc)" --target hpcz_cli >"$tmp/build.log" 2>&1 &&
      ! cmake --build "$bdir" -j "$(nproc)" >>"$tmp/build.log" 2>&1; then  # all targets if hpcz_cli was renamed
     grep -E "error" "$tmp/build.log" | head -30 | tee -a "$log"; fail "build"; exit 3
+  fi
+  if [[ " ${cfg[*]} " == *HPCZ_NVCOMP_DIR* ]] &&
+     ! cmake --build "$bdir" -j "$(nproc)" --target hpcz_bitcomp_bench >>"$tmp/build.log" 2>&1; then
+    grep -E "error" "$tmp/build.log" | head -30 | tee -a "$log"; fail "build of hpcz_bitcomp_bench"
   fi
 fi
 bin=$bdir/hpcz
@@ -297,6 +308,24 @@ for m in fast ratio interp lossless; do
 done
 if has_mode cuszp && [ $peers = 1 ]; then
   if [ $device = gpu ]; then run_cuszp; else say "-- cuSZp: GPU only, skipped on $kind"; fi
+fi
+
+run_bitcomp() {  # nvCOMP Bitcomp lossy beside the fast mode, one process, the same device-resident tiles
+  local exe=$bdir/hpcz_bitcomp_bench
+  if [ ! -x "$exe" ]; then
+    say "-- Bitcomp: no $exe (needs nvCOMP under bench/ext/nvcomp, see bench/compare/README.md): skipped"; return
+  fi
+  say "== $kind-fast-vs-bitcomp: $exe =="
+  LD_LIBRARY_PATH="$root/bench/ext/nvcomp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout "$timeout_s" \
+    "$exe" --data "$data" --size-mib "$size" --reps "$reps" --out "$tmp/$kind-fast-vs-bitcomp.md" >"$tmp/bitcomp.log" 2>&1
+  local rc=$?
+  cat "$tmp/bitcomp.log" >>"$log"
+  if [ $rc -ne 0 ]; then show_tail "$tmp/bitcomp.log"; fail "Bitcomp comparison (rc $rc)"; return; fi
+  grep -E '^(\| (Bitcomp|hpcz)|hpcz fast at equal|rows where)' "$tmp/$kind-fast-vs-bitcomp.md" | tee -a "$log"
+  publish "$kind-fast-vs-bitcomp"
+}
+if has_mode bitcomp && [ $peers = 1 ]; then
+  if [ $device = gpu ]; then run_bitcomp; else say "-- Bitcomp: GPU only, skipped on $kind"; fi
 fi
 
 if [ $failed = 1 ]; then say "run.sh: something failed (see above and $log)"; exit 3; fi
