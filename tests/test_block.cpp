@@ -52,9 +52,10 @@ TEST(unit_plan_and_payload_size_agree) {
   // and block_chain() predicts the q that ends the block.
   std::mt19937 rng(5);
   auto p = make_params<float>(0.5, 1.0, false, 0);  // step 1: q = value
+  int two_level_blocks = 0;
   for (int trial = 0; trial < 20000; ++trial) {
     float v[32];
-    int shape = trial % 5;
+    int shape = trial % 7;
     int32_t base = int32_t(rng() % 2000000) - 1000000;
     int32_t prev = trial % 3 == 0 ? 0 : base + int32_t(rng() % 64) - 32;
     for (int i = 0; i < 32; ++i) {
@@ -62,6 +63,10 @@ TEST(unit_plan_and_payload_size_agree) {
                 : shape == 3 ? int32_t(rng() % (1 << 22)) - (1 << 21) : i;
       v[i] = float(base + d);
     }
+    // Two levels, prev and prev + D (D of one byte or more, either sign), in random lanes.
+    const int32_t two_d = trial % 2 ? int32_t(rng() % 200) - 100 : int32_t(rng() % (1 << 21)) - (1 << 20);
+    if (shape >= 5)
+      for (int i = 0; i < 32; ++i) v[i] = float(prev + ((rng() >> 7) & 1 ? two_d : 0));
     if (trial % 7 == 0) v[rng() % 32] = std::numeric_limits<float>::quiet_NaN();
     if (trial % 13 == 0) v[0] = std::numeric_limits<float>::infinity();
     if (trial % 17 == 0)
@@ -76,6 +81,12 @@ TEST(unit_plan_and_payload_size_agree) {
     const BlockDeltas bd = block_deltas(q, prev);
     BlockPlan bp = plan_block(bd, invalid & lanes_below(count), 4, uniform_bits(v, count));
     CHECK(payload_size(bp.code, 4) == int(bp.payload));
+    const bool two_level = (bp.code & 0x7f) == kCodeTwoLevel1 || (bp.code & 0x7f) == kCodeTwoLevel4;
+    two_level_blocks += two_level;
+    if (shape >= 5 && two_d != 0 && !invalid && count == 32 && !uniform_bits(v, count)) {
+      CHECK_MSG(bd.two_d == uint32_t(two_d), "trial " << trial << ": two levels not found");
+      CHECK_MSG(two_level, "trial " << trial << ": a two-level block coded as " << int(bp.code));
+    }
     uint8_t buf[256];
     float exc[32];
     write_block<float>(bp, [&](int i) { return v[i]; }, count, q, bd, buf, [&](int j, float x) { exc[j] = x; });
@@ -92,16 +103,18 @@ TEST(unit_plan_and_payload_size_agree) {
       if (!same) return;
     }
   }
+  CHECK_MSG(two_level_blocks > 2000, two_level_blocks << " two-level blocks");
 }
 
 TEST(unit_code_table_is_closed) {
-  // Codes 125, 126 and raw/uniform with an exception mask are never written; the decoder rejects them.
+  // Raw and uniform blocks with an exception mask are never written; the decoder rejects them. Every
+  // other code has a size (two-level ones: the levels word and one or four bytes of D).
   for (int c = 0; c < 256; ++c) {
     int s = payload_size(uint8_t(c), 4);
-    bool reserved = (c & 0x7f) >= 125 && (c & 0x7f) <= 126;
     bool values_exc = c == 0xff || c == 0xfc;  // raw or uniform with an exception mask
-    CHECK((s < 0) == (reserved || values_exc));
+    CHECK((s < 0) == values_exc);
   }
+  CHECK(payload_size(kCodeTwoLevel1, 4) == 5 && payload_size(kCodeTwoLevel4 | kExcFlag, 8) == 12);
 }
 
 TEST(unit_widest_deltas) {

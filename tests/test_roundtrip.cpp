@@ -396,12 +396,14 @@ static void second_stage_fields(bool gpu) {
         const auto staged = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
         const auto pinfo = hpcz::inspect(plain.data(), plain.size());
         const auto sinfo = hpcz::inspect(staged.data(), staged.size());
-        CHECK(pinfo.version == 1 && !pinfo.second_stage && sinfo.version == 2 && sinfo.second_stage);
+        // Fast archives are version 3 (two-level blocks), staged or not; ratio ones 1, or 2 staged.
+        const uint16_t plain_v = codec == hpcz::Codec::fast ? 3 : 1, staged_v = codec == hpcz::Codec::fast ? 3 : 2;
+        CHECK(pinfo.version == plain_v && !pinfo.second_stage && sinfo.version == staged_v && sinfo.second_stage);
         CHECK(staged.size() <= plain.size() + sinfo.n_chunks);
         CHECK(staged.size() <= hpcz::max_compressed_size(f.n(), f.dtype));
         std::vector<uint8_t> back;
         const auto info = hpcz::decompress(staged.data(), staged.size(), back, gpu ? hpcz::Backend::gpu : hpcz::Backend::cpu);
-        CHECK(info.second_stage && info.version == 2);
+        CHECK(info.second_stage && info.version == staged_v);
         Check c = strict_check(f.bytes, back, f.dtype, info.eb_abs);
         CHECK_MSG(c.violations == 0, f.name << " second stage: " << c.violations << " values outside the bound");
         std::vector<uint8_t> plain_back;

@@ -8,8 +8,9 @@
 
 namespace hpcz::format {
 
-constexpr uint16_t kVersion = 2;       // the newest this build reads; 2: the lossless second stage (kFlagSecondStage)
-constexpr uint16_t kPlainVersion = 1;  // what write_header writes: an archive without the second stage
+// The newest version this build reads. 2: the lossless second stage (kFlagSecondStage); 3: fast-codec
+// chunks may hold two-level blocks (codes 0x7d, 0x7e).
+constexpr uint16_t kVersion = 3;
 constexpr uint32_t kHeaderBytes = 144;
 constexpr uint32_t kChunkEntryBytes = 16;
 constexpr uint32_t kHeaderChecksumWords = 35;  // the header checksum covers bytes 0..139
@@ -66,10 +67,16 @@ HPCZ_HD uint32_t header_checksum(const uint8_t* d) {
   return checksum_fold(s);
 }
 
-// Writes all 144 bytes, header checksum included; version 2 when the flags say second stage.
+// The version writers write: 3 for the fast codec (two-level blocks), else 2 with the second stage
+// and 1 without (archives that older readers can read stay as they were).
+HPCZ_HD uint16_t archive_version(Codec codec, bool second_stage) {
+  return codec == Codec::fast ? uint16_t(3) : uint16_t(second_stage ? 2 : 1);
+}
+
+// Writes all 144 bytes, header checksum included.
 HPCZ_HD void write_header(uint8_t* d, const HeaderFields& h) {
   d[kOffMagic] = 'H'; d[kOffMagic + 1] = 'P'; d[kOffMagic + 2] = 'C'; d[kOffMagic + 3] = 'Z';
-  const uint16_t version = (h.flags & kFlagSecondStage) ? uint16_t(2) : kPlainVersion;
+  const uint16_t version = archive_version(h.codec, h.flags & kFlagSecondStage);
   d[kOffVersion] = uint8_t(version); d[kOffVersion + 1] = uint8_t(version >> 8);
   d[kOffHeaderBytes] = uint8_t(kHeaderBytes); d[kOffHeaderBytes + 1] = uint8_t(kHeaderBytes >> 8);
   d[kOffDType] = uint8_t(h.dtype); d[kOffRank] = h.ndims; d[kOffMode] = uint8_t(h.mode);

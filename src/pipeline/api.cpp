@@ -146,6 +146,6 @@ ArchiveInfo decompress(const uint8_t* archive, size_t size, void* out, size_t ou
   return decode_into(archive, size, info, out, backend);
 }
 
-const char* version_string() { return "hpcz 0.1.0 (format 2; reads 1 and 2)"; }
+const char* version_string() { return "hpcz 0.1.0 (format 3; reads 1 to 3)"; }
 
 }  // namespace hpcz

@@ -73,7 +73,7 @@ std::vector<uint8_t> stage_chunk(const uint8_t* src, uint32_t size) {
 
 std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain) {
   const ArchiveInfo info = parse_archive(plain.data(), plain.size(), true);
-  if (info.version != 1) fail(ErrorCode::invalid_argument, "the second stage applies to plain (version 1) archives");
+  if (info.second_stage) fail(ErrorCode::invalid_argument, "the archive already has the second stage");
   const size_t n = info.chunks.size();
   std::vector<std::vector<uint8_t>> stored(n);
 #pragma omp parallel for schedule(dynamic, 1)
@@ -85,7 +85,7 @@ std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain) {
                               format::checksum(stored[c].data(), stored[c].size()));
     out.insert(out.end(), stored[c].begin(), stored[c].end());
   }
-  reseal(out, 2, true, n);
+  reseal(out, format::archive_version(info.codec, true), true, n);
   return out;
 }
 
@@ -165,7 +165,7 @@ std::vector<uint8_t> remove_second_stage(const uint8_t* a, size_t size, const Ar
   for (size_t c = 0; c < n; ++c)
     format::write_chunk_entry(&out[format::kHeaderBytes + 16 * c], place[c], uint32_t(p.plain_size[c]),
                               format::checksum(&out[place[c]], p.plain_size[c]));
-  reseal(out, 1, false, n);
+  reseal(out, format::archive_version(info.codec, false), false, n);
   return out;
 }
 

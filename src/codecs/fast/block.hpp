@@ -15,9 +15,14 @@ constexpr int kB = 32;                       // values per block
 constexpr uint8_t kExcFlag = 0x80;           // block has exceptions (mask in payload, values at chunk end)
 constexpr uint8_t kCodeRaw = 0x7f;           // 32 raw values
 constexpr uint8_t kCodeUniform = 0x7c;       // every lane has the same bits: one value (fill or NaN land)
+// Two-level blocks (format version 3): every lane's q is prev or prev + D, a bit a lane; D in one
+// zigzag byte (kCodeTwoLevel1) or four (kCodeTwoLevel4). Masked or stepped fields, and smooth data at
+// loose bounds whose q steps by one, cost 5 or 8 bytes a block instead of 8 to 128.
+constexpr uint8_t kCodeTwoLevel1 = 0x7d;
+constexpr uint8_t kCodeTwoLevel4 = 0x7e;
 constexpr int kOutlierBase = 32;             // codes 32..123: outlier mode
 constexpr int kOutlierWidths = 23;           // delta widths 0..22 (wider blocks gain little over plain)
-constexpr int kOutlierLast = kOutlierBase + 4 * kOutlierWidths - 1;  // 123; 125, 126 are reserved
+constexpr int kOutlierLast = kOutlierBase + 4 * kOutlierWidths - 1;  // 123
 
 
 HPCZ_HD uint32_t zigzag(int32_t v) { return (uint32_t(v) << 1) ^ uint32_t(v >> 31); }
@@ -45,6 +50,8 @@ HPCZ_HD int payload_size(uint8_t code, int value_bytes) {
   int c = code & 0x7f, e = code & kExcFlag ? 4 : 0;
   if (c == kCodeRaw) return e ? -1 : kB * value_bytes;
   if (c == kCodeUniform) return e ? -1 : value_bytes;
+  if (c == kCodeTwoLevel1) return 5 + e;
+  if (c == kCodeTwoLevel4) return 8 + e;
   if (c < kOutlierBase) return (c ? 4 + 4 * c : 0) + e;
   if (c > kOutlierLast) return -1;
   int k = (c - kOutlierBase) / kOutlierWidths + 1, w = (c - kOutlierBase) % kOutlierWidths;
@@ -150,7 +157,7 @@ HPCZ_UNROLL
 // The choice itself, from the block's statistics: OR of all |delta| (the first against prev), OR of
 // |delta_1..31|, the first q, the exception mask. Shared by the per-thread and the per-warp planners.
 HPCZ_HD BlockPlan plan_from_stats(uint32_t max_all, uint32_t max_rest, int32_t q0, uint32_t mask, int value_bytes,
-                                  bool uniform) {
+                                  bool uniform, uint32_t two_d = 0) {
   int w_all = bit_width32(max_all), w_rest = bit_width32(max_rest);
   uint32_t plain = w_all ? 4 + 4 * w_all : 0;
   int k = outlier_bytes(q0, w_rest);
@@ -163,6 +170,13 @@ HPCZ_HD BlockPlan plan_from_stats(uint32_t max_all, uint32_t max_rest, int32_t q
   } else {
     bp.code = uint8_t(w_all);
     size = plain;
+  }
+  if (two_d) {  // two-level where strictly smaller (ties keep the codes older writers chose)
+    const bool one = zigzag(int32_t(two_d)) < 256u;
+    if ((one ? 5u : 8u) < size) {
+      bp.code = one ? kCodeTwoLevel1 : kCodeTwoLevel4;
+      size = one ? 5u : 8u;
+    }
   }
   uint32_t nexc = popcount32(mask);
   const uint32_t total = size + (mask ? 4 + nexc * uint32_t(value_bytes) : 0);
@@ -186,11 +200,43 @@ struct BlockDeltas {
   uint32_t max_rest;  // OR of |delta_1..31|
   int32_t q0;         // lane 0's q
   uint32_t d0;        // q0 - prev, wrapping
+  uint32_t levels;    // two-level blocks: bit i set where q_i = prev + two_d (else q_i = prev)
+  uint32_t two_d;     // D, nonzero, wrapping; 0 where the block is not two-level
 };
 HPCZ_HD uint32_t abs_delta(uint32_t d) { return int32_t(d) < 0 ? 0u - d : d; }
 
+// Bit i of the result: the parity of bits 0..i of x.
+HPCZ_HD uint32_t prefix_parity(uint32_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  return x;
+}
+
+// Whether every q_i is prev or prev + D: the nonzero deltas (lane 0's against prev included) all have
+// one magnitude M and alternate in sign, the first giving D's. Then lane i is at prev + D exactly where
+// an odd number of nonzero deltas lie at or before it. From the sum of the magnitudes and their OR
+// (every magnitude is at most the OR, so the sum is M times their count only if all equal it; M below
+// 2^26 keeps the sum of 32 in 32 bits), without a second pass over the lanes.
+HPCZ_HD void find_two_level(BlockDeltas& bd, uint32_t nonzero, uint32_t sum) {
+  bd.levels = 0;
+  bd.two_d = 0;
+  const uint32_t m = bd.max_rest | abs_delta(bd.d0);
+  if (m == 0 || m >= (1u << 26) || sum != m * uint32_t(popcount32(nonzero))) return;
+  const uint32_t parity = prefix_parity(nonzero);
+  const uint32_t neg = (bd.signs | uint32_t(int32_t(bd.d0) < 0)) & nonzero;
+  const bool first_neg = (neg >> lowest_bit32(nonzero)) & 1;
+  if (neg != (first_neg ? nonzero & parity : nonzero & ~parity)) return;
+  bd.levels = parity;
+  bd.two_d = first_neg ? 0u - m : m;
+}
+
 HPCZ_HD BlockDeltas block_deltas(int32_t* q, int32_t prev) {
-  BlockDeltas bd{0, 0, q[0], uint32_t(q[0]) - uint32_t(prev)};
+  BlockDeltas bd{0, 0, q[0], uint32_t(q[0]) - uint32_t(prev), 0, 0};
+  const uint32_t ad0 = abs_delta(bd.d0);
+  uint32_t nonzero = uint32_t(ad0 != 0), sum = ad0;
   int32_t before = q[0];
 HPCZ_UNROLL
   for (int i = 1; i < kB; ++i) {
@@ -200,13 +246,16 @@ HPCZ_UNROLL
     bd.signs |= uint32_t(int32_t(d) < 0) << i;
     const uint32_t ad = abs_delta(d);
     bd.max_rest |= ad;
+    nonzero |= uint32_t(ad != 0) << i;
+    sum += ad;
     q[i] = int32_t(ad);
   }
+  find_two_level(bd, nonzero, sum);
   return bd;
 }
 
 HPCZ_HD BlockPlan plan_block(const BlockDeltas& bd, uint32_t mask, int value_bytes, bool uniform = false) {
-  return plan_from_stats(bd.max_rest | abs_delta(bd.d0), bd.max_rest, bd.q0, mask, value_bytes, uniform);
+  return plan_from_stats(bd.max_rest | abs_delta(bd.d0), bd.max_rest, bd.q0, mask, value_bytes, uniform, bd.two_d);
 }
 
 // Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
@@ -233,6 +282,12 @@ HPCZ_UNROLL
 HPCZ_UNROLL
     for (int i = 0; i < kB; ++i)
       if (bp.mask >> i & 1) sink(j++, T(value(i)));
+  }
+  if (c == kCodeTwoLevel1 || c == kCodeTwoLevel4) {
+    store_u32_le(dst, bd.levels);
+    if (c == kCodeTwoLevel1) dst[4] = uint8_t(zigzag(int32_t(bd.two_d)));
+    else store_u32_le(dst + 4, bd.two_d);
+    return;
   }
   int w = c;
   uint32_t d0 = bd.d0;
@@ -279,6 +334,24 @@ HPCZ_UNROLL
     src += 4;
   }
   uint32_t acc = uint32_t(prev);
+  int j = 0;  // next exception value
+  if (c == kCodeTwoLevel1 || c == kCodeTwoLevel4) {
+    const uint32_t levels = load_u32_le(src);
+    const uint32_t d = c == kCodeTwoLevel1 ? uint32_t(unzigzag(src[4])) : load_u32_le(src + 4);
+    for (int g = 0; g < kB; g += kG) {
+      T v[kG];
+      const uint32_t group_levels = levels >> g, group_mask = mask >> g;
+HPCZ_UNROLL
+      for (int r = 0; r < kG; ++r) v[r] = dequantize<T>(int32_t(acc + ((group_levels >> r & 1) ? d : 0u)), step);
+      if (group_mask & 0xffu) {
+HPCZ_UNROLL
+        for (int r = 0; r < kG; ++r)
+          if (group_mask >> r & 1) v[r] = source(j++);
+      }
+      emit(g, v);
+    }
+    return int32_t(acc + ((levels >> 31 & 1) ? d : 0u));
+  }
   int w = c;
   if (c >= kOutlierBase) {
     int k = (c - kOutlierBase) / kOutlierWidths + 1;
@@ -294,7 +367,6 @@ HPCZ_UNROLL
     signs = load_u32_le(src);
     if (c >= kOutlierBase) signs &= ~1u;  // bit 0 was the outlier's sign, already applied
   }
-  int j = 0;  // next exception value
   for (int g = 0; g < kB; g += kG) {
     uint32_t mag[kG];
 HPCZ_UNROLL
@@ -355,6 +427,10 @@ HPCZ_HD Chain combine(Chain a, Chain b) { return b.absolute ? b : Chain{a.absolu
 HPCZ_HD Chain block_chain(uint8_t code, const uint8_t* src) {
   int c = code & 0x7f;
   if (code & kExcFlag) src += 4;
+  if (c == kCodeTwoLevel1 || c == kCodeTwoLevel4) {
+    const uint32_t d = c == kCodeTwoLevel1 ? uint32_t(unzigzag(src[4])) : load_u32_le(src + 4);
+    return Chain{0u, (load_u32_le(src) >> 31 & 1) ? d : 0u};
+  }
   uint32_t base = 0;
   int w = c;
   bool outl = c >= kOutlierBase;
