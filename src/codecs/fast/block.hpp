@@ -217,14 +217,20 @@ HPCZ_HD uint32_t prefix_parity(uint32_t x) {
 
 // Whether every q_i is prev or prev + D: the nonzero deltas (lane 0's against prev included) all have
 // one magnitude M and alternate in sign, the first giving D's. Then lane i is at prev + D exactly where
-// an odd number of nonzero deltas lie at or before it. From the sum of the magnitudes and their OR
-// (every magnitude is at most the OR, so the sum is M times their count only if all equal it; M below
-// 2^26 keeps the sum of 32 in 32 bits), without a second pass over the lanes.
-HPCZ_HD void find_two_level(BlockDeltas& bd, uint32_t nonzero, uint32_t sum) {
+// an odd number of nonzero deltas lie at or before it. mag: the magnitudes |d_1..31| (lane 0's is
+// |d0|); sum: the sum of all 32. Every magnitude is at most their OR, so the sum is M times the number
+// of nonzero ones only if all equal M (M below 2^26 keeps the sum in 32 bits); the lanes are walked
+// again only where the sum allows it (the GPU encoder: a second pass on every block cost 2% of its
+// time).
+HPCZ_HD void find_two_level(BlockDeltas& bd, const int32_t* mag, uint32_t sum) {
   bd.levels = 0;
   bd.two_d = 0;
   const uint32_t m = bd.max_rest | abs_delta(bd.d0);
-  if (m == 0 || m >= (1u << 26) || sum != m * uint32_t(popcount32(nonzero))) return;
+  if (m == 0 || m >= (1u << 26) || sum % m != 0 || sum / m > uint32_t(kB)) return;
+  uint32_t nonzero = uint32_t(bd.d0 != 0);
+HPCZ_UNROLL
+  for (int i = 1; i < kB; ++i) nonzero |= uint32_t(mag[i] != 0) << i;
+  if (sum != m * uint32_t(popcount32(nonzero))) return;
   const uint32_t parity = prefix_parity(nonzero);
   const uint32_t neg = (bd.signs | uint32_t(int32_t(bd.d0) < 0)) & nonzero;
   const bool first_neg = (neg >> lowest_bit32(nonzero)) & 1;
@@ -235,8 +241,7 @@ HPCZ_HD void find_two_level(BlockDeltas& bd, uint32_t nonzero, uint32_t sum) {
 
 HPCZ_HD BlockDeltas block_deltas(int32_t* q, int32_t prev) {
   BlockDeltas bd{0, 0, q[0], uint32_t(q[0]) - uint32_t(prev), 0, 0};
-  const uint32_t ad0 = abs_delta(bd.d0);
-  uint32_t nonzero = uint32_t(ad0 != 0), sum = ad0;
+  uint32_t sum = abs_delta(bd.d0);
   int32_t before = q[0];
 HPCZ_UNROLL
   for (int i = 1; i < kB; ++i) {
@@ -246,11 +251,10 @@ HPCZ_UNROLL
     bd.signs |= uint32_t(int32_t(d) < 0) << i;
     const uint32_t ad = abs_delta(d);
     bd.max_rest |= ad;
-    nonzero |= uint32_t(ad != 0) << i;
     sum += ad;
     q[i] = int32_t(ad);
   }
-  find_two_level(bd, nonzero, sum);
+  find_two_level(bd, q, sum);
   return bd;
 }
 
