@@ -237,3 +237,41 @@ TEST(corrupt_second_stage) {
     }
   }
 }
+
+TEST(corrupt_sealed_sparse_chunk_malformed) {
+  // A sparse chunk (format version 3: marker, bitmap, listed codes) with a valid checksum but a bitmap
+  // that lists more codes than the chunk holds, or sets a bit past the last block: both decoders
+  // reject it. Mostly zeros, so every chunk takes the sparse form.
+  std::vector<float> x(3 * 16384 + 900, 0.0f);
+  for (size_t i = 0; i < x.size(); i += 997) x[i] = float(i % 13);
+  hpcz::Options o;
+  o.mode = hpcz::BoundMode::abs;
+  o.bound = 0.01;
+  o.backend = hpcz::Backend::cpu;
+  const auto a = hpcz::compress(x.data(), hpcz::DType::f32, {x.size()}, o);
+  const auto info = hpcz::inspect(a.data(), a.size());
+  REQUIRE(info.n_chunks == 4);
+  for (const auto& e : info.chunks) REQUIRE(a[e.offset] == 0xff);
+  auto reseal = [&](std::vector<uint8_t>& b, uint64_t c) {
+    const auto& e = info.chunks[c];
+    hpcz::detail::store_u32_le(&b[hpcz::format::kHeaderBytes + 16 * c + 12], hpcz::format::checksum(&b[e.offset], e.size));
+    hpcz::detail::store_u32_le(&b[136], hpcz::format::checksum(&b[hpcz::format::kHeaderBytes], info.n_chunks * 16));
+    reseal_header(b);
+  };
+  {  // every bitmap bit of chunk 0 set: 512 listed codes in a chunk far smaller than that
+    auto b = a;
+    for (uint32_t k = 0; k < 512 / 8; ++k) b[info.chunks[0].offset + 1 + k] = 0xff;
+    reseal(b, 0);
+    expect_rejected(b, "sparse bitmap listing more codes than the chunk holds");
+  }
+  {  // the last chunk holds 900 values, 29 blocks: bit 31 of its bitmap is past them
+    auto b = a;
+    const uint64_t last = info.n_chunks - 1;
+    b[info.chunks[last].offset + 1 + 3] |= 0x80;
+    reseal(b, last);
+    expect_rejected(b, "sparse bitmap bit past the last block");
+  }
+  std::vector<uint8_t> back;
+  hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
+  CHECK(strict_check(as_bytes(x), back, hpcz::DType::f32, 0.01).violations == 0);
+}

@@ -32,13 +32,22 @@ const Golden kGolden[] = {
     {"ncar_ts_20x64x128_rel1e-2_v3.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::fast, false, 3, true},
     {"ncar_ts_20x64x128_f64_abs1e-2_v3.hpcz", DType::f64, BoundMode::abs, 1e-2, Codec::fast, false, 3, true},
     {"ncar_ts_20x64x128_rel1e-2_stage2_v3.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::fast, true, 3, true},
+    // Version 3: sparse chunks (most blocks code 0 at this loose bound).
+    {"ncar_ts_20x64x128_abs5_v3.hpcz", DType::f32, BoundMode::abs, 5.0, Codec::fast, false, 3, true},
     {"ncar_ts_20x64x128_ratio_rel1e-3_v1.hpcz", DType::f32, BoundMode::rel, 1e-3, Codec::ratio, false, 1, true},
     {"ncar_ts_20x64x128_ratio_f64_abs1e-2_v1.hpcz", DType::f64, BoundMode::abs, 1e-2, Codec::ratio, false, 1, true},
     {"ncar_ts_20x64x128_ratio_rel1e-2_stage2_v2.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::ratio, true, 2, true},
     {"ncar_ts_20x64x128_interp_rel1e-2_v1.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::interp, false, 1, true},
     {"ncar_ts_20x64x128_interp_f64_abs1_v1.hpcz", DType::f64, BoundMode::abs, 1.0, Codec::interp, false, 1, true}};
 
-// Whether a plain fast archive holds a two-level block (code 0x7d or 0x7e, with or without the flag).
+// The number of sparse chunks (first byte 0xff) in a fast archive.
+int sparse_chunks(const std::vector<uint8_t>& a) {
+  int n = 0;
+  for (const auto& c : hpcz::inspect(a.data(), a.size()).chunks) n += a[c.offset] == 0xff;
+  return n;
+}
+
+// Whether a plain fast archive (no sparse chunk) holds a two-level block (code 0x7d or 0x7e, with or without the flag).
 bool has_two_level_block(const std::vector<uint8_t>& a) {
   const auto info = hpcz::inspect(a.data(), a.size());
   for (uint64_t c = 0; c < info.chunks.size(); ++c) {
@@ -87,7 +96,9 @@ TEST(golden_archives) {
     CHECK(strict_check(input, back, g.dtype, info.eb_abs).violations == 0);
     if (g.current) CHECK_MSG(now == golden, g.file << ": the encoder no longer writes the golden bytes");
     if (g.codec == Codec::fast && g.version >= 3 && !g.second_stage && g.mode == BoundMode::rel && g.bound == 1e-2)
-      CHECK_MSG(has_two_level_block(golden), g.file << ": no two-level block");
+      CHECK_MSG(sparse_chunks(golden) == 0 && has_two_level_block(golden), g.file << ": no two-level block");
+    if (g.codec == Codec::fast && g.mode == BoundMode::abs && g.bound == 5.0)
+      CHECK_MSG(sparse_chunks(golden) > 0, g.file << ": no sparse chunk");
     if (g.codec == hpcz::Codec::interp) {  // the golden holds interpolation chunks, not only Lorenzo ones
       const auto ai = hpcz::inspect(golden.data(), golden.size());
       bool interp_chunk = false;

@@ -451,3 +451,42 @@ TEST(roundtrip_compress_into_a_buffer) {
     }
   }
 }
+
+// Sparse data in the fast codec (format version 3): runs of zero blocks cost a bit a block in the
+// sparse chunk form, so an all-zero f32 chunk (512 blocks) is 1 + 64 bytes; a field that is zero but
+// for rare values and short bursts decodes within the bound, and the GPU writes the same bytes.
+TEST(roundtrip_fast_sparse_chunks) {
+  std::vector<float> zeros(4 * 16384, 0.0f);
+  hpcz::Options o;
+  o.mode = hpcz::BoundMode::abs;
+  o.bound = 1e-3;
+  o.backend = hpcz::Backend::cpu;
+  const auto z = hpcz::compress(zeros.data(), hpcz::DType::f32, {zeros.size()}, o);
+  const auto zi = hpcz::inspect(z.data(), z.size());
+  for (const auto& e : zi.chunks) CHECK_MSG(e.size == 1 + 512 / 8 && z[e.offset] == 0xff, "an all-zero chunk of " << e.size << " bytes");
+  std::vector<float> x(1000003, 0.0f);
+  uint64_t state = 7;
+  for (size_t i = 0; i < x.size(); ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    if ((state >> 40) % 1000 == 0)  // a burst of 1..64 nonzero values
+      for (size_t k = 0, len = 1 + (state >> 20) % 64; k < len && i < x.size(); ++k, ++i) x[i] = float((state >> 8) % 1000) * 1e-3f + float(k);
+  }
+  const auto a = hpcz::compress(x.data(), hpcz::DType::f32, {x.size()}, o);
+  const auto info = hpcz::inspect(a.data(), a.size());
+  uint64_t sparse = 0;
+  for (const auto& e : info.chunks) sparse += a[e.offset] == 0xff;
+  CHECK_MSG(sparse * 2 > info.n_chunks, sparse << " of " << info.n_chunks << " chunks sparse");
+  std::vector<uint8_t> back;
+  hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
+  CHECK(strict_check(as_bytes(x), back, hpcz::DType::f32, 1e-3).violations == 0);
+  std::fprintf(stderr, "  all-zero chunk: 65 bytes; sparse field CR %.1f, %llu of %llu chunks sparse\n",
+               4.0 * x.size() / a.size(), (unsigned long long)sparse, (unsigned long long)info.n_chunks);
+  if (hpcz::gpu_available()) {
+    o.backend = hpcz::Backend::gpu;
+    CHECK(hpcz::compress(x.data(), hpcz::DType::f32, {x.size()}, o) == a);
+    CHECK(hpcz::compress(zeros.data(), hpcz::DType::f32, {zeros.size()}, o) == z);
+    std::vector<uint8_t> gb;
+    hpcz::decompress(a.data(), a.size(), gb, hpcz::Backend::gpu);
+    CHECK(gb == back);
+  }
+}

@@ -9,7 +9,7 @@
 namespace hpcz::format {
 
 // The newest version this build reads. 2: the lossless second stage (kFlagSecondStage); 3: fast-codec
-// chunks may hold two-level blocks (codes 0x7d, 0x7e).
+// chunks may hold two-level blocks (codes 0x7d, 0x7e) and take the sparse form (first byte 0xff).
 constexpr uint16_t kVersion = 3;
 constexpr uint32_t kHeaderBytes = 144;
 constexpr uint32_t kChunkEntryBytes = 16;

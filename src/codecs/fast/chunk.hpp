@@ -1,6 +1,9 @@
 // Fast mode, one chunk at a time on the CPU. A chunk is
 //   [one code byte per block][block payloads, in block order][exception values, in block/lane order]
-// and is decodable on its own. The CUDA kernels produce and consume the same layout.
+// or, where most blocks are code 0 (every delta zero: runs of zeros or of one repeated value), the
+// sparse form (format version 3) with a bit a block instead of a byte:
+//   [kSparseChunk][bitmap, bit b: block b's code is listed][the listed codes][payloads][exceptions]
+// and is decodable on its own. The CUDA kernels produce and consume the same layouts.
 #pragma once
 #include <cstring>
 #include <vector>
@@ -11,6 +14,34 @@ namespace hpcz::fast {
 
 constexpr uint32_t kChunkBytes = 65536;  // every chunk covers 64 KiB of input (the last one: less)
 template <class T> constexpr uint32_t chunk_values() { return kChunkBytes / sizeof(T); }
+
+// A sparse chunk's first byte: raw with an exception flag, never a valid code.
+constexpr uint8_t kSparseChunk = 0xff;
+// Bytes before the payloads: the code bytes, or the marker, the bitmap and the listed codes. The
+// sparse form is written where it is strictly smaller.
+HPCZ_HD uint32_t sparse_head_bytes(uint32_t nb, uint32_t listed) { return 1 + (nb + 7) / 8 + listed; }
+HPCZ_HD bool sparse_is_smaller(uint32_t nb, uint32_t listed) { return sparse_head_bytes(nb, listed) < nb; }
+
+// A chunk's codes, one per block, and where its payloads start: from the code bytes, or expanded
+// from the sparse form (unlisted blocks are code 0). False if the sparse form is malformed (the
+// bitmap or the listed codes past size, bitmap bits set past the last block).
+HPCZ_HD bool chunk_codes(const uint8_t* src, uint32_t size, uint32_t nb, uint8_t* codes, uint32_t& head) {
+  if (size < 1 || src[0] != kSparseChunk) {
+    for (uint32_t b = 0; b < nb && b < size; ++b) codes[b] = src[b];
+    head = nb;
+    return size >= nb;
+  }
+  const uint32_t bm = (nb + 7) / 8;
+  if (size < 1 + bm || (nb % 8 && (src[bm] >> (nb % 8)) != 0)) return false;
+  uint32_t listed = 0;
+  for (uint32_t b = 0; b < nb; ++b) {
+    const bool on = (src[1 + b / 8] >> (b % 8)) & 1;
+    if (on && 1 + bm + listed >= size) return false;
+    codes[b] = on ? src[1 + bm + listed++] : uint8_t(0);
+  }
+  head = 1 + bm + listed;
+  return true;
+}
 
 // Worst case: every block raw, plus its code byte.
 HPCZ_HD uint64_t max_chunk_bytes(uint64_t count, uint32_t value_bytes) {
@@ -47,7 +78,22 @@ uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint
     prev = next;
   }
   std::memcpy(dst + pos, exc_scratch.data(), size_t(nexc) * sizeof(T));
-  return pos + nexc * uint32_t(sizeof(T));
+  const uint32_t size = pos + nexc * uint32_t(sizeof(T));
+  uint32_t listed = 0;
+  for (uint32_t b = 0; b < nb; ++b) listed += dst[b] != 0;
+  if (!sparse_is_smaller(nb, listed)) return size;
+  // The sparse form: the head rewritten in place, the payloads and exceptions moved down after it.
+  const uint32_t head = sparse_head_bytes(nb, listed), bm = (nb + 7) / 8;
+  std::vector<uint8_t> h(head, 0);
+  h[0] = kSparseChunk;
+  for (uint32_t b = 0, k = 0; b < nb; ++b)
+    if (dst[b]) {
+      h[1 + b / 8] |= uint8_t(1u << (b % 8));
+      h[1 + bm + k++] = dst[b];
+    }
+  std::memmove(dst + head, dst + nb, size - nb);
+  std::memcpy(dst, h.data(), head);
+  return size - (nb - head);
 }
 
 // Decodes a chunk of `size` bytes holding count values. Returns false if the bytes are not a
@@ -55,31 +101,33 @@ uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint
 template <class T>
 bool decode_chunk(const uint8_t* src, uint32_t size, uint32_t count, const QuantParams<T>& p, T* out) {
   const uint32_t nb = uint32_t(div_ceil(count, kB));
-  if (size < nb) return false;
-  uint64_t pay = nb, nexc = 0;
+  uint8_t codes[chunk_values<float>() / kB];
+  uint32_t head = 0;
+  if (nb > sizeof codes || !chunk_codes(src, size, nb, codes, head)) return false;
+  uint64_t pay = head, nexc = 0;
   for (uint32_t b = 0; b < nb; ++b) {
-    int s = payload_size(src[b], sizeof(T));
+    int s = payload_size(codes[b], sizeof(T));
     if (s < 0 || pay + s > size) return false;
-    if (src[b] & kExcFlag) nexc += popcount32(load_u32_le(src + pay));
+    if (codes[b] & kExcFlag) nexc += popcount32(load_u32_le(src + pay));
     pay += s;
   }
   if (pay + nexc * sizeof(T) != size) return false;
-  uint64_t pos = nb, x = 0;
+  uint64_t pos = head, x = 0;
   int32_t prev = 0;
   for (uint32_t b = 0; b < nb; ++b) {
     T v[kB];
     const uint8_t* exc = src + pay + x * sizeof(T);
     int cnt = int(count - b * kB < uint32_t(kB) ? count - b * kB : kB);
-    int32_t last = decode_block<T>(src[b], src + pos, prev, p.step,
+    int32_t last = decode_block<T>(codes[b], src + pos, prev, p.step,
                                    [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); }, v);
-    if (holds_values(src[b])) {
+    if (holds_values(codes[b])) {
       int32_t t;
-      if (stored_block_tail(src[b], src + pos, cnt, p, t)) last = t;
+      if (stored_block_tail(codes[b], src + pos, cnt, p, t)) last = t;
     }
     prev = last;
     std::memcpy(out + size_t(b) * kB, v, cnt * sizeof(T));
-    if (src[b] & kExcFlag) x += popcount32(load_u32_le(src + pos));
-    pos += payload_size(src[b], sizeof(T));
+    if (codes[b] & kExcFlag) x += popcount32(load_u32_le(src + pos));
+    pos += payload_size(codes[b], sizeof(T));
   }
   return true;
 }

@@ -79,28 +79,29 @@ struct ChainOp {
   }
 };
 
-// Once a chunk's bytes are assembled in `stage` (codes and payloads in [0, body), exception values
-// growing down from kTop): learn its offset by the look-back over earlier chunks (warp 0, while the
-// other warps sum its checksum), write its table entry, and copy it to the archive. Every thread of the
-// block calls this.
+// Once a chunk's bytes are assembled in `stage` (head and payloads in [start, body_end): start is 0,
+// or where a sparse head was written below the payloads; exception values growing down from kTop):
+// learn its offset by the look-back over earlier chunks (warp 0, while the other warps sum its
+// checksum), write its table entry, and copy it to the archive. Every thread of the block calls this.
 template <class T>
-__device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body, uint32_t nexc, unsigned long long c,
-                                            const format::HeaderFields& h, CompressState* st, unsigned long long* desc,
-                                            uint8_t* __restrict__ out) {
+__device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t start, uint32_t body_end, uint32_t nexc,
+                                            unsigned long long c, const format::HeaderFields& h, CompressState* st,
+                                            unsigned long long* desc, uint8_t* __restrict__ out) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kTop = kNB + kCV * sizeof(T);
   using Sum = cub::BlockReduce<unsigned long long, kThreads>;
   __shared__ typename Sum::TempStorage sum_tmp;
   __shared__ unsigned long long s_base;
+  const uint32_t body = body_end - start;
   const uint32_t size = body + nexc * uint32_t(sizeof(T));
   const uint32_t* stage32 = reinterpret_cast<const uint32_t*>(stage);
   auto byte_at = [&](uint32_t pos) -> uint32_t {
-    if (pos < body) return stage[pos];
+    if (pos < body) return stage[start + pos];
     if (pos >= size) return 0;
     uint32_t e = pos - body, j = e / sizeof(T), r = e % sizeof(T);
     return stage[kTop - (j + 1) * sizeof(T) + r];
   };
   auto word_at = [&](uint32_t pos) -> uint32_t {  // 4 chunk bytes from pos, zero past the end
-    if (pos + 4 <= body) return funnel_word(stage32, pos);
+    if (pos + 4 <= body) return funnel_word(stage32, start + pos);
     return byte_at(pos) | byte_at(pos + 1) << 8 | byte_at(pos + 2) << 16 | byte_at(pos + 3) << 24;
   };
 
@@ -110,11 +111,17 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
     unsigned long long excl = PackedTileState{desc}.exclusive_prefix(c, size);
     if (threadIdx.x == 0) s_base = format::data_offset(h.n_chunks) + excl;
   }
-  // The chunk starts at stage byte 0: its words inside the body are stage words, no funnel shift.
+  // A chunk that starts on a stage word (always but the sparse form): its body words are stage words,
+  // no funnel shift.
   unsigned long long sum = 0;
   const uint32_t body_words = body / 4, n_words = (size + 3) / 4;
-  for (uint32_t i = threadIdx.x; i < n_words; i += kThreads)
-    sum += format::checksum_term(i, i < body_words ? stage32[i] : word_at(4 * i));
+  if (start % 4 == 0) {
+    const uint32_t* chunk32 = stage32 + start / 4;
+    for (uint32_t i = threadIdx.x; i < n_words; i += kThreads)
+      sum += format::checksum_term(i, i < body_words ? chunk32[i] : word_at(4 * i));
+  } else {
+    for (uint32_t i = threadIdx.x; i < n_words; i += kThreads) sum += format::checksum_term(i, word_at(4 * i));
+  }
   sum = Sum(sum_tmp).Sum(sum);
   __syncthreads();
   const unsigned long long base = s_base;
@@ -136,11 +143,11 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t body,
     // such words make one 16-byte store. The rest (at most 3 words before, the last body words and
     // the exceptions after the body) take word_at. (word_at for every word costs 30 instructions a
     // word, 9% of the kernel's: ncu, era5.)
-    const uint32_t d = uint32_t(w0 * 4 - base), sh = 8 * d, n_words = uint32_t(w1 - w0);
+    const uint32_t d = uint32_t(w0 * 4 - base), sh = 8 * ((start + d) % 4), q = (start + d) / 4, n_words = uint32_t(w1 - w0);
     const uint32_t n_body = body >= d + 4 ? min(n_words, (body - d) / 4) : 0;
     const uint32_t k0 = min(n_body, uint32_t((4 - (w0 & 3)) & 3));  // out is 16-byte aligned (the API checks)
     const uint32_t n_groups = (n_body - k0) / 4, k_rest = k0 + 4 * n_groups;
-    auto body_word = [&](uint32_t k) { return __funnelshift_r(stage32[k], stage32[k + 1], sh); };
+    auto body_word = [&](uint32_t k) { return __funnelshift_r(stage32[q + k], stage32[q + k + 1], sh); };
     uint4* out128 = reinterpret_cast<uint4*>(out32 + w0 + k0);
     for (uint32_t j = threadIdx.x; j < n_groups; j += kThreads) {
       const uint32_t k = k0 + 4 * j;
@@ -178,6 +185,10 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     typename ChainScan::TempStorage chain;
   } scan_tmp;
   __shared__ unsigned long long s_chunk;
+  // Per round and warp: which of its 32 blocks have a code other than 0 (the sparse form's bitmap
+  // word) and how many.
+  constexpr uint32_t kWarps = kThreads / 32;
+  __shared__ uint32_t s_listed[kRounds * kWarps];
 
   if (threadIdx.x == 0) s_chunk = atomicAdd(&st->chunk_counter, 1u);
   __syncthreads();
@@ -225,13 +236,19 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     const BlockDeltas bd = block_deltas(q, prev);
     BlockPlan bp{0, 0, 0, 0};
     if (b < nb) bp = plan_block(bd, invalid & lanes_below(cnt), sizeof(T), uniform);
+    const uint32_t listed_bits = __ballot_sync(~0u, b < nb && bp.code != 0);
+    if (threadIdx.x % 32 == 0) s_listed[r * kWarps + threadIdx.x / 32] = listed_bits;
     uint32_t before, total;
     Scan(scan_tmp.sizes).ExclusiveSum(bp.payload << kExcBits | bp.nexc, before, total);
     // The chunk's size is known now: publishing it before the blocks are written (rather than when the
-    // look-back starts) lets later chunks' look-backs finish sooner (6% faster compression).
+    // look-back starts) lets later chunks' look-backs finish sooner (6% faster compression). The scan's
+    // barriers have made every round's s_listed visible.
     if (r + 1 == kRounds && threadIdx.x == 0) {
       const uint32_t all_pay = pay + (total >> kExcBits), all_exc = nexc + (total & ((1u << kExcBits) - 1));
-      PackedTileState{desc}.publish_aggregate(c, nb + all_pay + all_exc * uint32_t(sizeof(T)));
+      uint32_t listed = 0;
+      for (uint32_t k = 0; k < kRounds * kWarps; ++k) listed += popcount32(s_listed[k]);
+      const uint32_t head = sparse_is_smaller(nb, listed) ? sparse_head_bytes(nb, listed) : nb;
+      PackedTileState{desc}.publish_aggregate(c, head + all_pay + all_exc * uint32_t(sizeof(T)));
     }
     if (b < nb) {
       stage[b] = bp.code;
@@ -245,7 +262,36 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     nexc += total & ((1u << kExcBits) - 1);
     __syncthreads();  // scan_tmp reuse
   }
-  place_chunk<T>(stage, nb + pay, nexc, c, h, st, desc, out);
+  // The sparse form where it is smaller (chunk_codes): its head written just below the payloads, from
+  // the codes in stage[0, nb) (read into registers first: the head overlaps them).
+  uint32_t listed = 0;
+  for (uint32_t k = 0; k < kRounds * kWarps; ++k) listed += popcount32(s_listed[k]);
+  uint32_t start = 0;
+  if (sparse_is_smaller(nb, listed)) {
+    const uint32_t head = sparse_head_bytes(nb, listed), bm = (nb + 7) / 8, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    start = nb - head;
+    uint8_t code[kRounds];
+#pragma unroll
+    for (uint32_t r = 0; r < kRounds; ++r) {
+      const uint32_t b = r * kThreads + threadIdx.x;
+      code[r] = b < nb ? stage[b] : uint8_t(0);
+    }
+    __syncthreads();
+    uint8_t* sparse = stage + start;
+    if (threadIdx.x == 0) sparse[0] = kSparseChunk;
+#pragma unroll
+    for (uint32_t r = 0; r < kRounds; ++r) {
+      const uint32_t word = r * kWarps + warp, bits = s_listed[word];
+      if (lane < 4 && 4 * word + lane < bm) sparse[1 + 4 * word + lane] = uint8_t(bits >> (8 * lane));
+      if (code[r]) {
+        uint32_t rank = popcount32(bits & ((1u << lane) - 1));
+        for (uint32_t k = 0; k < word; ++k) rank += popcount32(s_listed[k]);
+        sparse[1 + bm + rank] = code[r];
+      }
+    }
+    __syncthreads();
+  }
+  place_chunk<T>(stage, start, nb + pay, nexc, c, h, st, desc, out);
 }
 
 // Shared memory for a chunk's bytes in the first decoding pass. Most chunks are far smaller than the
@@ -268,6 +314,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
   __shared__ typename Scan::TempStorage scan_tmp;
   __shared__ typename Sum::TempStorage sum_tmp;
   __shared__ uint32_t s_pay_off[kNB], s_exc_off[kNB];
+  __shared__ uint8_t s_codes[kNB];  // one a block, from the code bytes or the sparse form (chunk_codes)
   __shared__ int s_bad;
 
   const unsigned long long first_value = c * kCV;
@@ -280,7 +327,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
   const unsigned long long expect_off = c ? load_u64_le(entry - 16) + load_u32_le(entry - 8) : format::data_offset(n_chunks);
   const bool last_ok = c + 1 < n_chunks || off + size == archive_size;
   if (off != expect_off || !last_ok || off > archive_size || size > archive_size - off ||
-      size > max_chunk_bytes(count, sizeof(T)) || size < nb) {
+      size > max_chunk_bytes(count, sizeof(T)) || size == 0) {
     if (threadIdx.x == 0) atomicOr(status, kBadChunk);
     return;
   }
@@ -318,11 +365,42 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
     if (threadIdx.x == 0) atomicOr(status, s_bad);
     return;
   }
+  // The codes, as chunk_codes: the code bytes, or the sparse form's bitmap and listed codes (a scan
+  // over the bitmap places each listed code).
+  uint32_t head = nb;
+  if (chunk[0] == kSparseChunk) {
+    const uint32_t bm = (nb + 7) / 8;
+    const bool ok = size >= 1 + bm && !(nb % 8 && (chunk[bm] >> (nb % 8)) != 0);
+    uint32_t listed = 0;
+    for (uint32_t r = 0; r < kRounds; ++r) {
+      const uint32_t b = r * kThreads + threadIdx.x;
+      const uint32_t on = ok && b < nb ? (chunk[1 + b / 8] >> (b % 8)) & 1u : 0u;
+      uint32_t before, total;
+      Scan32(scan_tmp32).ExclusiveSum(on, before, total);
+      if (b < nb) {
+        const uint32_t at = 1 + bm + listed + before;
+        if (on && at >= size) s_bad = kBadChunk;
+        s_codes[b] = on && at < size ? chunk[at] : uint8_t(0);
+      }
+      listed += total;
+      __syncthreads();
+    }
+    head = 1 + bm + listed;
+    if (threadIdx.x == 0 && (!ok || head > size)) s_bad = kBadChunk;
+  } else {
+    if (threadIdx.x == 0 && size < nb) s_bad = kBadChunk;
+    for (uint32_t b = threadIdx.x; b < nb && b < size; b += kThreads) s_codes[b] = chunk[b];
+  }
+  __syncthreads();
+  if (s_bad) {
+    if (threadIdx.x == 0) atomicOr(status, s_bad);
+    return;
+  }
   // Payload offsets from the codes, then exception offsets from the masks.
-  uint32_t pay = nb;
+  uint32_t pay = head;
   for (uint32_t r = 0; r < kRounds; ++r) {
     const uint32_t b = r * kThreads + threadIdx.x;
-    int ps = b < nb ? payload_size(chunk[b], sizeof(T)) : 0;
+    int ps = b < nb ? payload_size(s_codes[b], sizeof(T)) : 0;
     if (ps < 0) { s_bad = kBadChunk; ps = 0; }
     uint32_t before, total;
     Scan32(scan_tmp32).ExclusiveSum(uint32_t(ps), before, total);
@@ -337,7 +415,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
   uint32_t nexc = 0;
   for (uint32_t r = 0; r < kRounds; ++r) {
     const uint32_t b = r * kThreads + threadIdx.x;
-    uint32_t e = (b < nb && (chunk[b] & kExcFlag)) ? popcount32(load_u32_le(chunk + s_pay_off[b])) : 0;
+    uint32_t e = (b < nb && (s_codes[b] & kExcFlag)) ? popcount32(load_u32_le(chunk + s_pay_off[b])) : 0;
     uint32_t before, total;
     Scan32(scan_tmp32).ExclusiveSum(e, before, total);
     if (b < nb) s_exc_off[b] = nexc + before;
@@ -355,7 +433,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
     const int cnt = b < nb ? int(min(uint32_t(kB), count - b * kB)) : 0;
     unsigned long long mine = 0, before, agg;
     if (b < nb) {
-      const uint8_t code = chunk[b];
+      const uint8_t code = s_codes[b];
       if (holds_values(code)) {
         int32_t t;
         if (stored_block_tail(code, chunk + s_pay_off[b], cnt, p, t)) mine = 1ull << 32 | uint32_t(t);
@@ -373,7 +451,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
     const unsigned long long at = first_value + b * kB;
     const bool whole = at + kB <= n;
     // Each group of 8 values goes straight out: 2 (f32) or 4 (f64) 16-byte stores.
-    decode_block_groups<T>(chunk[b], chunk + s_pay_off[b], prev, p.step,
+    decode_block_groups<T>(s_codes[b], chunk + s_pay_off[b], prev, p.step,
                            [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); },
                            [&](int g, const T* v) {
                              if (whole) {
