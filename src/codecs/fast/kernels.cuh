@@ -188,7 +188,9 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   // Per round and warp: which of its 32 blocks have a code other than 0 (the sparse form's bitmap
   // word) and how many.
   constexpr uint32_t kWarps = kThreads / 32;
+  static_assert(kRounds * kWarps <= 32, "warp 0 sums s_listed a lane an entry");
   __shared__ uint32_t s_listed[kRounds * kWarps];
+  __shared__ uint32_t s_listed_total;
 
   if (threadIdx.x == 0) s_chunk = atomicAdd(&st->chunk_counter, 1u);
   __syncthreads();
@@ -243,12 +245,15 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     // The chunk's size is known now: publishing it before the blocks are written (rather than when the
     // look-back starts) lets later chunks' look-backs finish sooner (6% faster compression). The scan's
     // barriers have made every round's s_listed visible.
-    if (r + 1 == kRounds && threadIdx.x == 0) {
-      const uint32_t all_pay = pay + (total >> kExcBits), all_exc = nexc + (total & ((1u << kExcBits) - 1));
-      uint32_t listed = 0;
-      for (uint32_t k = 0; k < kRounds * kWarps; ++k) listed += popcount32(s_listed[k]);
-      const uint32_t head = sparse_is_smaller(nb, listed) ? sparse_head_bytes(nb, listed) : nb;
-      PackedTileState{desc}.publish_aggregate(c, head + all_pay + all_exc * uint32_t(sizeof(T)));
+    if (r + 1 == kRounds && threadIdx.x < 32) {
+      const uint32_t lane = threadIdx.x;
+      const uint32_t listed = __reduce_add_sync(~0u, lane < kRounds * kWarps ? uint32_t(__popc(s_listed[lane])) : 0u);
+      if (lane == 0) {
+        const uint32_t all_pay = pay + (total >> kExcBits), all_exc = nexc + (total & ((1u << kExcBits) - 1));
+        const uint32_t head = sparse_is_smaller(nb, listed) ? sparse_head_bytes(nb, listed) : nb;
+        PackedTileState{desc}.publish_aggregate(c, head + all_pay + all_exc * uint32_t(sizeof(T)));
+        s_listed_total = listed;
+      }
     }
     if (b < nb) {
       stage[b] = bp.code;
@@ -264,8 +269,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   }
   // The sparse form where it is smaller (chunk_codes): its head written just below the payloads, from
   // the codes in stage[0, nb) (read into registers first: the head overlaps them).
-  uint32_t listed = 0;
-  for (uint32_t k = 0; k < kRounds * kWarps; ++k) listed += popcount32(s_listed[k]);
+  const uint32_t listed = s_listed_total;  // written before the last round's barrier
   uint32_t start = 0;
   if (sparse_is_smaller(nb, listed)) {
     const uint32_t head = sparse_head_bytes(nb, listed), bm = (nb + 7) / 8, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
