@@ -84,7 +84,7 @@ uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint
   if (!sparse_is_smaller(nb, listed)) return size;
   // The sparse form: the head rewritten in place, the payloads and exceptions moved down after it.
   const uint32_t head = sparse_head_bytes(nb, listed), bm = (nb + 7) / 8;
-  std::vector<uint8_t> h(head, 0);
+  uint8_t h[1 + chunk_values<float>() / kB / 8 + chunk_values<float>() / kB] = {};  // the largest head
   h[0] = kSparseChunk;
   for (uint32_t b = 0, k = 0; b < nb; ++b)
     if (dst[b]) {
@@ -92,7 +92,7 @@ uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint
       h[1 + bm + k++] = dst[b];
     }
   std::memmove(dst + head, dst + nb, size - nb);
-  std::memcpy(dst, h.data(), head);
+  std::memcpy(dst, h, head);
   return size - (nb - head);
 }
 
