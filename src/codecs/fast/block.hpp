@@ -343,20 +343,25 @@ HPCZ_UNROLL
   }
   uint32_t acc = uint32_t(prev);
   int j = 0;  // next exception value
+  // A group's exception lanes replaced by the next exception values, then the group emitted.
+  auto finish_group = [&](int g, T* v) {
+    const uint32_t group_mask = mask >> g;  // then every bit test is an immediate
+    if (group_mask & 0xffu) {
+HPCZ_UNROLL
+      for (int r = 0; r < kG; ++r)
+        if (group_mask >> r & 1) v[r] = source(j++);
+    }
+    emit(g, v);
+  };
   if (c == kCodeTwoLevel1 || c == kCodeTwoLevel4) {
     const uint32_t levels = load_u32_le(src);
     const uint32_t d = c == kCodeTwoLevel1 ? uint32_t(unzigzag(src[4])) : load_u32_le(src + 4);
     for (int g = 0; g < kB; g += kG) {
       T v[kG];
-      const uint32_t group_levels = levels >> g, group_mask = mask >> g;
+      const uint32_t group_levels = levels >> g;
 HPCZ_UNROLL
       for (int r = 0; r < kG; ++r) v[r] = dequantize<T>(int32_t(acc + ((group_levels >> r & 1) ? d : 0u)), step);
-      if (group_mask & 0xffu) {
-HPCZ_UNROLL
-        for (int r = 0; r < kG; ++r)
-          if (group_mask >> r & 1) v[r] = source(j++);
-      }
-      emit(g, v);
+      finish_group(g, v);
     }
     return int32_t(acc + ((levels >> 31 & 1) ? d : 0u));
   }
@@ -386,18 +391,13 @@ HPCZ_UNROLL
       if (w > 24) load_plane_rows<3>(src + 4, w, g / kG, mag);
     }
     T v[kG];
-    const uint32_t group_signs = signs >> g, group_mask = mask >> g;  // then every bit test is an immediate
+    const uint32_t group_signs = signs >> g;
 HPCZ_UNROLL
     for (int r = 0; r < kG; ++r) {
       acc += (group_signs >> r & 1) ? 0u - mag[r] : mag[r];  // wraps on corrupt input, never UB
       v[r] = dequantize<T>(int32_t(acc), step);
     }
-    if (group_mask & 0xffu) {
-HPCZ_UNROLL
-      for (int r = 0; r < kG; ++r)
-        if (group_mask >> r & 1) v[r] = source(j++);
-    }
-    emit(g, v);
+    finish_group(g, v);
   }
   return int32_t(acc);
 }

@@ -21,6 +21,14 @@ constexpr uint8_t kSparseChunk = 0xff;
 // sparse form is written where it is strictly smaller.
 HPCZ_HD uint32_t sparse_head_bytes(uint32_t nb, uint32_t listed) { return 1 + (nb + 7) / 8 + listed; }
 HPCZ_HD bool sparse_is_smaller(uint32_t nb, uint32_t listed) { return sparse_head_bytes(nb, listed) < nb; }
+HPCZ_HD uint32_t sparse_bitmap_bytes(uint32_t nb) { return (nb + 7) / 8; }
+// Whether a sparse chunk of size bytes holds its whole bitmap, with no bit set past block nb - 1.
+HPCZ_HD bool sparse_bitmap_ok(const uint8_t* src, uint32_t size, uint32_t nb) {
+  const uint32_t bm = sparse_bitmap_bytes(nb);
+  return size >= 1 + bm && !(nb % 8 && (src[bm] >> (nb % 8)) != 0);
+}
+// Whether block b's code is listed in a sparse chunk.
+HPCZ_HD bool sparse_listed(const uint8_t* src, uint32_t b) { return (src[1 + b / 8] >> (b % 8)) & 1; }
 
 // A chunk's codes, one per block, and where its payloads start: from the code bytes, or expanded
 // from the sparse form (unlisted blocks are code 0). False if the sparse form is malformed (the
@@ -31,11 +39,11 @@ HPCZ_HD bool chunk_codes(const uint8_t* src, uint32_t size, uint32_t nb, uint8_t
     head = nb;
     return size >= nb;
   }
-  const uint32_t bm = (nb + 7) / 8;
-  if (size < 1 + bm || (nb % 8 && (src[bm] >> (nb % 8)) != 0)) return false;
+  if (!sparse_bitmap_ok(src, size, nb)) return false;
+  const uint32_t bm = sparse_bitmap_bytes(nb);
   uint32_t listed = 0;
   for (uint32_t b = 0; b < nb; ++b) {
-    const bool on = (src[1 + b / 8] >> (b % 8)) & 1;
+    const bool on = sparse_listed(src, b);
     if (on && 1 + bm + listed >= size) return false;
     codes[b] = on ? src[1 + bm + listed++] : uint8_t(0);
   }
@@ -83,7 +91,7 @@ uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint
   for (uint32_t b = 0; b < nb; ++b) listed += dst[b] != 0;
   if (!sparse_is_smaller(nb, listed)) return size;
   // The sparse form: the head rewritten in place, the payloads and exceptions moved down after it.
-  const uint32_t head = sparse_head_bytes(nb, listed), bm = (nb + 7) / 8;
+  const uint32_t head = sparse_head_bytes(nb, listed), bm = sparse_bitmap_bytes(nb);
   uint8_t h[1 + chunk_values<float>() / kB / 8 + chunk_values<float>() / kB] = {};  // the largest head
   h[0] = kSparseChunk;
   for (uint32_t b = 0, k = 0; b < nb; ++b)

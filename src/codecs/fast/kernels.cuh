@@ -272,7 +272,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   const uint32_t listed = s_listed_total;  // written before the last round's barrier
   uint32_t start = 0;
   if (sparse_is_smaller(nb, listed)) {
-    const uint32_t head = sparse_head_bytes(nb, listed), bm = (nb + 7) / 8, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const uint32_t head = sparse_head_bytes(nb, listed), bm = sparse_bitmap_bytes(nb), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     start = nb - head;
     uint8_t code[kRounds];
 #pragma unroll
@@ -373,12 +373,12 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
   // over the bitmap places each listed code).
   uint32_t head = nb;
   if (chunk[0] == kSparseChunk) {
-    const uint32_t bm = (nb + 7) / 8;
-    const bool ok = size >= 1 + bm && !(nb % 8 && (chunk[bm] >> (nb % 8)) != 0);
+    const uint32_t bm = sparse_bitmap_bytes(nb);
+    const bool ok = sparse_bitmap_ok(chunk, size, nb);
     uint32_t listed = 0;
     for (uint32_t r = 0; r < kRounds; ++r) {
       const uint32_t b = r * kThreads + threadIdx.x;
-      const uint32_t on = ok && b < nb ? (chunk[1 + b / 8] >> (b % 8)) & 1u : 0u;
+      const uint32_t on = ok && b < nb && sparse_listed(chunk, b);
       uint32_t before, total;
       Scan32(scan_tmp32).ExclusiveSum(on, before, total);
       if (b < nb) {
