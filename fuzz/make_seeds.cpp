@@ -89,13 +89,14 @@ int main(int argc, char** argv) {
     }
   // Archives (fuzz_archive): both codecs, f32 and f64, ranks 1 to 4, smooth and noisy data (raw
   // chunks), NaN and Inf (exceptions), a fill value, spikes (outliers), steps over zeros (the fast
-  // codec's two-level blocks and sparse chunks), and the second stage.
+  // codec's two-level blocks and sparse chunks), scattered nonzero values among zeros (lane blocks),
+  // and the second stage.
   const std::vector<std::vector<uint64_t>> shapes = {{300}, {12, 25}, {4, 6, 9}, {2, 3, 4, 5}, {1}, {33}};
   int k = 0;
   for (const auto& dims : shapes)
     for (int dt = 0; dt < 2; ++dt)
       for (int codec = 0; codec < 3; ++codec)
-        for (int p = 0; p < 5; ++p) {
+        for (int p = 0; p < 6; ++p) {
           uint64_t n = 1;
           for (uint64_t d : dims) n *= d;
           std::vector<double> x(n);
@@ -107,6 +108,7 @@ int main(int argc, char** argv) {
             if (p == 2 && i % 37 == 3) x[i] = i % 2 ? std::nan("") : -HUGE_VAL;        // exceptions
             if (p == 3 && i % 29 == 7) x[i] = 1e4 * noise;                             // outliers
             if (p == 4) x[i] = i % 64 < 8 ? 3.0 : 0.0;                                  // steps, zero blocks
+            if (p == 5) x[i] = i % 5 ? 0.0 : double(i % 29) + 0.25;                    // lane blocks
           }
           std::vector<uint8_t> raw(n * (dt ? 8 : 4));
           for (uint64_t i = 0; i < n; ++i) {

@@ -48,11 +48,11 @@ TEST(unit_margin_removes_midpoint_exceptions) {
 }
 
 TEST(unit_plan_and_payload_size_agree) {
-  // Every code the planner emits has the size payload_size() says, decoding restores the values,
-  // and block_chain() predicts the q that ends the block.
+  // Every code the planner emits has the size block_payload_bytes() says, decoding restores the
+  // values, and block_chain() predicts the q that ends the block.
   std::mt19937 rng(5);
   auto p = make_params<float>(0.5, 1.0, false, 0);  // step 1: q = value
-  int two_level_blocks = 0;
+  int two_level_blocks = 0, lane_blocks = 0;
   for (int trial = 0; trial < 20000; ++trial) {
     float v[32];
     int shape = trial % 7;
@@ -67,6 +67,18 @@ TEST(unit_plan_and_payload_size_agree) {
     const int32_t two_d = trial % 2 ? int32_t(rng() % 200) - 100 : int32_t(rng() % (1 << 21)) - (1 << 20);
     if (shape >= 5)
       for (int i = 0; i < 32; ++i) v[i] = float(prev + ((rng() >> 7) & 1 ? two_d : 0));
+    // A sparse field's edge: zeros with a few nonzero lanes (runs or scattered, either sign, small or
+    // wide), the chain sometimes entering at a nonzero prev.
+    const bool sparse = shape < 5 && trial % 5 == 1;
+    if (sparse) {
+      const int32_t amp = int32_t(1) << (rng() % 24);
+      const int run0 = int(rng() % 32), run1 = run0 + int(rng() % 12);
+      for (int i = 0; i < 32; ++i) {
+        const bool on = trial % 10 == 1 ? (i >= run0 && i < run1) : rng() % 4 == 0;
+        v[i] = on ? float(int32_t(rng() % uint32_t(2 * amp)) - amp) : 0.f;
+      }
+      if (trial % 3 == 0) v[0] = float(prev);
+    }
     if (trial % 7 == 0) v[rng() % 32] = std::numeric_limits<float>::quiet_NaN();
     if (trial % 13 == 0) v[0] = std::numeric_limits<float>::infinity();
     if (trial % 17 == 0)
@@ -80,7 +92,18 @@ TEST(unit_plan_and_payload_size_agree) {
     const int32_t q31 = q[31];
     const BlockDeltas bd = block_deltas(q, prev);
     BlockPlan bp = plan_block(bd, invalid & lanes_below(count), 4, uniform_bits(v, count));
-    CHECK(payload_size(bp.code, 4) == int(bp.payload));
+    uint8_t desc[kLanesDescBytes] = {};
+    if (bp.code == kCodeLanes) {
+      write_lanes_desc(bd, desc);
+      ++lane_blocks;
+      CHECK(load_u32_le(desc) == bd.nonzero && bd.nonzero != ~0u && !(invalid & lanes_below(count)));
+      // strictly smaller than the code the planner would choose without it, descriptor counted
+      BlockDeltas dense = bd;
+      dense.nonzero = ~0u;
+      const BlockPlan other = plan_block(dense, 0, 4, uniform_bits(v, count));
+      CHECK(other.code != kCodeLanes && bp.payload + kLanesDescBytes < other.payload);
+    }
+    CHECK(block_payload_bytes(bp.code, desc, 4) == int(bp.payload));
     const bool two_level = (bp.code & 0x7f) == kCodeTwoLevel1 || (bp.code & 0x7f) == kCodeTwoLevel4;
     two_level_blocks += two_level;
     if (shape >= 5 && two_d != 0 && !invalid && count == 32 && !uniform_bits(v, count)) {
@@ -91,10 +114,10 @@ TEST(unit_plan_and_payload_size_agree) {
     float exc[32];
     write_block<float>(bp, [&](int i) { return v[i]; }, count, q, bd, buf, [&](int j, float x) { exc[j] = x; });
     float out[32];
-    int32_t last = decode_block<float>(bp.code, buf, prev, p.step, [&](int j) { return exc[j]; }, out);
+    int32_t last = decode_block<float>(bp.code, buf, desc, prev, p.step, [&](int j) { return exc[j]; }, out);
     if (!holds_values(bp.code)) {
       CHECK(last == q31);
-      Chain ch = block_chain(bp.code, buf);
+      Chain ch = block_chain(bp.code, buf, desc);
       CHECK(int32_t(ch.absolute ? ch.value : uint32_t(prev) + ch.value) == q31);
     }
     for (int i = 0; i < count; ++i) {
@@ -104,6 +127,7 @@ TEST(unit_plan_and_payload_size_agree) {
     }
   }
   CHECK_MSG(two_level_blocks > 2000, two_level_blocks << " two-level blocks");
+  CHECK_MSG(lane_blocks > 1500, lane_blocks << " lane blocks");
 }
 
 TEST(unit_code_table_is_closed) {
@@ -115,6 +139,11 @@ TEST(unit_code_table_is_closed) {
     CHECK((s < 0) == values_exc);
   }
   CHECK(payload_size(kCodeTwoLevel1, 4) == 5 && payload_size(kCodeTwoLevel4 | kExcFlag, 8) == 12);
+  // 0xfc is the lane block: its size comes from its descriptor (lane mask, width <= 32).
+  const uint8_t d7[kLanesDescBytes] = {0x0f, 0x00, 0x01, 0x80, 7};  // 6 lanes of 7 bits: 42 bits
+  const uint8_t d33[kLanesDescBytes] = {0xff, 0xff, 0xff, 0xff, 33};
+  CHECK(block_payload_bytes(kCodeLanes, d7, 4) == 6 && block_payload_bytes(kCodeLanes, d33, 8) < 0);
+  CHECK(!has_exceptions(kCodeLanes) && has_exceptions(0x80));
 }
 
 TEST(unit_widest_deltas) {
@@ -133,7 +162,7 @@ TEST(unit_widest_deltas) {
   uint8_t buf[300];
   write_block<double>(bp, [&](int i) { return v[i]; }, 32, q, bd, buf, [](int, double) {});
   double out[32];
-  decode_block<double>(bp.code, buf, 0, p.step, [](int) { return 0.0; }, out);
+  decode_block<double>(bp.code, buf, nullptr, 0, p.step, [](int) { return 0.0; }, out);
   for (int i = 0; i < 32; ++i) CHECK(out[i] == v[i]);
   v[3] = double(1 << 30);  // beyond the quantizer's range: an exception
   CHECK(quantize_lanes(v, 32, p, q, tail, has) == (1u << 3));

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "codecs/fast/chunk.hpp"
 #include "common.hpp"
 #include "format/checksum.hpp"
 #include "format/header.hpp"
@@ -270,6 +271,57 @@ TEST(corrupt_sealed_sparse_chunk_malformed) {
     b[info.chunks[last].offset + 1 + 3] |= 0x80;
     reseal(b, last);
     expect_rejected(b, "sparse bitmap bit past the last block");
+  }
+  std::vector<uint8_t> back;
+  hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
+  CHECK(strict_check(as_bytes(x), back, hpcz::DType::f32, 0.01).violations == 0);
+}
+
+TEST(corrupt_sealed_lane_block_malformed) {
+  // Lane blocks (format version 4: code 0xfc, descriptors ending the chunk) with a valid checksum but
+  // a descriptor whose width is past 32, whose width or lane mask no longer matches the chunk's size,
+  // or a lane block's code changed: both decoders reject it.
+  std::vector<float> x(2 * 16384 + 500, 0.0f);
+  for (size_t i = 0; i < x.size(); i += 5) x[i] = float(i % 29) + 0.25f;  // a few nonzero lanes a block
+  hpcz::Options o;
+  o.mode = hpcz::BoundMode::abs;
+  o.bound = 0.01;
+  o.backend = hpcz::Backend::cpu;
+  const auto a = hpcz::compress(x.data(), hpcz::DType::f32, {x.size()}, o);
+  const auto info = hpcz::inspect(a.data(), a.size());
+  REQUIRE(info.n_chunks == 3);
+  const auto& e = info.chunks[0];
+  REQUIRE(a[e.offset] == hpcz::fast::kCodeLanes && a[e.offset + 1] == hpcz::fast::kCodeLanes);
+  auto reseal = [&](std::vector<uint8_t>& b) {
+    hpcz::detail::store_u32_le(&b[hpcz::format::kHeaderBytes + 12], hpcz::format::checksum(&b[e.offset], e.size));
+    hpcz::detail::store_u32_le(&b[136], hpcz::format::checksum(&b[hpcz::format::kHeaderBytes], info.n_chunks * 16));
+    reseal_header(b);
+  };
+  const uint64_t last_desc = e.offset + e.size - 5;  // the chunk's last lane descriptor
+  REQUIRE(a[last_desc + 4] >= 1 && a[last_desc + 4] <= 24);
+  {
+    auto b = a;
+    b[last_desc + 4] = 33;
+    reseal(b);
+    expect_rejected(b, "lane descriptor width 33");
+  }
+  {
+    auto b = a;
+    b[last_desc + 4] += 8;  // every coded lane a byte longer
+    reseal(b);
+    expect_rejected(b, "lane descriptor width that does not match the chunk's size");
+  }
+  {
+    auto b = a;
+    hpcz::detail::store_u32_le(&b[last_desc], ~0u);
+    reseal(b);
+    expect_rejected(b, "lane descriptor mask that does not match the chunk's size");
+  }
+  {
+    auto b = a;
+    b[e.offset] = 0;  // one lane block fewer: the descriptors no longer line up with the payloads
+    reseal(b);
+    expect_rejected(b, "a lane block's code changed to plain");
   }
   std::vector<uint8_t> back;
   hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "codecs/fast/chunk.hpp"
 #include "common.hpp"
 
 using namespace testutil;
@@ -19,6 +20,7 @@ struct Golden {
   bool second_stage;  // format version 2 or later
   uint16_t version;
   bool current;       // today's encoder writes these bytes (else: an older version, decoded only)
+  bool above295 = false;  // input: max(ts - 295 K, 0), zero over 70% of the field (a sparse field)
 };
 using hpcz::BoundMode;
 using hpcz::Codec;
@@ -27,13 +29,18 @@ const Golden kGolden[] = {
     {"ncar_ts_20x64x128_rel1e-3_v1.hpcz", DType::f32, BoundMode::rel, 1e-3, Codec::fast, false, 1, false},
     {"ncar_ts_20x64x128_f64_abs1e-2_v1.hpcz", DType::f64, BoundMode::abs, 1e-2, Codec::fast, false, 1, false},
     {"ncar_ts_20x64x128_rel1e-2_stage2_v2.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::fast, true, 2, false},
-    // Version 3: fast chunks with two-level blocks (rel 1e-2 holds some).
-    {"ncar_ts_20x64x128_rel1e-3_v3.hpcz", DType::f32, BoundMode::rel, 1e-3, Codec::fast, false, 3, true},
-    {"ncar_ts_20x64x128_rel1e-2_v3.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::fast, false, 3, true},
-    {"ncar_ts_20x64x128_f64_abs1e-2_v3.hpcz", DType::f64, BoundMode::abs, 1e-2, Codec::fast, false, 3, true},
-    {"ncar_ts_20x64x128_rel1e-2_stage2_v3.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::fast, true, 3, true},
-    // Version 3: sparse chunks (most blocks code 0 at this loose bound).
-    {"ncar_ts_20x64x128_abs5_v3.hpcz", DType::f32, BoundMode::abs, 5.0, Codec::fast, false, 3, true},
+    // Version 3: fast chunks with two-level blocks (rel 1e-2 holds some) and sparse chunks (abs 5).
+    {"ncar_ts_20x64x128_rel1e-3_v3.hpcz", DType::f32, BoundMode::rel, 1e-3, Codec::fast, false, 3, false},
+    {"ncar_ts_20x64x128_rel1e-2_v3.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::fast, false, 3, false},
+    {"ncar_ts_20x64x128_f64_abs1e-2_v3.hpcz", DType::f64, BoundMode::abs, 1e-2, Codec::fast, false, 3, false},
+    {"ncar_ts_20x64x128_rel1e-2_stage2_v3.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::fast, true, 3, false},
+    {"ncar_ts_20x64x128_abs5_v3.hpcz", DType::f32, BoundMode::abs, 5.0, Codec::fast, false, 3, false},
+    // Version 4: lane blocks (the sparse field's edges), and today's bytes of the version 3 set.
+    {"ncar_ts_20x64x128_above295_abs5e-2_v4.hpcz", DType::f32, BoundMode::abs, 5e-2, Codec::fast, false, 4, true, true},
+    {"ncar_ts_20x64x128_rel1e-2_v4.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::fast, false, 4, true},
+    {"ncar_ts_20x64x128_f64_abs1e-2_v4.hpcz", DType::f64, BoundMode::abs, 1e-2, Codec::fast, false, 4, true},
+    {"ncar_ts_20x64x128_rel1e-2_stage2_v4.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::fast, true, 4, true},
+    {"ncar_ts_20x64x128_abs5_v4.hpcz", DType::f32, BoundMode::abs, 5.0, Codec::fast, false, 4, true},
     {"ncar_ts_20x64x128_ratio_rel1e-3_v1.hpcz", DType::f32, BoundMode::rel, 1e-3, Codec::ratio, false, 1, true},
     {"ncar_ts_20x64x128_ratio_f64_abs1e-2_v1.hpcz", DType::f64, BoundMode::abs, 1e-2, Codec::ratio, false, 1, true},
     {"ncar_ts_20x64x128_ratio_rel1e-2_stage2_v2.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::ratio, true, 2, true},
@@ -60,10 +67,31 @@ bool has_two_level_block(const std::vector<uint8_t>& a) {
   return false;
 }
 
-// The first 20 time steps of the bundled sample (as f64 for the f64 golden: exact conversion).
-std::vector<uint8_t> golden_input(hpcz::DType t) {
+// The number of lane blocks (code 0xfc) in a fast archive's chunks, either chunk form.
+int lane_blocks(const std::vector<uint8_t>& a) {
+  const auto info = hpcz::inspect(a.data(), a.size());
+  int n = 0;
+  for (uint64_t c = 0; c < info.chunks.size(); ++c) {
+    const uint64_t count = std::min<uint64_t>(info.chunk_values, info.n_values - c * info.chunk_values);
+    const uint32_t nb = uint32_t((count + 31) / 32);
+    std::vector<uint8_t> codes(nb);
+    uint32_t head;
+    if (!hpcz::fast::chunk_codes(a.data() + info.chunks[c].offset, uint32_t(info.chunks[c].size), nb, codes.data(), head))
+      return -1;
+    for (uint8_t code : codes) n += code == hpcz::fast::kCodeLanes;
+  }
+  return n;
+}
+
+// The first 20 time steps of the bundled sample (as f64 for the f64 golden: exact conversion), or
+// the sparse field made from them.
+std::vector<uint8_t> golden_input(hpcz::DType t, bool above295) {
   auto raw = read_all(harness::data_dir_bundled() + "/climate-ncar_csm_b003_ts_100x64x128_f32.bin");
   raw.resize(20 * 64 * 128 * 4);
+  if (above295) {
+    float* f = reinterpret_cast<float*>(raw.data());
+    for (size_t i = 0; i < raw.size() / 4; ++i) f[i] = f[i] > 295.f ? f[i] - 295.f : 0.f;
+  }
   if (t == hpcz::DType::f32) return raw;
   std::vector<double> d(raw.size() / 4);
   for (size_t i = 0; i < d.size(); ++i) d[i] = reinterpret_cast<const float*>(raw.data())[i];
@@ -73,7 +101,7 @@ std::vector<uint8_t> golden_input(hpcz::DType t) {
 
 TEST(golden_archives) {
   for (const Golden& g : kGolden) {
-    auto input = golden_input(g.dtype);
+    auto input = golden_input(g.dtype, g.above295);
     REQUIRE(input.size() == 20 * 64 * 128 * hpcz::dtype_size(g.dtype));
     hpcz::Options o;
     o.mode = g.mode;
@@ -99,6 +127,7 @@ TEST(golden_archives) {
       CHECK_MSG(sparse_chunks(golden) == 0 && has_two_level_block(golden), g.file << ": no two-level block");
     if (g.codec == Codec::fast && g.mode == BoundMode::abs && g.bound == 5.0)
       CHECK_MSG(sparse_chunks(golden) > 0, g.file << ": no sparse chunk");
+    if (g.above295) CHECK_MSG(lane_blocks(golden) > 100, g.file << ": " << lane_blocks(golden) << " lane blocks");
     if (g.codec == hpcz::Codec::interp) {  // the golden holds interpolation chunks, not only Lorenzo ones
       const auto ai = hpcz::inspect(golden.data(), golden.size());
       bool interp_chunk = false;

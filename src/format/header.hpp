@@ -9,8 +9,9 @@
 namespace hpcz::format {
 
 // The newest version this build reads. 2: the lossless second stage (kFlagSecondStage); 3: fast-codec
-// chunks may hold two-level blocks (codes 0x7d, 0x7e) and take the sparse form (first byte 0xff).
-constexpr uint16_t kVersion = 3;
+// chunks may hold two-level blocks (codes 0x7d, 0x7e) and take the sparse form (first byte 0xff);
+// 4: fast-codec chunks may hold lane blocks (code 0xfc, descriptors at the chunk's end).
+constexpr uint16_t kVersion = 4;
 constexpr uint32_t kHeaderBytes = 144;
 constexpr uint32_t kChunkEntryBytes = 16;
 constexpr uint32_t kHeaderChecksumWords = 35;  // the header checksum covers bytes 0..139
@@ -67,10 +68,10 @@ HPCZ_HD uint32_t header_checksum(const uint8_t* d) {
   return checksum_fold(s);
 }
 
-// The version writers write: 3 for the fast codec (two-level blocks), else 2 with the second stage
-// and 1 without (archives that older readers can read stay as they were).
+// The version writers write: 4 for the fast codec (lane blocks), else 2 with the second stage and 1
+// without (archives that older readers can read stay as they were).
 HPCZ_HD uint16_t archive_version(Codec codec, bool second_stage) {
-  return codec == Codec::fast ? uint16_t(3) : uint16_t(second_stage ? 2 : 1);
+  return codec == Codec::fast ? uint16_t(4) : uint16_t(second_stage ? 2 : 1);
 }
 
 // Writes all 144 bytes, header checksum included.

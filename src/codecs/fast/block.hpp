@@ -20,6 +20,13 @@ constexpr uint8_t kCodeUniform = 0x7c;       // every lane has the same bits: on
 // loose bounds whose q steps by one, cost 5 or 8 bytes a block instead of 8 to 128.
 constexpr uint8_t kCodeTwoLevel1 = 0x7d;
 constexpr uint8_t kCodeTwoLevel4 = 0x7e;
+// Lane blocks (format version 4): only the lanes whose q is not 0 are coded, each by its delta in wl
+// bits (zigzag) in a bit stream; the other lanes' q is 0. A sparse field's edge blocks (cloud water,
+// precipitation: a few nonzero lanes among zeros) cost their nonzero lanes only. The payload's size
+// depends on the lane mask and wl, which the code byte cannot carry (the decoder finds payloads from
+// the codes alone), so those two are the block's descriptor, kept in a section at the chunk's end.
+constexpr uint8_t kCodeLanes = 0xfc;
+constexpr uint32_t kLanesDescBytes = 5;      // lane mask (u32), wl (one byte, 0..32)
 constexpr int kOutlierBase = 32;             // codes 32..123: outlier mode
 constexpr int kOutlierWidths = 23;           // delta widths 0..22 (wider blocks gain little over plain)
 constexpr int kOutlierLast = kOutlierBase + 4 * kOutlierWidths - 1;  // 123
@@ -45,7 +52,8 @@ struct BlockPlan {
   uint32_t nexc;     // exception values in the chunk's exception section
 };
 
-// Payload bytes implied by a code, or -1 for a code no encoder writes.
+// Payload bytes implied by a code, or -1 for a code no encoder writes (a lane block's size is in its
+// descriptor: block_payload_bytes).
 HPCZ_HD int payload_size(uint8_t code, int value_bytes) {
   int c = code & 0x7f, e = code & kExcFlag ? 4 : 0;
   if (c == kCodeRaw) return e ? -1 : kB * value_bytes;
@@ -57,6 +65,19 @@ HPCZ_HD int payload_size(uint8_t code, int value_bytes) {
   int k = (c - kOutlierBase) / kOutlierWidths + 1, w = (c - kOutlierBase) % kOutlierWidths;
   return k + (w ? 4 + 4 * w : 0) + e;
 }
+
+HPCZ_HD uint32_t lanes_data_bytes(uint32_t lanes, uint32_t wl) { return (uint32_t(popcount32(lanes)) * wl + 7) / 8; }
+HPCZ_HD bool lanes_desc_ok(const uint8_t* desc) { return desc[4] <= 32; }
+
+// Payload bytes of a block in the block stream, -1 for an invalid code or descriptor. desc: the
+// block's descriptor, read only for a lane block.
+HPCZ_HD int block_payload_bytes(uint8_t code, const uint8_t* desc, int value_bytes) {
+  if (code != kCodeLanes) return payload_size(code, value_bytes);
+  return lanes_desc_ok(desc) ? int(lanes_data_bytes(load_u32_le(desc), desc[4])) : -1;
+}
+
+// Whether the block has an exception mask (a lane block's code has the flag bit but no exceptions).
+HPCZ_HD bool has_exceptions(uint8_t code) { return (code & kExcFlag) && code != kCodeLanes; }
 
 HPCZ_HD uint32_t lanes_below(int count) { return count >= kB ? ~0u : (1u << count) - 1; }
 
@@ -157,7 +178,7 @@ HPCZ_UNROLL
 // The choice itself, from the block's statistics: OR of all |delta| (the first against prev), OR of
 // |delta_1..31|, the first q, the exception mask. Shared by the per-thread and the per-warp planners.
 HPCZ_HD BlockPlan plan_from_stats(uint32_t max_all, uint32_t max_rest, int32_t q0, uint32_t mask, int value_bytes,
-                                  bool uniform, uint32_t two_d = 0) {
+                                  bool uniform, uint32_t two_d = 0, uint32_t nonzero = ~0u) {
   int w_all = bit_width32(max_all), w_rest = bit_width32(max_rest);
   uint32_t plain = w_all ? 4 + 4 * w_all : 0;
   int k = outlier_bytes(q0, w_rest);
@@ -178,6 +199,15 @@ HPCZ_HD BlockPlan plan_from_stats(uint32_t max_all, uint32_t max_rest, int32_t q
       size = one ? 5u : 8u;
     }
   }
+  // A lane block where strictly smaller, counting its descriptor (blocks with exceptions excluded:
+  // their lanes would need two masks). Every delta fits w_all bits, so its zigzag fits w_all + 1.
+  if (!mask && nonzero != ~0u) {
+    const uint32_t lanes = kLanesDescBytes + lanes_data_bytes(nonzero, uint32_t(w_all) + 1);
+    if (lanes < size) {
+      bp.code = kCodeLanes;
+      size = lanes;
+    }
+  }
   uint32_t nexc = popcount32(mask);
   const uint32_t total = size + (mask ? 4 + nexc * uint32_t(value_bytes) : 0);
   if (uniform && uint32_t(value_bytes) < total) {
@@ -186,7 +216,7 @@ HPCZ_HD BlockPlan plan_from_stats(uint32_t max_all, uint32_t max_rest, int32_t q
     bp.code = kCodeRaw; bp.payload = kB * value_bytes; bp.mask = 0; bp.nexc = 0;
   } else {
     bp.mask = mask; bp.nexc = nexc;
-    bp.payload = size + (mask ? 4 : 0);
+    bp.payload = bp.code == kCodeLanes ? size - kLanesDescBytes : size + (mask ? 4 : 0);
     if (mask) bp.code |= kExcFlag;
   }
   return bp;
@@ -202,6 +232,7 @@ struct BlockDeltas {
   uint32_t d0;        // q0 - prev, wrapping
   uint32_t levels;    // two-level blocks: bit i set where q_i = prev + two_d (else q_i = prev)
   uint32_t two_d;     // D, nonzero, wrapping; 0 where the block is not two-level
+  uint32_t nonzero;   // bit i: q_i != 0 (a lane block codes these lanes)
 };
 HPCZ_HD uint32_t abs_delta(uint32_t d) { return int32_t(d) < 0 ? 0u - d : d; }
 
@@ -244,12 +275,13 @@ HPCZ_UNROLL
 }
 
 HPCZ_HD BlockDeltas block_deltas(int32_t* q, int32_t prev) {
-  BlockDeltas bd{0, 0, q[0], uint32_t(q[0]) - uint32_t(prev), 0, 0};
+  BlockDeltas bd{0, 0, q[0], uint32_t(q[0]) - uint32_t(prev), 0, 0, uint32_t(q[0] != 0)};
   uint32_t sum = abs_delta(bd.d0);
   int32_t before = q[0];
 HPCZ_UNROLL
   for (int i = 1; i < kB; ++i) {
     const int32_t cur = q[i];
+    bd.nonzero |= uint32_t(cur != 0) << i;
     const uint32_t d = uint32_t(cur) - uint32_t(before);
     before = cur;
     bd.signs |= uint32_t(int32_t(d) < 0) << i;
@@ -263,8 +295,61 @@ HPCZ_UNROLL
 }
 
 HPCZ_HD BlockPlan plan_block(const BlockDeltas& bd, uint32_t mask, int value_bytes, bool uniform = false) {
-  return plan_from_stats(bd.max_rest | abs_delta(bd.d0), bd.max_rest, bd.q0, mask, value_bytes, uniform, bd.two_d);
+  return plan_from_stats(bd.max_rest | abs_delta(bd.d0), bd.max_rest, bd.q0, mask, value_bytes, uniform, bd.two_d,
+                         bd.nonzero);
 }
+
+// A lane block's bit stream: lane i's zigzag delta in wl bits, lanes in increasing order, the first
+// lane's bits lowest (little-endian), the last byte zero-padded.
+HPCZ_HD int lanes_width(const BlockDeltas& bd) { return bit_width32(bd.max_rest | abs_delta(bd.d0)) + 1; }
+HPCZ_HD void write_lanes_desc(const BlockDeltas& bd, uint8_t* dst) {
+  store_u32_le(dst, bd.nonzero);
+  dst[4] = uint8_t(lanes_width(bd));
+}
+HPCZ_HD void write_lanes(const BlockDeltas& bd, const int32_t* mag, uint8_t* dst) {
+  const int wl = lanes_width(bd);
+  uint32_t lanes = bd.nonzero;
+#if defined(__CUDA_ARCH__)
+  // Opaque to the compiler: otherwise it keeps the planner's partial lane masks (per-byte predicate
+  // packs) alive for this rare path, spilling 7 registers a block in the GPU encoder.
+  asm volatile("" : "+r"(lanes));
+#endif
+  uint64_t buf = 0;
+  int have = 0;
+HPCZ_UNROLL
+  for (int i = 0; i < kB; ++i) {
+    if (!(lanes >> i & 1)) continue;
+    // zigzag(d) from the magnitude and sign: 2|d| - (d < 0)
+    const uint32_t z = i == 0 ? zigzag(int32_t(bd.d0)) : (uint32_t(mag[i]) << 1) - (bd.signs >> i & 1);
+    buf |= uint64_t(z) << have;
+    have += wl;
+    if (have >= 32) {
+      store_u32_le(dst, uint32_t(buf));
+      dst += 4;
+      buf >>= 32;
+      have -= 32;
+    }
+  }
+  for (; have > 0; have -= 8, buf >>= 8) *dst++ = uint8_t(buf);
+}
+
+// Reads a lane block's fields in order; never reads past its data bytes.
+struct LaneReader {
+  const uint8_t* src;
+  uint32_t left;  // data bytes not yet read
+  uint64_t buf;
+  int have;
+  HPCZ_HD uint32_t take(int wl) {
+    if (have < wl) {
+      for (int k = 0; k < 4 && left; ++k, --left, have += 8) buf |= uint64_t(*src++) << have;
+    }
+    const uint32_t z = uint32_t(buf & ((uint64_t(1) << wl) - 1));
+    buf >>= wl;
+    have -= wl;
+    return z;
+  }
+};
+
 
 // Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
 // mag is q after block_deltas (mag[0] is overwritten with lane 0's magnitude).
@@ -273,6 +358,10 @@ HPCZ_HD BlockPlan plan_block(const BlockDeltas& bd, uint32_t mask, int value_byt
 template <class T, class Value, class Sink>
 HPCZ_HD void write_block(const BlockPlan& bp, Value&& value, int count, int32_t* mag, const BlockDeltas& bd,
                          uint8_t* dst, Sink&& sink) {
+  if (bp.code == kCodeLanes) {  // its descriptor is written apart (write_lanes_desc)
+    write_lanes(bd, mag, dst);
+    return;
+  }
   int c = bp.code & 0x7f;
   if (c == kCodeRaw) {
 HPCZ_UNROLL
@@ -317,15 +406,31 @@ HPCZ_UNROLL
   if (w > 24) store_planes<3>(m, w, dst + 4);
 }
 
-// Decodes one block whose payload (of payload_size(code) bytes, already bounds-checked) is at src;
-// `prev` is the q that ended the previous block (block_chain); exception values come from source(j).
+// Decodes one block whose payload (of block_payload_bytes bytes, already bounds-checked) is at src
+// (a lane block's descriptor at desc); `prev` is the q that ended the previous block (block_chain);
+// exception values come from source(j).
 // The 32 values go out eight at a time, emit(first_lane, v[8]), so that no caller has to hold all 32:
 // the GPU decoder stores each group straight to global memory. Returns the q that ends the block (not
 // for raw or uniform blocks: see stored_block_tail).
 template <class T, class Source, class Emit>
-HPCZ_HD int32_t decode_block_groups(uint8_t code, const uint8_t* src, int32_t prev, T step, Source&& source,
-                                    Emit&& emit) {
+HPCZ_HD int32_t decode_block_groups(uint8_t code, const uint8_t* src, const uint8_t* desc, int32_t prev, T step,
+                                    Source&& source, Emit&& emit) {
   constexpr int kG = 8;  // values per group
+  if (code == kCodeLanes) {
+    const uint32_t lanes = load_u32_le(desc);
+    const int wl = desc[4];
+    LaneReader rd{src, lanes_data_bytes(lanes, wl), 0, 0};
+    uint32_t acc = uint32_t(prev);
+    for (int g = 0; g < kB; g += kG) {
+      T v[kG];
+      for (int r = 0; r < kG; ++r) {
+        acc = (lanes >> (g + r) & 1) ? acc + uint32_t(unzigzag(rd.take(wl))) : 0u;
+        v[r] = dequantize<T>(int32_t(acc), step);
+      }
+      emit(g, v);
+    }
+    return int32_t(acc);
+  }
   int c = code & 0x7f;
   if (c == kCodeRaw || c == kCodeUniform) {
     for (int g = 0; g < kB; g += kG) {
@@ -404,8 +509,9 @@ HPCZ_UNROLL
 
 // The same, writing the 32 values to out.
 template <class T, class Source>
-HPCZ_HD int32_t decode_block(uint8_t code, const uint8_t* src, int32_t prev, T step, Source&& source, T* out) {
-  return decode_block_groups<T>(code, src, prev, step, source, [&](int g, const T* v) {
+HPCZ_HD int32_t decode_block(uint8_t code, const uint8_t* src, const uint8_t* desc, int32_t prev, T step,
+                             Source&& source, T* out) {
+  return decode_block_groups<T>(code, src, desc, prev, step, source, [&](int g, const T* v) {
 HPCZ_UNROLL
     for (int r = 0; r < 8; ++r) out[g + r] = v[r];
   });
@@ -430,9 +536,24 @@ struct Chain {
 };
 HPCZ_HD Chain combine(Chain a, Chain b) { return b.absolute ? b : Chain{a.absolute, a.value + b.value}; }
 
-// Chain effect of a non-raw block, from its payload: the sum of its deltas is
-// sum_j 2^j (popc(plane_j & ~signs) - popc(plane_j & signs)).
-HPCZ_HD Chain block_chain(uint8_t code, const uint8_t* src) {
+// What a lane block does to the chain: q_i = q_{i-1} + d_i on its lanes (q_{-1} = prev), 0 elsewhere.
+HPCZ_HD Chain lanes_chain(const uint8_t* src, const uint8_t* desc) {
+  const uint32_t lanes = load_u32_le(desc);
+  const int wl = desc[4];
+  if (!(lanes >> 31 & 1)) return Chain{1u, 0u};
+  LaneReader rd{src, lanes_data_bytes(lanes, wl), 0, 0};
+  Chain ch{0u, 0u};
+  for (int i = 0; i < kB; ++i) {
+    if (lanes >> i & 1) ch.value += uint32_t(unzigzag(rd.take(wl)));
+    else ch = Chain{1u, 0u};
+  }
+  return ch;
+}
+
+// Chain effect of a non-raw block, from its payload (and a lane block's descriptor): the sum of its
+// deltas is sum_j 2^j (popc(plane_j & ~signs) - popc(plane_j & signs)).
+HPCZ_HD Chain block_chain(uint8_t code, const uint8_t* src, const uint8_t* desc) {
+  if (code == kCodeLanes) return lanes_chain(src, desc);
   int c = code & 0x7f;
   if (code & kExcFlag) src += 4;
   if (c == kCodeTwoLevel1 || c == kCodeTwoLevel4) {

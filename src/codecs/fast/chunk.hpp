@@ -1,5 +1,6 @@
 // Fast mode, one chunk at a time on the CPU. A chunk is
 //   [one code byte per block][block payloads, in block order][exception values, in block/lane order]
+//   [lane blocks' descriptors, in block order (format version 4)]
 // or, where most blocks are code 0 (every delta zero: runs of zeros or of one repeated value), the
 // sparse form (format version 3) with a bit a block instead of a byte:
 //   [kSparseChunk][bitmap, bit b: block b's code is listed][the listed codes][payloads][exceptions]
@@ -64,7 +65,8 @@ uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint
                       std::vector<uint8_t>& exc_scratch) {
   const uint32_t nb = uint32_t(div_ceil(count, kB));
   exc_scratch.resize(size_t(count) * sizeof(T));
-  uint32_t pos = nb, nexc = 0;
+  uint8_t desc[kLanesDescBytes * (chunk_values<float>() / kB)];  // the lane blocks' descriptors
+  uint32_t pos = nb, nexc = 0, nlanes = 0;
   int32_t prev = 0;
   for (uint32_t b = 0; b < nb; ++b) {
     T v[kB];
@@ -81,12 +83,14 @@ uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint
     dst[b] = bp.code;
     uint8_t* exc = exc_scratch.data() + size_t(nexc) * sizeof(T);
     write_block<T>(bp, [&](int i) { return v[i]; }, cnt, q, bd, dst + pos, [&](int j, T x) { store_value_le<T>(exc + j * sizeof(T), x); });
+    if (bp.code == kCodeLanes) write_lanes_desc(bd, desc + kLanesDescBytes * nlanes++);
     pos += bp.payload;
     nexc += bp.nexc;
     prev = next;
   }
   std::memcpy(dst + pos, exc_scratch.data(), size_t(nexc) * sizeof(T));
-  const uint32_t size = pos + nexc * uint32_t(sizeof(T));
+  std::memcpy(dst + pos + nexc * sizeof(T), desc, kLanesDescBytes * nlanes);
+  const uint32_t size = pos + nexc * uint32_t(sizeof(T)) + kLanesDescBytes * nlanes;
   uint32_t listed = 0;
   for (uint32_t b = 0; b < nb; ++b) listed += dst[b] != 0;
   if (!sparse_is_smaller(nb, listed)) return size;
@@ -112,30 +116,38 @@ bool decode_chunk(const uint8_t* src, uint32_t size, uint32_t count, const Quant
   uint8_t codes[chunk_values<float>() / kB];
   uint32_t head = 0;
   if (nb > sizeof codes || !chunk_codes(src, size, nb, codes, head)) return false;
+  // The lane blocks' descriptors end the chunk.
+  uint64_t nlanes = 0;
+  for (uint32_t b = 0; b < nb; ++b) nlanes += codes[b] == kCodeLanes;
+  if (head + kLanesDescBytes * nlanes > size) return false;
+  const uint8_t* desc = src + size - kLanesDescBytes * nlanes;
   uint64_t pay = head, nexc = 0;
-  for (uint32_t b = 0; b < nb; ++b) {
-    int s = payload_size(codes[b], sizeof(T));
+  for (uint32_t b = 0, k = 0; b < nb; ++b) {
+    int s = block_payload_bytes(codes[b], desc + kLanesDescBytes * k, sizeof(T));
+    k += codes[b] == kCodeLanes;
     if (s < 0 || pay + s > size) return false;
-    if (codes[b] & kExcFlag) nexc += popcount32(load_u32_le(src + pay));
+    if (has_exceptions(codes[b])) nexc += popcount32(load_u32_le(src + pay));
     pay += s;
   }
-  if (pay + nexc * sizeof(T) != size) return false;
+  if (pay + nexc * sizeof(T) + kLanesDescBytes * nlanes != size) return false;
   uint64_t pos = head, x = 0;
   int32_t prev = 0;
   for (uint32_t b = 0; b < nb; ++b) {
     T v[kB];
     const uint8_t* exc = src + pay + x * sizeof(T);
     int cnt = int(count - b * kB < uint32_t(kB) ? count - b * kB : kB);
-    int32_t last = decode_block<T>(codes[b], src + pos, prev, p.step,
+    const int ps = block_payload_bytes(codes[b], desc, sizeof(T));
+    int32_t last = decode_block<T>(codes[b], src + pos, desc, prev, p.step,
                                    [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); }, v);
+    if (codes[b] == kCodeLanes) desc += kLanesDescBytes;
     if (holds_values(codes[b])) {
       int32_t t;
       if (stored_block_tail(codes[b], src + pos, cnt, p, t)) last = t;
     }
     prev = last;
     std::memcpy(out + size_t(b) * kB, v, cnt * sizeof(T));
-    if (codes[b] & kExcFlag) x += popcount32(load_u32_le(src + pos));
-    pos += payload_size(codes[b], sizeof(T));
+    if (has_exceptions(codes[b])) x += popcount32(load_u32_le(src + pos));
+    pos += ps;
   }
   return true;
 }

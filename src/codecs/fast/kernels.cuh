@@ -80,23 +80,27 @@ struct ChainOp {
 };
 
 // Once a chunk's bytes are assembled in `stage` (head and payloads in [start, body_end): start is 0,
-// or where a sparse head was written below the payloads; exception values growing down from kTop):
+// or where a sparse head was written below the payloads; exception values growing down from kTop;
+// the lane blocks' descriptors in lanes_desc):
 // learn its offset by the look-back over earlier chunks (warp 0, while the other warps sum its
 // checksum), write its table entry, and copy it to the archive. Every thread of the block calls this.
 template <class T>
 __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t start, uint32_t body_end, uint32_t nexc,
-                                            unsigned long long c, const format::HeaderFields& h, CompressState* st,
+                                            const uint8_t* lanes_desc, uint32_t nlanes, unsigned long long c,
+                                            const format::HeaderFields& h, CompressState* st,
                                             unsigned long long* desc, uint8_t* __restrict__ out) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kTop = kNB + kCV * sizeof(T);
   using Sum = cub::BlockReduce<unsigned long long, kThreads>;
   __shared__ typename Sum::TempStorage sum_tmp;
   __shared__ unsigned long long s_base;
   const uint32_t body = body_end - start;
-  const uint32_t size = body + nexc * uint32_t(sizeof(T));
+  const uint32_t exc_end = body + nexc * uint32_t(sizeof(T));
+  const uint32_t size = exc_end + kLanesDescBytes * nlanes;
   const uint32_t* stage32 = reinterpret_cast<const uint32_t*>(stage);
   auto byte_at = [&](uint32_t pos) -> uint32_t {
     if (pos < body) return stage[start + pos];
     if (pos >= size) return 0;
+    if (pos >= exc_end) return lanes_desc[pos - exc_end];
     uint32_t e = pos - body, j = e / sizeof(T), r = e % sizeof(T);
     return stage[kTop - (j + 1) * sizeof(T) + r];
   };
@@ -191,6 +195,10 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   static_assert(kRounds * kWarps <= 32, "warp 0 sums s_listed a lane an entry");
   __shared__ uint32_t s_listed[kRounds * kWarps];
   __shared__ uint32_t s_listed_total;
+  // The same for lane blocks (their descriptors' ranks), and the descriptors in chunk order.
+  __shared__ uint32_t s_lanes[kRounds * kWarps];
+  __shared__ uint32_t s_lanes_total;
+  __shared__ uint8_t s_lanes_desc[kLanesDescBytes * kNB];
 
   if (threadIdx.x == 0) s_chunk = atomicAdd(&st->chunk_counter, 1u);
   __syncthreads();
@@ -239,7 +247,11 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     BlockPlan bp{0, 0, 0, 0};
     if (b < nb) bp = plan_block(bd, invalid & lanes_below(cnt), sizeof(T), uniform);
     const uint32_t listed_bits = __ballot_sync(~0u, b < nb && bp.code != 0);
-    if (threadIdx.x % 32 == 0) s_listed[r * kWarps + threadIdx.x / 32] = listed_bits;
+    const uint32_t lanes_bits = __ballot_sync(~0u, b < nb && bp.code == kCodeLanes);
+    if (threadIdx.x % 32 == 0) {
+      s_listed[r * kWarps + threadIdx.x / 32] = listed_bits;
+      s_lanes[r * kWarps + threadIdx.x / 32] = lanes_bits;
+    }
     uint32_t before, total;
     Scan(scan_tmp.sizes).ExclusiveSum(bp.payload << kExcBits | bp.nexc, before, total);
     // The chunk's size is known now: publishing it before the blocks are written (rather than when the
@@ -248,11 +260,14 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     if (r + 1 == kRounds && threadIdx.x < 32) {
       const uint32_t lane = threadIdx.x;
       const uint32_t listed = __reduce_add_sync(~0u, lane < kRounds * kWarps ? uint32_t(__popc(s_listed[lane])) : 0u);
+      const uint32_t nlanes = __reduce_add_sync(~0u, lane < kRounds * kWarps ? uint32_t(__popc(s_lanes[lane])) : 0u);
       if (lane == 0) {
         const uint32_t all_pay = pay + (total >> kExcBits), all_exc = nexc + (total & ((1u << kExcBits) - 1));
         const uint32_t head = sparse_is_smaller(nb, listed) ? sparse_head_bytes(nb, listed) : nb;
-        PackedTileState{desc}.publish_aggregate(c, head + all_pay + all_exc * uint32_t(sizeof(T)));
+        PackedTileState{desc}.publish_aggregate(
+            c, head + all_pay + all_exc * uint32_t(sizeof(T)) + kLanesDescBytes * nlanes);
         s_listed_total = listed;
+        s_lanes_total = nlanes;
       }
     }
     if (b < nb) {
@@ -262,6 +277,12 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
       write_block<T>(bp, reread, cnt, q, bd, stage + at, [&](int j, T x) {
         store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
       });
+      if (bp.code == kCodeLanes) {  // its rank among the chunk's lane blocks (the scan made s_lanes visible)
+        const uint32_t word = r * kWarps + threadIdx.x / 32;
+        uint32_t rank = __popc(lanes_bits & ((1u << (threadIdx.x % 32)) - 1));
+        for (uint32_t k = 0; k < word; ++k) rank += __popc(s_lanes[k]);
+        write_lanes_desc(bd, s_lanes_desc + kLanesDescBytes * rank);
+      }
     }
     pay += total >> kExcBits;
     nexc += total & ((1u << kExcBits) - 1);
@@ -295,7 +316,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     }
     __syncthreads();
   }
-  place_chunk<T>(stage, start, nb + pay, nexc, c, h, st, desc, out);
+  place_chunk<T>(stage, start, nb + pay, nexc, s_lanes_desc, s_lanes_total, c, h, st, desc, out);
 }
 
 // Shared memory for a chunk's bytes in the first decoding pass. Most chunks are far smaller than the
@@ -317,6 +338,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
   __shared__ typename Scan32::TempStorage scan_tmp32;
   __shared__ typename Scan::TempStorage scan_tmp;
   __shared__ typename Sum::TempStorage sum_tmp;
+  // s_exc_off: a block's first exception value; for a lane block (no exceptions), its descriptor's rank.
   __shared__ uint32_t s_pay_off[kNB], s_exc_off[kNB];
   __shared__ uint8_t s_codes[kNB];  // one a block, from the code bytes or the sparse form (chunk_codes)
   __shared__ int s_bad;
@@ -372,6 +394,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
   // The codes, as chunk_codes: the code bytes, or the sparse form's bitmap and listed codes (a scan
   // over the bitmap places each listed code).
   uint32_t head = nb;
+  bool lanes_seen = false;  // whether this thread's blocks hold a lane block
   if (chunk[0] == kSparseChunk) {
     const uint32_t bm = sparse_bitmap_bytes(nb);
     const bool ok = sparse_bitmap_ok(chunk, size, nb);
@@ -385,6 +408,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
         const uint32_t at = 1 + bm + listed + before;
         if (on && at >= size) s_bad = kBadChunk;
         s_codes[b] = on && at < size ? chunk[at] : uint8_t(0);
+        lanes_seen |= s_codes[b] == kCodeLanes;
       }
       listed += total;
       __syncthreads();
@@ -393,18 +417,42 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
     if (threadIdx.x == 0 && (!ok || head > size)) s_bad = kBadChunk;
   } else {
     if (threadIdx.x == 0 && size < nb) s_bad = kBadChunk;
-    for (uint32_t b = threadIdx.x; b < nb && b < size; b += kThreads) s_codes[b] = chunk[b];
+    for (uint32_t b = threadIdx.x; b < nb && b < size; b += kThreads) {
+      s_codes[b] = chunk[b];
+      lanes_seen |= chunk[b] == kCodeLanes;
+    }
   }
-  __syncthreads();
+  const bool has_lanes = __syncthreads_or(lanes_seen);
   if (s_bad) {
     if (threadIdx.x == 0) atomicOr(status, s_bad);
     return;
   }
+  // The lane blocks' descriptors end the chunk: each one's rank (only in chunks that have them).
+  uint32_t nlanes = 0;
+  if (has_lanes) {
+    for (uint32_t r = 0; r < kRounds; ++r) {
+      const uint32_t b = r * kThreads + threadIdx.x;
+      const uint32_t on = b < nb && s_codes[b] == kCodeLanes;
+      uint32_t before, total;
+      Scan32(scan_tmp32).ExclusiveSum(on, before, total);
+      if (on) s_exc_off[b] = nlanes + before;
+      nlanes += total;
+      __syncthreads();
+    }
+    if (head + kLanesDescBytes * nlanes > size) {
+      if (threadIdx.x == 0) atomicOr(status, kBadChunk);
+      return;
+    }
+  }
+  const uint8_t* lanes_desc = chunk + size - kLanesDescBytes * nlanes;
+  auto desc_of = [&](uint32_t b) { return lanes_desc + kLanesDescBytes * s_exc_off[b]; };  // lane blocks only
   // Payload offsets from the codes, then exception offsets from the masks.
   uint32_t pay = head;
   for (uint32_t r = 0; r < kRounds; ++r) {
     const uint32_t b = r * kThreads + threadIdx.x;
-    int ps = b < nb ? payload_size(s_codes[b], sizeof(T)) : 0;
+    int ps = 0;
+    if (b < nb) ps = s_codes[b] == kCodeLanes ? block_payload_bytes(kCodeLanes, desc_of(b), sizeof(T))
+                                              : payload_size(s_codes[b], sizeof(T));
     if (ps < 0) { s_bad = kBadChunk; ps = 0; }
     uint32_t before, total;
     Scan32(scan_tmp32).ExclusiveSum(uint32_t(ps), before, total);
@@ -419,14 +467,14 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
   uint32_t nexc = 0;
   for (uint32_t r = 0; r < kRounds; ++r) {
     const uint32_t b = r * kThreads + threadIdx.x;
-    uint32_t e = (b < nb && (s_codes[b] & kExcFlag)) ? popcount32(load_u32_le(chunk + s_pay_off[b])) : 0;
+    uint32_t e = (b < nb && has_exceptions(s_codes[b])) ? popcount32(load_u32_le(chunk + s_pay_off[b])) : 0;
     uint32_t before, total;
     Scan32(scan_tmp32).ExclusiveSum(e, before, total);
-    if (b < nb) s_exc_off[b] = nexc + before;
+    if (b < nb && s_codes[b] != kCodeLanes) s_exc_off[b] = nexc + before;
     nexc += total;
     __syncthreads();
   }
-  if ((unsigned long long)pay + (unsigned long long)nexc * sizeof(T) != size) {
+  if ((unsigned long long)pay + (unsigned long long)nexc * sizeof(T) + kLanesDescBytes * nlanes != size) {
     if (threadIdx.x == 0) atomicOr(status, kBadChunk);
     return;
   }
@@ -442,7 +490,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
         int32_t t;
         if (stored_block_tail(code, chunk + s_pay_off[b], cnt, p, t)) mine = 1ull << 32 | uint32_t(t);
       } else {
-        Chain ch = block_chain(code, chunk + s_pay_off[b]);
+        Chain ch = block_chain(code, chunk + s_pay_off[b], code == kCodeLanes ? desc_of(b) : nullptr);
         mine = (unsigned long long)ch.absolute << 32 | ch.value;
       }
     }
@@ -455,7 +503,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
     const unsigned long long at = first_value + b * kB;
     const bool whole = at + kB <= n;
     // Each group of 8 values goes straight out: 2 (f32) or 4 (f64) 16-byte stores.
-    decode_block_groups<T>(s_codes[b], chunk + s_pay_off[b], prev, p.step,
+    decode_block_groups<T>(s_codes[b], chunk + s_pay_off[b], s_codes[b] == kCodeLanes ? desc_of(b) : nullptr, prev, p.step,
                            [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); },
                            [&](int g, const T* v) {
                              if (whole) {
