@@ -97,11 +97,11 @@ TEST(unit_plan_and_payload_size_agree) {
       write_lanes_desc(bd, desc);
       ++lane_blocks;
       CHECK(load_u32_le(desc) == bd.nonzero && bd.nonzero != ~0u && !(invalid & lanes_below(count)));
-      // strictly smaller than the code the planner would choose without it, descriptor counted
+      // at least a quarter smaller than the code the planner would choose without it, descriptor counted
       BlockDeltas dense = bd;
       dense.nonzero = ~0u;
       const BlockPlan other = plan_block(dense, 0, 4, uniform_bits(v, count));
-      CHECK(other.code != kCodeLanes && bp.payload + kLanesDescBytes < other.payload);
+      CHECK(other.code != kCodeLanes && 4 * (bp.payload + kLanesDescBytes) <= 3 * other.payload);
     }
     CHECK(block_payload_bytes(bp.code, desc, 4) == int(bp.payload));
     const bool two_level = (bp.code & 0x7f) == kCodeTwoLevel1 || (bp.code & 0x7f) == kCodeTwoLevel4;
@@ -127,7 +127,7 @@ TEST(unit_plan_and_payload_size_agree) {
     }
   }
   CHECK_MSG(two_level_blocks > 2000, two_level_blocks << " two-level blocks");
-  CHECK_MSG(lane_blocks > 1500, lane_blocks << " lane blocks");
+  CHECK_MSG(lane_blocks > 1000, lane_blocks << " lane blocks");
 }
 
 TEST(unit_code_table_is_closed) {

@@ -199,11 +199,13 @@ HPCZ_HD BlockPlan plan_from_stats(uint32_t max_all, uint32_t max_rest, int32_t q
       size = one ? 5u : 8u;
     }
   }
-  // A lane block where strictly smaller, counting its descriptor (blocks with exceptions excluded:
-  // their lanes would need two masks). Every delta fits w_all bits, so its zigzag fits w_all + 1.
+  // A lane block where it saves at least a quarter, counting its descriptor (blocks with exceptions
+  // excluded: their lanes would need two masks). Every delta fits w_all bits, so its zigzag fits
+  // w_all + 1. The quarter: in a GPU warp one lane block runs its extra path for all 32 threads, and
+  // the blocks that save less (scattered zeros of fields crossing 0) gave the fields < 0.5%.
   if (!mask && nonzero != ~0u) {
     const uint32_t lanes = kLanesDescBytes + lanes_data_bytes(nonzero, uint32_t(w_all) + 1);
-    if (lanes < size) {
+    if (4 * lanes <= 3 * size) {
       bp.code = kCodeLanes;
       size = lanes;
     }
@@ -314,15 +316,16 @@ HPCZ_HD void write_lanes(const BlockDeltas& bd, const int32_t* mag, uint8_t* dst
   // packs) alive for this rare path, spilling 7 registers a block in the GPU encoder.
   asm volatile("" : "+r"(lanes));
 #endif
+  // Branch-free per lane (a lane not coded adds no bits); a word goes out each time 32 bits are there.
   uint64_t buf = 0;
   int have = 0;
 HPCZ_UNROLL
   for (int i = 0; i < kB; ++i) {
-    if (!(lanes >> i & 1)) continue;
+    const uint32_t on = 0u - (lanes >> i & 1);
     // zigzag(d) from the magnitude and sign: 2|d| - (d < 0)
     const uint32_t z = i == 0 ? zigzag(int32_t(bd.d0)) : (uint32_t(mag[i]) << 1) - (bd.signs >> i & 1);
-    buf |= uint64_t(z) << have;
-    have += wl;
+    buf |= uint64_t(z & on) << have;
+    have += wl & int(on);
     if (have >= 32) {
       store_u32_le(dst, uint32_t(buf));
       dst += 4;
@@ -333,23 +336,23 @@ HPCZ_UNROLL
   for (; have > 0; have -= 8, buf >>= 8) *dst++ = uint8_t(buf);
 }
 
-// Reads a lane block's fields in order; never reads past its data bytes.
-struct LaneReader {
-  const uint8_t* src;
-  uint32_t left;  // data bytes not yet read
-  uint64_t buf;
-  int have;
-  HPCZ_HD uint32_t take(int wl) {
-    if (have < wl) {
-      for (int k = 0; k < 4 && left; ++k, --left, have += 8) buf |= uint64_t(*src++) << have;
-    }
-    const uint32_t z = uint32_t(buf & ((uint64_t(1) << wl) - 1));
-    buf >>= wl;
-    have -= wl;
-    return z;
-  }
-};
-
+// 32 bits of a lane block's stream of nbytes bytes from bit pos (enough for a field: wl <= 32). The
+// host reads only the stream's bytes (past it: 0); the GPU decoder reads its chunk staged in shared
+// memory, two aligned words (a few bytes past the stream are there: descriptors, the staged zero
+// tail). The field's mask makes both the same.
+HPCZ_HD uint32_t load_bits32(const uint8_t* src, uint32_t pos, uint32_t nbytes) {
+#if defined(__CUDA_ARCH__)
+  (void)nbytes;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(src + (pos >> 3));
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(a & ~uintptr_t(3));
+  return uint32_t((uint64_t(w[0]) | uint64_t(w[1]) << 32) >> ((a & 3) * 8 + (pos & 7)));
+#else
+  uint64_t x = 0;
+  for (uint32_t k = 0, b = pos >> 3; k < 5 && b < nbytes; ++k, ++b) x |= uint64_t(src[b]) << (8 * k);
+  return uint32_t(x >> (pos & 7));
+#endif
+}
+HPCZ_HD uint32_t field_mask(int wl) { return wl >= 32 ? ~0u : (1u << wl) - 1; }
 
 // Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
 // mag is q after block_deltas (mag[0] is overwritten with lane 0's magnitude).
@@ -416,23 +419,8 @@ template <class T, class Source, class Emit>
 HPCZ_HD int32_t decode_block_groups(uint8_t code, const uint8_t* src, const uint8_t* desc, int32_t prev, T step,
                                     Source&& source, Emit&& emit) {
   constexpr int kG = 8;  // values per group
-  if (code == kCodeLanes) {
-    const uint32_t lanes = load_u32_le(desc);
-    const int wl = desc[4];
-    LaneReader rd{src, lanes_data_bytes(lanes, wl), 0, 0};
-    uint32_t acc = uint32_t(prev);
-    for (int g = 0; g < kB; g += kG) {
-      T v[kG];
-      for (int r = 0; r < kG; ++r) {
-        acc = (lanes >> (g + r) & 1) ? acc + uint32_t(unzigzag(rd.take(wl))) : 0u;
-        v[r] = dequantize<T>(int32_t(acc), step);
-      }
-      emit(g, v);
-    }
-    return int32_t(acc);
-  }
   int c = code & 0x7f;
-  if (c == kCodeRaw || c == kCodeUniform) {
+  if (c == kCodeRaw || (c == kCodeUniform && code != kCodeLanes)) {
     for (int g = 0; g < kB; g += kG) {
       T v[kG];
 HPCZ_UNROLL
@@ -442,7 +430,7 @@ HPCZ_UNROLL
     return prev;
   }
   uint32_t mask = 0;
-  if (code & kExcFlag) {
+  if (has_exceptions(code)) {
     mask = load_u32_le(src);
     src += 4;
   }
@@ -470,38 +458,65 @@ HPCZ_UNROLL
     }
     return int32_t(acc + ((levels >> 31 & 1) ? d : 0u));
   }
+  // Plain, outlier and lane blocks: a group's 8 q from the planes or from the lane stream, then one
+  // code path (reconstruction, exceptions, the emit), so that a warp whose threads decode both kinds
+  // runs only the q extraction apart. bits: the sign word, or the lane mask; w: the plane count, or
+  // the field width.
+  const bool lane_block = code == kCodeLanes;
+  uint32_t bits = 0, pos = 0, nbytes = 0;
   int w = c;
-  if (c >= kOutlierBase) {
-    int k = (c - kOutlierBase) / kOutlierWidths + 1;
-    w = (c - kOutlierBase) % kOutlierWidths;
-    uint32_t z = 0;
-    for (int b = 0; b < k; ++b) z |= uint32_t(src[b]) << (8 * b);
-    src += k;
-    if (w) acc = (load_u32_le(src) & 1) ? 0u - z : z;  // magnitude; sign in the sign word
-    else acc = uint32_t(unzigzag(z));
-  }
-  uint32_t signs = 0;
-  if (w) {
-    signs = load_u32_le(src);
-    if (c >= kOutlierBase) signs &= ~1u;  // bit 0 was the outlier's sign, already applied
+  if (lane_block) {
+    bits = load_u32_le(desc);
+    w = desc[4];
+    nbytes = lanes_data_bytes(bits, w);
+  } else {
+    if (c >= kOutlierBase) {
+      int k = (c - kOutlierBase) / kOutlierWidths + 1;
+      w = (c - kOutlierBase) % kOutlierWidths;
+      uint32_t z = 0;
+      for (int b = 0; b < k; ++b) z |= uint32_t(src[b]) << (8 * b);
+      src += k;
+      if (w) acc = (load_u32_le(src) & 1) ? 0u - z : z;  // magnitude; sign in the sign word
+      else acc = uint32_t(unzigzag(z));
+    }
+    if (w) {
+      bits = load_u32_le(src);
+      if (c >= kOutlierBase) bits &= ~1u;  // bit 0 was the outlier's sign, already applied
+    }
   }
   for (int g = 0; g < kB; g += kG) {
-    uint32_t mag[kG];
+    uint32_t q[kG];
+    const uint32_t group_bits = bits >> g;
+    if (lane_block) {
 HPCZ_UNROLL
-    for (int r = 0; r < kG; ++r) mag[r] = 0;
-    if (w) {
-      load_plane_rows<0>(src + 4, w, g / kG, mag);
-      if (w > 8) load_plane_rows<1>(src + 4, w, g / kG, mag);
-      if (w > 16) load_plane_rows<2>(src + 4, w, g / kG, mag);
-      if (w > 24) load_plane_rows<3>(src + 4, w, g / kG, mag);
+      for (int r = 0; r < kG; ++r) {
+        if (group_bits >> r & 1) {
+          acc += uint32_t(unzigzag(load_bits32(src, pos, nbytes) & field_mask(w)));
+          pos += w;
+        } else {
+          acc = 0;
+        }
+        q[r] = acc;
+      }
+    } else {
+      uint32_t mag[kG];
+HPCZ_UNROLL
+      for (int r = 0; r < kG; ++r) mag[r] = 0;
+      if (w) {
+        load_plane_rows<0>(src + 4, w, g / kG, mag);
+        if (w > 8) load_plane_rows<1>(src + 4, w, g / kG, mag);
+        if (w > 16) load_plane_rows<2>(src + 4, w, g / kG, mag);
+        if (w > 24) load_plane_rows<3>(src + 4, w, g / kG, mag);
+      }
+HPCZ_UNROLL
+      for (int r = 0; r < kG; ++r) {
+        acc += (group_bits >> r & 1) ? 0u - mag[r] : mag[r];  // wraps on corrupt input, never UB
+        q[r] = acc;
+      }
     }
     T v[kG];
-    const uint32_t group_signs = signs >> g;
 HPCZ_UNROLL
-    for (int r = 0; r < kG; ++r) {
-      acc += (group_signs >> r & 1) ? 0u - mag[r] : mag[r];  // wraps on corrupt input, never UB
-      v[r] = dequantize<T>(int32_t(acc), step);
-    }
+    for (int r = 0; r < kG; ++r) v[r] = dequantize<T>(int32_t(q[r]), step);
     finish_group(g, v);
   }
   return int32_t(acc);
@@ -536,18 +551,17 @@ struct Chain {
 };
 HPCZ_HD Chain combine(Chain a, Chain b) { return b.absolute ? b : Chain{a.absolute, a.value + b.value}; }
 
-// What a lane block does to the chain: q_i = q_{i-1} + d_i on its lanes (q_{-1} = prev), 0 elsewhere.
+// What a lane block does to the chain: q_i = q_{i-1} + d_i on its lanes (q_{-1} = prev), 0 elsewhere,
+// so q_31 is 0, or the sum of the deltas of the run of coded lanes that ends at lane 31 (their fields
+// are the stream's last), plus prev if that run is all 32 lanes.
 HPCZ_HD Chain lanes_chain(const uint8_t* src, const uint8_t* desc) {
   const uint32_t lanes = load_u32_le(desc);
   const int wl = desc[4];
   if (!(lanes >> 31 & 1)) return Chain{1u, 0u};
-  LaneReader rd{src, lanes_data_bytes(lanes, wl), 0, 0};
-  Chain ch{0u, 0u};
-  for (int i = 0; i < kB; ++i) {
-    if (lanes >> i & 1) ch.value += uint32_t(unzigzag(rd.take(wl)));
-    else ch = Chain{1u, 0u};
-  }
-  return ch;
+  const uint32_t run = 32 - bit_width32(~lanes), n = popcount32(lanes), nbytes = lanes_data_bytes(lanes, wl);
+  uint32_t sum = 0;
+  for (uint32_t j = n - run; j < n; ++j) sum += uint32_t(unzigzag(load_bits32(src, j * wl, nbytes) & field_mask(wl)));
+  return Chain{run < 32 ? 1u : 0u, sum};
 }
 
 // Chain effect of a non-raw block, from its payload (and a lane block's descriptor): the sum of its
