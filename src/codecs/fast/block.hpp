@@ -314,17 +314,17 @@ HPCZ_HD void write_lanes_desc(const BlockDeltas& bd, uint8_t* dst) {
   store_u32_le(dst, bd.nonzero);
   dst[4] = uint8_t(lanes_width(bd));
 }
-// Lane i's field, zigzag(d_i), from its magnitude and sign: 2|d| - (d < 0) (i a constant: mag stays
-// in registers on the GPU).
-HPCZ_HD uint32_t lane_field(const BlockDeltas& bd, const int32_t* mag, int i) {
-  return i == 0 ? zigzag(int32_t(bd.d0)) : (uint32_t(mag[i]) << 1) - (bd.signs >> i & 1);
-}
 HPCZ_HD void write_lanes(const BlockDeltas& bd, const int32_t* mag, uint8_t* dst) {
   const int wl = lanes_width(bd);
-  const uint32_t lanes = bd.nonzero;
+  uint32_t lanes = bd.nonzero;
+#if defined(__CUDA_ARCH__)
+  // Opaque to the compiler: otherwise it keeps the planner's partial lane masks (per-byte predicate
+  // packs) alive for this rare path, spilling 7 registers a block in the GPU encoder.
+  asm volatile("" : "+r"(lanes));
+#endif
   // The stream's next bits in lo (have of them, < 32) and hi (bits that spilled past lo); a word goes
   // out each time lo fills. Groups of 8 lanes with no coded lane are skipped (an edge block's zeros
-  // come in runs). (The GPU encoder writes the same bytes with a warp a block: kernels.cuh.)
+  // come in runs).
   uint32_t lo = 0, hi = 0;
   int have = 0;
 HPCZ_UNROLL
@@ -333,7 +333,8 @@ HPCZ_UNROLL
 HPCZ_UNROLL
     for (int i = g; i < g + 8; ++i) {
       if (!(lanes >> i & 1)) continue;
-      const uint32_t z = lane_field(bd, mag, i);
+      // zigzag(d) from the magnitude and sign: 2|d| - (d < 0)
+      const uint32_t z = i == 0 ? zigzag(int32_t(bd.d0)) : (uint32_t(mag[i]) << 1) - (bd.signs >> i & 1);
       lo |= z << have;
 #if defined(__CUDA_ARCH__)
       hi |= __funnelshift_l(z, 0u, have);  // z's bits above 32 - have

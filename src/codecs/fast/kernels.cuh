@@ -199,10 +199,6 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   __shared__ uint32_t s_lanes[kRounds * kWarps];
   __shared__ uint32_t s_lanes_total;
   __shared__ uint8_t s_lanes_desc[kLanesDescBytes * kNB];
-  // A row a thread for its lane block's fields, in stream order (33 words: the rows' word j fall in
-  // different banks, for the warp's reads of one row).
-  constexpr uint32_t kFieldRow = 33;
-  __shared__ uint32_t s_lane_fields[kThreads * kFieldRow];
 
   if (threadIdx.x == 0) s_chunk = atomicAdd(&st->chunk_counter, 1u);
   __syncthreads();
@@ -274,51 +270,18 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
         s_lanes_total = nlanes;
       }
     }
-    const uint32_t at = nb + pay + (before >> kExcBits);
     if (b < nb) {
       stage[b] = bp.code;
+      uint32_t at = nb + pay + (before >> kExcBits);
       uint32_t x0 = nexc + (before & ((1u << kExcBits) - 1));
-      if (bp.code != kCodeLanes) {
-        write_block<T>(bp, reread, cnt, q, bd, stage + at, [&](int j, T x) {
-          store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
-        });
-      } else {  // its rank among the chunk's lane blocks (the scan made s_lanes visible), its fields
+      write_block<T>(bp, reread, cnt, q, bd, stage + at, [&](int j, T x) {
+        store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
+      });
+      if (bp.code == kCodeLanes) {  // its rank among the chunk's lane blocks (the scan made s_lanes visible)
         const uint32_t word = r * kWarps + threadIdx.x / 32;
         uint32_t rank = __popc(lanes_bits & ((1u << (threadIdx.x % 32)) - 1));
         for (uint32_t k = 0; k < word; ++k) rank += __popc(s_lanes[k]);
         write_lanes_desc(bd, s_lanes_desc + kLanesDescBytes * rank);
-        uint32_t* row = s_lane_fields + threadIdx.x * kFieldRow;
-        uint32_t k = 0;
-#pragma unroll
-        for (int i = 0; i < kB; ++i)
-          if (bd.nonzero >> i & 1) row[k++] = lane_field(bd, q, i);
-      }
-    }
-    // The warp writes each lane block's stream (write_lanes' bytes), one block at a time, lane l
-    // assembling the stream's word l from the fields that overlap it: a thread writing its own
-    // stream spent about 17 instructions a coded lane, and a warp with several lane blocks ran them
-    // one after another.
-    if (lanes_bits) {
-      __syncwarp();
-      const uint32_t lane = threadIdx.x % 32;
-      for (uint32_t owners = lanes_bits; owners; owners &= owners - 1) {
-        const int o = __ffs(owners) - 1;
-        const uint32_t lanes = __shfl_sync(~0u, bd.nonzero, o), dst = __shfl_sync(~0u, at, o);
-        const uint32_t wl = uint32_t(__shfl_sync(~0u, lanes_width(bd), o));
-        const uint32_t n = __popc(lanes), nbits = n * wl;
-        if (32 * lane < nbits) {
-          const uint32_t* row = s_lane_fields + (threadIdx.x - lane + o) * kFieldRow;
-          const uint32_t last = min(n - 1, (32 * lane + 31) / wl);
-          uint32_t word = 0;
-          for (uint32_t j = 32 * lane / wl; j <= last; ++j) {
-            const int off = int(j * wl) - int(32 * lane);  // -31..31
-            word |= off >= 0 ? row[j] << off : row[j] >> -off;
-          }
-          const uint32_t nbytes = (nbits + 7) / 8;
-#pragma unroll
-          for (uint32_t k = 0; k < 4; ++k)
-            if (4 * lane + k < nbytes) stage[dst + 4 * lane + k] = uint8_t(word >> (8 * k));
-        }
       }
     }
     pay += total >> kExcBits;
