@@ -50,6 +50,24 @@ void reseal_header(std::vector<uint8_t>& a) {
   hpcz::detail::store_u32_le(&a[hpcz::format::kOffHeaderChecksum], hpcz::format::header_checksum(a.data()));
 }
 
+// After chunk c's bytes were changed in place: its checksum, the table's and the header's made valid
+// again, so that only the chunk's own rules can reject it.
+void reseal_chunk(std::vector<uint8_t>& a, const hpcz::ArchiveInfo& info, uint64_t c) {
+  const auto& e = info.chunks[c];
+  hpcz::detail::store_u32_le(&a[hpcz::format::kHeaderBytes + 16 * c + 12], hpcz::format::checksum(&a[e.offset], e.size));
+  hpcz::detail::store_u32_le(&a[136], hpcz::format::checksum(&a[hpcz::format::kHeaderBytes], info.n_chunks * 16));
+  reseal_header(a);
+}
+
+// A 1-D f32 fast archive at an absolute bound, by the CPU backend.
+std::vector<uint8_t> fast_abs_cpu(const std::vector<float>& x, double bound) {
+  hpcz::Options o;
+  o.mode = hpcz::BoundMode::abs;
+  o.bound = bound;
+  o.backend = hpcz::Backend::cpu;
+  return hpcz::compress(x.data(), hpcz::DType::f32, {x.size()}, o);
+}
+
 }  // namespace
 
 TEST(corrupt_truncation_everywhere) {
@@ -245,20 +263,11 @@ TEST(corrupt_sealed_sparse_chunk_malformed) {
   // reject it. Mostly zeros, so every chunk takes the sparse form.
   std::vector<float> x(3 * 16384 + 900, 0.0f);
   for (size_t i = 0; i < x.size(); i += 997) x[i] = float(i % 13);
-  hpcz::Options o;
-  o.mode = hpcz::BoundMode::abs;
-  o.bound = 0.01;
-  o.backend = hpcz::Backend::cpu;
-  const auto a = hpcz::compress(x.data(), hpcz::DType::f32, {x.size()}, o);
+  const auto a = fast_abs_cpu(x, 0.01);
   const auto info = hpcz::inspect(a.data(), a.size());
   REQUIRE(info.n_chunks == 4);
   for (const auto& e : info.chunks) REQUIRE(a[e.offset] == 0xff);
-  auto reseal = [&](std::vector<uint8_t>& b, uint64_t c) {
-    const auto& e = info.chunks[c];
-    hpcz::detail::store_u32_le(&b[hpcz::format::kHeaderBytes + 16 * c + 12], hpcz::format::checksum(&b[e.offset], e.size));
-    hpcz::detail::store_u32_le(&b[136], hpcz::format::checksum(&b[hpcz::format::kHeaderBytes], info.n_chunks * 16));
-    reseal_header(b);
-  };
+  auto reseal = [&](std::vector<uint8_t>& b, uint64_t c) { reseal_chunk(b, info, c); };
   {  // every bitmap bit of chunk 0 set: 512 listed codes in a chunk far smaller than that
     auto b = a;
     for (uint32_t k = 0; k < 512 / 8; ++k) b[info.chunks[0].offset + 1 + k] = 0xff;
@@ -283,20 +292,12 @@ TEST(corrupt_sealed_lane_block_malformed) {
   // or a lane block's code changed: both decoders reject it.
   std::vector<float> x(2 * 16384 + 500, 0.0f);
   for (size_t i = 0; i < x.size(); i += 5) x[i] = float(i % 29) + 0.25f;  // a few nonzero lanes a block
-  hpcz::Options o;
-  o.mode = hpcz::BoundMode::abs;
-  o.bound = 0.01;
-  o.backend = hpcz::Backend::cpu;
-  const auto a = hpcz::compress(x.data(), hpcz::DType::f32, {x.size()}, o);
+  const auto a = fast_abs_cpu(x, 0.01);
   const auto info = hpcz::inspect(a.data(), a.size());
   REQUIRE(info.n_chunks == 3);
   const auto& e = info.chunks[0];
   REQUIRE(a[e.offset] == hpcz::fast::kCodeLanes && a[e.offset + 1] == hpcz::fast::kCodeLanes);
-  auto reseal = [&](std::vector<uint8_t>& b) {
-    hpcz::detail::store_u32_le(&b[hpcz::format::kHeaderBytes + 12], hpcz::format::checksum(&b[e.offset], e.size));
-    hpcz::detail::store_u32_le(&b[136], hpcz::format::checksum(&b[hpcz::format::kHeaderBytes], info.n_chunks * 16));
-    reseal_header(b);
-  };
+  auto reseal = [&](std::vector<uint8_t>& b) { reseal_chunk(b, info, 0); };
   const uint64_t last_desc = e.offset + e.size - 5;  // the chunk's last lane descriptor
   REQUIRE(a[last_desc + 4] >= 1 && a[last_desc + 4] <= 24);
   {
