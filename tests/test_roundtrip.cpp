@@ -517,14 +517,30 @@ TEST(roundtrip_fast_lane_blocks) {
                                            : reinterpret_cast<const double*>(f.bytes.data())[i] == 0.0;
     if (zeros * 2 > n) fields.push_back(std::move(f));
   }
+  {  // 11 zeros, then 21 noisy values, a block, at abs 0.5: lane-block chunks of about 36 KB, more
+     // than the GPU decoder's first pass stages (its second pass decodes them)
+    Field w{"zeros and wide values", hpcz::DType::f32, {4 * 16384}, {}};
+    std::vector<float> v(4 * 16384);
+    uint64_t state = 11;
+    for (size_t i = 0; i < v.size(); ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      v[i] = i % 32 >= 11 ? float((state >> 40) % (1u << 22)) + 1.f : 0.f;
+    }
+    w.bytes = as_bytes(v);
+    fields.push_back(std::move(w));
+  }
   for (const Field& f : fields) {
-    for (double rel : {1e-2, 1e-4}) {
+    const bool wide = f.name == "zeros and wide values";
+    for (double rel : wide ? std::vector<double>{0.5} : std::vector<double>{1e-2, 1e-4}) {
       hpcz::Options o;
       o.bound = rel;
+      if (wide) o.mode = hpcz::BoundMode::abs;
       o.backend = hpcz::Backend::cpu;
       const auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
       const auto info = hpcz::inspect(a.data(), a.size());
       CHECK(info.version == 4);
+      if (wide)
+        for (const auto& e : info.chunks) CHECK_MSG(e.size > 24 * 1024, "a chunk of " << e.size << " bytes");
       uint64_t lanes = 0;
       for (uint64_t c = 0; c < info.chunks.size(); ++c) {
         const uint64_t count = std::min<uint64_t>(info.chunk_values, info.n_values - c * info.chunk_values);
@@ -538,7 +554,7 @@ TEST(roundtrip_fast_lane_blocks) {
       std::vector<uint8_t> back;
       hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
       CHECK_MSG(strict_check(f.bytes, back, f.dtype, info.eb_abs).violations == 0, f.name << " rel " << rel);
-      std::fprintf(stderr, "  %s rel %g: CR %.1f, %llu lane blocks\n", f.name.c_str(), rel,
+      std::fprintf(stderr, "  %s %s %g: CR %.1f, %llu lane blocks\n", f.name.c_str(), wide ? "abs" : "rel", rel,
                    double(f.bytes.size()) / a.size(), (unsigned long long)lanes);
       if (hpcz::gpu_available()) {
         o.backend = hpcz::Backend::gpu;
