@@ -371,6 +371,10 @@ HPCZ_HD uint32_t load_bits32(const uint8_t* src, uint32_t pos, uint32_t nbytes) 
 #endif
 }
 HPCZ_HD uint32_t field_mask(int wl) { return wl >= 32 ? ~0u : (1u << wl) - 1; }
+// The delta of the field at bit pos of a lane block's stream.
+HPCZ_HD uint32_t lane_delta(const uint8_t* src, uint32_t pos, int wl, uint32_t nbytes) {
+  return uint32_t(unzigzag(load_bits32(src, pos, nbytes) & field_mask(wl)));
+}
 
 // Writes the block's payload at dst; exception values go to sink(j, value) for j = 0..nexc-1.
 // mag is q after block_deltas (mag[0] is overwritten with lane 0's magnitude).
@@ -509,7 +513,7 @@ HPCZ_UNROLL
 HPCZ_UNROLL
       for (int r = 0; r < kG; ++r) {
         if (group_bits >> r & 1) {
-          acc += uint32_t(unzigzag(load_bits32(src, pos, nbytes) & field_mask(w)));
+          acc += lane_delta(src, pos, w, nbytes);
           pos += w;
         } else {
           acc = 0;
@@ -578,7 +582,7 @@ HPCZ_HD Chain lanes_chain(const uint8_t* src, const uint8_t* desc) {
   if (!(lanes >> 31 & 1)) return Chain{1u, 0u};
   const uint32_t run = 32 - bit_width32(~lanes), n = popcount32(lanes), nbytes = lanes_data_bytes(lanes, wl);
   uint32_t sum = 0;
-  for (uint32_t j = n - run; j < n; ++j) sum += uint32_t(unzigzag(load_bits32(src, j * wl, nbytes) & field_mask(wl)));
+  for (uint32_t j = n - run; j < n; ++j) sum += lane_delta(src, j * wl, wl, nbytes);
   return Chain{run < 32 ? 1u : 0u, sum};
 }
 
