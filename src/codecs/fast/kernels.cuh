@@ -68,6 +68,15 @@ __device__ __forceinline__ void load_block(const T* in, unsigned long long first
   }
 }
 
+// A thread's rank among the chunk's blocks with some property, from the ballots of that property
+// kept a word per (round, warp) in `words`: the set bits of the words before its own, and of its
+// own below its lane.
+__device__ __forceinline__ uint32_t ballot_rank(const uint32_t* words, uint32_t word, uint32_t bits, uint32_t lane) {
+  uint32_t rank = __popc(bits & ((1u << lane) - 1));
+  for (uint32_t k = 0; k < word; ++k) rank += __popc(words[k]);
+  return rank;
+}
+
 // Chain scan operators: the last quantized q so far for the encoder, Chain for the decoder.
 struct LastValid {  // kNoQ marks a block with no quantized lane
   __device__ int32_t operator()(int32_t a, int32_t b) const { return b != kNoQ ? b : a; }
@@ -277,10 +286,8 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
       write_block<T>(bp, reread, cnt, q, bd, stage + at, [&](int j, T x) {
         store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
       });
-      if (bp.code == kCodeLanes) {  // its rank among the chunk's lane blocks (the scan made s_lanes visible)
-        const uint32_t word = r * kWarps + threadIdx.x / 32;
-        uint32_t rank = __popc(lanes_bits & ((1u << (threadIdx.x % 32)) - 1));
-        for (uint32_t k = 0; k < word; ++k) rank += __popc(s_lanes[k]);
+      if (bp.code == kCodeLanes) {  // at its rank among the chunk's lane blocks (the scan made s_lanes visible)
+        const uint32_t rank = ballot_rank(s_lanes, r * kWarps + threadIdx.x / 32, lanes_bits, threadIdx.x % 32);
         write_lanes_desc(bd, s_lanes_desc + kLanesDescBytes * rank);
       }
     }
@@ -308,11 +315,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     for (uint32_t r = 0; r < kRounds; ++r) {
       const uint32_t word = r * kWarps + warp, bits = s_listed[word];
       if (lane < 4 && 4 * word + lane < bm) sparse[1 + 4 * word + lane] = uint8_t(bits >> (8 * lane));
-      if (code[r]) {
-        uint32_t rank = popcount32(bits & ((1u << lane) - 1));
-        for (uint32_t k = 0; k < word; ++k) rank += popcount32(s_listed[k]);
-        sparse[1 + bm + rank] = code[r];
-      }
+      if (code[r]) sparse[1 + bm + ballot_rank(s_listed, word, bits, lane)] = code[r];
     }
     __syncthreads();
   }
