@@ -36,7 +36,15 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
     }
     auto k = cuda::encode_kernel<T>;
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-    k<<<(unsigned)nc, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
+    // f32: a persistent grid, as many blocks as fit at once (the kernel takes chunk after chunk);
+    // f64: a block a chunk.
+    uint64_t grid = nc;
+    if (sizeof(T) == 4) {
+      int per_sm = 0;
+      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem), "occupancy");
+      grid = std::min<uint64_t>(nc, uint64_t(sms) * uint64_t(std::max(per_sm, 1)));
+    }
+    k<<<(unsigned)grid, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
     check(cudaGetLastError(), "encode kernel");
   }
   gpu::seal_kernel<<<1, 32, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));

@@ -1,10 +1,10 @@
-// Fast-mode CUDA kernels: one thread block per 64 KiB chunk. (Kernels that are not templates are static:
-// this header is included by more than one translation unit.)
+// Fast-mode CUDA kernels: a thread block codes a 64 KiB chunk at a time. (Kernels that are not templates
+// are static: this header is included by more than one translation unit.)
 //
 // Compression: each thread quantizes and plans whole 32-value blocks (8 x 16-byte loads), a block-wide
 // scan places their payloads and gives the chunk's size, published at once for a decoupled look-back
-// across chunks (chunk ids taken in launch order from an atomic counter, so every chunk we wait on is
-// running). The chunk is assembled in shared memory (payload growing up from the codes, exception
+// across chunks (chunk ids taken in order from an atomic counter, so every chunk we wait on is taken
+// by a running block; f32 blocks are persistent and take chunk after chunk). The chunk is assembled in shared memory (payload growing up from the codes, exception
 // values growing down from the top), the look-back gives its offset in the archive, and it is
 // written out with coalesced word stores, its checksum summed on the way. One pass over the input,
 // one write of the output: no second kernel, no gather.
@@ -197,7 +197,8 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     typename Scan::TempStorage sizes;
     typename ChainScan::TempStorage chain;
   } scan_tmp;
-  __shared__ unsigned long long s_chunk;
+  __shared__ unsigned long long s_chunk, s_next;
+  __shared__ QuantParams<T> s_params;
   // Per round and warp: which of its 32 blocks have a code other than 0 (the sparse form's bitmap
   // word) and how many.
   constexpr uint32_t kWarps = kThreads / 32;
@@ -209,117 +210,146 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   __shared__ uint32_t s_lanes_total;
   __shared__ uint8_t s_lanes_desc[kLanesDescBytes * kNB];
 
+  // f32 is persistent: each block of threads codes chunk after chunk, taking ids in order from the
+  // counter. The next chunk's id is taken during the current chunk's last round and its first round's
+  // input is loaded while the current one is placed (look-back, checksum, copy-out), so that no chunk
+  // but a block's first starts on a DRAM wait, and the range is settled once per block. (ncu: the
+  // first round's loads and the range keys' were 15% of the stall samples with one chunk a block.)
+  // Waiting on an earlier chunk cannot deadlock: the smallest unfinished id is always some block's
+  // current chunk, since a block holding a taken but unstarted id is placing a smaller one.
+  // f64 keeps one chunk a block: held across chunks its registers spill (3-6% slower).
+  constexpr bool kPersistent = sizeof(T) == 4;
   if (threadIdx.x == 0) s_chunk = atomicAdd(&st->chunk_counter, 1u);
   __syncthreads();
-  const unsigned long long c = s_chunk;
-  const unsigned long long first_value = c * kCV;
-  const uint32_t count = uint32_t(min((unsigned long long)kCV, n - first_value));
-  const uint32_t nb = (count + kB - 1) / kB;
-  // The first round's loads stall on DRAM (the largest stall in ncu's samples); ask L2 now for the
-  // later rounds' input, one 128-byte line per thread, so that their loads find it there. (Prefetching
-  // the chunk that starts when this one ends, a wave of resident blocks ahead, gains nothing.)
-  if (kRounds > 1) {
-    const uint8_t* chunk_in = reinterpret_cast<const uint8_t*>(in + first_value);
-    for (uint32_t off = (kThreads * kB * sizeof(T)) + 128u * threadIdx.x; off < count * sizeof(T); off += 128u * kThreads)
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(chunk_in + off));
-  }
-  // Round 0's loads go out before settle_range's double-precision chain, so that the two latencies
-  // overlap instead of adding up (ncu: 6% of the stall samples were in this prologue).
+  unsigned long long c = s_chunk;
+  if (c >= h.n_chunks) return;
+  // Asks L2 for a chunk's later rounds, one 128-byte line per thread, so that their loads find it
+  // there, and loads its first round into v.
   T v[kB];
   int cnt = 0;
-  if (threadIdx.x < nb) load_block(in, first_value + threadIdx.x * kB, first_value + count, v, cnt);
-  settle_range(h, st->key_min, st->key_max);  // every block derives the same eb and step
-  const QuantParams<T> p = encoder_params<T>(h);
-
-  uint32_t pay = 0, nexc = 0;  // running totals over earlier rounds
-  int32_t carry = 0;           // q that ended the previous round
-  for (uint32_t r = 0; r < kRounds; ++r) {
-    const uint32_t b = r * kThreads + threadIdx.x;
-    if (r > 0) {
-      cnt = 0;
-      if (b < nb) load_block(in, first_value + b * kB, first_value + count, v, cnt);
+  auto start_chunk = [&](unsigned long long chunk) {
+    const unsigned long long first = chunk * kCV;
+    const uint32_t values = uint32_t(min((unsigned long long)kCV, n - first));
+    const uint8_t* chunk_in = reinterpret_cast<const uint8_t*>(in + first);
+    if (kRounds > 1) {
+      for (uint32_t off = kThreads * kB * sizeof(T) + 128u * threadIdx.x; off < values * sizeof(T); off += 128u * kThreads)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(chunk_in + off));
     }
-    // The chain: each block's first delta is against the last q of the blocks before it.
-    int32_t q[kB], tail = 0;
-    bool has = false;
-    // v is not needed past the quantizer's quick loop: the rare paths re-read the input.
-    const T* src = in + first_value + b * kB;
-    auto reread = [&](int i) { return __ldg(src + i); };
-    const bool uniform = uniform_bits(v, cnt);
-    const uint32_t invalid = quantize_lanes(v, reread, cnt, p, q, tail, has);
-    int32_t prev, agg;
-    ChainScan(scan_tmp.chain).ExclusiveScan(has ? tail : kNoQ, prev, carry, LastValid(), agg);
-    if (agg != kNoQ) carry = agg;
-    __syncthreads();
-    chain_fill(q, invalid, prev);
-    const BlockDeltas bd = block_deltas(q, prev);
-    BlockPlan bp{0, 0, 0, 0};
-    if (b < nb) bp = plan_block(bd, invalid & lanes_below(cnt), sizeof(T), uniform);
-    const uint32_t listed_bits = __ballot_sync(~0u, b < nb && bp.code != 0);
-    const uint32_t lanes_bits = __ballot_sync(~0u, b < nb && bp.code == kCodeLanes);
-    if (threadIdx.x % 32 == 0) {
-      s_listed[r * kWarps + threadIdx.x / 32] = listed_bits;
-      s_lanes[r * kWarps + threadIdx.x / 32] = lanes_bits;
-    }
-    uint32_t before, total;
-    Scan(scan_tmp.sizes).ExclusiveSum(bp.payload << kExcBits | bp.nexc, before, total);
-    // The chunk's size is known now: publishing it before the blocks are written (rather than when the
-    // look-back starts) lets later chunks' look-backs finish sooner (6% faster compression). The scan's
-    // barriers have made every round's s_listed visible.
-    if (r + 1 == kRounds && threadIdx.x < 32) {
-      const uint32_t lane = threadIdx.x;
-      const uint32_t listed = __reduce_add_sync(~0u, lane < kRounds * kWarps ? uint32_t(__popc(s_listed[lane])) : 0u);
-      const uint32_t nlanes = __reduce_add_sync(~0u, lane < kRounds * kWarps ? uint32_t(__popc(s_lanes[lane])) : 0u);
-      if (lane == 0) {
-        const uint32_t all_pay = pay + (total >> kExcBits), all_exc = nexc + (total & ((1u << kExcBits) - 1));
-        const uint32_t head = sparse_is_smaller(nb, listed) ? sparse_head_bytes(nb, listed) : nb;
-        PackedTileState{desc}.publish_aggregate(
-            c, head + all_pay + all_exc * uint32_t(sizeof(T)) + kLanesDescBytes * nlanes);
-        s_listed_total = listed;
-        s_lanes_total = nlanes;
-      }
-    }
-    if (b < nb) {
-      stage[b] = bp.code;
-      uint32_t at = nb + pay + (before >> kExcBits);
-      uint32_t x0 = nexc + (before & ((1u << kExcBits) - 1));
-      write_block<T>(bp, reread, cnt, q, bd, stage + at, [&](int j, T x) {
-        store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
-      });
-      if (bp.code == kCodeLanes) {  // at its rank among the chunk's lane blocks (the scan made s_lanes visible)
-        const uint32_t rank = ballot_rank(s_lanes, r * kWarps + threadIdx.x / 32, lanes_bits, threadIdx.x % 32);
-        write_lanes_desc(bd, s_lanes_desc + kLanesDescBytes * rank);
-      }
-    }
-    pay += total >> kExcBits;
-    nexc += total & ((1u << kExcBits) - 1);
-    __syncthreads();  // scan_tmp reuse
+    cnt = 0;
+    if (threadIdx.x * kB < values) load_block(in, first + threadIdx.x * kB, first + values, v, cnt);
+  };
+  start_chunk(c);
+  // The first round's loads go out before settle_range's double-precision chain, so that the two
+  // latencies overlap instead of adding up. Every block derives the same eb and step; the parameters
+  // are read from shared memory each chunk (fewer registers held across the placing).
+  if (threadIdx.x == 0) {
+    format::HeaderFields settled = h;
+    settle_range(settled, st->key_min, st->key_max);
+    s_params = encoder_params<T>(settled);
   }
-  // The sparse form where it is smaller (chunk_codes): its head written just below the payloads, from
-  // the codes in stage[0, nb) (read into registers first: the head overlaps them).
-  const uint32_t listed = s_listed_total;  // written before the last round's barrier
-  uint32_t start = 0;
-  if (sparse_is_smaller(nb, listed)) {
-    const uint32_t head = sparse_head_bytes(nb, listed), bm = sparse_bitmap_bytes(nb), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    start = nb - head;
-    uint8_t code[kRounds];
-#pragma unroll
+  __syncthreads();
+
+  for (;;) {
+    const QuantParams<T> p = s_params;
+    const unsigned long long first_value = c * kCV;
+    const uint32_t count = uint32_t(min((unsigned long long)kCV, n - first_value));
+    const uint32_t nb = (count + kB - 1) / kB;
+    uint32_t pay = 0, nexc = 0;  // running totals over earlier rounds
+    int32_t carry = 0;           // q that ended the previous round
     for (uint32_t r = 0; r < kRounds; ++r) {
       const uint32_t b = r * kThreads + threadIdx.x;
-      code[r] = b < nb ? stage[b] : uint8_t(0);
+      if (r > 0) {
+        cnt = 0;
+        if (b < nb) load_block(in, first_value + b * kB, first_value + count, v, cnt);
+      }
+      // The chain: each block's first delta is against the last q of the blocks before it.
+      int32_t q[kB], tail = 0;
+      bool has = false;
+      // v is not needed past the quantizer's quick loop: the rare paths re-read the input.
+      const T* src = in + first_value + b * kB;
+      auto reread = [&](int i) { return __ldg(src + i); };
+      const bool uniform = uniform_bits(v, cnt);
+      const uint32_t invalid = quantize_lanes(v, reread, cnt, p, q, tail, has);
+      int32_t prev, agg;
+      ChainScan(scan_tmp.chain).ExclusiveScan(has ? tail : kNoQ, prev, carry, LastValid(), agg);
+      if (agg != kNoQ) carry = agg;
+      __syncthreads();
+      chain_fill(q, invalid, prev);
+      const BlockDeltas bd = block_deltas(q, prev);
+      BlockPlan bp{0, 0, 0, 0};
+      if (b < nb) bp = plan_block(bd, invalid & lanes_below(cnt), sizeof(T), uniform);
+      const uint32_t listed_bits = __ballot_sync(~0u, b < nb && bp.code != 0);
+      const uint32_t lanes_bits = __ballot_sync(~0u, b < nb && bp.code == kCodeLanes);
+      if (threadIdx.x % 32 == 0) {
+        s_listed[r * kWarps + threadIdx.x / 32] = listed_bits;
+        s_lanes[r * kWarps + threadIdx.x / 32] = lanes_bits;
+      }
+      uint32_t before, total;
+      Scan(scan_tmp.sizes).ExclusiveSum(bp.payload << kExcBits | bp.nexc, before, total);
+      // The chunk's size is known now: publishing it before the blocks are written (rather than when
+      // the look-back starts) lets later chunks' look-backs finish sooner (6% faster compression). The
+      // scan's barriers have made every round's s_listed visible. The next chunk's id is taken here.
+      if (r + 1 == kRounds && threadIdx.x < 32) {
+        const uint32_t lane = threadIdx.x;
+        const uint32_t listed = __reduce_add_sync(~0u, lane < kRounds * kWarps ? uint32_t(__popc(s_listed[lane])) : 0u);
+        const uint32_t nlanes = __reduce_add_sync(~0u, lane < kRounds * kWarps ? uint32_t(__popc(s_lanes[lane])) : 0u);
+        if (lane == 0) {
+          const uint32_t all_pay = pay + (total >> kExcBits), all_exc = nexc + (total & ((1u << kExcBits) - 1));
+          const uint32_t head = sparse_is_smaller(nb, listed) ? sparse_head_bytes(nb, listed) : nb;
+          PackedTileState{desc}.publish_aggregate(
+              c, head + all_pay + all_exc * uint32_t(sizeof(T)) + kLanesDescBytes * nlanes);
+          s_listed_total = listed;
+          s_lanes_total = nlanes;
+          if (kPersistent) s_next = atomicAdd(&st->chunk_counter, 1u);
+        }
+      }
+      if (b < nb) {
+        stage[b] = bp.code;
+        uint32_t at = nb + pay + (before >> kExcBits);
+        uint32_t x0 = nexc + (before & ((1u << kExcBits) - 1));
+        write_block<T>(bp, reread, cnt, q, bd, stage + at, [&](int j, T x) {
+          store_value_le<T>(stage + kTop - (x0 + j + 1) * sizeof(T), x);
+        });
+        if (bp.code == kCodeLanes) {  // at its rank among the chunk's lane blocks (the scan made s_lanes visible)
+          const uint32_t rank = ballot_rank(s_lanes, r * kWarps + threadIdx.x / 32, lanes_bits, threadIdx.x % 32);
+          write_lanes_desc(bd, s_lanes_desc + kLanesDescBytes * rank);
+        }
+      }
+      pay += total >> kExcBits;
+      nexc += total & ((1u << kExcBits) - 1);
+      __syncthreads();  // scan_tmp reuse
     }
-    __syncthreads();
-    uint8_t* sparse = stage + start;
-    if (threadIdx.x == 0) sparse[0] = kSparseChunk;
+    // The sparse form where it is smaller (chunk_codes): its head written just below the payloads, from
+    // the codes in stage[0, nb) (read into registers first: the head overlaps them).
+    const uint32_t listed = s_listed_total;  // written before the last round's barrier
+    const unsigned long long next = kPersistent ? s_next : h.n_chunks;  // likewise
+    uint32_t start = 0;
+    if (sparse_is_smaller(nb, listed)) {
+      const uint32_t head = sparse_head_bytes(nb, listed), bm = sparse_bitmap_bytes(nb), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+      start = nb - head;
+      uint8_t code[kRounds];
 #pragma unroll
-    for (uint32_t r = 0; r < kRounds; ++r) {
-      const uint32_t word = r * kWarps + warp, bits = s_listed[word];
-      if (lane < 4 && 4 * word + lane < bm) sparse[1 + 4 * word + lane] = uint8_t(bits >> (8 * lane));
-      if (code[r]) sparse[1 + bm + ballot_rank(s_listed, word, bits, lane)] = code[r];
+      for (uint32_t r = 0; r < kRounds; ++r) {
+        const uint32_t b = r * kThreads + threadIdx.x;
+        code[r] = b < nb ? stage[b] : uint8_t(0);
+      }
+      __syncthreads();
+      uint8_t* sparse = stage + start;
+      if (threadIdx.x == 0) sparse[0] = kSparseChunk;
+#pragma unroll
+      for (uint32_t r = 0; r < kRounds; ++r) {
+        const uint32_t word = r * kWarps + warp, bits = s_listed[word];
+        if (lane < 4 && 4 * word + lane < bm) sparse[1 + 4 * word + lane] = uint8_t(bits >> (8 * lane));
+        if (code[r]) sparse[1 + bm + ballot_rank(s_listed, word, bits, lane)] = code[r];
+      }
+      __syncthreads();
     }
-    __syncthreads();
+    if (next < h.n_chunks) start_chunk(next);  // its loads in flight while this chunk is placed
+    place_chunk<T>(stage, start, nb + pay, nexc, s_lanes_desc, s_lanes_total, c, h, st, desc, out);
+    if (next >= h.n_chunks) return;
+    c = next;
+    __syncthreads();  // the stage and the shared arrays are the next chunk's
   }
-  place_chunk<T>(stage, start, nb + pay, nexc, s_lanes_desc, s_lanes_total, c, h, st, desc, out);
 }
 
 // Shared memory for a chunk's bytes in the first decoding pass. Most chunks are far smaller than the
