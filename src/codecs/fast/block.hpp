@@ -431,117 +431,137 @@ HPCZ_UNROLL
   if (w > 24) store_planes<3>(m, w, dst + 4);
 }
 
-// Decodes one block whose payload (of block_payload_bytes bytes, already bounds-checked) is at src
-// (a lane block's descriptor at desc); `prev` is the q that ended the previous block (block_chain);
-// exception values come from source(j).
-// The 32 values go out eight at a time, emit(first_lane, v[8]), so that no caller has to hold all 32:
-// the GPU decoder stores each group straight to global memory. Returns the q that ends the block (not
-// for raw or uniform blocks: see stored_block_tail).
-template <class T, class Source, class Emit>
-HPCZ_HD int32_t decode_block_groups(uint8_t code, const uint8_t* src, const uint8_t* desc, int32_t prev, T step,
-                                    Source&& source, Emit&& emit) {
-  constexpr int kG = 8;  // values per group
-  int c = code & 0x7f;
-  if (c == kCodeRaw || (c == kCodeUniform && code != kCodeLanes)) {
-    for (int g = 0; g < kB; g += kG) {
-      T v[kG];
-HPCZ_UNROLL
-      for (int r = 0; r < kG; ++r) v[r] = load_value_le<T>(src + (c == kCodeRaw ? (g + r) * sizeof(T) : 0));
-      emit(g, v);
+// Decodes one block, eight values (a group) at a time: the constructor reads what the whole block
+// needs from its payload (of block_payload_bytes bytes, already bounds-checked) at src (a lane block's
+// descriptor at desc) and `prev`, the q that ended the previous block (block_chain); group(g, ...)
+// then gives lanes g..g+7, g = 0, 8, 16, 24 in order, exception values from source(j). No caller has
+// to hold all 32 values, and a GPU warp calls group() at one place for every kind of block, so that
+// the values can be exchanged between its lanes before they are stored.
+template <class T>
+class GroupDecoder {
+ public:
+  static constexpr int kG = 8;  // values per group
+  HPCZ_HD GroupDecoder(uint8_t code, const uint8_t* src, const uint8_t* desc, int32_t prev)
+      : src_(src), acc_(uint32_t(prev)), c_(code & 0x7f) {
+    if (c_ == kCodeRaw || (c_ == kCodeUniform && code != kCodeLanes)) {
+      kind_ = kStored;
+      return;
     }
-    return prev;
+    if (has_exceptions(code)) {
+      mask_ = load_u32_le(src_);
+      src_ += 4;
+    }
+    if (c_ == kCodeTwoLevel1 || c_ == kCodeTwoLevel4) {
+      kind_ = kTwoLevel;
+      bits_ = load_u32_le(src_);  // the levels
+      d_ = c_ == kCodeTwoLevel1 ? uint32_t(unzigzag(src_[4])) : load_u32_le(src_ + 4);
+      return;
+    }
+    // Plain, outlier and lane blocks: a group's 8 q from the planes or from the lane stream, then one
+    // code path (reconstruction, exceptions), so that a warp whose threads decode both kinds runs only
+    // the q extraction apart. bits_: the sign word, or the lane mask; w_: the plane count, or the
+    // field width.
+    if (code == kCodeLanes) {
+      kind_ = kLanes;
+      bits_ = load_u32_le(desc);
+      w_ = desc[4];
+      nbytes_ = lanes_data_bytes(bits_, w_);
+      return;
+    }
+    kind_ = kPlanes;
+    w_ = c_;
+    if (c_ >= kOutlierBase) {
+      int k = (c_ - kOutlierBase) / kOutlierWidths + 1;
+      w_ = (c_ - kOutlierBase) % kOutlierWidths;
+      uint32_t z = 0;
+      for (int b = 0; b < k; ++b) z |= uint32_t(src_[b]) << (8 * b);
+      src_ += k;
+      if (w_) acc_ = (load_u32_le(src_) & 1) ? 0u - z : z;  // magnitude; sign in the sign word
+      else acc_ = uint32_t(unzigzag(z));
+    }
+    if (w_) {
+      bits_ = load_u32_le(src_);
+      if (c_ >= kOutlierBase) bits_ &= ~1u;  // bit 0 was the outlier's sign, already applied
+    }
   }
-  uint32_t mask = 0;
-  if (has_exceptions(code)) {
-    mask = load_u32_le(src);
-    src += 4;
-  }
-  uint32_t acc = uint32_t(prev);
-  int j = 0;  // next exception value
-  // A group's exception lanes replaced by the next exception values, then the group emitted.
-  auto finish_group = [&](int g, T* v) {
-    const uint32_t group_mask = mask >> g;  // then every bit test is an immediate
+
+  template <class Source>
+  HPCZ_HD void group(int g, T step, Source&& source, T* v) {
+    if (kind_ == kStored) {
+HPCZ_UNROLL
+      for (int r = 0; r < kG; ++r) v[r] = load_value_le<T>(src_ + (c_ == kCodeRaw ? (g + r) * sizeof(T) : 0));
+      return;
+    }
+    const uint32_t group_bits = bits_ >> g;
+    if (kind_ == kTwoLevel) {
+HPCZ_UNROLL
+      for (int r = 0; r < kG; ++r) v[r] = dequantize<T>(int32_t(acc_ + ((group_bits >> r & 1) ? d_ : 0u)), step);
+    } else {
+      uint32_t q[kG];
+      if (kind_ == kLanes) {
+HPCZ_UNROLL
+        for (int r = 0; r < kG; ++r) {
+          if (group_bits >> r & 1) {
+            acc_ += lane_delta(src_, pos_, w_, nbytes_);
+            pos_ += w_;
+          } else {
+            acc_ = 0;
+          }
+          q[r] = acc_;
+        }
+      } else {
+        uint32_t mag[kG];
+HPCZ_UNROLL
+        for (int r = 0; r < kG; ++r) mag[r] = 0;
+        if (w_) {
+          load_plane_rows<0>(src_ + 4, w_, g / kG, mag);
+          if (w_ > 8) load_plane_rows<1>(src_ + 4, w_, g / kG, mag);
+          if (w_ > 16) load_plane_rows<2>(src_ + 4, w_, g / kG, mag);
+          if (w_ > 24) load_plane_rows<3>(src_ + 4, w_, g / kG, mag);
+        }
+HPCZ_UNROLL
+        for (int r = 0; r < kG; ++r) {
+          acc_ += (group_bits >> r & 1) ? 0u - mag[r] : mag[r];  // wraps on corrupt input, never UB
+          q[r] = acc_;
+        }
+      }
+HPCZ_UNROLL
+      for (int r = 0; r < kG; ++r) v[r] = dequantize<T>(int32_t(q[r]), step);
+    }
+    // The group's exception lanes replaced by the next exception values.
+    const uint32_t group_mask = mask_ >> g;  // then every bit test is an immediate
     if (group_mask & 0xffu) {
 HPCZ_UNROLL
       for (int r = 0; r < kG; ++r)
-        if (group_mask >> r & 1) v[r] = source(j++);
+        if (group_mask >> r & 1) v[r] = source(j_++);
     }
+  }
+
+  // The q that ends the block, once its four groups are out (not for raw or uniform blocks: see
+  // stored_block_tail; those return prev).
+  HPCZ_HD int32_t last() const {
+    return int32_t(kind_ == kTwoLevel ? acc_ + ((bits_ >> 31 & 1) ? d_ : 0u) : acc_);
+  }
+
+ private:
+  enum Kind : uint8_t { kStored, kTwoLevel, kLanes, kPlanes };
+  const uint8_t* src_;
+  uint32_t acc_, mask_ = 0, bits_ = 0, d_ = 0, pos_ = 0, nbytes_ = 0;
+  int c_, w_ = 0, j_ = 0;  // j_: the next exception value
+  Kind kind_ = kPlanes;
+};
+
+// The 32 values of a block, eight at a time through emit(first_lane, v[8]); returns GroupDecoder's last().
+template <class T, class Source, class Emit>
+HPCZ_HD int32_t decode_block_groups(uint8_t code, const uint8_t* src, const uint8_t* desc, int32_t prev, T step,
+                                    Source&& source, Emit&& emit) {
+  GroupDecoder<T> dec(code, src, desc, prev);
+  for (int g = 0; g < kB; g += GroupDecoder<T>::kG) {
+    T v[GroupDecoder<T>::kG];
+    dec.group(g, step, source, v);
     emit(g, v);
-  };
-  if (c == kCodeTwoLevel1 || c == kCodeTwoLevel4) {
-    const uint32_t levels = load_u32_le(src);
-    const uint32_t d = c == kCodeTwoLevel1 ? uint32_t(unzigzag(src[4])) : load_u32_le(src + 4);
-    for (int g = 0; g < kB; g += kG) {
-      T v[kG];
-      const uint32_t group_levels = levels >> g;
-HPCZ_UNROLL
-      for (int r = 0; r < kG; ++r) v[r] = dequantize<T>(int32_t(acc + ((group_levels >> r & 1) ? d : 0u)), step);
-      finish_group(g, v);
-    }
-    return int32_t(acc + ((levels >> 31 & 1) ? d : 0u));
   }
-  // Plain, outlier and lane blocks: a group's 8 q from the planes or from the lane stream, then one
-  // code path (reconstruction, exceptions, the emit), so that a warp whose threads decode both kinds
-  // runs only the q extraction apart. bits: the sign word, or the lane mask; w: the plane count, or
-  // the field width.
-  const bool lane_block = code == kCodeLanes;
-  uint32_t bits = 0, pos = 0, nbytes = 0;
-  int w = c;
-  if (lane_block) {
-    bits = load_u32_le(desc);
-    w = desc[4];
-    nbytes = lanes_data_bytes(bits, w);
-  } else {
-    if (c >= kOutlierBase) {
-      int k = (c - kOutlierBase) / kOutlierWidths + 1;
-      w = (c - kOutlierBase) % kOutlierWidths;
-      uint32_t z = 0;
-      for (int b = 0; b < k; ++b) z |= uint32_t(src[b]) << (8 * b);
-      src += k;
-      if (w) acc = (load_u32_le(src) & 1) ? 0u - z : z;  // magnitude; sign in the sign word
-      else acc = uint32_t(unzigzag(z));
-    }
-    if (w) {
-      bits = load_u32_le(src);
-      if (c >= kOutlierBase) bits &= ~1u;  // bit 0 was the outlier's sign, already applied
-    }
-  }
-  for (int g = 0; g < kB; g += kG) {
-    uint32_t q[kG];
-    const uint32_t group_bits = bits >> g;
-    if (lane_block) {
-HPCZ_UNROLL
-      for (int r = 0; r < kG; ++r) {
-        if (group_bits >> r & 1) {
-          acc += lane_delta(src, pos, w, nbytes);
-          pos += w;
-        } else {
-          acc = 0;
-        }
-        q[r] = acc;
-      }
-    } else {
-      uint32_t mag[kG];
-HPCZ_UNROLL
-      for (int r = 0; r < kG; ++r) mag[r] = 0;
-      if (w) {
-        load_plane_rows<0>(src + 4, w, g / kG, mag);
-        if (w > 8) load_plane_rows<1>(src + 4, w, g / kG, mag);
-        if (w > 16) load_plane_rows<2>(src + 4, w, g / kG, mag);
-        if (w > 24) load_plane_rows<3>(src + 4, w, g / kG, mag);
-      }
-HPCZ_UNROLL
-      for (int r = 0; r < kG; ++r) {
-        acc += (group_bits >> r & 1) ? 0u - mag[r] : mag[r];  // wraps on corrupt input, never UB
-        q[r] = acc;
-      }
-    }
-    T v[kG];
-HPCZ_UNROLL
-    for (int r = 0; r < kG; ++r) v[r] = dequantize<T>(int32_t(q[r]), step);
-    finish_group(g, v);
-  }
-  return int32_t(acc);
+  return dec.last();
 }
 
 // The same, writing the 32 values to out.

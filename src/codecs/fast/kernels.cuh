@@ -358,6 +358,43 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
 constexpr uint32_t kSmallStage = 24 * 1024;
 template <class T> constexpr uint32_t decode_stage_bytes() { return chunk_values<T>() * uint32_t(sizeof(T)) + chunk_values<T>() / kB + 64; }
 
+// Stores a decoded group of 8 values (32 bytes for f32, 64 for f64) at dst, where the partner lane
+// (lane ^ 1) holds the same group of the neighbouring block, kB values away. The two swap halves of
+// each 32-byte sector, so that each 16-byte store instruction of the warp writes 16 whole sectors
+// rather than halves of 32: the half-sector writes of one thread a block kept the L2's input
+// crossbar 90% busy (ncu, era5, whole-warp stores of the blocks' own groups).
+template <class T>
+__device__ __forceinline__ void store_group_paired(T* dst, const T* v, uint32_t odd) {
+  constexpr int kPieces = 8 * int(sizeof(T)) / 16;  // 16-byte pieces of a group
+  uint32_t w[4 * kPieces];                           // the group's words, little-endian
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    if constexpr (sizeof(T) == 4) {
+      w[i] = __float_as_uint(v[i]);
+    } else {
+      w[2 * i] = uint32_t(__double_as_longlong(v[i]));
+      w[2 * i + 1] = uint32_t(uint64_t(__double_as_longlong(v[i])) >> 32);
+    }
+  }
+  uint4* own = reinterpret_cast<uint4*>(dst);
+  uint4* partner = reinterpret_cast<uint4*>(odd ? dst - kB : dst + kB);
+#pragma unroll
+  for (int sector = 0; sector < kPieces / 2; ++sector) {
+    const int lo = 2 * sector, hi = lo + 1;  // the sector's two pieces; the partner needs the other's
+    uint4 got;
+    got.x = __shfl_xor_sync(~0u, odd ? w[4 * lo] : w[4 * hi], 1);
+    got.y = __shfl_xor_sync(~0u, odd ? w[4 * lo + 1] : w[4 * hi + 1], 1);
+    got.z = __shfl_xor_sync(~0u, odd ? w[4 * lo + 2] : w[4 * hi + 2], 1);
+    got.w = __shfl_xor_sync(~0u, odd ? w[4 * lo + 3] : w[4 * hi + 3], 1);
+    const uint4 mine_lo = make_uint4(w[4 * lo], w[4 * lo + 1], w[4 * lo + 2], w[4 * lo + 3]);
+    const uint4 mine_hi = make_uint4(w[4 * hi], w[4 * hi + 1], w[4 * hi + 2], w[4 * hi + 3]);
+    // First the even lane's block's sector (its low piece, the odd lane's copy of its high piece),
+    // then the odd lane's.
+    *(odd ? partner + hi : own + lo) = odd ? got : mine_lo;
+    *(odd ? own + hi : partner + lo) = odd ? mine_hi : got;
+  }
+}
+
 // Decodes chunk c with its bytes staged in `stage` (stage_cap bytes). A chunk that does not fit is
 // appended to `large` ([0] count, then chunk ids) for the second pass instead, when large is given.
 template <class T>
@@ -530,30 +567,26 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
     Scan(scan_tmp).ExclusiveScan(mine, before, 1ull << 32 | uint32_t(carry), ChainOp(), agg);
     carry = int32_t(uint32_t(ChainOp()(1ull << 32 | uint32_t(carry), agg)));
     __syncthreads();
-    if (b >= nb) continue;
+    // Every thread runs the group loop, those past nb with a block of no planes that reads and stores
+    // nothing, so that the warp's lanes can exchange values before storing them.
+    const bool active = b < nb;
     const int32_t prev = int32_t(uint32_t(before));
-    const uint8_t* exc = chunk + pay + s_exc_off[b] * sizeof(T);
+    const uint8_t code = active ? s_codes[b] : uint8_t(0);
+    const uint8_t* exc = chunk + pay + (active ? s_exc_off[b] : 0u) * sizeof(T);
     const unsigned long long at = first_value + b * kB;
-    const bool whole = at + kB <= n;
-    // Each group of 8 values goes straight out: 2 (f32) or 4 (f64) 16-byte stores.
-    decode_block_groups<T>(s_codes[b], chunk + s_pay_off[b], s_codes[b] == kCodeLanes ? desc_of(b) : nullptr, prev, p.step,
-                           [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); },
-                           [&](int g, const T* v) {
-                             if (whole) {
-                               if constexpr (sizeof(T) == 4) {
-                                 float4* o = reinterpret_cast<float4*>(out + at + g);
-                                 o[0] = make_float4(v[0], v[1], v[2], v[3]);
-                                 o[1] = make_float4(v[4], v[5], v[6], v[7]);
-                               } else {
-                                 double2* o = reinterpret_cast<double2*>(out + at + g);
-#pragma unroll
-                                 for (int k = 0; k < 4; ++k) o[k] = make_double2(v[2 * k], v[2 * k + 1]);
-                               }
-                             } else {
-                               for (int i = 0; i < 8; ++i)
-                                 if (at + g + i < n) out[at + g + i] = v[i];
-                             }
-                           });
+    const bool paired = __all_sync(~0u, active && at + kB <= n);
+    GroupDecoder<T> dec(code, chunk + (active ? s_pay_off[b] : 0u), code == kCodeLanes ? desc_of(b) : nullptr, prev);
+    auto source = [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); };
+    for (int g = 0; g < kB; g += GroupDecoder<T>::kG) {
+      T v[GroupDecoder<T>::kG];
+      dec.group(g, p.step, source, v);
+      if (paired) {
+        store_group_paired(out + at + g, v, threadIdx.x & 1);
+      } else if (active) {
+        for (int i = 0; i < GroupDecoder<T>::kG; ++i)
+          if (at + g + i < n) out[at + g + i] = v[i];
+      }
+    }
   }
 }
 
