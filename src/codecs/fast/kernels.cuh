@@ -240,17 +240,19 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   };
   start_chunk(c);
   // The first round's loads go out before settle_range's double-precision chain, so that the two
-  // latencies overlap instead of adding up. Every block derives the same eb and step; the parameters
-  // are read from shared memory each chunk (fewer registers held across the placing).
-  if (threadIdx.x == 0) {
+  // latencies overlap instead of adding up. Every block derives the same eb and step; a persistent
+  // block reads them from shared memory each chunk (fewer registers held across the placing).
+  QuantParams<T> params{};
+  if (!kPersistent || threadIdx.x == 0) {
     format::HeaderFields settled = h;
     settle_range(settled, st->key_min, st->key_max);
-    s_params = encoder_params<T>(settled);
+    params = encoder_params<T>(settled);
+    if (kPersistent) s_params = params;
   }
-  __syncthreads();
+  if (kPersistent) __syncthreads();
 
   for (;;) {
-    const QuantParams<T> p = s_params;
+    const QuantParams<T> p = kPersistent ? s_params : params;
     const unsigned long long first_value = c * kCV;
     const uint32_t count = uint32_t(min((unsigned long long)kCV, n - first_value));
     const uint32_t nb = (count + kB - 1) / kB;
