@@ -159,29 +159,17 @@ HPCZ_UNROLL
 // True for the codes that store values rather than q (the decoder re-quantizes them for the chain).
 HPCZ_HD bool holds_values(uint8_t code) { return code == kCodeRaw || code == kCodeUniform; }
 
-// Whether the first count lanes all have the same bits (value(i): lane i).
-template <class T, class Value> HPCZ_HD bool uniform_bits_of(Value&& value, int count) {
-  const auto first = to_bits(T(value(0)));
+// Whether the first count lanes all have the same bits.
+template <class T> HPCZ_HD bool uniform_bits(const T* v, int count) {
   bool same = true;
   if (count == kB) {
 HPCZ_UNROLL
-    for (int i = 1; i < kB; ++i) same &= to_bits(T(value(i))) == first;
+    for (int i = 1; i < kB; ++i) same &= to_bits(v[i]) == to_bits(v[0]);
     return same;
   }
 HPCZ_UNROLL
-  for (int i = 1; i < kB; ++i) same &= i >= count || to_bits(T(value(i))) == first;
+  for (int i = 1; i < kB; ++i) same &= i >= count || to_bits(v[i]) == to_bits(v[0]);
   return same;
-}
-template <class T> HPCZ_HD bool uniform_bits(const T* v, int count) {
-  return uniform_bits_of<T>([&](int i) { return v[i]; }, count);
-}
-
-// Whether the uniform form can be a block's smallest, so that the encoders test uniform_bits only
-// then: where every lane below count has no q (NaN, Inf, fill). Lanes with the same bits all have a
-// q or none, and a block whose lanes all have the same q costs at most 4 bytes in plain or outlier
-// form (plan_from_stats), never more than the uniform form's value.
-HPCZ_HD bool uniform_possible(uint32_t invalid, int count) {
-  return count > 0 && (invalid & lanes_below(count)) == lanes_below(count);
 }
 
 // Chooses the block's encoding from its q (computed with the right prev): plain (32 deltas, the first

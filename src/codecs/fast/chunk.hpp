@@ -79,7 +79,7 @@ uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint
     chain_fill(q, invalid, prev);
     const int32_t next = q[kB - 1];  // block_deltas turns q into magnitudes
     const BlockDeltas bd = block_deltas(q, prev);
-    BlockPlan bp = plan_block(bd, invalid & lanes_below(cnt), sizeof(T), uniform_possible(invalid, cnt) && uniform_bits(v, cnt));
+    BlockPlan bp = plan_block(bd, invalid & lanes_below(cnt), sizeof(T), uniform_bits(v, cnt));
     dst[b] = bp.code;
     uint8_t* exc = exc_scratch.data() + size_t(nexc) * sizeof(T);
     write_block<T>(bp, [&](int i) { return v[i]; }, cnt, q, bd, dst + pos, [&](int j, T x) { store_value_le<T>(exc + j * sizeof(T), x); });

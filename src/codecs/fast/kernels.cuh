@@ -270,8 +270,8 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
       // v is not needed past the quantizer's quick loop: the rare paths re-read the input.
       const T* src = in + first_value + b * kB;
       auto reread = [&](int i) { return __ldg(src + i); };
+      const bool uniform = uniform_bits(v, cnt);
       const uint32_t invalid = quantize_lanes(v, reread, cnt, p, q, tail, has);
-      const bool uniform = uniform_possible(invalid, cnt) && uniform_bits_of<T>(reread, cnt);
       int32_t prev, agg;
       ChainScan(scan_tmp.chain).ExclusiveScan(has ? tail : kNoQ, prev, carry, LastValid(), agg);
       if (agg != kNoQ) carry = agg;
