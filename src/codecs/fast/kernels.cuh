@@ -4,10 +4,11 @@
 // Compression: each thread quantizes and plans whole 32-value blocks (8 x 16-byte loads), a block-wide
 // scan places their payloads and gives the chunk's size, published at once for a decoupled look-back
 // across chunks (chunk ids taken in order from an atomic counter, so every chunk we wait on is taken
-// by a running block; f32 blocks are persistent and take chunk after chunk). The chunk is assembled in shared memory (payload growing up from the codes, exception
-// values growing down from the top), the look-back gives its offset in the archive, and it is
-// written out with coalesced word stores, its checksum summed on the way. One pass over the input,
-// one write of the output: no second kernel, no gather.
+// by a running block; f32 blocks are persistent and take chunk after chunk). The chunk is assembled in
+// shared memory (payload growing up from the codes, exception values growing down from the top), the
+// look-back gives its offset in the archive, and it is written out with coalesced word stores, its
+// checksum summed on the way. One pass over the input, one write of the output: no second kernel, no
+// gather.
 //
 // Decompression: each thread block loads its chunk into shared memory with 16-byte loads, checks its
 // checksum, scans the codes and exception masks, and each thread decodes whole blocks.
@@ -176,9 +177,9 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t start
 }
 
 // The encoder: a thread codes whole 32-value blocks (codecs/fast/block.hpp's functions as the CPU runs
-// them), 256 threads, 2 blocks of threads per SM (128 registers). The kernel is bound by its ALU
-// instructions, not by latency, so two threads a block (twice the warps, 39% more instructions)
-// measured slower: docs/EXPERIMENTS.md.
+// them), 256 threads, 2 blocks of threads per SM (128 registers). Two threads a block (twice the warps,
+// 39% more instructions) and 3 blocks an SM (80 registers, spilling) both measured slower:
+// docs/EXPERIMENTS.md.
 template <class T, int kMinBlocks = encode_min_blocks<T>()>
 static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
