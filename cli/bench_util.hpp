@@ -31,7 +31,15 @@ inline std::string default_data_dir() {
   return "data";
 }
 
+// The fields in dir whose file name contains one of filter's comma-separated parts (all where filter is
+// empty). A filter that matches nothing is an error, not an empty table.
 inline std::vector<Field> find_fields(const std::string& dir, const std::string& filter) {
+  std::vector<std::string> parts;
+  for (size_t at = 0; at <= filter.size();) {
+    const size_t comma = std::min(filter.find(',', at), filter.size());
+    parts.push_back(filter.substr(at, comma - at));
+    at = comma + 1;
+  }
   std::vector<Field> out;
   DIR* d = opendir(dir.c_str());
   if (!d) throw InputError("cannot open data folder '" + dir + "'");
@@ -39,10 +47,13 @@ inline std::vector<Field> find_fields(const std::string& dir, const std::string&
   while (dirent* e = readdir(d)) {
     std::smatch m;
     std::string n = e->d_name;
-    if (!std::regex_match(n, m, re) || n.find(filter) == std::string::npos) continue;
-    out.push_back({m[1].str(), dir + "/" + n, parse_dtype(m[3].str()), parse_dims(m[2].str())});
+    if (!std::regex_match(n, m, re)) continue;
+    bool match = false;
+    for (const std::string& part : parts) match |= n.find(part) != std::string::npos;
+    if (match) out.push_back({m[1].str(), dir + "/" + n, parse_dtype(m[3].str()), parse_dims(m[2].str())});
   }
   closedir(d);
+  if (out.empty() && !filter.empty()) throw InputError("no field in '" + dir + "' matches --fields '" + filter + "'");
   std::sort(out.begin(), out.end(), [](const Field& a, const Field& b) { return a.name < b.name; });
   return out;
 }

@@ -25,7 +25,7 @@ static const char* kUsageText =
     "  hpcz test ARCHIVE... [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [-q]\n"
     "  hpcz info IN [--json]\n"
     "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
-    "  hpcz bench [--mode fast|ratio|interp|lossless|codebook] [--data DIR] [--fields SUBSTR] [--size-mib N] [--reps N]\n"
+    "  hpcz bench [--mode fast|ratio|interp|lossless|codebook] [--data DIR] [--fields SUBSTR[,SUBSTR...]] [--size-mib N] [--reps N]\n"
     "             [--bounds rel:1e-2,abs:0.1,...] [--device gpu|cpu] [--quick] [--out FILE]\n"
     "  hpcz lossless compress|decompress [--codec rle1|rle2|deflate] -i IN -o OUT [--elem 1|2|4|8] [--signed]\n"
     "                [--device auto|gpu|cpu] [--chunk-kib K] [-f] [-q]\n"

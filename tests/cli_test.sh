@@ -198,6 +198,11 @@ for mode in ratio fast interp; do
   awk -F'|' '$2 ~ /climate/ { rows++; if ($8 + 0 != 0 || $7 + 0 > 1) bad = 1 } END { exit bad || rows < 3 }' "$tmp/out" \
     && pass=$((pass + 1)) || { echo "FAIL: bench --mode $mode: violations or too few rows"; fails=$((fails + 1)); }
 done
+# --fields takes comma-separated parts; a filter that matches no field is bad input, not an empty table.
+expect 2 "bench --fields matching nothing" "$hpcz" bench --mode fast --device cpu --data "$src/data" --fields no-such-field --size-mib 1 --reps 1
+expect 0 "bench --fields a,b" "$hpcz" bench --mode fast --device cpu --data "$src/data" --fields no-such-field,ncar_csm --bounds rel:1e-2 --size-mib 1 --reps 1
+[ "$(grep -c '^| climate-ncar_csm' "$tmp/out")" = 1 ] && pass=$((pass + 1)) \
+  || { echo "FAIL: bench --fields a,b: not the one row of the field that matches"; fails=$((fails + 1)); }
 # The codebook bench: a row per histogram and size (dense + the bundled field, 3 sizes), and where a GPU
 # is present its books equal the CPU's (exit 3 otherwise).
 # The streaming options: GPU lists and memory budgets parsed strictly; a stdin spool leaves nothing in TMPDIR.
