@@ -431,6 +431,18 @@ HPCZ_UNROLL
   if (w > 24) store_planes<3>(m, w, dst + 4);
 }
 
+// An outlier-mode block's first q (c: its code without the exception flag): reads the outlier's
+// bytes at src and moves src past them, sets w to the block's plane count. The magnitude takes its
+// sign from the sign word's bit 0 when there are planes, else the bytes are its zigzag code.
+HPCZ_HD uint32_t read_outlier(int c, const uint8_t*& src, int& w) {
+  const int k = (c - kOutlierBase) / kOutlierWidths + 1;
+  w = (c - kOutlierBase) % kOutlierWidths;
+  uint32_t z = 0;
+  for (int b = 0; b < k; ++b) z |= uint32_t(src[b]) << (8 * b);
+  src += k;
+  return w ? ((load_u32_le(src) & 1) ? 0u - z : z) : uint32_t(unzigzag(z));
+}
+
 // Decodes one block, eight values (a group) at a time: the constructor reads what the whole block
 // needs from its payload (of block_payload_bytes bytes, already bounds-checked) at src (a lane block's
 // descriptor at desc) and `prev`, the q that ended the previous block (block_chain); group(g, ...)
@@ -470,15 +482,7 @@ class GroupDecoder {
     }
     kind_ = kPlanes;
     w_ = c_;
-    if (c_ >= kOutlierBase) {
-      int k = (c_ - kOutlierBase) / kOutlierWidths + 1;
-      w_ = (c_ - kOutlierBase) % kOutlierWidths;
-      uint32_t z = 0;
-      for (int b = 0; b < k; ++b) z |= uint32_t(src_[b]) << (8 * b);
-      src_ += k;
-      if (w_) acc_ = (load_u32_le(src_) & 1) ? 0u - z : z;  // magnitude; sign in the sign word
-      else acc_ = uint32_t(unzigzag(z));
-    }
+    if (c_ >= kOutlierBase) acc_ = read_outlier(c_, src_, w_);
     if (w_) {
       bits_ = load_u32_le(src_);
       if (c_ >= kOutlierBase) bits_ &= ~1u;  // bit 0 was the outlier's sign, already applied
@@ -551,27 +555,13 @@ HPCZ_UNROLL
   Kind kind_ = kPlanes;
 };
 
-// The 32 values of a block, eight at a time through emit(first_lane, v[8]); returns GroupDecoder's last().
-template <class T, class Source, class Emit>
-HPCZ_HD int32_t decode_block_groups(uint8_t code, const uint8_t* src, const uint8_t* desc, int32_t prev, T step,
-                                    Source&& source, Emit&& emit) {
-  GroupDecoder<T> dec(code, src, desc, prev);
-  for (int g = 0; g < kB; g += GroupDecoder<T>::kG) {
-    T v[GroupDecoder<T>::kG];
-    dec.group(g, step, source, v);
-    emit(g, v);
-  }
-  return dec.last();
-}
-
-// The same, writing the 32 values to out.
+// A whole block's 32 values to out; returns GroupDecoder's last().
 template <class T, class Source>
 HPCZ_HD int32_t decode_block(uint8_t code, const uint8_t* src, const uint8_t* desc, int32_t prev, T step,
                              Source&& source, T* out) {
-  return decode_block_groups<T>(code, src, desc, prev, step, source, [&](int g, const T* v) {
-HPCZ_UNROLL
-    for (int r = 0; r < 8; ++r) out[g + r] = v[r];
-  });
+  GroupDecoder<T> dec(code, src, desc, prev);
+  for (int g = 0; g < kB; g += GroupDecoder<T>::kG) dec.group(g, step, source, out + g);
+  return dec.last();
 }
 
 // The chain value a raw or uniform block passes on, read from its payload: the q of its last
@@ -619,15 +609,7 @@ HPCZ_HD Chain block_chain(uint8_t code, const uint8_t* src, const uint8_t* desc)
   uint32_t base = 0;
   int w = c;
   bool outl = c >= kOutlierBase;
-  if (outl) {
-    int k = (c - kOutlierBase) / kOutlierWidths + 1;
-    w = (c - kOutlierBase) % kOutlierWidths;
-    uint32_t z = 0;
-    for (int b = 0; b < k; ++b) z |= uint32_t(src[b]) << (8 * b);
-    src += k;
-    if (w) base = (load_u32_le(src) & 1) ? 0u - z : z;
-    else base = uint32_t(unzigzag(z));
-  }
+  if (outl) base = read_outlier(c, src, w);
   uint32_t sum = 0;
   if (w) {
     uint32_t signs = load_u32_le(src);
