@@ -4,12 +4,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
+#include <limits>
 #include <cstdio>
 #include <mutex>
 
 #include "common.hpp"
 #include "pipeline/internal.hpp"
 #include "predict/lorenzo.hpp"
+#include "quant/range.hpp"
+#include "quant/range_cpu.hpp"
 
 using namespace testutil;
 
@@ -390,4 +394,63 @@ TEST(roundtrip_stream_sink_cuts_the_file) {
   CHECK(read_all(path) == want);
   ::close(fd);
   ::unlink(path);
+}
+
+// An abs bound's step takes its margin from a sample (quant::step_from_sample), and the range is taken
+// as the encoder reads: spikes a thousand times larger than any sampled value, at indices the sample
+// skips, still come back within the bound and widen the header's range; a NaN at a sampled index is
+// not a magnitude. The same archive from the CPU, the stream in slabs of one chunk, and the GPU.
+TEST(roundtrip_abs_step_sample_misses_spikes) {
+  const uint64_t n = uint64_t(1) << 20;  // sample stride 16
+  std::vector<float> v(n);
+  for (uint64_t i = 0; i < n; ++i) v[i] = float(std::sin(double(i) * 1e-3) * 3.0 + std::cos(double(i) * 0.37));
+  for (uint64_t i = 7; i < n; i += 4112) v[i] = (i / 4112 % 2 ? -1.0f : 1.0f) * float(3000 + i % 1000);  // i % 16 == 7
+  v[16 * 5] = std::numeric_limits<float>::quiet_NaN();
+  uint64_t sampled = 0;
+  for (uint64_t k = 0; k < hpcz::quant::step_sample_count(n); ++k) {
+    const uint64_t i = hpcz::quant::step_sample_index(k, n);
+    CHECK(i == k * 16);  // floor(k n / 2^16)
+    sampled = std::max(sampled, hpcz::quant::sample_key(v[i], false, 0.0f));
+  }
+  const double sample_max = hpcz::detail::from_bits<double>(sampled);
+  // Folded piece by piece (as the stream's range pass reads), the same sample as at once, also where
+  // n is not a multiple of the sample count (indices floor(k n / 2^16), strictly increasing).
+  for (uint64_t m : {n, uint64_t(65536 + 1), uint64_t(3 * 65536 + 12345), uint64_t(1000)}) {
+    const uint64_t whole = hpcz::quant::fold_step_samples(v.data(), 0, m, m, false, 0.0f, 0);
+    uint64_t pieces = 0;
+    for (uint64_t first = 0; first < m; first += 999)
+      pieces = hpcz::quant::fold_step_samples(v.data() + first, first, std::min<uint64_t>(999, m - first), m, false, 0.0f, pieces);
+    CHECK_MSG(whole == pieces && whole != 0, "n " << m);
+    for (uint64_t k = 1; k < hpcz::quant::step_sample_count(m); ++k)
+      REQUIRE(hpcz::quant::step_sample_index(k, m) > hpcz::quant::step_sample_index(k - 1, m) &&
+              hpcz::quant::step_sample_index(k, m) < m);
+  }
+  REQUIRE(sample_max > 3.0 && sample_max < 4.5);
+  float mn = v[0], mx = v[0];
+  for (float x : v)
+    if (x == x) mn = std::min(mn, x), mx = std::max(mx, x);
+  REQUIRE(mn < -3000 && mx > 3000);
+  const std::vector<uint8_t> bytes(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + n));
+  for (double eb : {1e-2, 1e-5}) {
+    hpcz::Options o;
+    o.mode = hpcz::BoundMode::abs;
+    o.bound = eb;
+    o.codec = hpcz::Codec::fast;
+    o.backend = hpcz::Backend::cpu;
+    const std::vector<uint8_t> a = hpcz::compress(v.data(), hpcz::DType::f32, {n}, o);
+    std::vector<uint8_t> back;
+    const hpcz::ArchiveInfo info = hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
+    CHECK(info.range_valid && info.range_min == mn && info.range_max == mx);
+    CHECK(info.step == hpcz::quant::choose_step<float>(eb, true, info.range_min, info.range_max, sample_max));
+    const Check c = strict_check(bytes, back, hpcz::DType::f32, eb);
+    CHECK_MSG(c.violations == 0, "abs " << eb << ": " << c.violations << " values outside the bound");
+    hpcz::StreamOptions so;
+    so.slab_bytes = 65536;
+    CHECK_MSG(stream_compress(bytes, hpcz::DType::f32, {n}, o, so) == a, "abs " << eb << ": the stream's archive differs");
+    if (hpcz::gpu_available()) {
+      o.backend = hpcz::Backend::gpu;
+      CHECK_MSG(hpcz::compress(v.data(), hpcz::DType::f32, {n}, o) == a, "abs " << eb << ": the GPU's archive differs");
+      CHECK_MSG(stream_compress(bytes, hpcz::DType::f32, {n}, o, so) == a, "abs " << eb << ": the GPU stream's archive differs");
+    }
+  }
 }

@@ -47,6 +47,9 @@ struct HeaderFields {
   uint64_t archive_size;
   uint32_t table_checksum;
   uint64_t codec_params;  // 0 for fast; ratio, interp: max code length | predictor family << 8
+  // Not stored: the largest |x| among the sampled values (quant::fold_step_samples), from which an abs
+  // bound's step takes its margin; set by the encoder before settle_range.
+  double sample_maxabs;
 };
 
 // What read_header finds besides the fields: the parts write_header fixes or the second stage sets.

@@ -20,6 +20,7 @@ constexpr int kPassThreads = 256;
 // Workspace layout for compression (all device memory, zeroed or set by init_kernel).
 struct CompressState {
   unsigned long long key_min, key_max;  // value range as order-preserving keys
+  unsigned long long sample_key;        // the step's sample: max quant::sample_key (sample_kernel)
   unsigned long long total_size;        // archive bytes, written by the last chunk
   unsigned long long table_sum;         // the chunk table's checksum sum, each block adding its entry
   unsigned int chunk_counter;
@@ -29,8 +30,9 @@ struct CompressState {
 
 // The range keys a compression starts from: an empty range, for the range pass to reduce into, or a
 // slab's given range (the whole array's, codecs::Slab::range_given).
+// A given range comes with the whole array's step sample.
 struct RangeKeys {
-  unsigned long long min = ~0ull, max = 0;
+  unsigned long long min = ~0ull, max = 0, sample = 0;
 };
 inline RangeKeys start_keys(const format::HeaderFields& h, bool range_given) {
   RangeKeys k;
@@ -38,6 +40,7 @@ inline RangeKeys start_keys(const format::HeaderFields& h, bool range_given) {
     k.min = range_key(h.range_min);
     k.max = range_key(h.range_max);
   }
+  if (range_given) k.sample = detail::to_bits(h.sample_maxabs);
   return k;
 }
 
@@ -45,6 +48,7 @@ inline RangeKeys start_keys(const format::HeaderFields& h, bool range_given) {
 __device__ __forceinline__ void reset_state(CompressState* st, RangeKeys keys) {
   st->key_min = keys.min;
   st->key_max = keys.max;
+  st->sample_key = keys.sample;
   st->total_size = format::data_offset(0);
   st->table_sum = 0;
   st->chunk_counter = 0;
@@ -54,6 +58,29 @@ static __global__ void init_kernel(CompressState* st, RangeKeys keys, unsigned l
   unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i == 0) reset_state(st, keys);
   for (; i < n_chunks; i += gridDim.x * blockDim.x) desc[i] = 0;
+}
+
+// The header settled from the state: the range so far and the step's sample.
+__device__ __forceinline__ void settle_state(format::HeaderFields& h, const CompressState* st) {
+  h.sample_maxabs = detail::from_bits<double>(st->sample_key);
+  quant::settle_range(h, st->key_min, st->key_max);
+}
+
+// The step's sample (quant::step_from_sample): a thread a sampled value, a warp's largest key to
+// st->sample_key. Launched with step_samples_grid blocks of kPassThreads where the range is not given.
+inline unsigned step_samples_grid(uint64_t n) {
+  return unsigned((quant::step_sample_count(n) + kPassThreads - 1) / kPassThreads);
+}
+template <class T>
+static __global__ void __launch_bounds__(kPassThreads) sample_kernel(const T* in, unsigned long long n, int has_fill, T fill,
+                                                          CompressState* st) {
+  const unsigned long long k = blockIdx.x * (unsigned long long)kPassThreads + threadIdx.x;
+  unsigned long long key = k < quant::step_sample_count(n) ? quant::sample_key(in[quant::step_sample_index(k, n)], has_fill != 0, fill) : 0;
+  for (int d = 16; d; d >>= 1) {
+    const unsigned long long o = __shfl_xor_sync(~0u, key, d);
+    key = o > key ? o : key;
+  }
+  if (threadIdx.x % 32 == 0 && key) atomicMax(&st->sample_key, key);
 }
 
 struct MinOp {
@@ -125,7 +152,7 @@ static __global__ void __launch_bounds__(kPassThreads) range_kernel(const T* in,
 static __global__ void seal_kernel(format::HeaderFields h, const CompressState* st, uint8_t* out,
                                    unsigned long long* d_size) {
   if (threadIdx.x == 0) {
-    quant::settle_range(h, st->key_min, st->key_max);
+    settle_state(h, st);
     h.archive_size = st->total_size;
     h.table_checksum = format::checksum_fold(st->table_sum);  // summed entry by entry as the table was written
     format::write_header(out, h);

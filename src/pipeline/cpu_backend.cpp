@@ -56,6 +56,7 @@ void settle_range(const T* in, format::HeaderFields& h) {
   }
   uint64_t kmin, kmax;
   quant::widen_keys<T>(nmin, nmax, kmin, kmax);
+  h.sample_maxabs = detail::from_bits<double>(quant::fold_step_samples(in, 0, h.n_values, h.n_values, has_fill, fill, 0));
   quant::settle_range(h, kmin, kmax);
 }
 

@@ -247,31 +247,39 @@ template <class T> void settle_range_stream(Pool& pool, Source& in, format::Head
   const uint64_t per = kIoPiece / sizeof(T), pieces = (h.n_values + per - 1) / per;
   std::mutex m;
   K nmin = ~K(0), nmax = 0;
+  uint64_t mag = 0;  // the step's sample (quant::fold_step_samples), over the whole input
   const uint8_t* mem = in.data();
   auto* file = dynamic_cast<FdSource*>(&in);
   const uint8_t* mapped = !mem && file ? file->mapping() : nullptr;
   pool.run(pieces, [&](uint64_t k) {
     const uint64_t first = k * per, n = std::min(per, h.n_values - first);
     K a = ~K(0), b = 0;
+    uint64_t s = 0;
+    auto fold = [&](const T* v) {
+      quant::fold_range_keys(v, n, has_fill, fill, a, b);
+      s = quant::fold_step_samples(v, first, n, h.n_values, has_fill, fill, s);
+    };
     if (mem) {
-      quant::fold_range_keys(reinterpret_cast<const T*>(mem) + first, n, has_fill, fill, a, b);
+      fold(reinterpret_cast<const T*>(mem) + first);
     } else if (mapped) {
       // Faulted in first, so that a file cut short meanwhile is an error here, not a SIGBUS below.
       file->populate(first * sizeof(T), n * sizeof(T));
-      quant::fold_range_keys(reinterpret_cast<const T*>(mapped) + first, n, has_fill, fill, a, b);
+      fold(reinterpret_cast<const T*>(mapped) + first);
       file->unmap_range(first * sizeof(T), n * sizeof(T));
     } else {
       thread_local std::vector<T> buf;
       buf.resize(per);
       in.read(first * sizeof(T), buf.data(), n * sizeof(T));
-      quant::fold_range_keys(buf.data(), n, has_fill, fill, a, b);
+      fold(buf.data());
     }
     std::lock_guard<std::mutex> g(m);
     nmin = std::min(nmin, a);
     nmax = std::max(nmax, b);
+    mag = std::max(mag, s);
   });
   uint64_t kmin, kmax;
   quant::widen_keys<T>(nmin, nmax, kmin, kmax);
+  h.sample_maxabs = detail::from_bits<double>(mag);
   quant::settle_range(h, kmin, kmax);
 }
 

@@ -37,18 +37,27 @@ template <class T> HPCZ_HD T ulp_of(T m) {  // distance to the next representabl
 // per value except where eb nears the values' ulp, where exceptions are unavoidable anyway and the
 // margin is dropped. eb == 0 on a field whose finite values are all equal (a rel bound, or abs 0): the step is that
 // value, so it is stored exactly as q = +-1.
+// maxabs is the magnitude the margin is taken from: max |x| of the range, or of a sample
+// (quant::step_from_sample).
 template <class T>
-HPCZ_HD double choose_step(double eb, bool range_valid, double mn, double mx) {
+HPCZ_HD double choose_step(double eb, bool range_valid, double mn, double mx, double maxabs) {
   const T big = max_finite<T>();
-  double maxabs = range_valid ? (-mn > mx ? -mn : mx) : 0.0;
   if (maxabs > double(big)) maxabs = double(big);
-  if (eb == 0.0) return range_valid && mn == mx && maxabs > 0 ? maxabs : 0.0;
+  if (eb == 0.0) {
+    const double m = range_valid ? (-mn > mx ? -mn : mx) : 0.0;
+    return range_valid && mn == mx && m > 0 ? m : 0.0;
+  }
   double two = 2.0 * eb;  // may be +inf
   double margin = 4.0 * double(ulp_of<T>(T(maxabs)));
   double s = (margin < 0.5 * two) ? two - margin : two;
   T step = s >= double(big) ? big : T(s);
   if (double(step) > s) step = from_bits<T>(to_bits(step) - 1);  // round down
   return double(step);
+}
+
+// The margin from the range's max |x|.
+template <class T> HPCZ_HD double choose_step(double eb, bool range_valid, double mn, double mx) {
+  return choose_step<T>(eb, range_valid, mn, mx, range_valid ? (-mn > mx ? -mn : mx) : 0.0);
 }
 
 template <class T>

@@ -54,16 +54,36 @@ HPCZ_HD double absolute_bound(BoundMode mode, double bound, bool range_valid, do
   return e <= kMax ? e : kMax;
 }
 
+// An abs bound above 0 needs no range before coding: its step's margin (choose_step) is taken from the
+// largest |x| among kStepSamples values spread evenly over the array (all of a smaller one), so an
+// encoder can code in its first read and take the range as it goes. A sample that misses the top
+// binades costs nothing while the largest |x| is within about two binades of the sample's (the margin
+// of 4 ulp covers the reconstruction's rounding there); values beyond may become exceptions, never errors.
+constexpr uint64_t kStepSamples = uint64_t(1) << 16;
+HPCZ_HD bool step_from_sample(BoundMode mode, double bound) { return mode == BoundMode::abs && bound > 0; }
+HPCZ_HD uint64_t step_sample_count(uint64_t n) { return n < kStepSamples ? n : kStepSamples; }
+// Sample k's index, floor(k n / kStepSamples) without the 128-bit product (k < kStepSamples = 2^16).
+HPCZ_HD uint64_t step_sample_index(uint64_t k, uint64_t n) {
+  return n <= kStepSamples ? k : k * (n / kStepSamples) + k * (n % kStepSamples) / kStepSamples;
+}
+// |x| of a sampled value as an ordered key (the bits of a non-negative double), 0 outside the range set.
+template <class T> HPCZ_HD uint64_t sample_key(T x, bool has_fill, T fill) {
+  return in_range_set(x, has_fill, fill) ? to_bits(double(x < T(0) ? -x : x)) : 0;
+}
+
 // From the range keys (key_min > key_max: no finite, non-fill value): the range-valid flag, the range,
-// the absolute bound and the quantization step.
+// the absolute bound and the quantization step (its margin from h.sample_maxabs where
+// step_from_sample, else from the range).
 HPCZ_HD void settle_range(format::HeaderFields& h, uint64_t key_min, uint64_t key_max) {
   const bool valid = key_min <= key_max;
   if (valid) h.flags |= format::kFlagRangeValid;
   h.range_min = valid ? range_value(key_min) : 0.0;
   h.range_max = valid ? range_value(key_max) : 0.0;
   h.eb_abs = absolute_bound(h.mode, h.bound, valid, h.range_min, h.range_max);
-  h.step = h.dtype == DType::f32 ? choose_step<float>(h.eb_abs, valid, h.range_min, h.range_max)
-                        : choose_step<double>(h.eb_abs, valid, h.range_min, h.range_max);
+  const double maxabs = step_from_sample(h.mode, h.bound) ? h.sample_maxabs
+                        : valid ? (-h.range_min > h.range_max ? -h.range_min : h.range_max) : 0.0;
+  h.step = h.dtype == DType::f32 ? choose_step<float>(h.eb_abs, valid, h.range_min, h.range_max, maxabs)
+                        : choose_step<double>(h.eb_abs, valid, h.range_min, h.range_max, maxabs);
 }
 
 template <class T> HPCZ_HD QuantParams<T> encoder_params(const format::HeaderFields& h) {

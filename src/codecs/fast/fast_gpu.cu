@@ -28,13 +28,19 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
   if (nc) {
     constexpr uint32_t smem = cuda::stage_bytes<T>();
     const int sms = gpu::sm_count();
-    // The range comes first in both modes: rel needs it for eb, and both need max |x| for the step.
-    if (!slab.range_given) {
+    // A rel bound (and abs 0) needs the range before coding: a pass of its own. An abs bound takes its
+    // step from a sample, and the encoder takes the range as it codes: one read of the input.
+    const bool fold = !slab.range_given && quant::step_from_sample(h.mode, h.bound);
+    if (fold) {
+      gpu::sample_kernel<T><<<gpu::step_samples_grid(h.n_values), gpu::kPassThreads, 0, s>>>(d_in, h.n_values, has_fill,
+                                                                                           T(h.fill), st);
+      check(cudaGetLastError(), "sample kernel");
+    } else if (!slab.range_given) {
       unsigned grid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((h.n_values / 4 + kThreads - 1) / kThreads, uint64_t(sms) * 16));
       gpu::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
       check(cudaGetLastError(), "range kernel");
     }
-    auto k = cuda::encode_kernel<T>;
+    auto k = fold ? cuda::encode_kernel<T, true> : cuda::encode_kernel<T, false>;
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
     // f32: a persistent grid, as many blocks as fit at once (the kernel takes chunk after chunk);
     // f64: a block a chunk.

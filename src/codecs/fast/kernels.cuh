@@ -69,6 +69,54 @@ __device__ __forceinline__ void load_block(const T* in, unsigned long long first
   }
 }
 
+// The range keys (quant::narrow_key) of a whole block, folded into [lo, hi]; every value must be in the
+// range set (the caller checks). Hopper's three-way integer min and max take two values an instruction.
+template <class T>
+__device__ __forceinline__ void fold_block_keys(const T* v, typename detail::Bits<T>::type& lo,
+                                                typename detail::Bits<T>::type& hi) {
+#pragma unroll
+  for (int i = 0; i < kB; i += 2) {
+    const auto a = narrow_key(v[i]), b = narrow_key(v[i + 1]);
+    if constexpr (sizeof(T) == 4) {
+      lo = __vimin3_u32(lo, a, b);
+      hi = __vimax3_u32(hi, a, b);
+    } else {
+      lo = min(lo, min(a, b));
+      hi = max(hi, max(a, b));
+    }
+  }
+}
+
+// A block of threads' range keys into st: a warp's, then the block's (shared memory, one barrier), two
+// atomics where they lower the minimum or raise the maximum. Called once a block, at its end.
+template <class T>
+__device__ __forceinline__ void publish_range(typename detail::Bits<T>::type lo, typename detail::Bits<T>::type hi,
+                                              CompressState* st) {
+  using K = typename detail::Bits<T>::type;
+  __shared__ K s_lo[kThreads / 32], s_hi[kThreads / 32];
+  for (int d = 16; d; d >>= 1) {
+    lo = min(lo, K(__shfl_xor_sync(~0u, lo, d)));
+    hi = max(hi, K(__shfl_xor_sync(~0u, hi, d)));
+  }
+  if (threadIdx.x % 32 == 0) {
+    s_lo[threadIdx.x / 32] = lo;
+    s_hi[threadIdx.x / 32] = hi;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kThreads / 32; ++w) {
+      lo = min(lo, s_lo[w]);
+      hi = max(hi, s_hi[w]);
+    }
+    if (lo <= hi) {
+      const unsigned long long a = range_key(double(narrow_value<T>(lo))), b = range_key(double(narrow_value<T>(hi)));
+      // The state only ever narrows toward the answer, so a stale read can only let an atomic through.
+      if (a < *(volatile unsigned long long*)&st->key_min) atomicMin(&st->key_min, a);
+      if (b > *(volatile unsigned long long*)&st->key_max) atomicMax(&st->key_max, b);
+    }
+  }
+}
+
 // A thread's rank among the chunk's blocks with some property, from the ballots of that property
 // kept a word per (round, warp) in `words`: the set bits of the words before its own, and of its
 // own below its lane.
@@ -179,8 +227,9 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t start
 // The encoder: a thread codes whole 32-value blocks (codecs/fast/block.hpp's functions as the CPU runs
 // them), 256 threads, 2 blocks of threads per SM (128 registers). Two threads a block (twice the warps,
 // 39% more instructions) and 3 blocks an SM (80 registers, spilling) both measured slower:
-// docs/EXPERIMENTS.md.
-template <class T, int kMinBlocks = encode_min_blocks<T>()>
+// docs/EXPERIMENTS.md. kFoldRange: no range pass ran (quant::step_from_sample), so the encoder takes
+// the range as it reads.
+template <class T, bool kFoldRange, int kMinBlocks = encode_min_blocks<T>()>
 static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(const T* __restrict__ in, unsigned long long n,
                                                           format::HeaderFields h, CompressState* st,
                                                           unsigned long long* desc, uint8_t* __restrict__ out) {
@@ -246,11 +295,15 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   QuantParams<T> params{};
   if (!kPersistent || threadIdx.x == 0) {
     format::HeaderFields settled = h;
-    settle_range(settled, st->key_min, st->key_max);
+    settled.sample_maxabs = detail::from_bits<double>(st->sample_key);
+    // While folding, the other blocks are still reducing the range; eb and the step do not depend on it.
+    settle_range(settled, kFoldRange ? ~0ull : st->key_min, kFoldRange ? 0ull : st->key_max);
     params = encoder_params<T>(settled);
     if (kPersistent) s_params = params;
   }
   if (kPersistent) __syncthreads();
+  using K = typename detail::Bits<T>::type;
+  K range_lo = ~K(0), range_hi = 0;  // this thread's range keys so far (kFoldRange)
 
   for (;;) {
     const QuantParams<T> p = kPersistent ? s_params : params;
@@ -272,7 +325,26 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
       const T* src = in + first_value + b * kB;
       auto reread = [&](int i) { return __ldg(src + i); };
       const bool uniform = uniform_bits(v, cnt);
+      K lo = ~K(0), hi = 0;
+      if (kFoldRange) fold_block_keys(v, lo, hi);
       const uint32_t invalid = quantize_lanes(v, reread, cnt, p, q, tail, has);
+      if (kFoldRange) {
+        // Every lane quantized: all finite and not the fill value. Otherwise (rare) lane by lane.
+        if (invalid) {
+          lo = ~K(0);
+          hi = 0;
+          for (int i = 0; i < cnt; ++i) {
+            const T x = reread(i);
+            if (in_range_set(x, p.has_fill != 0, p.fill)) {
+              const K k = narrow_key(x);
+              lo = min(lo, k);
+              hi = max(hi, k);
+            }
+          }
+        }
+        range_lo = min(range_lo, lo);
+        range_hi = max(range_hi, hi);
+      }
       int32_t prev, agg;
       ChainScan(scan_tmp.chain).ExclusiveScan(has ? tail : kNoQ, prev, carry, LastValid(), agg);
       if (agg != kNoQ) carry = agg;
@@ -349,7 +421,10 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     }
     if (next < h.n_chunks) start_chunk(next);  // its loads in flight while this chunk is placed
     place_chunk<T>(stage, start, nb + pay, nexc, s_lanes_desc, s_lanes_total, c, h, st, desc, out);
-    if (next >= h.n_chunks) return;
+    if (next >= h.n_chunks) {
+      if (kFoldRange) publish_range<T>(range_lo, range_hi, st);
+      return;
+    }
     c = next;
     __syncthreads();  // the stage and the shared arrays are the next chunk's
   }

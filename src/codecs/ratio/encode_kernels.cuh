@@ -218,7 +218,7 @@ __device__ void emit_tile(Grid g, const LorenzoEmit<T>& e, uint64_t t, uint8_t* 
   const bool any_out = tile_out[t + 1] != tile_out[t], any_exc = tile_exc[t + 1] != tile_exc[t];
   if (ci.raw || ci.skip || !(any_out || any_exc)) return;
   format::HeaderFields h = e.h;
-  quant::settle_range(h, e.st->key_min, e.st->key_max);
+  gpu::settle_state(h, e.st);
   const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   const ChunkShape cs = g.shape(c);
   const uint32_t count = cs.count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;

@@ -156,7 +156,7 @@ static __global__ void __launch_bounds__(kThreads) interp_anchor_kernel(Grid g, 
   __shared__ int32_t s_q[kAnchorsShared];
   __shared__ int s_stand;
   const uint64_t c = blockIdx.x;
-  quant::settle_range(h, st->key_min, st->key_max);
+  gpu::settle_state(h, st);
   const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
   const uint64_t na = predict::anchor_total(ge), base = c * g.chunk_values;

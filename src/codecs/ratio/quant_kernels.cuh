@@ -16,7 +16,7 @@ static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __re
                                                                    format::HeaderFields h,
                                                                    const gpu::CompressState* st,
                                                                    uint32_t* __restrict__ dq, uint32_t* tile_exc) {
-  quant::settle_range(h, st->key_min, st->key_max);
+  gpu::settle_state(h, st);
   const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   auto qv = [&](T x) -> uint32_t {
     int32_t v;
@@ -163,7 +163,7 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
   if (v0 >= count || (skip && skip[c])) return;  // the last chunk has fewer values; skip: not Lorenzo's
   const uint32_t v1 = min(count, v0 + dp.range);
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
-  quant::settle_range(h, st->key_min, st->key_max);
+  gpu::settle_state(h, st);
   const quant::QuantParams<T> p = quant::encoder_params<T>(h);
   const T* xc = in + c * g.chunk_values;
   uint16_t* sym_c = sym + c * g.chunk_values;

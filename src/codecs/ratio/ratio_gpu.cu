@@ -217,6 +217,8 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
     // range pass, or in a pass of their own where the range is given.
     const bool nans = L.interp && !has_fill;
     const FirstNaNPerChunk nan_seen{L.ib.ic, g.chunk_values};
+    if (!slab.range_given && quant::step_from_sample(h.mode, h.bound))
+      gpu::sample_kernel<T><<<gpu::step_samples_grid(n), gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
     if (!slab.range_given && nans)
       gpu::range_kernel<T><<<rgrid, gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st, nan_seen);
     else if (!slab.range_given)
