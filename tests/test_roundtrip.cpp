@@ -438,8 +438,8 @@ static void second_stage_fields(bool gpu) {
         const auto staged = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
         const auto pinfo = hpcz::inspect(plain.data(), plain.size());
         const auto sinfo = hpcz::inspect(staged.data(), staged.size());
-        // Fast archives are version 4 (lane blocks), staged or not; ratio ones 1, or 2 staged.
-        const uint16_t plain_v = codec == hpcz::Codec::fast ? 4 : 1, staged_v = codec == hpcz::Codec::fast ? 4 : 2;
+        // Fast archives are version 5 (HPCZ-SUM32 chunk checksums), staged or not; ratio ones 1, or 2 staged.
+        const uint16_t plain_v = codec == hpcz::Codec::fast ? 5 : 1, staged_v = codec == hpcz::Codec::fast ? 5 : 2;
         CHECK(pinfo.version == plain_v && !pinfo.second_stage && sinfo.version == staged_v && sinfo.second_stage);
         CHECK(staged.size() <= plain.size() + sinfo.n_chunks);
         CHECK(staged.size() <= hpcz::max_compressed_size(f.n(), f.dtype));
@@ -579,7 +579,7 @@ TEST(roundtrip_fast_lane_blocks) {
       o.backend = hpcz::Backend::cpu;
       const auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
       const auto info = hpcz::inspect(a.data(), a.size());
-      CHECK(info.version == 4);
+      CHECK(info.version == 5);
       if (wide)
         for (const auto& e : info.chunks) CHECK_MSG(e.size > 24 * 1024, "a chunk of " << e.size << " bytes");
       uint64_t lanes = 0;

@@ -10,8 +10,9 @@ namespace hpcz::format {
 
 // The newest version this build reads. 2: the lossless second stage (kFlagSecondStage); 3: fast-codec
 // chunks may hold two-level blocks (codes 0x7d, 0x7e) and take the sparse form (first byte 0xff);
-// 4: fast-codec chunks may hold lane blocks (code 0xfc, descriptors at the chunk's end).
-constexpr uint16_t kVersion = 4;
+// 4: fast-codec chunks may hold lane blocks (code 0xfc, descriptors at the chunk's end); 5: chunk
+// checksums are HPCZ-SUM32 (chunk_checksum).
+constexpr uint16_t kVersion = 5;
 constexpr uint32_t kHeaderBytes = 144;
 constexpr uint32_t kChunkEntryBytes = 16;
 constexpr uint32_t kHeaderChecksumWords = 35;  // the header checksum covers bytes 0..139
@@ -50,6 +51,9 @@ struct HeaderFields {
   // Not stored: the largest |x| among the sampled values (quant::fold_step_samples), from which an abs
   // bound's step takes its margin; set by the encoder before settle_range.
   double sample_maxabs;
+  // Not stored: the archive's format version, for readers (read_header, pipeline::header_of); writers
+  // write archive_version().
+  uint16_t version;
 };
 
 // What read_header finds besides the fields: the parts write_header fixes or the second stage sets.
@@ -71,10 +75,16 @@ HPCZ_HD uint32_t header_checksum(const uint8_t* d) {
   return checksum_fold(s);
 }
 
-// The version writers write: 4 for the fast codec (lane blocks), else 2 with the second stage and 1
-// without (archives that older readers can read stay as they were).
+// The version writers write: 5 for the fast codec (lane blocks, HPCZ-SUM32 chunk checksums), else 2
+// with the second stage and 1 without (archives that older readers can read stay as they were).
 HPCZ_HD uint16_t archive_version(Codec codec, bool second_stage) {
-  return codec == Codec::fast ? uint16_t(4) : uint16_t(second_stage ? 2 : 1);
+  return codec == Codec::fast ? uint16_t(5) : uint16_t(second_stage ? 2 : 1);
+}
+
+// The chunk checksum of a version's archives: HPCZ-SUM32 from version 5 on, HPCZ-SUM before.
+HPCZ_HD bool chunk_sum32(uint16_t version) { return version >= 5; }
+inline uint32_t chunk_checksum(uint16_t version, const uint8_t* p, uint64_t n) {
+  return chunk_sum32(version) ? checksum32(p, n) : checksum(p, n);
 }
 
 // Writes all 144 bytes, header checksum included.
@@ -108,6 +118,7 @@ inline StoredHeader read_header(const uint8_t* d) {
   StoredHeader s;
   HeaderFields& h = s.f;
   s.version = uint16_t(d[kOffVersion] | d[kOffVersion + 1] << 8);
+  h.version = s.version;
   s.header_bytes = uint16_t(d[kOffHeaderBytes] | d[kOffHeaderBytes + 1] << 8);
   s.reserved_zero = !d[kOffReserved] && !d[kOffReserved + 1] && !d[kOffReserved + 2];
   s.header_checksum = detail::load_u32_le(d + kOffHeaderChecksum);

@@ -29,6 +29,7 @@ format::HeaderFields header_of(const ArchiveInfo& info) {
   for (size_t i = 0; i < info.dims.size() && i < 4; ++i) h.dims[i] = info.dims[i];
   h.fill = info.fill.value_or(0.0);
   h.codec_params = codecs::get(info.codec).codec_params;
+  h.version = info.version;
   return h;
 }
 

@@ -82,7 +82,8 @@ std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain) {
   std::vector<uint8_t> out(plain.begin(), plain.begin() + info.data_offset);
   for (size_t c = 0; c < n; ++c) {
     format::write_chunk_entry(&out[format::kHeaderBytes + 16 * c], out.size(), uint32_t(stored[c].size()),
-                              format::checksum(stored[c].data(), stored[c].size()));
+                              format::chunk_checksum(format::archive_version(info.codec, true), stored[c].data(),
+                                                     stored[c].size()));
     out.insert(out.end(), stored[c].begin(), stored[c].end());
   }
   reseal(out, format::archive_version(info.codec, true), true, n);
@@ -102,7 +103,7 @@ StagePieces second_stage_pieces(const uint8_t* a, const ArchiveInfo& info) {
   for (size_t c = 0; c < n; ++c) {
     const ChunkEntry& e = info.chunks[c];
     const uint8_t* s = a + e.offset;
-    if (!format::checksum_matches(format::checksum(s, e.size), e.checksum)) bad(c, "checksum mismatch");
+    if (!format::checksum_matches(format::chunk_checksum(info.version, s, e.size), e.checksum)) bad(c, "checksum mismatch");
     if (e.size < 1) bad(c, "no second-stage tag");
     if (s[0] == kStored) {
       p.plain_size[c] = e.size - 1;
@@ -164,7 +165,8 @@ std::vector<uint8_t> remove_second_stage(const uint8_t* a, size_t size, const Ar
   }
   for (size_t c = 0; c < n; ++c)
     format::write_chunk_entry(&out[format::kHeaderBytes + 16 * c], place[c], uint32_t(p.plain_size[c]),
-                              format::checksum(&out[place[c]], p.plain_size[c]));
+                              format::chunk_checksum(format::archive_version(info.codec, false), &out[place[c]],
+                                                     p.plain_size[c]));
   reseal(out, format::archive_version(info.codec, false), false, n);
   return out;
 }

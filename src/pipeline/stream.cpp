@@ -527,7 +527,8 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
         uint8_t* e = prefix.data() + format::kHeaderBytes + 16 * (c0 + c);
         if (opt.second_stage) {
           const auto& s = staged[c];
-          format::write_chunk_entry(e, at, uint32_t(s.size()), format::checksum(s.data(), s.size()));
+          format::write_chunk_entry(e, at, uint32_t(s.size()),
+                                    format::chunk_checksum(format::archive_version(h.codec, true), s.data(), s.size()));
           at += s.size();
         } else {
           format::write_chunk_entry(e, base + (t.offset(c) - sdata), t.size(c), t.sum(c));

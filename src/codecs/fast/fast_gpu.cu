@@ -75,13 +75,15 @@ void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d
   // Pass 1: every chunk, a small stage; pass 2: the chunks that did not fit, full stage, fixed grid.
   // f32: compiled for 6 blocks per SM (40 registers, a few spills), 13% faster than the natural 4
   // blocks on an H200 (docs/EXPERIMENTS.md).
-  auto k1 = cuda::decode_kernel<T, sizeof(T) == 4 ? 6 : 1>;
+  // The chunk checksum by the archive's version (format::chunk_sum32).
+  const bool sum32 = format::chunk_sum32(h.version);
+  auto k1 = sum32 ? cuda::decode_kernel<T, true, sizeof(T) == 4 ? 6 : 1> : cuda::decode_kernel<T, false, sizeof(T) == 4 ? 6 : 1>;
   constexpr uint32_t smem1 = cuda::kSmallStage;
   check(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, smem1), "smem attribute");
   k1<<<(unsigned)h.n_chunks, kThreads, smem1, s>>>(d_a, h.archive_size, h.n_values, p, d_out, d_status, d_large,
                                                       table_sum);
   check(cudaGetLastError(), "decode kernel");
-  auto k2 = cuda::decode_large_kernel<T>;
+  auto k2 = sum32 ? cuda::decode_large_kernel<T, true> : cuda::decode_large_kernel<T, false>;
   constexpr uint32_t smem2 = cuda::decode_stage_bytes<T>();
   check(cudaFuncSetAttribute(k2, cudaFuncAttributeMaxDynamicSharedMemorySize, smem2), "smem attribute");
   const unsigned grid2 = (unsigned)std::min<uint64_t>(h.n_chunks, uint64_t(gpu::sm_count()) * 3);

@@ -148,7 +148,7 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t start
                                             const format::HeaderFields& h, CompressState* st,
                                             unsigned long long* desc, uint8_t* __restrict__ out) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kTop = kNB + kCV * sizeof(T);
-  using Sum = cub::BlockReduce<unsigned long long, kThreads>;
+  using Sum = cub::BlockReduce<uint32_t, kThreads>;
   __shared__ typename Sum::TempStorage sum_tmp;
   __shared__ unsigned long long s_base;
   const uint32_t body = body_end - start;
@@ -175,20 +175,21 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t start
   }
   // A chunk that starts on a stage word (always but the sparse form): its body words are stage words,
   // no funnel shift.
-  unsigned long long sum = 0;
+  // The chunk's HPCZ-SUM32 (archive version 5).
+  uint32_t sum = 0;
   const uint32_t body_words = body / 4, n_words = (size + 3) / 4;
   if (start % 4 == 0) {
     const uint32_t* chunk32 = stage32 + start / 4;
     for (uint32_t i = threadIdx.x; i < n_words; i += kThreads)
-      sum += format::checksum_term(i, i < body_words ? chunk32[i] : word_at(4 * i));
+      sum += format::sum32_term(i, i < body_words ? chunk32[i] : word_at(4 * i));
   } else {
-    for (uint32_t i = threadIdx.x; i < n_words; i += kThreads) sum += format::checksum_term(i, word_at(4 * i));
+    for (uint32_t i = threadIdx.x; i < n_words; i += kThreads) sum += format::sum32_term(i, word_at(4 * i));
   }
   sum = Sum(sum_tmp).Sum(sum);
   __syncthreads();
   const unsigned long long base = s_base;
   if (threadIdx.x == 0) {
-    const uint32_t chunk_sum = format::checksum_fold(sum);
+    const uint32_t chunk_sum = sum;
     format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, base, size, chunk_sum);
     // The table's checksum sum, entry by entry, for the seal kernel: a one-block pass over the table
     // there cost 24 us, 3% of a 512 MiB compression. (Sealing in the block that finishes last instead
@@ -475,7 +476,8 @@ __device__ __forceinline__ void store_group_paired(T* dst, const T* v, uint32_t 
 
 // Decodes chunk c with its bytes staged in `stage` (stage_cap bytes). A chunk that does not fit is
 // appended to `large` ([0] count, then chunk ids) for the second pass instead, when large is given.
-template <class T>
+// kSum32: the chunk checksums are HPCZ-SUM32 (version 5 on), else HPCZ-SUM.
+template <class T, bool kSum32>
 __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, const uint8_t* __restrict__ a,
                              unsigned long long archive_size, unsigned long long n, const QuantParams<T>& p,
                              T* __restrict__ out, uint32_t* status, uint8_t* stage, uint32_t stage_cap, uint32_t* large) {
@@ -483,9 +485,13 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
   using Scan32 = cub::BlockScan<uint32_t, kThreads>;
   using Scan = cub::BlockScan<unsigned long long, kThreads>;
   using Sum = cub::BlockReduce<unsigned long long, kThreads>;
+  using Sum32 = cub::BlockReduce<uint32_t, kThreads>;
   __shared__ typename Scan32::TempStorage scan_tmp32;
   __shared__ typename Scan::TempStorage scan_tmp;
-  __shared__ typename Sum::TempStorage sum_tmp;
+  __shared__ union {
+    typename Sum::TempStorage wide;
+    typename Sum32::TempStorage narrow;
+  } sum_tmp;
   // s_exc_off: a block's first exception value; for a lane block (no exceptions), its descriptor's rank.
   __shared__ uint32_t s_pay_off[kNB], s_exc_off[kNB];
   __shared__ uint8_t s_codes[kNB];  // one a block, from the code bytes or the sparse form (chunk_codes)
@@ -529,11 +535,18 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
   __syncthreads();
   const uint8_t* chunk = stage + shift;
   const uint32_t* stage32 = reinterpret_cast<const uint32_t*>(stage);
-  unsigned long long sum = 0;
   // The 8 zero bytes staged after the chunk make its last partial word come out zero-padded.
-  for (uint32_t i = threadIdx.x; i * 4 < size; i += kThreads) sum += format::checksum_term(i, funnel_word(stage32, shift + 4 * i));
-  sum = Sum(sum_tmp).Sum(sum);
-  if (threadIdx.x == 0 && format::checksum_fold(sum) != expect) s_bad = kBadChecksum;
+  if constexpr (kSum32) {
+    uint32_t sum = 0;
+    for (uint32_t i = threadIdx.x; i * 4 < size; i += kThreads) sum += format::sum32_term(i, funnel_word(stage32, shift + 4 * i));
+    sum = Sum32(sum_tmp.narrow).Sum(sum);
+    if (threadIdx.x == 0 && sum != expect) s_bad = kBadChecksum;
+  } else {
+    unsigned long long sum = 0;
+    for (uint32_t i = threadIdx.x; i * 4 < size; i += kThreads) sum += format::checksum_term(i, funnel_word(stage32, shift + 4 * i));
+    sum = Sum(sum_tmp.wide).Sum(sum);
+    if (threadIdx.x == 0 && format::checksum_fold(sum) != expect) s_bad = kBadChecksum;
+  }
   __syncthreads();
   if (s_bad) {
     if (threadIdx.x == 0) atomicOr(status, s_bad);
@@ -670,7 +683,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
 
 
 // First pass: one block per chunk, a small stage; large chunks are listed for the second pass.
-template <class T, int kMinBlocks = 1>
+template <class T, bool kSum32, int kMinBlocks = 1>
 static __global__ void __launch_bounds__(kThreads, kMinBlocks) decode_kernel(const uint8_t* __restrict__ a, unsigned long long archive_size,
                                                           unsigned long long n, QuantParams<T> p, T* __restrict__ out,
                                                           uint32_t* status, uint32_t* large,
@@ -680,11 +693,11 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) decode_kernel(con
     const uint8_t* e = a + format::kHeaderBytes + 16ull * blockIdx.x;
     atomicAdd(table_sum, format::chunk_entry_terms(blockIdx.x, load_u64_le(e), load_u32_le(e + 8), load_u32_le(e + 12)));
   }
-  decode_chunk<T>(blockIdx.x, gridDim.x, a, archive_size, n, p, out, status, stage, kSmallStage, large);
+  decode_chunk<T, kSum32>(blockIdx.x, gridDim.x, a, archive_size, n, p, out, status, stage, kSmallStage, large);
 }
 
 // Second pass: a fixed grid walks the list of large chunks with the full stage.
-template <class T>
+template <class T, bool kSum32>
 static __global__ void __launch_bounds__(kThreads) decode_large_kernel(const uint8_t* __restrict__ a,
                                                                 unsigned long long archive_size, unsigned long long n,
                                                                 unsigned long long n_chunks, QuantParams<T> p,
@@ -697,7 +710,7 @@ static __global__ void __launch_bounds__(kThreads) decode_large_kernel(const uin
     atomicOr(status, kBadTable);
   const uint32_t count = *(volatile const uint32_t*)large;
   for (uint32_t i = blockIdx.x; i < count; i += gridDim.x) {
-    decode_chunk<T>(large[1 + i], n_chunks, a, archive_size, n, p, out, status, stage, decode_stage_bytes<T>(), nullptr);
+    decode_chunk<T, kSum32>(large[1 + i], n_chunks, a, archive_size, n, p, out, status, stage, decode_stage_bytes<T>(), nullptr);
     __syncthreads();  // the stage and the shared arrays are reused by the next chunk
   }
 }

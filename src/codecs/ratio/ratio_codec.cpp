@@ -117,7 +117,7 @@ void stage_sizes(const uint8_t* archive, const ArchiveInfo& info, StageSizes& z)
     const ChunkEntry& e = info.chunks[c];
     const uint8_t* src = archive + e.offset;
     const uint32_t count = predict::chunk_shape(shape, c).count();
-    if (!format::checksum_matches(format::checksum(src, e.size), e.checksum))
+    if (!format::checksum_matches(format::chunk_checksum(info.version, src, e.size), e.checksum))
       fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": checksum mismatch");
     if (is_raw_chunk(src, e.size, count, vb)) {
       z.raw_chunks += e.size;
