@@ -87,8 +87,8 @@ inline uint32_t chunk_checksum(uint16_t version, const uint8_t* p, uint64_t n) {
   return chunk_sum32(version) ? checksum32(p, n) : checksum(p, n);
 }
 
-// Writes all 144 bytes, header checksum included.
-HPCZ_HD void write_header(uint8_t* d, const HeaderFields& h) {
+// Writes the 144 bytes but the header checksum (write_header adds it).
+HPCZ_HD void write_header_fields(uint8_t* d, const HeaderFields& h) {
   d[kOffMagic] = 'H'; d[kOffMagic + 1] = 'P'; d[kOffMagic + 2] = 'C'; d[kOffMagic + 3] = 'Z';
   const uint16_t version = archive_version(h.codec, h.flags & kFlagSecondStage);
   d[kOffVersion] = uint8_t(version); d[kOffVersion + 1] = uint8_t(version >> 8);
@@ -110,6 +110,11 @@ HPCZ_HD void write_header(uint8_t* d, const HeaderFields& h) {
   detail::store_u64_le(d + kOffArchiveSize, h.archive_size);
   detail::store_u64_le(d + kOffCodecParams, h.codec_params);
   detail::store_u32_le(d + kOffTableChecksum, h.table_checksum);
+}
+
+// Writes all 144 bytes, header checksum included.
+HPCZ_HD void write_header(uint8_t* d, const HeaderFields& h) {
+  write_header_fields(d, h);
   detail::store_u32_le(d + kOffHeaderChecksum, header_checksum(d));
 }
 

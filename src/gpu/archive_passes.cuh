@@ -149,15 +149,29 @@ static __global__ void __launch_bounds__(kPassThreads) range_kernel(const T* in,
 // Header and table checksum, once every chunk is written. Both codecs' encoders sum the table's
 // checksum terms into st->table_sum as they write the entries (a one-block pass over the table here
 // cost 24 us, 3% of a 512 MiB fast compression).
+// One warp: the header is assembled in shared memory by one thread, its checksum's 35 terms summed a
+// lane each, and it is written out in words (one thread doing it all took 6 us, about 1% of a 512 MiB
+// compression).
 static __global__ void seal_kernel(format::HeaderFields h, const CompressState* st, uint8_t* out,
                                    unsigned long long* d_size) {
+  __shared__ __align__(16) uint8_t head[format::kHeaderBytes];
   if (threadIdx.x == 0) {
     settle_state(h, st);
     h.archive_size = st->total_size;
     h.table_checksum = format::checksum_fold(st->table_sum);  // summed entry by entry as the table was written
-    format::write_header(out, h);
+    format::write_header_fields(head, h);
     *d_size = h.archive_size;
   }
+  __syncwarp();
+  unsigned long long sum = 0;
+  for (uint32_t i = threadIdx.x; i < format::kHeaderChecksumWords; i += 32)
+    sum += format::checksum_term(i, detail::load_u32_le(head + 4 * i));
+  for (int d = 16; d; d >>= 1) sum += __shfl_xor_sync(~0u, sum, d);
+  if (threadIdx.x == 0) detail::store_u32_le(head + format::kOffHeaderChecksum, format::checksum_fold(sum));
+  __syncwarp();
+  // out is 16-byte aligned (the API checks)
+  for (uint32_t i = threadIdx.x; i < format::kHeaderBytes / 4; i += 32)
+    reinterpret_cast<uint32_t*>(out)[i] = reinterpret_cast<const uint32_t*>(head)[i];
 }
 
 // Verifies the chunk table against the header's table checksum.

@@ -126,10 +126,34 @@ __device__ __forceinline__ uint32_t ballot_rank(const uint32_t* words, uint32_t 
   return rank;
 }
 
-// Chain scan operators: the last quantized q so far for the encoder, Chain for the decoder.
-struct LastValid {  // kNoQ marks a block with no quantized lane
-  __device__ int32_t operator()(int32_t a, int32_t b) const { return b != kNoQ ? b : a; }
-};
+// The encoder's chain across a round: the last quantized q of the blocks before this thread's (its
+// block's prev), or carry, the q that ended the previous round, where none of them has one; carry
+// becomes this round's last. mine: this block's last q, kNoQ for a block with no quantized lane. A
+// warp scan, one word a warp in shared memory and one barrier (a block-wide scan took three); the walk
+// over earlier warps is almost always one step. s_warp_last must not be read by a round still running
+// (the encoder's later barriers in the round see to that).
+__device__ __forceinline__ int32_t chain_prev(int32_t mine, int32_t& carry, int32_t* s_warp_last) {
+  constexpr int kWarps = kThreads / 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int32_t last = mine;  // the last q of lanes <= this one
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const int32_t o = __shfl_up_sync(~0u, last, d);
+    if (lane >= d && last == kNoQ) last = o;
+  }
+  int32_t prev = __shfl_up_sync(~0u, last, 1);
+  if (lane == 0) prev = kNoQ;
+  if (lane == 31) s_warp_last[warp] = last;
+  __syncthreads();
+  for (int w = warp - 1; prev == kNoQ && w >= 0; --w) prev = s_warp_last[w];
+  if (prev == kNoQ) prev = carry;
+  int32_t end = kNoQ;
+  for (int w = kWarps - 1; end == kNoQ && w >= 0; --w) end = s_warp_last[w];
+  if (end != kNoQ) carry = end;
+  return prev;
+}
+
+// The decoder's chain scan operator.
 struct ChainOp {
   __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const {
     Chain c = combine(Chain{uint32_t(a >> 32), uint32_t(a)}, Chain{uint32_t(b >> 32), uint32_t(b)});
@@ -237,19 +261,15 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
   constexpr uint32_t kTop = kNB + kCV * sizeof(T);
   extern __shared__ __align__(16) uint8_t stage[];
-  // 32-bit scans (half the shuffles and registers of 64-bit ones): the chain scan carries a q or kNoQ;
-  // the size scan packs a round's payload bytes (<= 256 blocks x 256 bytes = 2^16) above 14 bits of
-  // exception count (<= 256 x 32 = 2^13).
-  // Raking scans (warp-scan ones measured the same).
+  // The size scan, 32-bit (half the shuffles and registers of a 64-bit one): a round's payload bytes
+  // (<= 256 blocks x 256 bytes = 2^16) above 14 bits of exception count (<= 256 x 32 = 2^13). A raking
+  // scan (a warp-scan one measured the same). The chain: chain_prev.
   using Scan = cub::BlockScan<uint32_t, kThreads>;
-  using ChainScan = cub::BlockScan<int32_t, kThreads>;
   constexpr int kExcBits = 14;
-  __shared__ union {
-    typename Scan::TempStorage sizes;
-    typename ChainScan::TempStorage chain;
-  } scan_tmp;
+  __shared__ typename Scan::TempStorage scan_tmp;
   __shared__ unsigned long long s_chunk, s_next;
   __shared__ QuantParams<T> s_params;
+  __shared__ int32_t s_warp_last[kThreads / 32];  // chain_prev
   // Per round and warp: which of its 32 blocks have a code other than 0 (the sparse form's bitmap
   // word) and how many.
   constexpr uint32_t kWarps = kThreads / 32;
@@ -346,10 +366,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
         range_lo = min(range_lo, lo);
         range_hi = max(range_hi, hi);
       }
-      int32_t prev, agg;
-      ChainScan(scan_tmp.chain).ExclusiveScan(has ? tail : kNoQ, prev, carry, LastValid(), agg);
-      if (agg != kNoQ) carry = agg;
-      __syncthreads();
+      const int32_t prev = chain_prev(has ? tail : kNoQ, carry, s_warp_last);
       chain_fill(q, invalid, prev);
       const BlockDeltas bd = block_deltas(q, prev);
       BlockPlan bp{0, 0, 0, 0};
@@ -361,7 +378,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
         s_lanes[r * kWarps + threadIdx.x / 32] = lanes_bits;
       }
       uint32_t before, total;
-      Scan(scan_tmp.sizes).ExclusiveSum(bp.payload << kExcBits | bp.nexc, before, total);
+      Scan(scan_tmp).ExclusiveSum(bp.payload << kExcBits | bp.nexc, before, total);
       // The chunk's size is known now: publishing it before the blocks are written (rather than when
       // the look-back starts) lets later chunks' look-backs finish sooner (6% faster compression). The
       // scan's barriers have made every round's s_listed visible. The next chunk's id is taken here.
