@@ -125,7 +125,11 @@ class CpuCoder : public SlabCoder {
       const uint8_t* e = in_.get() + format::kHeaderBytes + format::kChunkEntryBytes * c;
       entries[c] = {detail::load_u64_le(e), detail::load_u32_le(e + 8), detail::load_u32_le(e + 12)};
     }
-    decode_chunks_cpu(in_.get(), h_, entries, slab.first_chunk, out_.get());
+    // The array's header, but the slab's version: a slab taken off the second stage is resealed at
+    // today's version, with that version's chunk checksums.
+    format::HeaderFields h = h_;
+    h.version = sh.version;
+    decode_chunks_cpu(in_.get(), h, entries, slab.first_chunk, out_.get());
     return out_.get();
   }
 
