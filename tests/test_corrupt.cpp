@@ -123,6 +123,18 @@ TEST(corrupt_bit_flips_payload) {
   }
 }
 
+// A ratio archive marked with a version no writer gives the codec (3 to 5: the fast codec's), sealed:
+// rejected on both backends, which would otherwise read its chunk checksums differently.
+TEST(corrupt_ratio_archive_at_a_fast_version) {
+  const auto a = sample_archive(hpcz::DType::f32, hpcz::Codec::ratio);
+  for (uint8_t v = 3; v <= uint8_t(hpcz::format::kVersion); ++v) {
+    auto b = a;
+    b[4] = v;
+    reseal_header(b);
+    expect_rejected(b, "ratio archive at version " + std::to_string(v));
+  }
+}
+
 TEST(corrupt_magic_and_version) {
   auto a = sample_archive();
   auto b = a;

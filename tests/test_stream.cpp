@@ -400,13 +400,14 @@ TEST(roundtrip_stream_sink_cuts_the_file) {
 // An abs bound's step takes its margin from a sample (quant::step_from_sample), and the range is taken
 // as the encoder reads: spikes a thousand times larger than any sampled value, at indices the sample
 // skips, still come back within the bound and widen the header's range; a NaN at a sampled index is
-// not a magnitude. The same archive from the CPU, the stream in slabs of one chunk, and the GPU.
+// not a magnitude, and a -0 there is 0. The same archive from the CPU, the stream in slabs of one chunk, and the GPU.
 TEST(roundtrip_abs_step_sample_misses_spikes) {
   const uint64_t n = uint64_t(1) << 20;  // sample stride 16
   std::vector<float> v(n);
   for (uint64_t i = 0; i < n; ++i) v[i] = float(std::sin(double(i) * 1e-3) * 3.0 + std::cos(double(i) * 0.37));
   for (uint64_t i = 7; i < n; i += 4112) v[i] = (i / 4112 % 2 ? -1.0f : 1.0f) * float(3000 + i % 1000);  // i % 16 == 7
   v[16 * 5] = std::numeric_limits<float>::quiet_NaN();
+  v[0] = -0.0f;  // sampled: counts as 0, not as the largest magnitude
   uint64_t sampled = 0;
   for (uint64_t k = 0; k < hpcz::quant::step_sample_count(n); ++k) {
     const uint64_t i = hpcz::quant::step_sample_index(k, n);

@@ -78,6 +78,10 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   const double step_t = info.dtype == DType::f32 ? double(float(info.step)) : info.step;
   if (!(info.step >= 0) || step_t != info.step || (info.eb_abs > 0 && info.step > 2 * info.eb_abs))
     corrupt("quantization step");
+  // Ratio and interp archives are written at versions 1 and 2 only (format::archive_version); one
+  // marked later would have its chunk checksums read differently by the CPU and GPU decoders.
+  if (h.codec != Codec::fast && info.version > format::archive_version(h.codec, true))
+    corrupt("version " + std::to_string(info.version) + " for the " + codec->name + " codec");
   if (h.codec_params != codec->codec_params) corrupt("codec parameters");
   if (const char* bad = codec->check_plan(h)) corrupt(bad);
   info.data_offset = data_offset(info.n_chunks);

@@ -66,9 +66,10 @@ HPCZ_HD uint64_t step_sample_count(uint64_t n) { return n < kStepSamples ? n : k
 HPCZ_HD uint64_t step_sample_index(uint64_t k, uint64_t n) {
   return n <= kStepSamples ? k : k * (n / kStepSamples) + k * (n % kStepSamples) / kStepSamples;
 }
-// |x| of a sampled value as an ordered key (the bits of a non-negative double), 0 outside the range set.
+// |x| of a sampled value as an ordered key (the bits of a non-negative double, the sign bit cleared so
+// that -0 counts as 0), 0 outside the range set.
 template <class T> HPCZ_HD uint64_t sample_key(T x, bool has_fill, T fill) {
-  return in_range_set(x, has_fill, fill) ? to_bits(double(x < T(0) ? -x : x)) : 0;
+  return in_range_set(x, has_fill, fill) ? to_bits(double(x)) & 0x7fffffffffffffffull : 0;
 }
 
 // From the range keys (key_min > key_max: no finite, non-fill value): the range-valid flag, the range,
