@@ -35,16 +35,22 @@ inline bool checksum_matches(uint32_t computed, uint32_t stored) {
 #endif
 }
 
-// Sum of terms over bytes [0, n) of p. Positions are relative to p.
-inline uint64_t checksum_sum(const uint8_t* p, uint64_t n) {
-  uint64_t s = 0, words = n / 4;
-  for (uint64_t i = 0; i < words; ++i) s += checksum_term(i, detail::load_u32_le(p + 4 * i));
+// The sum of term(i, w_i) over the little-endian words of bytes [0, n) of p, the last zero-padded
+// (both checksums' word walk). Positions are relative to p.
+template <class S, class Term> inline S sum_words(const uint8_t* p, uint64_t n, Term term) {
+  S s = 0;
+  const uint64_t words = n / 4;
+  for (uint64_t i = 0; i < words; ++i) s += term(i, detail::load_u32_le(p + 4 * i));
   if (n % 4) {
     uint8_t tail[4] = {0, 0, 0, 0};
     for (uint64_t k = 0; k < n % 4; ++k) tail[k] = p[4 * words + k];
-    s += checksum_term(words, detail::load_u32_le(tail));
+    s += term(words, detail::load_u32_le(tail));
   }
   return s;
+}
+
+inline uint64_t checksum_sum(const uint8_t* p, uint64_t n) {
+  return sum_words<uint64_t>(p, n, [](uint64_t i, uint32_t w) { return checksum_term(i, w); });
 }
 
 inline uint32_t checksum(const uint8_t* p, uint64_t n) { return checksum_fold(checksum_sum(p, n)); }
@@ -63,15 +69,7 @@ HPCZ_HD uint32_t mix32(uint32_t z) {
 HPCZ_HD uint32_t sum32_term(uint32_t word_index, uint32_t word) { return mix32(word + word_index * 0x9e3779b9u); }
 
 inline uint32_t checksum32(const uint8_t* p, uint64_t n) {
-  uint32_t s = 0;
-  const uint64_t words = n / 4;
-  for (uint64_t i = 0; i < words; ++i) s += sum32_term(uint32_t(i), detail::load_u32_le(p + 4 * i));
-  if (n % 4) {
-    uint8_t tail[4] = {0, 0, 0, 0};
-    for (uint64_t k = 0; k < n % 4; ++k) tail[k] = p[4 * words + k];
-    s += sum32_term(uint32_t(words), detail::load_u32_le(tail));
-  }
-  return s;
+  return sum_words<uint32_t>(p, n, [](uint64_t i, uint32_t w) { return sum32_term(uint32_t(i), w); });
 }
 
 }  // namespace hpcz::format

@@ -148,10 +148,9 @@ static __global__ void __launch_bounds__(kPassThreads) range_kernel(const T* in,
 
 // Header and table checksum, once every chunk is written. Both codecs' encoders sum the table's
 // checksum terms into st->table_sum as they write the entries (a one-block pass over the table here
-// cost 24 us, 3% of a 512 MiB fast compression).
-// One warp: the header is assembled in shared memory by one thread, its checksum's 35 terms summed a
-// lane each, and it is written out in words (one thread doing it all took 6 us, about 1% of a 512 MiB
-// compression).
+// cost 24 us, 3% of a 512 MiB fast compression). One warp: one thread assembles the header in shared
+// memory, the lanes sum its checksum's 35 terms and write it out in words (one thread doing it all
+// took 6 us, about 1% of a 512 MiB compression).
 static __global__ void seal_kernel(format::HeaderFields h, const CompressState* st, uint8_t* out,
                                    unsigned long long* d_size) {
   __shared__ __align__(16) uint8_t head[format::kHeaderBytes];

@@ -30,6 +30,11 @@ template <class T> HPCZ_HD T ulp_of(T m) {  // distance to the next representabl
   return from_bits<T>(to_bits(m) + 1) - m;
 }
 
+// max |x| of a range (0 without one): the magnitude a step's margin is taken from, unless sampled.
+HPCZ_HD double range_maxabs(bool range_valid, double mn, double mx) {
+  return range_valid ? (-mn > mx ? -mn : mx) : 0.0;
+}
+
 // The quantization step, chosen by the encoder and stored in the header.
 // The reconstruction T(q) * step rounds (twice, to within about ulp(|x|)), so a step of exactly 2*eb
 // would leave values near the middle between two levels with no q inside the bound: they would become
@@ -44,7 +49,7 @@ HPCZ_HD double choose_step(double eb, bool range_valid, double mn, double mx, do
   const T big = max_finite<T>();
   if (maxabs > double(big)) maxabs = double(big);
   if (eb == 0.0) {
-    const double m = range_valid ? (-mn > mx ? -mn : mx) : 0.0;
+    const double m = range_maxabs(range_valid, mn, mx);
     return range_valid && mn == mx && m > 0 ? m : 0.0;
   }
   double two = 2.0 * eb;  // may be +inf
@@ -57,7 +62,7 @@ HPCZ_HD double choose_step(double eb, bool range_valid, double mn, double mx, do
 
 // The margin from the range's max |x|.
 template <class T> HPCZ_HD double choose_step(double eb, bool range_valid, double mn, double mx) {
-  return choose_step<T>(eb, range_valid, mn, mx, range_valid ? (-mn > mx ? -mn : mx) : 0.0);
+  return choose_step<T>(eb, range_valid, mn, mx, range_maxabs(range_valid, mn, mx));
 }
 
 template <class T>
