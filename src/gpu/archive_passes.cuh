@@ -6,6 +6,7 @@
 
 #include "format/header.hpp"
 #include "gpu/decode_status.hpp"
+#include "gpu/dependent_launch.cuh"
 #include "quant/range.hpp"
 
 namespace hpcz::gpu {
@@ -55,6 +56,7 @@ __device__ __forceinline__ void reset_state(CompressState* st, RangeKeys keys) {
 }
 static __global__ void init_kernel(CompressState* st, RangeKeys keys, unsigned long long* desc,
                                    unsigned long long n_chunks) {
+  let_dependents_launch();  // the sample kernel loads its values meanwhile
   unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i == 0) reset_state(st, keys);
   for (; i < n_chunks; i += gridDim.x * blockDim.x) desc[i] = 0;
@@ -66,7 +68,7 @@ __device__ __forceinline__ void settle_state(format::HeaderFields& h, const Comp
   quant::settle_range(h, st->key_min, st->key_max);
 }
 
-// The step's sample (quant::step_from_sample): a thread a sampled value, a warp's largest key to
+// The step's sample (quant::step_from_sample): a thread a sampled value, a block's largest key to
 // st->sample_key. Launched with step_samples_grid blocks of kPassThreads where the range is not given.
 inline unsigned step_samples_grid(uint64_t n) {
   return unsigned((quant::step_sample_count(n) + kPassThreads - 1) / kPassThreads);
@@ -74,13 +76,22 @@ inline unsigned step_samples_grid(uint64_t n) {
 template <class T>
 static __global__ void __launch_bounds__(kPassThreads) sample_kernel(const T* in, unsigned long long n, int has_fill, T fill,
                                                           CompressState* st) {
+  let_dependents_launch();
   const unsigned long long k = blockIdx.x * (unsigned long long)kPassThreads + threadIdx.x;
   unsigned long long key = k < quant::step_sample_count(n) ? quant::sample_key(in[quant::step_sample_index(k, n)], has_fill != 0, fill) : 0;
   for (int d = 16; d; d >>= 1) {
     const unsigned long long o = __shfl_xor_sync(~0u, key, d);
     key = o > key ? o : key;
   }
-  if (threadIdx.x % 32 == 0 && key) atomicMax(&st->sample_key, key);
+  // One atomic a block, not a warp: 2,048 atomics on one word took longer than the loads.
+  __shared__ unsigned long long s_key[kPassThreads / 32];
+  if (threadIdx.x % 32 == 0) s_key[threadIdx.x / 32] = key;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kPassThreads / 32; ++w) key = s_key[w] > key ? s_key[w] : key;
+  }
+  wait_for_prior_grid();  // st reset by init_kernel
+  if (threadIdx.x == 0 && key) atomicMax(&st->sample_key, key);
 }
 
 struct MinOp {
@@ -154,6 +165,7 @@ static __global__ void __launch_bounds__(kPassThreads) range_kernel(const T* in,
 static __global__ void seal_kernel(format::HeaderFields h, const CompressState* st, uint8_t* out,
                                    unsigned long long* d_size) {
   __shared__ __align__(16) uint8_t head[format::kHeaderBytes];
+  wait_for_prior_grid();  // the encoder's state and table
   if (threadIdx.x == 0) {
     settle_state(h, st);
     h.archive_size = st->total_size;

@@ -32,9 +32,9 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
     // step from a sample, and the encoder takes the range as it codes: one read of the input.
     const bool fold = !slab.range_given && quant::step_from_sample(h.mode, h.bound);
     if (fold) {
-      gpu::sample_kernel<T><<<gpu::step_samples_grid(h.n_values), gpu::kPassThreads, 0, s>>>(d_in, h.n_values, has_fill,
-                                                                                           T(h.fill), st);
-      check(cudaGetLastError(), "sample kernel");
+      check(gpu::launch_dependent(gpu::sample_kernel<T>, gpu::step_samples_grid(h.n_values), gpu::kPassThreads, 0, s, d_in,
+                                  h.n_values, int(has_fill), T(h.fill), st),
+            "sample kernel");
     } else if (!slab.range_given) {
       unsigned grid = (unsigned)std::max<uint64_t>(1, std::min<uint64_t>((h.n_values / 4 + kThreads - 1) / kThreads, uint64_t(sms) * 16));
       gpu::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
@@ -50,11 +50,13 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem), "occupancy");
       grid = std::min<uint64_t>(nc, uint64_t(sms) * uint64_t(std::max(per_sm, 1)));
     }
-    k<<<(unsigned)grid, kThreads, smem, s>>>(d_in, h.n_values, h, st, desc, d_out);
-    check(cudaGetLastError(), "encode kernel");
+    // Each kernel after init is launched dependent on the one before (gpu/dependent_launch.cuh): its
+    // launch overlaps that kernel's tail.
+    check(gpu::launch_dependent(k, (unsigned)grid, kThreads, smem, s, d_in, (unsigned long long)h.n_values, h, st, desc, d_out),
+          "encode kernel");
   }
-  gpu::seal_kernel<<<1, 32, 0, s>>>(h, st, d_out, reinterpret_cast<unsigned long long*>(d_size));
-  check(cudaGetLastError(), "seal kernel");
+  check(gpu::launch_dependent(gpu::seal_kernel, 1, 32, 0, s, h, st, d_out, reinterpret_cast<unsigned long long*>(d_size)),
+        "seal kernel");
 }
 
 // The fast mode's decoding workspace: the chunk table's checksum sum (8 bytes, summed by the first
