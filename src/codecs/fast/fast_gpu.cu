@@ -66,11 +66,16 @@ size_t fast_decode_workspace(uint64_t n_chunks) { return (8 + 4 * (n_chunks + 1)
 template <class T>
 void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d_out, uint32_t* d_status, void* d_ws,
                          cudaStream_t s) {
-  check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
-  if (h.n_chunks == 0) return;
+  if (h.n_chunks == 0) {
+    check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
+    return;
+  }
   auto* table_sum = static_cast<unsigned long long*>(d_ws);
   auto* d_large = reinterpret_cast<uint32_t*>(table_sum + 1);
-  check(cudaMemsetAsync(d_ws, 0, 12, s), "workspace reset");  // the table sum and the list's count
+  // The status, the table sum and the list's count zeroed; each kernel after it is launched dependent on
+  // the one before (gpu/dependent_launch.cuh).
+  cuda::decode_reset_kernel<<<1, 32, 0, s>>>(d_status, static_cast<uint32_t*>(d_ws));
+  check(cudaGetLastError(), "decode reset kernel");
   // The chunk table's checksum is summed by the first pass (each block adds its own entry) and checked
   // by the second: a separate one-block kernel over the table cost about 2% of the decoding time.
   const auto p = quant::encoder_params<T>(h);
@@ -82,16 +87,18 @@ void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d
   auto k1 = sum32 ? cuda::decode_kernel<T, true, sizeof(T) == 4 ? 6 : 1> : cuda::decode_kernel<T, false, sizeof(T) == 4 ? 6 : 1>;
   constexpr uint32_t smem1 = cuda::kSmallStage;
   check(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, smem1), "smem attribute");
-  k1<<<(unsigned)h.n_chunks, kThreads, smem1, s>>>(d_a, h.archive_size, h.n_values, p, d_out, d_status, d_large,
-                                                      table_sum);
-  check(cudaGetLastError(), "decode kernel");
+  check(gpu::launch_dependent(k1, (unsigned)h.n_chunks, kThreads, smem1, s, d_a, (unsigned long long)h.archive_size,
+                              (unsigned long long)h.n_values, p, d_out, d_status, d_large, table_sum),
+        "decode kernel");
   auto k2 = sum32 ? cuda::decode_large_kernel<T, true> : cuda::decode_large_kernel<T, false>;
   constexpr uint32_t smem2 = cuda::decode_stage_bytes<T>();
   check(cudaFuncSetAttribute(k2, cudaFuncAttributeMaxDynamicSharedMemorySize, smem2), "smem attribute");
   const unsigned grid2 = (unsigned)std::min<uint64_t>(h.n_chunks, uint64_t(gpu::sm_count()) * 3);
-  k2<<<grid2, kThreads, smem2, s>>>(d_a, h.archive_size, h.n_values, h.n_chunks, p, d_out, d_status, d_large,
-                                    table_sum, h.table_checksum);
-  check(cudaGetLastError(), "decode kernel (large chunks)");
+  check(gpu::launch_dependent(k2, grid2, kThreads, smem2, s, d_a, (unsigned long long)h.archive_size,
+                              (unsigned long long)h.n_values, (unsigned long long)h.n_chunks, p, d_out, d_status,
+                              static_cast<const uint32_t*>(d_large), static_cast<const unsigned long long*>(table_sum),
+                              uint32_t(h.table_checksum)),
+        "decode kernel (large chunks)");
 }
 
 // Chunks do not depend on where they sit in the array: a slab is coded as an array of its values.

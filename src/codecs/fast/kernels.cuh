@@ -702,6 +702,13 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
   }
 }
 
+// The decoder's status word, and its workspace's table sum and list count (the first 12 bytes), zeroed:
+// one small kernel rather than two memset operations, so that decode_kernel can launch dependent on it.
+static __global__ void decode_reset_kernel(uint32_t* status, uint32_t* ws) {
+  let_dependents_launch();
+  if (threadIdx.x < 3) ws[threadIdx.x] = 0;
+  if (threadIdx.x == 3) *status = 0;
+}
 
 // First pass: one block per chunk, a small stage; large chunks are listed for the second pass.
 template <class T, bool kSum32, int kMinBlocks = 1>
@@ -710,6 +717,8 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) decode_kernel(con
                                                           uint32_t* status, uint32_t* large,
                                                           unsigned long long* table_sum) {
   extern __shared__ __align__(16) uint8_t stage[];
+  wait_for_prior_grid();  // launched dependent on decode_reset_kernel
+  let_dependents_launch();
   if (threadIdx.x == 0) {  // this chunk's table entry (4 words) into the table's checksum sum
     const uint8_t* e = a + format::kHeaderBytes + 16ull * blockIdx.x;
     atomicAdd(table_sum, format::chunk_entry_terms(blockIdx.x, load_u64_le(e), load_u32_le(e + 8), load_u32_le(e + 12)));
@@ -727,6 +736,7 @@ static __global__ void __launch_bounds__(kThreads) decode_large_kernel(const uin
                                                                 const unsigned long long* table_sum,
                                                                 uint32_t table_checksum) {
   extern __shared__ __align__(16) uint8_t stage[];
+  wait_for_prior_grid();  // launched dependent on decode_kernel: its list and table sum
   if (blockIdx.x == 0 && threadIdx.x == 0 && format::checksum_fold(*table_sum) != table_checksum)
     atomicOr(status, kBadTable);
   const uint32_t count = *(volatile const uint32_t*)large;
