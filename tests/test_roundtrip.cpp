@@ -86,8 +86,9 @@ static void gpu_matches_cpu(hpcz::Codec codec) {
 // An f32 array of more chunks than the GPU's persistent fast encoder runs blocks (a few hundred on
 // current GPUs), so that each block codes chunk after chunk, ending in a partial chunk and block: the
 // same archive as the CPU's, and the same decode (whose paired stores fall back on the last warp).
-// Every fifth chunk is noise in the field's range, so that at abs 1e-4 chunks larger than half a raw
-// chunk come between smaller ones (the look-back summing sizes of both kinds).
+// Every fifth chunk is noise of 2^20 steps of abs 1e-4 (about 20 bits a value, whatever the field),
+// so that at that bound chunks larger than half a raw chunk come between the field's (the look-back
+// summing sizes of both kinds, where the field's chunks are smaller).
 TEST(roundtrip_fast_gpu_many_chunks_matches_cpu) {
   if (!hpcz::gpu_available()) {
     std::fprintf(stderr, "  no GPU: skipped\n");
@@ -101,13 +102,13 @@ TEST(roundtrip_fast_gpu_many_chunks_matches_cpu) {
   const uint64_t n = 1024ull * hpcz::fast::chunk_values<float>() + 12345;  // 1,025 chunks, the last partial
   std::vector<float> data(n);
   const float* in = reinterpret_cast<const float*>(src->bytes.data());
-  float lo = in[0], hi = in[0];
-  for (uint64_t i = 0; i < src->n(); ++i) lo = std::min(lo, in[i]), hi = std::max(hi, in[i]);
+  const auto is_noise = [](uint64_t chunk) { return chunk % 5 == 2; };
+  const float noise_amplitude = float(0x1p20 * 1e-4);
   uint32_t rng = 12345;
   for (uint64_t i = 0; i < n; ++i) {
-    if (i / hpcz::fast::chunk_values<float>() % 5 == 2) {
+    if (is_noise(i / hpcz::fast::chunk_values<float>())) {
       rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
-      data[i] = lo + (hi - lo) * float(rng >> 8) * 0x1p-24f;
+      data[i] = noise_amplitude * (float(rng >> 8) * 0x1p-23f - 1.0f);
     } else {
       data[i] = in[i % src->n()];
     }
@@ -131,10 +132,16 @@ TEST(roundtrip_fast_gpu_many_chunks_matches_cpu) {
                                    reinterpret_cast<const uint8_t*>(data.data() + n));
     Check c = strict_check(raw, bg, hpcz::DType::f32, info.eb_abs);
     CHECK_MSG(c.violations == 0, b.label << ": " << c.violations << " values outside the bound");
-    uint64_t large = 0;
-    for (const hpcz::ChunkEntry& e : hpcz::inspect(ac.data(), ac.size()).chunks) large += e.size > hpcz::fast::kChunkBytes / 2;
+    uint64_t large = 0, large_noise = 0, noise = 0;
+    const auto chunks = hpcz::inspect(ac.data(), ac.size()).chunks;
+    for (uint64_t k = 0; k < chunks.size(); ++k) {
+      const bool big = chunks[k].size > hpcz::fast::kChunkBytes / 2;
+      large += big;
+      noise += is_noise(k);
+      large_noise += big && is_noise(k);
+    }
     if (b.mode == hpcz::BoundMode::abs && b.v == 1e-4)
-      CHECK_MSG(large > 0 && large < info.n_chunks / 2, b.label << ": " << large << " chunks above half a raw chunk");
+      CHECK_MSG(large_noise == noise, b.label << ": " << large_noise << " of " << noise << " noise chunks above half a raw chunk");
     std::fprintf(stderr, "  %-9s CR %.3f, %zu bytes the same on both backends, %llu of %llu chunks above half a raw one\n",
                  b.label, double(raw.size()) / double(ac.size()), ac.size(), (unsigned long long)large,
                  (unsigned long long)info.n_chunks);

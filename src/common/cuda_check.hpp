@@ -8,6 +8,8 @@
 
 namespace hpcz {
 inline void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) fail(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(e));
+  if (e == cudaSuccess) return;
+  cudaGetLastError();  // a failed call leaves its (non-sticky) error behind: not the next call's to report
+  fail(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(e));
 }
 }  // namespace hpcz

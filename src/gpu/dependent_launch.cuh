@@ -1,16 +1,30 @@
-// Programmatic dependent launch (sm_90): a kernel launched with launch_dependent may be scheduled while
-// the kernel before it on the stream is still running, so that its launch and prologue overlap that
-// kernel's tail instead of following it. Such a kernel calls wait_for_prior_grid() before it reads or
-// writes anything the earlier kernels touch (it returns once they have finished and their writes are
-// visible); a kernel calls let_dependents_launch() once the kernel after it may be scheduled. Both are
-// no-ops in a kernel launched the ordinary way.
+// Programmatic dependent launch (sm_90): a kernel launched with launch_dependent may be scheduled once
+// every block of the kernel before it on the stream has called let_dependents_launch() (or exited), so
+// that its launch and prologue overlap that kernel's tail. The rules a chain of such kernels keeps:
+//  - its first kernel is an ordinary launch, so it starts after all earlier work on the stream;
+//  - a dependent kernel calls wait_for_prior_grid() before it touches anything the kernels before it
+//    write (it returns once the kernel just before has finished and its writes are visible), and before
+//    it exits: so each kernel's end implies its predecessor's, and work after the chain sees it all;
+//  - before that wait it reads only what no kernel of the chain writes (the caller's input).
+// In a kernel launched the ordinary way the wait returns at once.
 #pragma once
 #include <cuda_runtime.h>
 
+#include <utility>
+
 namespace hpcz::gpu {
 
-__device__ __forceinline__ void wait_for_prior_grid() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-__device__ __forceinline__ void let_dependents_launch() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+// griddepcontrol is sm_90 PTX; on older targets kernels run one after another anyway.
+__device__ __forceinline__ void wait_for_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void let_dependents_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 
 template <class... Params, class... Args>
 cudaError_t launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,

@@ -50,8 +50,9 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem), "occupancy");
       grid = std::min<uint64_t>(nc, uint64_t(sms) * uint64_t(std::max(per_sm, 1)));
     }
-    // Each kernel after init is launched dependent on the one before (gpu/dependent_launch.cuh): its
-    // launch overlaps that kernel's tail.
+    // The sample pass, the encoder and the seal kernel are launched dependent on the kernel before
+    // them (gpu/dependent_launch.cuh): each launch overlaps that kernel's tail. (The range pass is an
+    // ordinary launch.)
     check(gpu::launch_dependent(k, (unsigned)grid, kThreads, smem, s, d_in, (unsigned long long)h.n_values, h, st, desc, d_out),
           "encode kernel");
   }

@@ -290,8 +290,8 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   // current chunk, since a block holding a taken but unstarted id is placing a smaller one.
   // f64 keeps one chunk a block: held across chunks its registers spill (3-6% slower).
   constexpr bool kPersistent = sizeof(T) == 4;
-  // Launched dependent on the sample or range pass (gpu/dependent_launch.cuh): the seal kernel may be
-  // scheduled as soon as every block runs.
+  // Launched dependent on the kernel before it (the sample pass, the range pass or init:
+  // gpu/dependent_launch.cuh); the seal kernel may be scheduled as soon as every block runs.
   wait_for_prior_grid();
   let_dependents_launch();
   if (threadIdx.x == 0) s_chunk = atomicAdd(&st->chunk_counter, 1u);
