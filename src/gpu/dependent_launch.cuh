@@ -26,6 +26,7 @@ __device__ __forceinline__ void let_dependents_launch() {
 #endif
 }
 
+// The arguments convert to the kernel's parameter types (cudaLaunchKernelEx's template does it).
 template <class... Params, class... Args>
 cudaError_t launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
                              Args&&... args) {

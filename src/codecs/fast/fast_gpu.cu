@@ -53,8 +53,7 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
     // The sample pass, the encoder and the seal kernel are launched dependent on the kernel before
     // them (gpu/dependent_launch.cuh): each launch overlaps that kernel's tail. (The range pass is an
     // ordinary launch.)
-    check(gpu::launch_dependent(k, (unsigned)grid, kThreads, smem, s, d_in, (unsigned long long)h.n_values, h, st, desc, d_out),
-          "encode kernel");
+    check(gpu::launch_dependent(k, unsigned(grid), kThreads, smem, s, d_in, h.n_values, h, st, desc, d_out), "encode kernel");
   }
   check(gpu::launch_dependent(gpu::seal_kernel, 1, 32, 0, s, h, st, d_out, reinterpret_cast<unsigned long long*>(d_size)),
         "seal kernel");
@@ -88,17 +87,15 @@ void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d
   auto k1 = sum32 ? cuda::decode_kernel<T, true, sizeof(T) == 4 ? 6 : 1> : cuda::decode_kernel<T, false, sizeof(T) == 4 ? 6 : 1>;
   constexpr uint32_t smem1 = cuda::kSmallStage;
   check(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, smem1), "smem attribute");
-  check(gpu::launch_dependent(k1, (unsigned)h.n_chunks, kThreads, smem1, s, d_a, (unsigned long long)h.archive_size,
-                              (unsigned long long)h.n_values, p, d_out, d_status, d_large, table_sum),
+  check(gpu::launch_dependent(k1, unsigned(h.n_chunks), kThreads, smem1, s, d_a, h.archive_size, h.n_values, p, d_out,
+                              d_status, d_large, table_sum),
         "decode kernel");
   auto k2 = sum32 ? cuda::decode_large_kernel<T, true> : cuda::decode_large_kernel<T, false>;
   constexpr uint32_t smem2 = cuda::decode_stage_bytes<T>();
   check(cudaFuncSetAttribute(k2, cudaFuncAttributeMaxDynamicSharedMemorySize, smem2), "smem attribute");
   const unsigned grid2 = (unsigned)std::min<uint64_t>(h.n_chunks, uint64_t(gpu::sm_count()) * 3);
-  check(gpu::launch_dependent(k2, grid2, kThreads, smem2, s, d_a, (unsigned long long)h.archive_size,
-                              (unsigned long long)h.n_values, (unsigned long long)h.n_chunks, p, d_out, d_status,
-                              static_cast<const uint32_t*>(d_large), static_cast<const unsigned long long*>(table_sum),
-                              uint32_t(h.table_checksum)),
+  check(gpu::launch_dependent(k2, grid2, kThreads, smem2, s, d_a, h.archive_size, h.n_values, h.n_chunks, p, d_out,
+                              d_status, d_large, table_sum, h.table_checksum),
         "decode kernel (large chunks)");
 }
 
