@@ -166,11 +166,14 @@ struct ChainOp {
 // the lane blocks' descriptors in lanes_desc):
 // learn its offset by the look-back over earlier chunks (warp 0, while the other warps sum its
 // checksum), write its table entry, and copy it to the archive. Every thread of the block calls this.
-template <class T>
+// A persistent block (next != nullptr) takes its next chunk id once the look-back is done, into *next;
+// after_offset() runs on every thread once that id and the offset are known, before the copy-out.
+template <class T, class AfterOffset>
 __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t start, uint32_t body_end, uint32_t nexc,
                                             const uint8_t* lanes_desc, uint32_t nlanes, unsigned long long c,
                                             const format::HeaderFields& h, CompressState* st,
-                                            unsigned long long* desc, uint8_t* __restrict__ out) {
+                                            unsigned long long* desc, uint8_t* __restrict__ out,
+                                            unsigned long long* next, AfterOffset&& after_offset) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kTop = kNB + kCV * sizeof(T);
   using Sum = cub::BlockReduce<uint32_t, kThreads>;
   __shared__ typename Sum::TempStorage sum_tmp;
@@ -193,24 +196,34 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t start
 
   // The size was published as soon as it was known; warp 0 learns the offset while the others checksum.
   // (Looking back before warp 0 writes its last round's blocks measured slower: docs/EXPERIMENTS.md.)
+  // The next id is taken only now: taken earlier, the time from an id to its chunk's size included
+  // this look-back's wait, and chunks published after later ones, whose look-backs then waited in turn.
+  unsigned int taken = 0;
   if (threadIdx.x < 32) {
     unsigned long long excl = PackedTileState{desc}.exclusive_prefix(c, size);
-    if (threadIdx.x == 0) s_base = format::data_offset(h.n_chunks) + excl;
+    if (threadIdx.x == 0) {
+      s_base = format::data_offset(h.n_chunks) + excl;
+      if (next) taken = atomicAdd(&st->chunk_counter, 1u);  // stored after the checksum (its latency hidden)
+    }
   }
   // A chunk that starts on a stage word (always but the sparse form): its body words are stage words,
   // no funnel shift.
   // The chunk's HPCZ-SUM32 (archive version 5).
+  // The body words in a loop of their own, unrolled (one loop with a branch a word to word_at cost 18
+  // instructions a word, 9% of the kernel's: ncu, era5), then the rest through word_at.
   uint32_t sum = 0;
   const uint32_t body_words = body / 4, n_words = (size + 3) / 4;
+  uint32_t i = threadIdx.x;
   if (start % 4 == 0) {
     const uint32_t* chunk32 = stage32 + start / 4;
-    for (uint32_t i = threadIdx.x; i < n_words; i += kThreads)
-      sum += format::sum32_term(i, i < body_words ? chunk32[i] : word_at(4 * i));
-  } else {
-    for (uint32_t i = threadIdx.x; i < n_words; i += kThreads) sum += format::sum32_term(i, word_at(4 * i));
+#pragma unroll 4
+    for (; i < body_words; i += kThreads) sum += format::sum32_term(i, chunk32[i]);
   }
+  for (; i < n_words; i += kThreads) sum += format::sum32_term(i, word_at(4 * i));
+  if (next && threadIdx.x == 0) *next = taken;
   sum = Sum(sum_tmp).Sum(sum);
   __syncthreads();
+  after_offset();
   const unsigned long long base = s_base;
   if (threadIdx.x == 0) {
     const uint32_t chunk_sum = sum;
@@ -282,12 +295,12 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   __shared__ uint8_t s_lanes_desc[kLanesDescBytes * kNB];
 
   // f32 is persistent: each block of threads codes chunk after chunk, taking ids in order from the
-  // counter. The next chunk's id is taken during the current chunk's last round and its first round's
-  // input is loaded while the current one is placed (look-back, checksum, copy-out), so that no chunk
-  // but a block's first starts on a DRAM wait, and the range is settled once per block. (ncu: the
-  // first round's loads and the range keys' were 15% of the stall samples with one chunk a block.)
+  // counter. The next chunk's id is taken once the current chunk's look-back is done and its first
+  // round's input is loaded during the copy-out, so that no chunk but a block's first starts on a DRAM
+  // wait, and the range is settled once per block. (ncu: the first round's loads and the range keys'
+  // were 15% of the stall samples with one chunk a block.)
   // Waiting on an earlier chunk cannot deadlock: the smallest unfinished id is always some block's
-  // current chunk, since a block holding a taken but unstarted id is placing a smaller one.
+  // current chunk, since a block holding a taken but unstarted id has looked back for a smaller one.
   // f64 keeps one chunk a block: held across chunks its registers spill (3-6% slower).
   constexpr bool kPersistent = sizeof(T) == 4;
   // Launched dependent on the kernel before it (the sample pass, the range pass or init:
@@ -385,7 +398,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
       Scan(scan_tmp).ExclusiveSum(bp.payload << kExcBits | bp.nexc, before, total);
       // The chunk's size is known now: publishing it before the blocks are written (rather than when
       // the look-back starts) lets later chunks' look-backs finish sooner (6% faster compression). The
-      // scan's barriers have made every round's s_listed visible. The next chunk's id is taken here.
+      // scan's barriers have made every round's s_listed visible.
       if (r + 1 == kRounds && threadIdx.x < 32) {
         const uint32_t lane = threadIdx.x;
         const uint32_t listed = __reduce_add_sync(~0u, lane < kRounds * kWarps ? uint32_t(__popc(s_listed[lane])) : 0u);
@@ -397,7 +410,6 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
               c, head + all_pay + all_exc * uint32_t(sizeof(T)) + kLanesDescBytes * nlanes);
           s_listed_total = listed;
           s_lanes_total = nlanes;
-          if (kPersistent) s_next = atomicAdd(&st->chunk_counter, 1u);
         }
       }
       if (b < nb) {
@@ -419,7 +431,6 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     // The sparse form where it is smaller (chunk_codes): its head written just below the payloads, from
     // the codes in stage[0, nb) (read into registers first: the head overlaps them).
     const uint32_t listed = s_listed_total;  // written before the last round's barrier
-    const unsigned long long next = kPersistent ? s_next : h.n_chunks;  // likewise
     uint32_t start = 0;
     if (sparse_is_smaller(nb, listed)) {
       const uint32_t head = sparse_head_bytes(nb, listed), bm = sparse_bitmap_bytes(nb), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -441,8 +452,12 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
       }
       __syncthreads();
     }
-    if (next < h.n_chunks) start_chunk(next);  // its loads in flight while this chunk is placed
-    place_chunk<T>(stage, start, nb + pay, nexc, s_lanes_desc, s_lanes_total, c, h, st, desc, out);
+    unsigned long long next = h.n_chunks;
+    place_chunk<T>(stage, start, nb + pay, nexc, s_lanes_desc, s_lanes_total, c, h, st, desc, out,
+                   kPersistent ? &s_next : nullptr, [&] {
+                     if (kPersistent) next = s_next;
+                     if (next < h.n_chunks) start_chunk(next);  // its loads in flight during the copy-out
+                   });
     if (next >= h.n_chunks) {
       if (kFoldRange) publish_range<T>(range_lo, range_hi, st);
       return;
