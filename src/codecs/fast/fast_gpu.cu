@@ -26,7 +26,7 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
   check(cudaGetLastError(), "init kernel");
   const bool has_fill = h.flags & format::kFlagFill;
   if (nc) {
-    constexpr uint32_t smem = cuda::stage_bytes<T>();
+    constexpr uint32_t smem = cuda::encode_smem_bytes<T>();
     const int sms = gpu::sm_count();
     // A rel bound (and abs 0) needs the range before coding: a pass of its own. An abs bound takes its
     // step from a sample, and the encoder takes the range as it codes: one read of the input.

@@ -1,10 +1,11 @@
 // Fast-mode CUDA kernels: a thread block codes a 64 KiB chunk at a time. (Kernels that are not templates
 // are static: this header is included by more than one translation unit.)
 //
-// Compression: each thread quantizes and plans whole 32-value blocks (8 x 16-byte loads), a block-wide
-// scan places their payloads and gives the chunk's size, published at once for a decoupled look-back
-// across chunks (chunk ids taken in order from an atomic counter, so every chunk we wait on is taken
-// by a running block; f32 blocks are persistent and take chunk after chunk). The chunk is assembled in
+// Compression: each thread quantizes and plans whole 32-value blocks (f32: its row of a round buffer
+// that cp.async filled a round ahead; f64: 8 x 16-byte loads), a block-wide scan places their payloads
+// and gives the chunk's size, published at once for a decoupled look-back across chunks (chunk ids
+// taken in order from an atomic counter, so every chunk we wait on is taken by a running block; f32
+// blocks are persistent and take chunk after chunk). The chunk is assembled in
 // shared memory (payload growing up from the codes, exception values growing down from the top), the
 // look-back gives its offset in the archive, and it is written out with coalesced word stores, its
 // checksum summed on the way. One pass over the input, one write of the output: no second kernel, no
@@ -19,6 +20,7 @@
 #include "codecs/fast/chunk.hpp"
 #include "format/header.hpp"
 #include "gpu/archive_passes.cuh"
+#include "gpu/async_copy.cuh"
 #include "gpu/lookback.cuh"
 #include "quant/range.hpp"
 
@@ -28,13 +30,25 @@ using namespace gpu;  // the archive passes, the look-back, DecodeStatus
 
 constexpr int kThreads = 256;
 // Blocks per SM the encoder is compiled for (a template argument: the register budget is 65536 /
-// (256 x blocks), 128 at 2 and 80 at 3; shared memory allows at most 3 66-KiB stages). Two: at 3 the
-// registers spill, and the kernel is short of issue, not of warps (3 measured slower: docs/EXPERIMENTS.md).
+// (256 x blocks), 128 at 2 and 80 at 3; shared memory fits 2 f32 blocks, a 66 KiB stage and a 32 KiB
+// round buffer each, and 3 f64 ones). Two: at 3 the registers spill, and the kernel is short of issue,
+// not of warps (3 measured slower: docs/EXPERIMENTS.md).
 template <class T> constexpr int encode_min_blocks() { return 2; }
 
 template <class T> constexpr uint32_t stage_bytes() {
   // codes + the worst-case payload/exception region + slack for funnel-shift reads past the end
   return chunk_values<T>() / kB + chunk_values<T>() * sizeof(T) + 48;
+}
+
+// f32 (persistent) reads a round's input through shared memory: copied there by cp.async (coalesced,
+// no registers held: the next round's copy is in flight while this one is coded), each thread then
+// reading its block's row. f64 (one round a chunk, a chunk a block) loads into registers.
+template <class T> constexpr bool staged_rounds() { return sizeof(T) == 4; }
+constexpr uint32_t kRowBytes = kB * 4;  // a block's row: 32 f32 values
+template <class T> constexpr uint32_t round_buffer_offset() { return (stage_bytes<T>() + 15) / 16 * 16; }
+// The encoder's dynamic shared memory: the stage, then the round buffer (staged rounds only).
+template <class T> constexpr uint32_t encode_smem_bytes() {
+  return round_buffer_offset<T>() + (staged_rounds<T>() ? kThreads * kRowBytes : 0);
 }
 
 __device__ __forceinline__ uint32_t funnel_word(const uint32_t* w, uint32_t byte_pos) {
@@ -43,6 +57,31 @@ __device__ __forceinline__ uint32_t funnel_word(const uint32_t* w, uint32_t byte
 }
 
 // ---- kernels ------------------------------------------------------------------------------------
+// Values [first, first + count) of the input (f32, 16-byte aligned) into buf by cp.async, a row of 32
+// values a block: 16-byte pieces, consecutive threads taking consecutive pieces (whole lines a warp),
+// piece j of row b at slot j ^ (b % 8) of the row, so that 8 threads reading the same piece of 8
+// consecutive rows with 16-byte loads meet no bank conflict. Past count: zeros (load_block's too).
+__device__ __forceinline__ void copy_round_async(const float* in, unsigned long long first, uint32_t count, uint8_t* buf) {
+  constexpr uint32_t kPieces = kThreads * kRowBytes / 16, kRowPieces = kRowBytes / 16;
+  const uint32_t bytes = count * 4;
+#pragma unroll
+  for (uint32_t k = 0; k < kPieces / kThreads; ++k) {
+    const uint32_t p = k * kThreads + threadIdx.x, row = p / kRowPieces, j = p % kRowPieces;
+    const uint32_t n = bytes > 16 * p ? min(16u, bytes - 16 * p) : 0u;
+    const void* src = n ? static_cast<const void*>(reinterpret_cast<const uint8_t*>(in + first) + 16 * p) : in;
+    copy_async16_zfill(buf + row * kRowBytes + 16 * (j ^ (row % 8)), src, n);
+  }
+}
+// This thread's row of the round buffer (see copy_round_async).
+__device__ __forceinline__ void read_row(const uint8_t* buf, float* v) {
+  const uint8_t* row = buf + threadIdx.x * kRowBytes;
+#pragma unroll
+  for (uint32_t k = 0; k < kRowBytes / 16; ++k) {
+    const float4 f = *reinterpret_cast<const float4*>(row + 16 * (k ^ (threadIdx.x % 8)));
+    v[4 * k] = f.x; v[4 * k + 1] = f.y; v[4 * k + 2] = f.z; v[4 * k + 3] = f.w;
+  }
+}
+
 template <class T>
 __device__ __forceinline__ void load_block(const T* in, unsigned long long first, unsigned long long n, T* v, int& count) {
   if (first + kB <= n) {
@@ -303,6 +342,10 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   // current chunk, since a block holding a taken but unstarted id has looked back for a smaller one.
   // f64 keeps one chunk a block: held across chunks its registers spill (3-6% slower).
   constexpr bool kPersistent = sizeof(T) == 4;
+  constexpr bool kStaged = staged_rounds<T>();
+  static_assert(!kStaged || kPersistent, "the round buffer's copies are waited for where a persistent block's are");
+  constexpr uint32_t kRoundValues = kThreads * kB;
+  uint8_t* round_buf = stage + round_buffer_offset<T>();
   // Launched dependent on the kernel before it (the sample pass, the range pass or init:
   // gpu/dependent_launch.cuh); the seal kernel may be scheduled as soon as every block runs.
   wait_for_prior_grid();
@@ -311,20 +354,20 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   __syncthreads();
   unsigned long long c = s_chunk;
   if (c >= h.n_chunks) return;
-  // Asks L2 for a chunk's later rounds, one 128-byte line per thread, so that their loads find it
-  // there, and loads its first round into v.
+  // Starts a chunk's first round: its copy into the round buffer, or its loads into v. (An L2 prefetch
+  // of the later rounds, which helped the loads into registers, cost 2% with the round buffer, whose
+  // next copy goes out a round ahead.)
   T v[kB];
   int cnt = 0;
   auto start_chunk = [&](unsigned long long chunk) {
     const unsigned long long first = chunk * kCV;
     const uint32_t values = uint32_t(min((unsigned long long)kCV, n - first));
-    const uint8_t* chunk_in = reinterpret_cast<const uint8_t*>(in + first);
-    if (kRounds > 1) {
-      for (uint32_t off = kThreads * kB * sizeof(T) + 128u * threadIdx.x; off < values * sizeof(T); off += 128u * kThreads)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(chunk_in + off));
+    if constexpr (kStaged) {
+      copy_round_async(in, first, min(values, kRoundValues), round_buf);
+    } else {
+      cnt = 0;
+      if (threadIdx.x * kB < values) load_block(in, first + threadIdx.x * kB, first + values, v, cnt);
     }
-    cnt = 0;
-    if (threadIdx.x * kB < values) load_block(in, first + threadIdx.x * kB, first + values, v, cnt);
   };
   start_chunk(c);
   // The first round's loads go out before settle_range's double-precision chain, so that the two
@@ -339,6 +382,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     params = encoder_params<T>(settled);
     if (kPersistent) s_params = params;
   }
+  if (kStaged) copy_async_wait_all();
   if (kPersistent) __syncthreads();
   using K = typename detail::Bits<T>::type;
   K range_lo = ~K(0), range_hi = 0;  // this thread's range keys so far (kFoldRange)
@@ -352,7 +396,10 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
     int32_t carry = 0;           // q that ended the previous round
     for (uint32_t r = 0; r < kRounds; ++r) {
       const uint32_t b = r * kThreads + threadIdx.x;
-      if (r > 0) {
+      if constexpr (kStaged) {
+        read_row(round_buf, v);
+        cnt = b < nb ? int(min(uint32_t(kB), count - b * kB)) : 0;
+      } else if (r > 0) {
         cnt = 0;
         if (b < nb) load_block(in, first_value + b * kB, first_value + count, v, cnt);
       }
@@ -384,6 +431,11 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
         range_hi = max(range_hi, hi);
       }
       const int32_t prev = chain_prev(has ? tail : kNoQ, carry, s_warp_last);
+      // chain_prev's barrier: every row of the round buffer has been read; the next round's copy goes out.
+      if constexpr (kStaged) {
+        if (r + 1 < kRounds && (r + 1) * kRoundValues < count)
+          copy_round_async(in, first_value + (r + 1) * kRoundValues, min(count - (r + 1) * kRoundValues, kRoundValues), round_buf);
+      }
       chain_fill(q, invalid, prev);
       const BlockDeltas bd = block_deltas(q, prev);
       BlockPlan bp{0, 0, 0, 0};
@@ -426,6 +478,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
       }
       pay += total >> kExcBits;
       nexc += total & ((1u << kExcBits) - 1);
+      if (kStaged && r + 1 < kRounds) copy_async_wait_all();  // the next round's rows, for every thread after the barrier
       __syncthreads();  // scan_tmp reuse
     }
     // The sparse form where it is smaller (chunk_codes): its head written just below the payloads, from
@@ -463,6 +516,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
       return;
     }
     c = next;
+    if (kStaged) copy_async_wait_all();  // its first round's rows
     __syncthreads();  // the stage and the shared arrays are the next chunk's
   }
 }

@@ -4,6 +4,7 @@
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
 #include "codecs/ratio/kernels_common.cuh"
+#include "gpu/async_copy.cuh"
 
 namespace hpcz::ratio::cuda {
 
@@ -224,12 +225,6 @@ static __global__ void __launch_bounds__(kThreads) plane_kernel(Grid g, const De
 // plane), then z, y and x prefix sums run in shared memory and x's is fused with dequantization and
 // the coalesced store: one read of v and one write of the output, against five passes otherwise.
 // flags[0] is the ticket counter, flags[1 + s] segment s's state; all zeroed before the launch.
-
-__device__ __forceinline__ void copy_async16(void* smem, const void* gmem) {
-  const unsigned sa = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void copy_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 // The fused kernels' copy of m values from v[first] into shared memory (cp.async, no registers held).
 // v is 16-byte aligned (the workspace is): the copy starts at the aligned word at or before `first`, so
