@@ -68,8 +68,17 @@ __device__ __forceinline__ void copy_round_async(const float* in, unsigned long 
   for (uint32_t k = 0; k < kPieces / kThreads; ++k) {
     const uint32_t p = k * kThreads + threadIdx.x, row = p / kRowPieces, j = p % kRowPieces;
     const uint32_t n = bytes > 16 * p ? min(16u, bytes - 16 * p) : 0u;
-    const void* src = n ? static_cast<const void*>(reinterpret_cast<const uint8_t*>(in + first) + 16 * p) : in;
-    copy_async16_zfill(buf + row * kRowBytes + 16 * (j ^ (row % 8)), src, n);
+    uint8_t* dst = buf + row * kRowBytes + 16 * (j ^ (row % 8));
+    const float* src = in + first + 4 * p;
+    if (n == 16) {
+      copy_async16(dst, src);
+    } else {  // the input's last piece or past it: a word at a time (a 16-byte copy would read past the end)
+#pragma unroll
+      for (uint32_t w = 0; w < 4; ++w) {
+        if (4 * w < n) copy_async4(dst + 4 * w, src + w);
+        else reinterpret_cast<uint32_t*>(dst)[w] = 0;
+      }
+    }
   }
 }
 // This thread's row of the round buffer (see copy_round_async).
