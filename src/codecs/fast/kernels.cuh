@@ -63,20 +63,26 @@ __device__ __forceinline__ uint32_t funnel_word(const uint32_t* w, uint32_t byte
 // consecutive rows with 16-byte loads meet no bank conflict. Past count: zeros (load_block's too).
 __device__ __forceinline__ void copy_round_async(const float* in, unsigned long long first, uint32_t count, uint8_t* buf) {
   constexpr uint32_t kPieces = kThreads * kRowBytes / 16, kRowPieces = kRowBytes / 16;
-  const uint32_t bytes = count * 4;
+  auto dst = [&](uint32_t p) { return buf + (p / kRowPieces) * kRowBytes + 16 * ((p % kRowPieces) ^ (p / kRowPieces % 8)); };
+  if (count == kPieces * 4) {  // a whole round (all but the input's last chunk)
 #pragma unroll
-  for (uint32_t k = 0; k < kPieces / kThreads; ++k) {
-    const uint32_t p = k * kThreads + threadIdx.x, row = p / kRowPieces, j = p % kRowPieces;
-    const uint32_t n = bytes > 16 * p ? min(16u, bytes - 16 * p) : 0u;
-    uint8_t* dst = buf + row * kRowBytes + 16 * (j ^ (row % 8));
+    for (uint32_t k = 0; k < kPieces / kThreads; ++k) {
+      const uint32_t p = k * kThreads + threadIdx.x;
+      copy_async16(dst(p), in + first + 4 * p);
+    }
+    return;
+  }
+  // The input's end: its last piece a word at a time (a 16-byte copy would read past the end), zeros
+  // after it.
+  for (uint32_t p = threadIdx.x; p < kPieces; p += kThreads) {
+    uint8_t* d = dst(p);
     const float* src = in + first + 4 * p;
-    if (n == 16) {
-      copy_async16(dst, src);
-    } else {  // the input's last piece or past it: a word at a time (a 16-byte copy would read past the end)
-#pragma unroll
+    if (4 * p + 4 <= count) {
+      copy_async16(d, src);
+    } else {
       for (uint32_t w = 0; w < 4; ++w) {
-        if (4 * w < n) copy_async4(dst + 4 * w, src + w);
-        else reinterpret_cast<uint32_t*>(dst)[w] = 0;
+        if (4 * p + w < count) copy_async4(d + 4 * w, src + w);
+        else reinterpret_cast<uint32_t*>(d)[w] = 0;
       }
     }
   }
