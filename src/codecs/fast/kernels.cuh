@@ -260,11 +260,10 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t start
       if (next) taken = atomicAdd(&st->chunk_counter, 1u);  // stored after the checksum (its latency hidden)
     }
   }
-  // A chunk that starts on a stage word (always but the sparse form): its body words are stage words,
-  // no funnel shift.
-  // The chunk's HPCZ-SUM32 (archive version 5).
-  // The body words in a loop of their own, unrolled (one loop with a branch a word to word_at cost 18
-  // instructions a word, 9% of the kernel's: ncu, era5), then the rest through word_at.
+  // The chunk's HPCZ-SUM32 (archive version 5). A chunk that starts on a stage word (always but the
+  // sparse form) has its body words in a loop of their own, unrolled, with no funnel shift (one loop
+  // with a branch a word to word_at cost 18 instructions a word, 9% of the kernel's: ncu, era5); the
+  // rest of its words, and every word of a chunk that does not, go through word_at.
   uint32_t sum = 0;
   const uint32_t body_words = body / 4, n_words = (size + 3) / 4;
   uint32_t i = threadIdx.x;
