@@ -352,8 +352,9 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
   // round's input is loaded during the copy-out, so that no chunk but a block's first starts on a DRAM
   // wait, and the range is settled once per block. (ncu: the first round's loads and the range keys'
   // were 15% of the stall samples with one chunk a block.)
-  // Waiting on an earlier chunk cannot deadlock: the smallest unfinished id is always some block's
-  // current chunk, since a block holding a taken but unstarted id has looked back for a smaller one.
+  // Waiting on an earlier chunk cannot deadlock: ids are taken in order by running blocks, and from
+  // taking an id to publishing its chunk's size (the copy-out before it, its rounds) a block waits on
+  // no other block, so every size is published and every look-back ends (chunk 0's is inclusive).
   // f64 keeps one chunk a block: held across chunks its registers spill (3-6% slower).
   constexpr bool kPersistent = sizeof(T) == 4;
   constexpr bool kStaged = staged_rounds<T>();
