@@ -44,6 +44,18 @@ int hpcz_compress(const void* data, int dtype, const uint64_t* dims, int ndims, 
 /* Reads the header: dtype, rank, dims (4 entries) and value count. */
 int hpcz_inspect(const void* archive, size_t size, int* dtype, int* ndims, uint64_t* dims, uint64_t* n_values);
 int hpcz_decompress(const void* archive, size_t size, void* out, size_t out_capacity, int backend);
+/* ---- batches: n items in one call (hpcz.hpp's compress_batch), as nvCOMP's batched calls ----
+ * Item i: data[i], of dtypes[i], ndims[i] dims at dims[4 * i ...] (slowest to fastest). Its archive goes
+ * to outs[i] (out_capacities[i] bytes; hpcz_max_compressed_size always suffices), its size to
+ * out_sizes[i] (also when HPCZ_OUT_OF_SPACE: what it needs), its outcome to statuses[i]. A bad item
+ * leaves the others coded. Returns HPCZ_OK when every item succeeded, else the first failed item's
+ * status (hpcz_last_error names that item). */
+int hpcz_compress_batch(size_t n, const void* const* data, const int* dtypes, const uint64_t* dims, const int* ndims,
+                        const hpcz_options* opt, void* const* outs, const size_t* out_capacities, size_t* out_sizes,
+                        int* statuses);
+/* Decodes archives[i] (sizes[i] bytes) into outs[i] (out_capacities[i] bytes); statuses[i] as above. */
+int hpcz_decompress_batch(size_t n, const void* const* archives, const size_t* sizes, void* const* outs,
+                          const size_t* out_capacities, int backend, int* statuses);
 /* ---- device API: a CUDA build (else HPCZ_BACKEND_UNAVAILABLE) ----
  * Data pointers are device pointers, 16-byte aligned (cudaMalloc's are); stream is a cudaStream_t
  * (NULL: the legacy default stream). The calls only enqueue work on the stream, in the caller's

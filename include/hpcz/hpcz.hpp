@@ -132,6 +132,46 @@ ArchiveInfo inspect(const uint8_t* archive, size_t size);
 // before it has the whole archive, e.g. to size buffers for decompress_device. chunks stays empty.
 ArchiveInfo inspect_header(const uint8_t* archive, size_t available);
 
+// ---- batches: many arrays or archives in one call ---------------------------------------------------
+// What front ends that meet data a chunk at a time (Zarr, HDF5, numcodecs) call: one call codes every
+// item, on the GPU through buffers kept between calls (pinned staging, device buffers, streams), several
+// items a copy and several copies in flight, or on every CPU core (one item a core when there are
+// enough items). Each archive is byte for byte what compress() writes for that item; each decoded array
+// what decompress() gives. A bad item gets its own status and every other item is coded all the same.
+struct ArrayRef {
+  const void* data = nullptr;
+  DType dtype = DType::f32;
+  std::vector<uint64_t> dims;  // slowest to fastest
+};
+struct ArchiveRef {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+struct OutputRef {
+  void* data = nullptr;
+  size_t capacity = 0;  // bytes; at least the archive's n_values * dtype size
+};
+// One item's outcome: code 0 when it succeeded, else the ErrorCode's value and its message.
+struct ItemStatus {
+  int code = 0;
+  std::string message;
+  bool ok() const { return code == 0; }
+};
+// Archive i goes to place(i, size): a buffer of size bytes the caller owns. place is called one item
+// at a time (never concurrently), in any order of i, and only for items that succeeded.
+using PlaceArchive = std::function<uint8_t*(size_t index, size_t size)>;
+std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, const Options& opt, const PlaceArchive& place);
+// The same into vectors (archives[i] is left empty for an item that failed).
+std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, const Options& opt,
+                                       std::vector<std::vector<uint8_t>>& archives);
+// Decodes archives[i] into outputs[i]; infos, when given, receives each archive's header.
+std::vector<ItemStatus> decompress_batch(const std::vector<ArchiveRef>& archives, const std::vector<OutputRef>& outputs,
+                                         Backend backend = Backend::automatic,
+                                         std::vector<ArchiveInfo>* infos = nullptr);
+// Host calls (compress, decompress, the batches) keep each GPU's pinned and device buffers between
+// calls, up to a fixed budget a GPU; this frees every buffer not in use now.
+void release_cached_buffers();
+
 // ---- backends -------------------------------------------------------------------------------------
 bool gpu_available();       // a CUDA device is present and this build has CUDA (the first call starts it: its context)
 std::string gpu_name();     // "" if none

@@ -56,17 +56,15 @@ Backend resolve_backend(Backend b, Codec codec) {
   return resolve_backend(b);
 }
 
-namespace {
-// hpcz never hands out an archive it cannot read back: the whole frame is checked (header, codec
-// fields, chunk table: a pass over the table, not over the data).
+namespace pipeline {
 void check_reads_back(const uint8_t* a, size_t size) {
   try {
-    pipeline::parse_archive(a, size, true);
+    parse_archive(a, size, true);
   } catch (const Error& e) {
     fail(ErrorCode::internal, std::string("internal error: the archive written does not read back (") + e.what() + ")");
   }
 }
-}  // namespace
+}  // namespace pipeline
 
 std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
@@ -78,10 +76,10 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
     pipeline::compress_gpu_host(data, h, [&](size_t size) { a.resize(size); return a.data(); });
   else  // larger than the GPU's free memory: in slabs
     a = pipeline::compress_host_stream(data, dtype, dims, opt, room);
-  check_reads_back(a.data(), a.size());
+  pipeline::check_reads_back(a.data(), a.size());
   if (!opt.second_stage) return a;
   a = pipeline::add_second_stage(a);
-  check_reads_back(a.data(), a.size());
+  pipeline::check_reads_back(a.data(), a.size());
   return a;
 }
 
@@ -96,7 +94,7 @@ size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims
     const pipeline::GpuRoom room = pipeline::current_gpu_room();
     if (pipeline::gpu_one_shot_bytes(h, true) <= room.bytes) {
       const size_t size = pipeline::compress_gpu_host(data, h, [&](size_t) { return dst; });
-      check_reads_back(dst, size);
+      pipeline::check_reads_back(dst, size);
       return size;
     }
   }

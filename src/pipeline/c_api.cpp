@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "hpcz/hpcz.hpp"
 
@@ -97,6 +98,72 @@ int hpcz_decompress(const void* archive, size_t size, void* out, size_t out_capa
     }
     hpcz::decompress(a, size, out, out_capacity, backend_of(backend));
     return int(HPCZ_OK);
+  });
+}
+
+int hpcz_compress_batch(size_t n, const void* const* data, const int* dtypes, const uint64_t* dims, const int* ndims,
+                        const hpcz_options* opt, void* const* outs, const size_t* out_capacities, size_t* out_sizes,
+                        int* statuses) {
+  return guard([&] {
+    if (n && (!data || !dtypes || !dims || !ndims || !outs || !out_capacities || !out_sizes || !statuses))
+      throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+    std::vector<hpcz::ArrayRef> arrays(n);
+    hpcz::Options o;
+    std::vector<int> bad(n, 0);  // an item the request itself refuses
+    for (size_t i = 0; i < n; ++i) {
+      try {
+        const Request r = request_of(dtypes[i], dims + 4 * i, ndims[i], opt);
+        arrays[i] = {data[i], r.dtype, r.dims};
+        o = r.opt;
+      } catch (const hpcz::Error&) {
+        bad[i] = HPCZ_INVALID_ARGUMENT;
+        arrays[i] = {nullptr, hpcz::DType::f32, {}};  // refused by compress_batch too (rank 0)
+      }
+    }
+    std::vector<uint8_t> overflow;  // archives larger than their buffer land here (place() is serial)
+    std::vector<hpcz::ItemStatus> st = hpcz::compress_batch(arrays, o, [&](size_t i, size_t size) {
+      out_sizes[i] = size;
+      if (size <= out_capacities[i]) return static_cast<uint8_t*>(outs[i]);
+      overflow.resize(size);
+      return overflow.data();
+    });
+    int first = HPCZ_OK;
+    for (size_t i = 0; i < n; ++i) {
+      int code = bad[i] ? bad[i] : st[i].code;
+      std::string msg = bad[i] ? std::string("invalid argument") : st[i].message;
+      if (code == HPCZ_OK && out_sizes[i] > out_capacities[i]) code = HPCZ_OUT_OF_SPACE, msg = "output buffer too small";
+      if (code != HPCZ_OK) out_sizes[i] = code == HPCZ_OUT_OF_SPACE ? out_sizes[i] : 0;
+      statuses[i] = code;
+      if (code != HPCZ_OK && first == HPCZ_OK) {
+        first = code;
+        g_last_error = "item " + std::to_string(i) + ": " + msg;
+      }
+    }
+    return first;
+  });
+}
+
+int hpcz_decompress_batch(size_t n, const void* const* archives, const size_t* sizes, void* const* outs,
+                          const size_t* out_capacities, int backend, int* statuses) {
+  return guard([&] {
+    if (n && (!archives || !sizes || !outs || !out_capacities || !statuses))
+      throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+    std::vector<hpcz::ArchiveRef> in(n);
+    std::vector<hpcz::OutputRef> out(n);
+    for (size_t i = 0; i < n; ++i) {
+      in[i] = {static_cast<const uint8_t*>(archives[i]), sizes[i]};
+      out[i] = {outs[i], out_capacities[i]};
+    }
+    const std::vector<hpcz::ItemStatus> st = hpcz::decompress_batch(in, out, backend_of(backend));
+    int first = HPCZ_OK;
+    for (size_t i = 0; i < n; ++i) {
+      statuses[i] = st[i].code;
+      if (st[i].code != HPCZ_OK && first == HPCZ_OK) {
+        first = st[i].code;
+        g_last_error = "item " + std::to_string(i) + ": " + st[i].message;
+      }
+    }
+    return first;
   });
 }
 

@@ -7,7 +7,6 @@
 #include "common/cuda_check.hpp"
 #include "gpu/decode_status.hpp"
 #include "pipeline/internal.hpp"
-#include "pipeline/staged_copy.hpp"
 
 namespace hpcz {
 namespace {
@@ -58,7 +57,6 @@ size_t compress_device_workspace_size(DType dtype, const std::vector<uint64_t>& 
 }
 
 namespace pipeline {
-namespace {
 
 // The device call for a header template: argument checks, then the codec's kernels.
 void compress_device_with(const void* d_in, const format::HeaderFields& h, void* d_out, size_t out_capacity,
@@ -74,7 +72,6 @@ void compress_device_with(const void* d_in, const format::HeaderFields& h, void*
   device.compress(d_in, h, codecs::Slab{}, static_cast<uint8_t*>(d_out), d_size, d_ws, stream);
 }
 
-}  // namespace
 }  // namespace pipeline
 
 void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt,
@@ -107,66 +104,19 @@ void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_o
 
 namespace pipeline {
 
-// The error a decoder's status word stands for.
-[[noreturn]] static void fail_status(uint32_t status) {
-  fail(ErrorCode::corrupt_archive, std::string("corrupt archive:") +
-                                       (status & gpu::kBadChecksum ? " chunk checksum mismatch;" : "") +
-                                       (status & gpu::kBadChunk ? " malformed chunk or chunk table entry;" : "") +
-                                       (status & gpu::kBadTable ? " chunk table checksum mismatch;" : ""));
+// What a decoder's status word says.
+std::string status_message(uint32_t status) {
+  return std::string("corrupt archive:") + (status & gpu::kBadChecksum ? " chunk checksum mismatch;" : "") +
+         (status & gpu::kBadChunk ? " malformed chunk or chunk table entry;" : "") +
+         (status & gpu::kBadTable ? " chunk table checksum mismatch;" : "");
 }
-
-GpuRoom current_gpu_room() {
-  GpuRoom room;
-  check(cudaGetDevice(&room.device), "cudaGetDevice");
-  size_t free = 0, total = 0;
-  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
-  room.bytes = free / 10 * 9;  // a tenth left for the context's own needs and other streams
-  return room;
-}
+[[noreturn]] static void fail_status(uint32_t status) { fail(ErrorCode::corrupt_archive, status_message(status)); }
 
 size_t gpu_one_shot_bytes(const format::HeaderFields& h, bool compress) {
   const codecs::DeviceOps& ops = device_of(h.codec);
   const size_t values = h.n_values * dtype_size(h.dtype), archive = max_compressed_size(h.n_values, h.dtype);
   return values + archive + (compress ? ops.compress_workspace(h, codecs::Slab{}) : ops.decompress_workspace(h, codecs::Slab{}));
 }
-
-size_t compress_gpu_host(const void* in, const format::HeaderFields& h, const std::function<uint8_t*(size_t)>& place) {
-  const size_t in_bytes = h.n_values * dtype_size(h.dtype), cap = max_compressed_size(h.n_values, h.dtype);
-  const size_t ws_bytes = device_of(h.codec).compress_workspace(h, codecs::Slab{});
-  void *d_in = nullptr, *d_out = nullptr, *d_ws = nullptr;
-  uint64_t* d_size = nullptr;
-  auto cleanup = defer([&] { cudaFree(d_in); cudaFree(d_out); cudaFree(d_ws); cudaFree(d_size); });
-  check(cudaMalloc(&d_in, in_bytes ? in_bytes : 1), "cudaMalloc input");
-  check(cudaMalloc(&d_out, cap), "cudaMalloc output");
-  check(cudaMalloc(&d_ws, ws_bytes), "cudaMalloc workspace");
-  check(cudaMalloc(&d_size, sizeof(uint64_t)), "cudaMalloc size");
-  copy_to_device(d_in, in, in_bytes);
-  compress_device_with(d_in, h, d_out, cap, d_size, d_ws, ws_bytes, nullptr);
-  uint64_t size = 0;
-  check(cudaMemcpy(&size, d_size, sizeof size, cudaMemcpyDeviceToHost), "compress");
-  if (size > cap) fail(ErrorCode::internal, "internal error: an archive beyond its bound");
-  copy_to_host(place(size), d_out, size);
-  return size;
-}
-
-void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* out) {
-  const size_t out_bytes = info.n_values * dtype_size(info.dtype);
-  void *d_a = nullptr, *d_out = nullptr, *d_ws = nullptr;
-  uint32_t* d_status = nullptr;
-  auto cleanup = defer([&] { cudaFree(d_a); cudaFree(d_out); cudaFree(d_status); cudaFree(d_ws); });
-  const size_t ws_bytes = decompress_device_workspace_size(info);
-  if (ws_bytes) check(cudaMalloc(&d_ws, ws_bytes), "cudaMalloc workspace");
-  check(cudaMalloc(&d_a, info.archive_size), "cudaMalloc archive");
-  check(cudaMalloc(&d_out, out_bytes), "cudaMalloc output");
-  check(cudaMalloc(&d_status, sizeof(uint32_t)), "cudaMalloc status");
-  copy_to_device(d_a, archive, info.archive_size);
-  decompress_device(info, d_a, d_out, d_status, d_ws, ws_bytes, nullptr);
-  uint32_t status = 0;
-  check(cudaMemcpy(&status, d_status, sizeof status, cudaMemcpyDeviceToHost), "decompress");
-  if (status) fail_status(status);
-  copy_to_host(out, d_out, out_bytes);
-}
-
 
 size_t gpu_slab_workspace(const format::HeaderFields& sh, bool compress) {
   const codecs::DeviceOps& ops = device_of(sh.codec);

@@ -94,4 +94,27 @@ std::vector<uint8_t> compress_host_stream(const void* in, DType dtype, const std
 void decompress_host_stream(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend,
                             const GpuRoom& room);
 
+// ---- batches (batch.cpp; the GPU side in host_lanes.cu) ----
+// hpcz never hands out an archive it cannot read back: the whole frame is checked (header, codec
+// fields, chunk table: a pass over the table, not over the data); Error(internal) otherwise.
+void check_reads_back(const uint8_t* a, size_t size);
+struct BatchCompressItem {
+  size_t index;  // in the caller's batch
+  const void* data;
+  format::HeaderFields h;  // header_template's
+};
+// Item k's archive is ready: bytes valid during the call. Called from several threads at once.
+using DeliverArchive = std::function<void(size_t k, const uint8_t* bytes, size_t size)>;
+// Codes items on the current GPU; a failure goes to status[items[k].index] (the other items go on).
+void compress_batch_gpu(const std::vector<BatchCompressItem>& items, const DeliverArchive& deliver,
+                        std::vector<ItemStatus>& status);
+struct BatchDecodeItem {
+  size_t index;
+  const uint8_t* archive;
+  ArchiveInfo info;  // inspect()'s: a plain archive (no second stage) of at least one value
+  void* out;
+};
+void decompress_batch_gpu(const std::vector<BatchDecodeItem>& items, std::vector<ItemStatus>& status);
+void release_gpu_buffers();
+
 }  // namespace hpcz::pipeline

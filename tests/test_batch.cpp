@@ -1,0 +1,270 @@
+// Batches (compress_batch / decompress_batch, and the C calls): each item's archive is the one-item
+// call's, byte for byte, on either backend; a bad item gets its status and leaves the others whole.
+#include "common.hpp"
+#include "hpcz/hpcz.h"
+
+using namespace testutil;
+
+namespace {
+
+// Pieces of the real fields in mixed shapes, both dtypes (f64: the f32 values widened and perturbed in
+// their low bits, so that f64 coding has bits to keep), a few empty and single-value pieces, and (with
+// `large`) one piece above a GPU batch round (32 MiB) that takes the one-shot path.
+struct Piece {
+  hpcz::DType dtype;
+  std::vector<uint64_t> dims;
+  std::vector<uint8_t> bytes;
+};
+
+std::vector<Piece> pieces(bool large) {
+  std::vector<Piece> out;
+  const auto fields = real_fields();
+  REQUIRE(!fields.empty());
+  const uint64_t sizes[] = {1, 100, 4096, 16411, 65536, 262144 + 17, 1u << 20};
+  size_t s = 0;
+  for (const Field& f : fields) {
+    if (f.dtype != hpcz::DType::f32) continue;
+    const float* v = reinterpret_cast<const float*>(f.bytes.data());
+    for (int rep = 0; rep < 3; ++rep, ++s) {
+      const uint64_t n = std::min<uint64_t>(sizes[s % 7], f.n());
+      const uint64_t at = (f.n() - n) / 3 * rep;
+      Piece p;
+      p.dtype = (s % 3 == 2) ? hpcz::DType::f64 : hpcz::DType::f32;
+      p.dims = (n % 64 == 0 && n >= 4096) ? std::vector<uint64_t>{n / 64, 8, 8} : std::vector<uint64_t>{n};
+      if (p.dtype == hpcz::DType::f32) {
+        p.bytes.assign(f.bytes.begin() + at * 4, f.bytes.begin() + (at + n) * 4);
+      } else {
+        std::vector<double> d(n);
+        for (uint64_t i = 0; i < n; ++i) d[i] = double(v[at + i]) * (1.0 + 1e-9 * double(i % 7));
+        p.bytes = as_bytes(d);
+      }
+      out.push_back(std::move(p));
+    }
+  }
+  out.push_back({hpcz::DType::f32, {0}, {}});
+  out.push_back({hpcz::DType::f64, {3, 0, 5}, {}});
+  if (large) {  // 40 MiB of the largest f32 field, repeated
+    const Field* src = nullptr;
+    for (const Field& f : fields)
+      if (f.dtype == hpcz::DType::f32 && (!src || f.n() > src->n())) src = &f;
+    Piece p{hpcz::DType::f32, {10u << 20}, {}};
+    p.bytes.resize(size_t(40) << 20);
+    for (size_t i = 0; i < p.bytes.size(); i += src->bytes.size())
+      std::memcpy(p.bytes.data() + i, src->bytes.data(), std::min(src->bytes.size(), p.bytes.size() - i));
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<hpcz::ArrayRef> refs(const std::vector<Piece>& ps) {
+  std::vector<hpcz::ArrayRef> r;
+  for (const Piece& p : ps) r.push_back({p.bytes.data(), p.dtype, p.dims});
+  return r;
+}
+
+// compress_batch on `backend` against compress() on the CPU for each item, then decompress_batch.
+void batch_matches_one_item_calls(hpcz::Backend backend, hpcz::Codec codec, bool large) {
+  const std::vector<Piece> ps = pieces(large);
+  for (const auto& [mode, bound] : {std::pair{hpcz::BoundMode::rel, 1e-3}, std::pair{hpcz::BoundMode::abs, 1e-2}}) {
+    hpcz::Options o;
+    o.mode = mode;
+    o.bound = bound;
+    o.codec = codec;
+    o.backend = backend;
+    std::vector<std::vector<uint8_t>> archives;
+    const auto st = hpcz::compress_batch(refs(ps), o, archives);
+    REQUIRE(st.size() == ps.size() && archives.size() == ps.size());
+    hpcz::Options one = o;
+    one.backend = hpcz::Backend::cpu;
+    size_t same = 0;
+    for (size_t i = 0; i < ps.size(); ++i) {
+      CHECK_MSG(st[i].ok(), "item " << i << ": " << st[i].message);
+      const auto a = hpcz::compress(ps[i].bytes.data(), ps[i].dtype, ps[i].dims, one);
+      CHECK_MSG(a == archives[i], "item " << i << " (" << ps[i].bytes.size() << " bytes): the batch archive differs from compress()'s");
+      same += a == archives[i];
+    }
+    std::vector<hpcz::ArchiveRef> in;
+    std::vector<std::vector<uint8_t>> values(ps.size());
+    std::vector<hpcz::OutputRef> out;
+    for (size_t i = 0; i < ps.size(); ++i) {
+      in.push_back({archives[i].data(), archives[i].size()});
+      values[i].assign(ps[i].bytes.size(), 0xA5);  // poisoned: every byte must be written
+      out.push_back({values[i].data(), values[i].size()});
+    }
+    std::vector<hpcz::ArchiveInfo> infos;
+    const auto dst = hpcz::decompress_batch(in, out, backend, &infos);
+    for (size_t i = 0; i < ps.size(); ++i) {
+      CHECK_MSG(dst[i].ok(), "item " << i << ": " << dst[i].message);
+      std::vector<uint8_t> ref;
+      hpcz::decompress(archives[i].data(), archives[i].size(), ref, hpcz::Backend::cpu);
+      CHECK_MSG(ref == values[i], "item " << i << ": the batch decode differs from decompress()'s");
+      const Check c = strict_check(ps[i].bytes, values[i], ps[i].dtype, infos[i].eb_abs);
+      CHECK_MSG(c.violations == 0, "item " << i << ": " << c.violations << " values outside the bound");
+    }
+    std::fprintf(stderr, "  %s %g: %zu items, %zu archives identical to compress()'s\n",
+                 mode == hpcz::BoundMode::rel ? "rel" : "abs", bound, ps.size(), same);
+  }
+}
+
+bool no_gpu() {
+  if (hpcz::gpu_available()) return false;
+  std::fprintf(stderr, "  no GPU: skipped\n");
+  return true;
+}
+
+}  // namespace
+
+TEST(roundtrip_batch_cpu_matches_one_item_calls) {
+  batch_matches_one_item_calls(hpcz::Backend::cpu, hpcz::Codec::fast, false);
+  batch_matches_one_item_calls(hpcz::Backend::cpu, hpcz::Codec::ratio, false);
+}
+TEST(roundtrip_batch_gpu_matches_one_item_calls) {
+  if (no_gpu()) return;
+  for (hpcz::Codec c : {hpcz::Codec::fast, hpcz::Codec::ratio, hpcz::Codec::interp})
+    batch_matches_one_item_calls(hpcz::Backend::gpu, c, true);
+}
+
+// Many small items: many rounds on several lanes at once.
+TEST(roundtrip_batch_gpu_many_rounds) {
+  if (no_gpu()) return;
+  const auto fields = real_fields();
+  const Field& f = fields.front();
+  const uint64_t n = std::min<uint64_t>(f.n(), 1u << 20);
+  std::vector<hpcz::ArrayRef> arrays(300, hpcz::ArrayRef{f.bytes.data(), f.dtype, {n}});
+  hpcz::Options o;
+  o.backend = hpcz::Backend::gpu;
+  std::vector<std::vector<uint8_t>> archives;
+  const auto st = hpcz::compress_batch(arrays, o, archives);
+  o.backend = hpcz::Backend::cpu;
+  const auto ref = hpcz::compress(f.bytes.data(), f.dtype, {n}, o);
+  size_t same = 0;
+  for (size_t i = 0; i < arrays.size(); ++i) same += st[i].ok() && archives[i] == ref;
+  CHECK_MSG(same == arrays.size(), same << " of " << arrays.size() << " archives as compress()'s");
+}
+
+TEST(roundtrip_batch_bad_items_keep_the_rest) {
+  for (hpcz::Backend b : {hpcz::Backend::cpu, hpcz::Backend::gpu}) {
+    if (b == hpcz::Backend::gpu && no_gpu()) continue;
+    const std::vector<Piece> ps = pieces(false);
+    std::vector<hpcz::ArrayRef> arrays = refs(ps);
+    arrays.insert(arrays.begin() + 2, hpcz::ArrayRef{ps[0].bytes.data(), hpcz::DType::f32, {}});  // rank 0
+    arrays.insert(arrays.begin() + 4, hpcz::ArrayRef{nullptr, hpcz::DType::f32, {100}});        // no data
+    hpcz::Options o;
+    o.backend = b;
+    std::vector<std::vector<uint8_t>> archives;
+    const auto st = hpcz::compress_batch(arrays, o, archives);
+    CHECK(st[2].code == int(hpcz::ErrorCode::invalid_argument) && archives[2].empty());
+    CHECK(st[4].code == int(hpcz::ErrorCode::invalid_argument));
+    size_t ok = 0;
+    for (size_t i = 0; i < st.size(); ++i) ok += st[i].ok();
+    CHECK_MSG(ok == arrays.size() - 2, ok << " items coded");
+    // Decoding: one archive damaged in its data, one truncated, one with a small buffer.
+    std::vector<hpcz::ArchiveRef> in;
+    std::vector<std::vector<uint8_t>> values;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < arrays.size(); ++i)
+      if (st[i].ok() && archives[i].size() > 1000) which.push_back(i);
+    REQUIRE(which.size() >= 4);
+    archives[which[0]][archives[which[0]].size() - 10] ^= 0x40;
+    for (size_t i : which) {
+      in.push_back({archives[i].data(), i == which[1] ? archives[i].size() / 2 : archives[i].size()});
+      values.emplace_back(hpcz::inspect_header(archives[i].data(), archives[i].size()).n_values *
+                          hpcz::dtype_size(arrays[i].dtype));
+    }
+    std::vector<hpcz::OutputRef> out;
+    for (size_t k = 0; k < which.size(); ++k) out.push_back({values[k].data(), values[k].size() - (k == 2 ? 1 : 0)});
+    const auto dst = hpcz::decompress_batch(in, out, b);
+    CHECK_MSG(dst[0].code == int(hpcz::ErrorCode::corrupt_archive), dst[0].message);
+    CHECK_MSG(dst[1].code == int(hpcz::ErrorCode::corrupt_archive), dst[1].message);
+    CHECK_MSG(dst[2].code == int(hpcz::ErrorCode::invalid_argument), dst[2].message);
+    for (size_t k = 3; k < which.size(); ++k) {
+      CHECK_MSG(dst[k].ok(), "item " << k << ": " << dst[k].message);
+      std::vector<uint8_t> ref;
+      hpcz::decompress(archives[which[k]].data(), archives[which[k]].size(), ref, hpcz::Backend::cpu);
+      CHECK(ref == values[k]);
+    }
+  }
+}
+
+TEST(roundtrip_batch_empty) {
+  std::vector<std::vector<uint8_t>> archives;
+  CHECK(hpcz::compress_batch({}, hpcz::Options{}, archives).empty() && archives.empty());
+  CHECK(hpcz::decompress_batch({}, {}).empty());
+  bool threw = false;
+  try {
+    hpcz::decompress_batch({hpcz::ArchiveRef{}}, {});
+  } catch (const hpcz::Error& e) {
+    threw = e.code() == hpcz::ErrorCode::invalid_argument;
+  }
+  CHECK(threw);
+}
+
+TEST(roundtrip_batch_second_stage) {
+  const std::vector<Piece> ps = pieces(false);
+  hpcz::Options o;
+  o.second_stage = true;
+  o.backend = hpcz::gpu_available() ? hpcz::Backend::gpu : hpcz::Backend::cpu;
+  std::vector<std::vector<uint8_t>> archives;
+  const auto st = hpcz::compress_batch(refs(ps), o, archives);
+  o.backend = hpcz::Backend::cpu;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    CHECK_MSG(st[i].ok(), st[i].message);
+    CHECK_MSG(archives[i] == hpcz::compress(ps[i].bytes.data(), ps[i].dtype, ps[i].dims, o), "item " << i);
+  }
+}
+
+TEST(unit_c_api_batch) {
+  const std::vector<Piece> ps = pieces(false);
+  const size_t n = ps.size();
+  std::vector<const void*> data(n);
+  std::vector<int> dtypes(n), ndims(n), statuses(n, -1);
+  std::vector<uint64_t> dims(4 * n, 0);
+  std::vector<std::vector<uint8_t>> outs(n);
+  std::vector<void*> out_ptrs(n);
+  std::vector<size_t> caps(n), sizes(n);
+  for (size_t i = 0; i < n; ++i) {
+    data[i] = ps[i].bytes.data();
+    dtypes[i] = ps[i].dtype == hpcz::DType::f64 ? HPCZ_F64 : HPCZ_F32;
+    ndims[i] = int(ps[i].dims.size());
+    for (size_t d = 0; d < ps[i].dims.size(); ++d) dims[4 * i + d] = ps[i].dims[d];
+    uint64_t nv = ps[i].bytes.size() / hpcz::dtype_size(ps[i].dtype);
+    caps[i] = i == 1 ? 10 : hpcz_max_compressed_size(nv, dtypes[i]);  // item 1: too small a buffer
+    outs[i].resize(caps[i]);
+    out_ptrs[i] = outs[i].data();
+  }
+  hpcz_options opt{};
+  opt.mode = HPCZ_REL;
+  opt.bound = 1e-3;
+  opt.backend = HPCZ_CPU;
+  const int rc = hpcz_compress_batch(n, data.data(), dtypes.data(), dims.data(), ndims.data(), &opt, out_ptrs.data(),
+                                     caps.data(), sizes.data(), statuses.data());
+  CHECK(rc == HPCZ_OUT_OF_SPACE && statuses[1] == HPCZ_OUT_OF_SPACE && sizes[1] > 10);
+  CHECK(std::string(hpcz_last_error()).find("item 1") == 0);
+  hpcz::Options o;
+  o.backend = hpcz::Backend::cpu;
+  std::vector<const void*> a_ptrs;
+  std::vector<size_t> a_sizes;
+  std::vector<std::vector<uint8_t>> values;
+  std::vector<void*> v_ptrs;
+  std::vector<size_t> v_caps;
+  for (size_t i = 0; i < n; ++i) {
+    if (i == 1) continue;
+    CHECK(statuses[i] == HPCZ_OK);
+    const auto ref = hpcz::compress(ps[i].bytes.data(), ps[i].dtype, ps[i].dims, o);
+    CHECK(sizes[i] == ref.size() && std::memcmp(ref.data(), outs[i].data(), ref.size()) == 0);
+    a_ptrs.push_back(outs[i].data());
+    a_sizes.push_back(sizes[i]);
+    values.emplace_back(ps[i].bytes.size());
+  }
+  for (auto& v : values) v_ptrs.push_back(v.data()), v_caps.push_back(v.size());
+  std::vector<int> dst(a_ptrs.size(), -1);
+  CHECK(hpcz_decompress_batch(a_ptrs.size(), a_ptrs.data(), a_sizes.data(), v_ptrs.data(), v_caps.data(), HPCZ_AUTO,
+                              dst.data()) == HPCZ_OK);
+  for (size_t k = 0, i = 0; i < n; ++i) {
+    if (i == 1) continue;
+    CHECK(dst[k] == HPCZ_OK);
+    const auto info = hpcz::inspect(outs[i].data(), sizes[i]);
+    CHECK(strict_check(ps[i].bytes, values[k], ps[i].dtype, info.eb_abs).violations == 0);
+    ++k;
+  }
+}
