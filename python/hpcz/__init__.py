@@ -17,7 +17,7 @@ from . import _device, _hpcz
 from ._errors import (BackendUnavailableError, CorruptArchiveError, CudaError, Error, HpczIOError,
                       InternalError, InvalidArgumentError, UnsupportedError)
 
-__all__ = ["compress", "decompress", "info", "gpu_available", "Error", "InvalidArgumentError",
+__all__ = ["compress", "decompress", "compress_batch", "decompress_batch", "release_cached_buffers", "info", "gpu_available", "Error", "InvalidArgumentError",
            "CorruptArchiveError", "UnsupportedError", "BackendUnavailableError", "CudaError", "InternalError",
            "HpczIOError", "__version__"]
 __version__ = "0.1.0"
@@ -133,3 +133,121 @@ def decompress(data, *, out=None, device="auto"):
     if out.size:
         _hpcz.decompress_into(archive, out.reshape(-1), device)
     return out
+
+
+_ERRORS = ("raise", "return")
+
+
+def _finish(results, statuses, errors):
+    """Items that failed: raise the first one's error (errors="raise"), or leave its exception in its place."""
+    from ._errors import error_class
+
+    first = None
+    for i, (code, message) in enumerate(statuses):
+        if code:
+            exc = error_class(code)(f"item {i}: {message}", code)
+            results[i] = exc
+            first = first or exc
+    if first is not None and errors == "raise":
+        raise first
+    return results
+
+
+def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto",
+                   errors="raise"):
+    """Compresses many arrays in one call: a list of archives, archive i the bytes hpcz.compress(arrays[i])
+    writes. On the GPU the arrays move through buffers kept between calls, several at a time, with the
+    copies overlapped with coding; on the CPU they are coded on every core. Arrays on the GPU (cupy,
+    torch) are coded on their device, one launch sequence each on one stream, and their archives stay
+    there (cupy uint8 arrays that share one buffer).
+
+    errors="raise" raises the first failed item's error once every item has been coded; "return"
+    puts each failed item's exception in its place in the list."""
+    kind, bound = _bound(abs, rel)
+    if mode not in _MODES:
+        raise InvalidArgumentError(f"mode must be 'fast', 'ratio' or 'interp', not {mode!r}", 1)
+    if device not in _DEVICES:
+        raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
+    if errors not in _ERRORS:
+        raise InvalidArgumentError(f"errors must be 'raise' or 'return', not {errors!r}", 1)
+    arrays = list(arrays)
+    fill = None if fill is None else float(fill)
+    if arrays and all(_device.is_device_array(a) for a in arrays):
+        if device == "cpu":
+            raise InvalidArgumentError("device='cpu' for arrays on the GPU: copy them to the host first", 1)
+        results, statuses = _device.compress_batch(arrays, mode, kind, bound, bool(lossless), fill)
+        return _finish(results, statuses, errors)
+    if any(_device.is_device_array(a) for a in arrays):
+        raise InvalidArgumentError("a batch is all host arrays or all device arrays", 1)
+    results, statuses, todo, values = [None] * len(arrays), [(0, "")] * len(arrays), [], []
+    for i, a in enumerate(arrays):
+        try:
+            values.append(_check_values(a))
+            todo.append(i)
+        except Error as e:
+            statuses[i] = (e.code, str(e))
+    if values:
+        blobs, coded = _hpcz.compress_batch(values, mode, kind, bound, bool(lossless), fill, device)
+        for i, b, st in zip(todo, blobs, coded):
+            results[i], statuses[i] = b, st
+    return _finish(results, statuses, errors)
+
+
+def decompress_batch(blobs, *, out=None, device="auto", errors="raise"):
+    """Decodes many archives in one call: a list of arrays (new ones of each archive's shape and dtype,
+    or the arrays of `out`, a list of writable C-contiguous arrays, filled in place). Archives on the
+    GPU (or outs there) decode on the GPU into cupy arrays. errors as in compress_batch."""
+    if device not in _DEVICES:
+        raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
+    if errors not in _ERRORS:
+        raise InvalidArgumentError(f"errors must be 'raise' or 'return', not {errors!r}", 1)
+    blobs = list(blobs)
+    if out is not None:
+        out = list(out)
+        if len(out) != len(blobs):
+            raise InvalidArgumentError(f"{len(out)} outs for {len(blobs)} archives", 1)
+    on_device = [_device.is_device_array(b) or (out is not None and _device.is_device_array(out[i]))
+                 for i, b in enumerate(blobs)]
+    if any(on_device):
+        if not all(on_device):
+            raise InvalidArgumentError("a batch is all host archives or all device archives", 1)
+        if device == "cpu":
+            raise InvalidArgumentError("device='cpu' with archives or outs on the GPU", 1)
+        results, statuses = _device.decompress_batch(blobs, out)
+        return _finish(results, statuses, errors)
+    results = [None] * len(blobs)
+    statuses = [(0, "")] * len(blobs)
+    todo, archives, flat = [], [], []
+    for i, data in enumerate(blobs):
+        try:
+            archive = _archive_bytes(data)
+            head = _hpcz.info(archive, False)  # the header sizes the output; the batch checks the rest
+            dtype = _np.dtype(head["dtype"])
+            if out is None:
+                o = _np.empty(head["shape"], dtype=dtype)
+            else:
+                o = out[i]
+                if not isinstance(o, _np.ndarray):
+                    raise InvalidArgumentError(f"out must be numpy arrays, not {type(o).__name__}", 1)
+                if o.dtype != dtype or o.size != head["n_values"]:
+                    raise InvalidArgumentError(
+                        f"out is {o.dtype} of {o.size} values; the archive holds {dtype} of shape {head['shape']}", 1)
+                if not o.flags.c_contiguous or not o.flags.writeable:
+                    raise InvalidArgumentError("out must be writable and C-contiguous", 1)
+        except Error as e:
+            statuses[i] = (e.code, str(e))
+            continue
+        results[i] = o
+        todo.append(i)
+        archives.append(archive)
+        flat.append(o.reshape(-1))
+    if todo:
+        for i, st in zip(todo, _hpcz.decompress_batch_into(archives, flat, device)):
+            statuses[i] = st
+    return _finish(results, statuses, errors)
+
+
+def release_cached_buffers():
+    """Frees the pinned and device buffers that host calls keep between calls (they are made again when
+    needed)."""
+    _hpcz.release_cached_buffers()

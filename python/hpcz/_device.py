@@ -168,3 +168,72 @@ def decompress(data, out, stream_from=None):
     if st:
         raise CorruptArchiveError("corrupt archive: " + "; ".join(m for b, m in _STATUS.items() if st & b), 2)
     return out
+
+
+def _align(n):
+    return (n + 255) // 256 * 256
+
+
+def compress_batch(arrays, mode, kind, bound, lossless, fill):
+    """Every array's launches on one stream (the first array's device and stream), one wait at the end.
+    The archives are views of one device buffer."""
+    cupy = _cupy()
+    if lossless:
+        raise InvalidArgumentError("lossless=True is for host arrays: the GPU path writes plain archives", 1)
+    views = [_View(a, "values") for a in arrays]
+    statuses = [(0, "")] * len(arrays)
+    dev = _device_of(cupy, views[0].ptr, arrays[0])
+    plan, offset, ws_size = [], 0, 1
+    for i, (a, v) in enumerate(zip(arrays, views)):
+        try:
+            if v.dtype not in (np.float32, np.float64) or not v.dtype.isnative:
+                raise InvalidArgumentError(f"values must be float32 or float64, not {v.dtype}", 1)
+            if not 1 <= len(v.shape) <= 4:
+                raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {len(v.shape)}", 1)
+            if _device_of(cupy, v.ptr, a) != dev:
+                raise InvalidArgumentError("a device batch is on one GPU", 1)
+            bits = v.dtype.itemsize * 8
+            ws_size = max(ws_size, _hpcz.compress_device_workspace(bits, list(v.shape), mode, kind, bound, fill))
+            cap = _hpcz.max_compressed_size(v.size, bits)
+        except Exception as e:  # noqa: BLE001 - hpcz errors become the item's status
+            statuses[i] = (getattr(e, "code", 1), str(e))
+            continue
+        plan.append((i, v, bits, cap, offset))
+        offset += _align(cap)
+    results = [None] * len(arrays)
+    if not plan:
+        return results, statuses
+    with cupy.cuda.Device(dev):
+        _hpcz.use_device(dev)
+        stream = _stream(cupy, views[0].stream_handle)
+        with stream:
+            out = cupy.empty(max(offset, 1), dtype=cupy.uint8)
+            ws = cupy.empty(ws_size, dtype=cupy.uint8)  # one workspace: the items run one after another
+            sizes = cupy.zeros(len(plan), dtype=cupy.uint64)
+            keep = []
+            for j, (i, v, bits, cap, at) in enumerate(plan):
+                ptr = v.ptr
+                if ptr % 16:
+                    keep.append(cupy.ascontiguousarray(cupy.asarray(arrays[i])).copy())
+                    ptr = keep[-1].data.ptr
+                try:
+                    _hpcz.compress_device(ptr, bits, list(v.shape), mode, kind, bound, fill, out.data.ptr + at, cap,
+                                          sizes.data.ptr + 8 * j, ws.data.ptr, ws_size, stream.ptr)
+                except Exception as e:  # noqa: BLE001
+                    statuses[i] = (getattr(e, "code", 1), str(e))
+            n = sizes.get(stream=stream)  # the one wait
+    for j, (i, v, bits, cap, at) in enumerate(plan):
+        if not statuses[i][0]:
+            results[i] = out[at:at + int(n[j])]
+    return results, statuses
+
+
+def decompress_batch(blobs, outs):
+    """Device archives (or host archives with device outs), one at a time: each waits for its status."""
+    results, statuses = [None] * len(blobs), [(0, "")] * len(blobs)
+    for i, data in enumerate(blobs):
+        try:
+            results[i] = decompress(data, None if outs is None else outs[i])
+        except Exception as e:  # noqa: BLE001
+            statuses[i] = (getattr(e, "code", 1), str(e))
+    return results, statuses

@@ -111,6 +111,82 @@ void decompress_into(Bytes archive, Values out, const std::string& device) {
   hpcz::decompress(a, size, dst, capacity, backend);
 }
 
+// Each item's outcome as (code, message); code 0 for success.
+nb::list statuses_of(const std::vector<hpcz::ItemStatus>& st) {
+  nb::list out;
+  for (const auto& s : st) out.append(nb::make_tuple(s.code, s.message));
+  return out;
+}
+
+// (archives, statuses): archive i a bytes object (None where item i failed). The bytes objects are made
+// as the batch places each archive (under the GIL, one at a time) and filled without it.
+nb::tuple compress_batch(nb::list values, const std::string& mode, const std::string& bound_kind, double bound,
+                         bool lossless, std::optional<double> fill, const std::string& device) {
+  hpcz::Options o;
+  o.codec = codec_of(mode);
+  o.mode = bound_kind == "abs" ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
+  o.bound = bound;
+  o.second_stage = lossless;
+  o.fill = fill;
+  o.backend = backend_of(device);
+  const size_t n = nb::len(values);
+  std::vector<ReadValues> held;  // keeps each array's buffer for the call
+  held.reserve(n);
+  std::vector<hpcz::ArrayRef> arrays(n);
+  for (size_t i = 0; i < n; ++i) {
+    held.push_back(nb::cast<ReadValues>(values[i]));
+    const ReadValues& a = held.back();
+    if (a.dtype().code != uint8_t(nb::dlpack::dtype_code::Float))
+      throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");
+    arrays[i].data = a.data();
+    arrays[i].dtype = dtype_of(a.dtype().bits);
+    arrays[i].dims.resize(a.ndim());
+    for (size_t d = 0; d < a.ndim(); ++d) arrays[i].dims[d] = uint64_t(a.shape(d));
+  }
+  nb::list blobs;
+  for (size_t i = 0; i < n; ++i) blobs.append(nb::none());
+  std::vector<hpcz::ItemStatus> st;
+  {
+    nb::gil_scoped_release unlocked;
+    st = hpcz::compress_batch(arrays, o, [&](size_t i, size_t size) -> uint8_t* {
+      nb::gil_scoped_acquire held_gil;
+      PyObject* b = PyBytes_FromStringAndSize(nullptr, Py_ssize_t(size));
+      if (!b) {
+        PyErr_Clear();
+        throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "out of memory for an archive of " + std::to_string(size) + " bytes");
+      }
+      blobs[i] = nb::steal(b);
+      return reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(b));
+    });
+  }
+  return nb::make_tuple(blobs, statuses_of(st));
+}
+
+// Decodes archives[i] into outs[i] (writable C-order arrays, sized by the caller from each header).
+nb::list decompress_batch_into(nb::list archives, nb::list outs, const std::string& device) {
+  const hpcz::Backend backend = backend_of(device);
+  const size_t n = nb::len(archives);
+  if (nb::len(outs) != n) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "one out per archive");
+  std::vector<Bytes> held_a;
+  std::vector<Values> held_o;
+  held_a.reserve(n);
+  held_o.reserve(n);
+  std::vector<hpcz::ArchiveRef> in(n);
+  std::vector<hpcz::OutputRef> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    held_a.push_back(nb::cast<Bytes>(archives[i]));
+    held_o.push_back(nb::cast<Values>(outs[i]));
+    in[i] = {held_a.back().data(), held_a.back().size()};
+    out[i] = {held_o.back().data(), held_o.back().nbytes()};
+  }
+  std::vector<hpcz::ItemStatus> st;
+  {
+    nb::gil_scoped_release unlocked;
+    st = hpcz::decompress_batch(in, out, backend);
+  }
+  return statuses_of(st);
+}
+
 nb::dict info(Bytes archive, bool verify) {
   hpcz::ArchiveInfo i;
   {
@@ -208,6 +284,12 @@ NB_MODULE(_hpcz, m) {
         nb::arg("lossless"), nb::arg("fill").none(), nb::arg("device"));
   m.def("decompress_into", &decompress_into, nb::arg("archive"), nb::arg("out"), nb::arg("device"));
   m.def("info", &info, nb::arg("archive"), nb::arg("verify"));
+  m.def("compress_batch", &compress_batch);
+  m.def("decompress_batch_into", &decompress_batch_into);
+  m.def("release_cached_buffers", [] {
+    nb::gil_scoped_release unlocked;
+    hpcz::release_cached_buffers();
+  });
   m.def("use_device", &use_device);
   m.def("compress_device_workspace", &compress_device_workspace);
   m.def("compress_device", &compress_device);

@@ -1,0 +1,172 @@
+"""Host data through the Python package, as front ends meet it: a field tiled to SIZE MiB, then
+
+  * the limits, measured in the same run: pinned host-to-device and device-to-host copies (cupy), a
+    memcpy on every core and on one (numpy, threads);
+  * hpcz.compress / hpcz.decompress(out=) of the whole array;
+  * the array cut into chunks of 1, 4, 16 and 64 MiB along its slowest axis: one call a chunk, and
+    (where this hpcz has them) compress_batch / decompress_batch of all chunks in one call;
+  * cupy chunks on the device: one call a chunk, and a batch;
+  * zarr v3 with the hpcz serializer, memory store, 4 MiB chunks: write and read of the array.
+
+Every figure is GB/s of the array (median of REPS after a warm-up), with its fraction of the tightest
+limit. Rows this hpcz cannot run (an older one without batches) say so. Archives of the batch are
+checked against the one-call archives.
+
+    python bench/python/host_batch.py [FIELD] [SIZE_MIB=1024] [REPS=5] [DEVICE=gpu] [MODES=fast,ratio]
+"""
+
+import concurrent.futures
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import hpcz
+from tiled import tiled
+
+
+def median_time(fn, reps):
+    fn()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def limits(nbytes, reps):
+    """GB/s of: pinned H2D, pinned D2H, memcpy on every core, memcpy on one core."""
+    out = {}
+    src = np.random.default_rng(1).random(nbytes // 8)  # never zeros
+    dst = np.empty_like(src)
+    cores = os.cpu_count() or 1
+    parts = np.array_split(np.arange(src.size), cores)
+    with concurrent.futures.ThreadPoolExecutor(cores) as pool:
+        def par_copy():
+            list(pool.map(lambda p: np.copyto(dst[p[0]:p[-1] + 1], src[p[0]:p[-1] + 1]), parts))
+        out["memcpy, every core"] = nbytes / median_time(par_copy, reps) / 1e9
+    out["memcpy, one core"] = nbytes / median_time(lambda: np.copyto(dst, src), reps) / 1e9
+    try:
+        import cupy
+        n = min(nbytes, 1 << 30)
+        pinned = cupy.cuda.alloc_pinned_memory(n)
+        host = np.frombuffer(pinned, dtype=np.uint8, count=n)
+        host[:] = np.frombuffer(src.tobytes()[:n], dtype=np.uint8)
+        dev = cupy.empty(n, dtype=cupy.uint8)
+        s = cupy.cuda.Stream(non_blocking=True)
+
+        def h2d():
+            dev.data.copy_from_host_async(host.ctypes.data, n, stream=s)
+            s.synchronize()
+
+        def d2h():
+            dev.data.copy_to_host_async(host.ctypes.data, n, stream=s)
+            s.synchronize()
+        out["pinned host to device"] = n / median_time(h2d, reps) / 1e9
+        out["pinned device to host"] = n / median_time(d2h, reps) / 1e9
+    except Exception as e:  # noqa: BLE001 - no cupy or no GPU: host limits only
+        print(f"# no pinned-copy limits: {type(e).__name__}: {e}")
+    return out
+
+
+def row(label, nbytes, t, limit):
+    g = nbytes / t / 1e9
+    print(f"{label:58} {g:8.2f} GB/s  {g / limit:6.1%} of the limit" if limit else f"{label:58} {g:8.2f} GB/s")
+
+
+def main():
+    field = sys.argv[1] if len(sys.argv) > 1 else "data/climate-ncar_csm_b003_ts_100x64x128_f32.bin"
+    size_mib = int(sys.argv[2]) if len(sys.argv) > 2 else 1024
+    reps = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    device = sys.argv[4] if len(sys.argv) > 4 else "gpu"
+    modes = (sys.argv[5] if len(sys.argv) > 5 else "fast,ratio").split(",")
+    a, copies, _, _ = tiled(field, size_mib)
+    a = a[: max(1, (size_mib << 20) // (a.nbytes // a.shape[0]))].copy()  # exactly about SIZE MiB
+    has_batch = hasattr(hpcz, "compress_batch")
+    print(f"# {os.path.basename(field)} tiled to {a.shape} ({a.nbytes} bytes), rel 1e-3, device {device}, "
+          f"median of {reps}; {hpcz._hpcz.version()}; GPU: {hpcz._hpcz.gpu_name() or '-'}; "
+          f"batches: {'yes' if has_batch else 'no (older hpcz)'}")
+    lim = limits(a.nbytes, reps)
+    for k, v in lim.items():
+        print(f"limit: {k:51} {v:8.2f} GB/s")
+    bus = min([v for k, v in lim.items() if k.startswith("pinned")] or [0]) or None
+    print(f"# fractions below are of the tightest pinned copy ({bus and round(bus, 2)} GB/s)")
+    plane = a.nbytes // a.shape[0]
+    for mode in modes:
+        kw = dict(rel=1e-3, mode=mode, device=device)
+        blob = hpcz.compress(a, **kw)
+        out = np.empty_like(a)
+        row(f"{mode} compress, one call", a.nbytes, median_time(lambda: hpcz.compress(a, **kw), reps), bus)
+        row(f"{mode} decompress(out=), one call", a.nbytes,
+            median_time(lambda: hpcz.decompress(blob, out=out, device=device), reps), bus)
+        for mib in (1, 4, 16, 64):
+            rows = max(1, (mib << 20) // plane)
+            chunks = [a[i:i + rows] for i in range(0, a.shape[0], rows)]
+            blobs = [hpcz.compress(c, **kw) for c in chunks]
+            outs = [np.empty_like(c) for c in chunks]
+            label = f"{mode} {mib:2} MiB chunks ({len(chunks)})"
+            row(f"{label}: compress, a call each", a.nbytes,
+                median_time(lambda: [hpcz.compress(c, **kw) for c in chunks], reps), bus)
+            row(f"{label}: decompress(out=), a call each", a.nbytes,
+                median_time(lambda: [hpcz.decompress(b, out=o, device=device) for b, o in zip(blobs, outs)], reps), bus)
+            if has_batch:
+                got = hpcz.compress_batch(chunks, **kw)
+                assert got == blobs, "a batch archive differs from the one-call archive"
+                row(f"{label}: compress_batch", a.nbytes, median_time(lambda: hpcz.compress_batch(chunks, **kw), reps), bus)
+                row(f"{label}: decompress_batch(out=)", a.nbytes,
+                    median_time(lambda: hpcz.decompress_batch(blobs, out=outs, device=device), reps), bus)
+        if device != "cpu":
+            cupy_rows(a, mode, reps, has_batch)
+        zarr_rows(a, mode, reps, bus, device)
+
+
+def cupy_rows(a, mode, reps, has_batch):
+    try:
+        import cupy
+    except ImportError:
+        return
+    d = cupy.asarray(a)
+    plane = a.nbytes // a.shape[0]
+    for mib in (1, 4, 64):
+        rows = max(1, (mib << 20) // plane)
+        chunks = [d[i:i + rows] for i in range(0, a.shape[0], rows)]
+
+        def per_call():
+            for c in chunks:
+                hpcz.compress(c, rel=1e-3, mode=mode)
+            cupy.cuda.get_current_stream().synchronize()
+        row(f"{mode} cupy {mib:2} MiB chunks: compress, a call each", a.nbytes, median_time(per_call, reps), None)
+        if has_batch:
+            def batch():
+                hpcz.compress_batch(chunks, rel=1e-3, mode=mode)
+            row(f"{mode} cupy {mib:2} MiB chunks: compress_batch", a.nbytes, median_time(batch, reps), None)
+
+
+def zarr_rows(a, mode, reps, bus, device):
+    try:
+        import zarr
+        import hpcz.zarr as hz
+    except Exception as e:  # noqa: BLE001
+        print(f"# no zarr rows: {type(e).__name__}: {e}")
+        return
+    plane = a.nbytes // a.shape[0]
+    rows = max(1, (4 << 20) // plane)
+    store = {}
+
+    def write():
+        store.clear()
+        z = zarr.create_array(zarr.storage.MemoryStore(store), shape=a.shape, chunks=(rows,) + a.shape[1:],
+                              dtype=a.dtype, serializer=hz.Hpcz(rel=1e-3, mode=mode), compressors=None,
+                              overwrite=True)
+        z[...] = a
+        return z
+    z = write()
+    row(f"{mode} zarr v3, 4 MiB chunks, memory store: write", a.nbytes, median_time(write, reps), bus)
+    row(f"{mode} zarr v3, 4 MiB chunks, memory store: read", a.nbytes, median_time(lambda: z[...], reps), bus)
+
+
+if __name__ == "__main__":
+    main()
