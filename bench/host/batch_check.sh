@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# One device call for the host path and the batches: build this tree (library, tests, CLI, Python
+# module) and, when given, an older tree's Python module; the GPU tests; compute-sanitizer on the batch
+# and host-path tests; the Python tests on the GPU; bench/python/host_batch.py on both builds, on the
+# same bytes, in the same run.
+# usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
+# lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES]
+#   STAGES: any of build,tests,sanitize,pytest,bench (default all)
+set -u
+out=${1:?OUTDIR}
+old=${2:-}
+size=${3:-1024}
+reps=${4:-5}
+stages=${5:-build,tests,sanitize,pytest,bench}
+has() { [[ ",$stages," == *",$1,"* ]]; }
+mkdir -p "$out"
+export HPCZ_SHARED_DATA=$PWD/.data PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+echo "cores: $(nproc)"
+if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site
+fi
+py=$(command -v python3)
+configure() {  # SRC DIR: Release, sm_90, with the Python module
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DHPCZ_PYTHON=ON \
+    -DPython_EXECUTABLE="$py" >"$out/cmake-$(basename "$2").log" 2>&1
+}
+package() {  # SRC BUILD DEST: the package's Python files and the module built there
+  rm -rf "$3" && mkdir -p "$3/hpcz" && cp -r "$1"/python/hpcz/. "$3/hpcz/" && cp "$2"/python/_hpcz*.so "$3/hpcz/"
+}
+# A fresh machine has no build outputs: the later stages build first.
+if has build || [ ! -x build-gpu/tests/hpcz_tests ] || { [ -n "$old" ] && [ ! -d build-old/pkg ]; }; then
+  if [ -n "$old" ]; then
+    (configure "$old" build-old && cmake --build build-old -j 6 --target _hpcz >"$out/build-old.log" 2>&1 &&
+      package "$old" build-old build-old/pkg && echo "old module built") &
+    old_pid=$!
+  fi
+  configure . build-gpu && cmake --build build-gpu -j 12 --target hpcz_tests hpcz_cli _hpcz >"$out/build.log" 2>&1 ||
+    { grep -E "error" "$out/build.log" | head -30; exit 1; }
+  package . build-gpu build-gpu/pkg
+  [ -n "$old" ] && wait $old_pid
+fi
+if has tests; then
+  echo "== C++ tests (GPU present) =="
+  timeout 300 build-gpu/tests/hpcz_tests >"$out/tests.log" 2>&1; echo "tests rc=$?"; tail -1 "$out/tests.log"
+  grep -E "FAIL|CHECK|REQUIRE" "$out/tests.log" | head -20
+  grep -E "identical|items coded|skipped" "$out/tests.log" | sort | uniq -c | head -12
+fi
+if has sanitize; then
+  echo "== compute-sanitizer: batches, host calls into buffers, damaged archives =="
+  timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests roundtrip_batch \
+    unit_c_api_batch roundtrip_compress_into_a_buffer corrupt_magic >"$out/memcheck.log" 2>&1
+  echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/memcheck.log" | tail -2
+  timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/hpcz_tests roundtrip_batch_bad \
+    roundtrip_batch_empty unit_c_api_batch >"$out/racecheck.log" 2>&1
+  echo "racecheck rc=$?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|passed" "$out/racecheck.log" | tail -2
+fi
+if has pytest; then
+  echo "== Python tests on the GPU =="
+  PYTHONPATH=$PWD/build-gpu/pkg:${PYTHONPATH:-} timeout 300 python3 -m pytest -q -x python/tests/test_batch.py \
+    python/tests/test_gpu.py python/tests/test_api.py >"$out/pytest.log" 2>&1
+  echo "pytest rc=$?"; tail -3 "$out/pytest.log"
+fi
+if has bench; then
+  field=.data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin
+  for which in gpu old; do
+    [ -d build-$which/pkg ] || continue
+    echo "== host_batch.py, $which build =="
+    (root=$PWD; cd bench/python && PYTHONPATH=$root/build-$which/pkg:${PYTHONPATH:-} timeout 280 python3 host_batch.py "../../$field" "$size" \
+      "$reps" gpu fast,ratio) >"$out/host_batch-$which.txt" 2>&1
+    echo "rc=$?"; cat "$out/host_batch-$which.txt"
+  done
+fi
