@@ -2,6 +2,9 @@
 // call's, byte for byte, on either backend; a bad item gets its status and leaves the others whole.
 #include "common.hpp"
 #include "hpcz/hpcz.h"
+#include "pipeline/host_copy.hpp"
+
+#include <thread>
 
 using namespace testutil;
 
@@ -267,4 +270,27 @@ TEST(unit_c_api_batch) {
     CHECK(strict_check(ps[i].bytes, values[k], ps[i].dtype, info.eb_abs).violations == 0);
     ++k;
   }
+}
+
+// The staging copies' pool: every byte of every segment, from several threads at once.
+TEST(unit_parallel_copy) {
+  std::vector<uint8_t> src(size_t(9) << 20), dst(src.size(), 0);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = uint8_t(i * 2654435761u >> 13);
+  auto copy_part = [&](size_t first, size_t last) {
+    std::vector<hpcz::pipeline::CopySegment> segs;
+    for (size_t at = first; at < last;) {  // uneven segments: 1 byte to a few MiB
+      const size_t n = std::min(last - at, size_t(1) + (at * 7919) % (size_t(3) << 20));
+      segs.push_back({dst.data() + at, src.data() + at, n});
+      at += n;
+    }
+    hpcz::pipeline::parallel_copy(segs);
+  };
+  std::vector<std::thread> ts;
+  const size_t quarter = src.size() / 4;
+  for (int t = 0; t < 4; ++t) ts.emplace_back(copy_part, t * quarter, t == 3 ? src.size() : (t + 1) * quarter);
+  for (auto& t : ts) t.join();
+  CHECK(dst == src);
+  std::vector<uint8_t> small(100, 0);
+  hpcz::pipeline::parallel_copy(small.data(), src.data(), small.size());
+  CHECK(std::memcmp(small.data(), src.data(), small.size()) == 0);
 }

@@ -5,7 +5,7 @@
 # same bytes, in the same run.
 # usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
 # lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES]
-#   STAGES: any of build,tests,sanitize,pytest,bench (default all)
+#   STAGES: any of build,tests,sanitize,pytest,probe,bench (default all but probe)
 set -u
 out=${1:?OUTDIR}
 old=${2:-}
@@ -61,6 +61,11 @@ if has pytest; then
   PYTHONPATH=$PWD/build-gpu/pkg:${PYTHONPATH:-} timeout 300 python3 -m pytest -q -x python/tests/test_batch.py \
     python/tests/test_gpu.py python/tests/test_api.py >"$out/pytest.log" 2>&1
   echo "pytest rc=$?"; tail -3 "$out/pytest.log"
+fi
+if has probe; then
+  echo "== host_path_probe: where the one-shot host path's time goes =="
+  cmake --build build-gpu -j 12 --target hpcz_host_path_probe >"$out/build-probe.log" 2>&1 || tail -5 "$out/build-probe.log"
+  timeout 200 build-gpu/hpcz_host_path_probe .data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin 1 5 | tee "$out/probe.txt"
 fi
 if has bench; then
   field=.data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin

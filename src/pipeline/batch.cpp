@@ -53,27 +53,32 @@ std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, cons
     return status;
   }
   std::mutex placing;
-  // Checked, staged when asked, placed. The copy into the caller's buffer runs outside the lock.
-  auto deliver = [&](const pipeline::BatchCompressItem& it, const uint8_t* bytes, size_t size) {
+  // Checks an archive, stages it when asked, and returns where its bytes go (nullptr: the item failed,
+  // or its staged form was copied here). The copy itself runs outside the lock.
+  auto place_checked = [&](const pipeline::BatchCompressItem& it, const uint8_t* bytes, size_t size) -> uint8_t* {
     try {
       pipeline::check_reads_back(bytes, size);
       std::vector<uint8_t> staged;
       if (opt.second_stage) {
         staged = pipeline::add_second_stage(std::vector<uint8_t>(bytes, bytes + size));
         pipeline::check_reads_back(staged.data(), staged.size());
-        bytes = staged.data();
-        size = staged.size();
       }
+      const size_t out_size = opt.second_stage ? staged.size() : size;
       uint8_t* dst;
       {
         std::lock_guard<std::mutex> g(placing);
-        dst = place(it.index, size);
+        dst = place(it.index, out_size);
       }
       if (!dst) fail(ErrorCode::invalid_argument, "place() gave no buffer");
-      std::memcpy(dst, bytes, size);
+      if (!opt.second_stage) return dst;
+      std::memcpy(dst, staged.data(), staged.size());
     } catch (const Error& e) {
       set_status(status[it.index], e);
     }
+    return nullptr;
+  };
+  auto deliver = [&](const pipeline::BatchCompressItem& it, const uint8_t* bytes, size_t size) {
+    if (uint8_t* dst = place_checked(it, bytes, size)) std::memcpy(dst, bytes, size);
   };
   if (backend == Backend::gpu) {
     std::vector<pipeline::BatchCompressItem> on_lanes;
@@ -99,7 +104,8 @@ std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, cons
       return status;
     }
     pipeline::compress_batch_gpu(
-        on_lanes, [&](size_t k, const uint8_t* bytes, size_t size) { deliver(on_lanes[k], bytes, size); }, status);
+        on_lanes, [&](size_t k, const uint8_t* bytes, size_t size) { return place_checked(on_lanes[k], bytes, size); },
+        status);
     return status;
   }
   for_each_item(items.size(), [&](size_t k) {

@@ -21,7 +21,7 @@ std::unique_ptr<SlabCoder> make_gpu_coder(int, const format::HeaderFields&, size
 size_t gpu_slab_workspace(const format::HeaderFields&, bool) { none(); }
 GpuRoom current_gpu_room() { none(); }
 size_t gpu_one_shot_bytes(const format::HeaderFields&, bool) { none(); }
-void compress_batch_gpu(const std::vector<BatchCompressItem>&, const DeliverArchive&, std::vector<ItemStatus>&) { none(); }
+void compress_batch_gpu(const std::vector<BatchCompressItem>&, const PlaceBatchArchive&, std::vector<ItemStatus>&) { none(); }
 void decompress_batch_gpu(const std::vector<BatchDecodeItem>&, std::vector<ItemStatus>&) { none(); }
 void release_gpu_buffers() {}
 }  // namespace pipeline

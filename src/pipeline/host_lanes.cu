@@ -20,6 +20,7 @@
 
 #include "common/cuda_check.hpp"
 #include "gpu/decode_status.hpp"
+#include "pipeline/host_copy.hpp"
 #include "pipeline/internal.hpp"
 
 namespace hpcz::pipeline {
@@ -45,25 +46,9 @@ constexpr int kBatchLanes = 4;
 // Device memory an idle lane keeps: a 1 GiB array's one-shot buffers, so that repeated calls on arrays
 // that large allocate nothing; larger buffers are freed when the call ends.
 constexpr size_t kKeepDeviceBytes = (size_t(5) << 30) / 2;
-// Copies below this are one thread's memcpy: an OpenMP team costs more than it saves.
-constexpr size_t kParallelCopyBytes = size_t(1) << 20;
 constexpr size_t kAlign = 256;  // item offsets in a round's buffers (the codecs want 16)
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-
-void host_copy(uint8_t* dst, const uint8_t* src, size_t n) {
-  if (n < kParallelCopyBytes) {
-    std::memcpy(dst, src, n);
-    return;
-  }
-  constexpr size_t kSlice = size_t(1) << 20;
-  const long long slices = (long long)((n + kSlice - 1) / kSlice);
-#pragma omp parallel for schedule(static)
-  for (long long i = 0; i < slices; ++i) {
-    const size_t at = size_t(i) * kSlice;
-    std::memcpy(dst + at, src + at, std::min(kSlice, n - at));
-  }
-}
 
 bool is_pinned(const void* h) {
   cudaPointerAttributes a;
@@ -133,7 +118,7 @@ class Lane {
     for (size_t k = 0, at = 0; at < n; ++k, at += kPiece) {
       const size_t len = std::min(kPiece, n - at), slot = k % kRing;
       if (k >= size_t(kRing)) check(cudaEventSynchronize(ring_[slot]), "copy to device");  // the slot is free again
-      host_copy(pin + slot * kPiece, h + at, len);
+      parallel_copy(pin + slot * kPiece, h + at, len);
       check(cudaMemcpyAsync(d + at, pin + slot * kPiece, len, cudaMemcpyHostToDevice, stream_), "copy to device");
       check(cudaEventRecord(ring_[slot], stream_), "copy to device");
     }
@@ -160,7 +145,7 @@ class Lane {
       if (k + kRing - 1 < pieces) issue(k + kRing - 1);  // its slot held piece k - 1, drained already
       check(cudaEventSynchronize(ring_[k % kRing]), "copy to host");
       const size_t at = k * kPiece;
-      host_copy(h + at, pin + (k % kRing) * kPiece, std::min(kPiece, n - at));
+      parallel_copy(h + at, pin + (k % kRing) * kPiece, std::min(kPiece, n - at));
     }
   }
   void sync(const char* what) { check(cudaStreamSynchronize(stream_), what); }
@@ -374,7 +359,7 @@ void set_status(ItemStatus& s, const Error& e) {
 
 }  // namespace
 
-void compress_batch_gpu(const std::vector<BatchCompressItem>& items, const DeliverArchive& deliver,
+void compress_batch_gpu(const std::vector<BatchCompressItem>& items, const PlaceBatchArchive& place,
                         std::vector<ItemStatus>& status) {
   const auto in_bytes = [&](size_t k) { return items[k].h.n_values * dtype_size(items[k].h.dtype); };
   const auto cap = [&](size_t k) { return max_compressed_size(items[k].h.n_values, items[k].h.dtype); };
@@ -386,7 +371,7 @@ void compress_batch_gpu(const std::vector<BatchCompressItem>& items, const Deliv
     if (r.alone) {  // its own buffers, copied in pieces
       std::vector<uint8_t> a;
       compress_gpu_host(items[r.first].data, items[r.first].h, [&](size_t size) { a.resize(size); return a.data(); });
-      deliver(r.first, a.data(), a.size());
+      if (uint8_t* dst = place(r.first, a.data(), a.size())) parallel_copy(dst, a.data(), a.size());
       return;
     }
     LaneLease lane;
@@ -399,11 +384,13 @@ void compress_batch_gpu(const std::vector<BatchCompressItem>& items, const Deliv
     uint8_t* d_out = lane->d_out.get(kRoundOutBytes);
     uint8_t* d_ws = lane->d_ws.get(ws_total);
     auto* d_sizes = reinterpret_cast<uint64_t*>(lane->d_words.get(8 * r.count));
+    std::vector<CopySegment> copies;
     size_t at = 0;
     for (size_t k = r.first; k < r.first + r.count; ++k) {
-      std::memcpy(pin_in + at, items[k].data, in_bytes(k));
+      copies.push_back({pin_in + at, static_cast<const uint8_t*>(items[k].data), in_bytes(k)});
       at += align_up(in_bytes(k));
     }
+    parallel_copy(copies);
     check(cudaMemcpyAsync(d_in, pin_in, at, cudaMemcpyHostToDevice, lane->stream()), "copy to device");
     size_t in_at = 0, out_at = 0, ws_at = 0;
     for (size_t k = r.first, j = 0; k < r.first + r.count; ++k, ++j) {
@@ -421,11 +408,13 @@ void compress_batch_gpu(const std::vector<BatchCompressItem>& items, const Deliv
       out_at += align_up(cap(k));
     }
     lane->sync("copy to host");
+    copies.clear();
     out_at = 0;
     for (size_t k = r.first, j = 0; k < r.first + r.count; ++k, ++j) {
-      deliver(k, pin_out + out_at, h_sizes[j]);
+      if (uint8_t* dst = place(k, pin_out + out_at, h_sizes[j])) copies.push_back({dst, pin_out + out_at, h_sizes[j]});
       out_at += align_up(cap(k));
     }
+    parallel_copy(copies);
   };
   auto fail_round = [&](const Round& r, const Error& e) {
     for (size_t k = r.first; k < r.first + r.count; ++k)
@@ -454,11 +443,13 @@ void decompress_batch_gpu(const std::vector<BatchDecodeItem>& items, std::vector
     uint8_t* d_out = lane->d_out.get(kRoundOutBytes);
     uint8_t* d_ws = lane->d_ws.get(ws_total);
     auto* d_status = reinterpret_cast<uint32_t*>(lane->d_words.get(4 * r.count));
+    std::vector<CopySegment> copies;
     size_t at = 0;
     for (size_t k = r.first; k < r.first + r.count; ++k) {
-      std::memcpy(pin_in + at, items[k].archive, in_bytes(k));
+      copies.push_back({pin_in + at, items[k].archive, in_bytes(k)});
       at += align_up(in_bytes(k));
     }
+    parallel_copy(copies);
     check(cudaMemcpyAsync(d_in, pin_in, at, cudaMemcpyHostToDevice, lane->stream()), "copy to device");
     size_t in_at = 0, out_at = 0, ws_at = 0;
     for (size_t k = r.first, j = 0; k < r.first + r.count; ++k, ++j) {
@@ -470,12 +461,14 @@ void decompress_batch_gpu(const std::vector<BatchDecodeItem>& items, std::vector
     // The round's values come back in one copy (their sizes are known): no wait for the statuses.
     check(cudaMemcpyAsync(pin_out, d_out, out_at, cudaMemcpyDeviceToHost, lane->stream()), "copy to host");
     lane->sync("decompress");
+    copies.clear();
     out_at = 0;
     for (size_t k = r.first, j = 0; k < r.first + r.count; ++k, ++j) {
       if (h_status[j]) set_status(status[items[k].index], Error(ErrorCode::corrupt_archive, status_message(h_status[j])));
-      else std::memcpy(items[k].out, pin_out + out_at, out_bytes(k));
+      else copies.push_back({static_cast<uint8_t*>(items[k].out), pin_out + out_at, out_bytes(k)});
       out_at += align_up(out_bytes(k));
     }
+    parallel_copy(copies);
   };
   auto fail_round = [&](const Round& r, const Error& e) {
     for (size_t k = r.first; k < r.first + r.count; ++k)

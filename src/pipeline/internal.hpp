@@ -103,10 +103,11 @@ struct BatchCompressItem {
   const void* data;
   format::HeaderFields h;  // header_template's
 };
-// Item k's archive is ready: bytes valid during the call. Called from several threads at once.
-using DeliverArchive = std::function<void(size_t k, const uint8_t* bytes, size_t size)>;
+// Item k's archive is ready (bytes valid during the call): checks it and returns where its size bytes
+// go, or nullptr where the item failed or the callback placed it itself. From several threads at once.
+using PlaceBatchArchive = std::function<uint8_t*(size_t k, const uint8_t* bytes, size_t size)>;
 // Codes items on the current GPU; a failure goes to status[items[k].index] (the other items go on).
-void compress_batch_gpu(const std::vector<BatchCompressItem>& items, const DeliverArchive& deliver,
+void compress_batch_gpu(const std::vector<BatchCompressItem>& items, const PlaceBatchArchive& place,
                         std::vector<ItemStatus>& status);
 struct BatchDecodeItem {
   size_t index;
