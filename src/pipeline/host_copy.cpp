@@ -4,8 +4,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
-#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -18,18 +16,7 @@ constexpr size_t kSlice = size_t(512) << 10;
 // Below this a copy is one memcpy on the caller's thread: waking the pool costs more.
 constexpr size_t kParallelBytes = size_t(1) << 20;
 
-struct Job {
-  std::vector<CopySegment> slices;
-  std::atomic<size_t> next{0}, done{0};
-  // Takes slices until none are left; true if this call finished the job's last slice.
-  bool work() {
-    size_t mine = 0;
-    for (size_t k; (k = next.fetch_add(1)) < slices.size(); ++mine)
-      std::memcpy(slices[k].dst, slices[k].src, slices[k].size);
-    return mine && done.fetch_add(mine) + mine == slices.size();
-  }
-};
-
+// One copy at a time on the pool (each uses every core anyway); its slices are taken by index.
 // Never destroyed (its threads are detached): at exit they may still wait for work.
 class Pool {
  public:
@@ -37,46 +24,64 @@ class Pool {
     const unsigned n = std::max(1u, std::thread::hardware_concurrency()) - 1;
     for (unsigned t = 0; t < n; ++t) std::thread([this] { serve(); }).detach();
   }
-  void run(const std::shared_ptr<Job>& job) {
+
+  void run(const std::vector<CopySegment>& slices) {
+    std::lock_guard<std::mutex> one_at_a_time(owner_);
     {
-      std::lock_guard<std::mutex> g(m_);
-      queue_.push_back(job);
+      // A thread that woke too late for the last copy still holds its (empty) view of it: the
+      // counter is reset once it has let go.
+      std::unique_lock<std::mutex> g(m_);
+      finished_.wait(g, [&] { return active_ == 0; });
+      slices_ = slices.data();
+      count_ = slices.size();
+      next_ = 0;
+      done_ = 0;
+      ++generation_;
     }
     work_.notify_all();
-    job->work();
-    // The slices other threads took: wait for them (a forked child has no pool threads, and takes
-    // every slice itself above).
+    const size_t mine = take(slices.data(), slices.size());
+    // The slices other threads took, and every thread that saw this copy, finished before the
+    // caller's buffers are given back (a forked child has no pool threads: the caller took them all).
     std::unique_lock<std::mutex> g(m_);
-    finished_.wait(g, [&] { return job->done.load() == job->slices.size(); });
-    queue_.erase(std::remove(queue_.begin(), queue_.end(), job), queue_.end());
+    done_ += mine;
+    finished_.wait(g, [&] { return done_ == count_ && active_ == 0; });
+    slices_ = nullptr;
+    count_ = 0;
   }
 
  private:
+  size_t take(const CopySegment* slices, size_t count) {
+    size_t mine = 0;
+    for (size_t k; (k = next_.fetch_add(1)) < count; ++mine) std::memcpy(slices[k].dst, slices[k].src, slices[k].size);
+    return mine;
+  }
   void serve() {
+    uint64_t seen = 0;
     for (;;) {
-      std::shared_ptr<Job> job;
+      const CopySegment* slices;
+      size_t count;
       {
         std::unique_lock<std::mutex> g(m_);
-        work_.wait(g, [&] {
-          for (auto& j : queue_)
-            if (j->next.load() < j->slices.size()) return true;
-          return false;
-        });
-        for (auto& j : queue_)
-          if (j->next.load() < j->slices.size()) {
-            job = j;
-            break;
-          }
+        work_.wait(g, [&] { return generation_ != seen; });
+        seen = generation_;
+        slices = slices_;
+        count = count_;
+        ++active_;
       }
-      if (job->work()) {
-        std::lock_guard<std::mutex> g(m_);  // the owner checks done under this lock: no lost wake-up
-        finished_.notify_all();
-      }
+      const size_t mine = count ? take(slices, count) : 0;
+      std::lock_guard<std::mutex> g(m_);
+      done_ += mine;
+      --active_;
+      finished_.notify_all();
     }
   }
-  std::mutex m_;
+
+  std::mutex owner_, m_;
   std::condition_variable work_, finished_;
-  std::deque<std::shared_ptr<Job>> queue_;
+  const CopySegment* slices_ = nullptr;  // the copy under way (m_)
+  size_t count_ = 0, done_ = 0, active_ = 0;
+  uint64_t generation_ = 0;
+  std::atomic<size_t> next_{0};
 };
 
 Pool& pool() {
@@ -93,11 +98,11 @@ void parallel_copy(const std::vector<CopySegment>& segments) {
     for (const auto& s : segments) std::memcpy(s.dst, s.src, s.size);
     return;
   }
-  auto job = std::make_shared<Job>();
-  job->slices.reserve(total / kSlice + segments.size());
+  std::vector<CopySegment> slices;
+  slices.reserve(total / kSlice + segments.size());
   for (const auto& s : segments)
-    for (size_t at = 0; at < s.size; at += kSlice) job->slices.push_back({s.dst + at, s.src + at, std::min(kSlice, s.size - at)});
-  pool().run(job);
+    for (size_t at = 0; at < s.size; at += kSlice) slices.push_back({s.dst + at, s.src + at, std::min(kSlice, s.size - at)});
+  pool().run(slices);
 }
 
 }  // namespace hpcz::pipeline
