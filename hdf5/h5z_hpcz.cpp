@@ -21,13 +21,10 @@
 namespace {
 
 using namespace hpcz::h5z;
-// Chunks of at least this many bytes are coded on the GPU where there is one: below it the one-shot GPU
-// path's fixed costs (buffers, copies both ways, a synchronization) outweigh the CPU's coding time.
+// Chunks of at least this many bytes are coded on the GPU where there is one: below it the GPU host
+// path's fixed costs (copies both ways, a synchronization) outweigh the CPU's coding time. Each call
+// reuses the buffers and stream of a kept lane (pipeline/host_lanes.cu): no allocation a chunk.
 constexpr size_t kGpuChunkBytes = size_t(4) << 20;
-// The fast mode decodes on the CPU at any size: its CPU decoder outruns the GPU host path's copies
-// (h5py reads of 64 MiB chunks on an H100 host, 16 cores: 2.3 GB/s on the CPU against 0.8 on the GPU;
-// the ratio mode 0.7 against 1.1).
-constexpr bool kFastDecodesOnCpu = true;
 
 struct Hdf5 {
   decltype(&H5Pget_filter_by_id2) get_filter = nullptr;
@@ -113,8 +110,7 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
       const size_t out_bytes = info.n_values * hpcz::dtype_size(info.dtype);
       void* out = std::malloc(out_bytes ? out_bytes : 1);
       if (!out) return 0;
-      const hpcz::Backend backend =
-          kFastDecodesOnCpu && info.codec == hpcz::Codec::fast ? hpcz::Backend::cpu : backend_for(out_bytes, info.codec);
+      const hpcz::Backend backend = backend_for(out_bytes, info.codec);
       try {
         hpcz::decompress(a, nbytes, out, out_bytes, backend);
       } catch (...) {

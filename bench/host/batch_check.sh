@@ -26,8 +26,10 @@ configure() {  # SRC DIR: Release, sm_90, with the Python module
   cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DHPCZ_PYTHON=ON \
     -DPython_EXECUTABLE="$py" >"$out/cmake-$(basename "$2").log" 2>&1
 }
-package() {  # SRC BUILD DEST: the package's Python files and the module built there
+package() {  # SRC BUILD DEST: the package's Python files and the module built there (and the HDF5 filter
+  # built elsewhere from this tree, carried in .plugin/, where the image has no HDF5 headers)
   rm -rf "$3" && mkdir -p "$3/hpcz" && cp -r "$1"/python/hpcz/. "$3/hpcz/" && cp "$2"/python/_hpcz*.so "$3/hpcz/"
+  if [ "$1" = . ] && [ -f .plugin/libH5Zhpcz.so ]; then mkdir -p "$3/hpcz/plugins" && cp .plugin/libH5Zhpcz.so "$3/hpcz/plugins/"; fi
 }
 # A fresh machine has no build outputs: the later stages build first.
 if has build || [ ! -x build-gpu/tests/hpcz_tests ] || { [ -n "$old" ] && [ ! -d build-old/pkg ]; }; then

@@ -6,13 +6,16 @@
   * the array cut into chunks of 1, 4, 16 and 64 MiB along its slowest axis: one call a chunk, and
     (where this hpcz has them) compress_batch / decompress_batch of all chunks in one call;
   * cupy chunks on the device: one call a chunk, and a batch;
-  * zarr v3 with the hpcz serializer, memory store, 4 MiB chunks: write and read of the array.
+  * zarr v3, memory store, 4 MiB chunks: write and read of the array, with the hpcz serializer and with
+    no codec work at all (zarr's own ceiling), at zarr's default batch size and at 64;
+  * HDF5 through h5py in a file under DIR (/dev/shm): through the filter (64 and 16 MiB chunks) and
+    through hpcz.hdf5.write / read (16 MiB chunks), with the file system's own write of the raw array.
 
 Every figure is GB/s of the array (median of REPS after a warm-up), with its fraction of the tightest
 limit. Rows this hpcz cannot run (an older one without batches) say so. Archives of the batch are
 checked against the one-call archives.
 
-    python bench/python/host_batch.py [FIELD] [SIZE_MIB=1024] [REPS=5] [DEVICE=gpu] [MODES=fast,ratio]
+    python bench/python/host_batch.py [FIELD] [SIZE_MIB=1024] [REPS=5] [DEVICE=gpu] [MODES=fast,ratio] [DIR]
 """
 
 import concurrent.futures
@@ -83,6 +86,7 @@ def main():
     reps = int(sys.argv[3]) if len(sys.argv) > 3 else 5
     device = sys.argv[4] if len(sys.argv) > 4 else "gpu"
     modes = (sys.argv[5] if len(sys.argv) > 5 else "fast,ratio").split(",")
+    where = sys.argv[6] if len(sys.argv) > 6 else "/dev/shm"
     a, copies, _, _ = tiled(field, size_mib)
     a = a[: max(1, (size_mib << 20) // (a.nbytes // a.shape[0]))].copy()  # exactly about SIZE MiB
     has_batch = hasattr(hpcz, "compress_batch")
@@ -90,6 +94,9 @@ def main():
           f"median of {reps}; {hpcz._hpcz.version()}; GPU: {hpcz._hpcz.gpu_name() or '-'}; "
           f"batches: {'yes' if has_batch else 'no (older hpcz)'}")
     lim = limits(a.nbytes, reps)
+    raw = os.path.join(where, "hpcz_host_batch_raw.bin")
+    lim[f"file write ({where})"] = a.nbytes / median_time(lambda: a.tofile(raw), reps) / 1e9
+    os.remove(raw)
     for k, v in lim.items():
         print(f"limit: {k:51} {v:8.2f} GB/s")
     bus = min([v for k, v in lim.items() if k.startswith("pinned")] or [0]) or None
@@ -121,6 +128,7 @@ def main():
         if device != "cpu":
             cupy_rows(a, mode, reps, has_batch)
         zarr_rows(a, mode, reps, bus, device)
+        hdf5_rows(a, mode, reps, bus, device, where)
 
 
 def cupy_rows(a, mode, reps, has_batch):
@@ -163,12 +171,58 @@ def zarr_rows(a, mode, reps, bus, device):
                               overwrite=True)
         z[...] = a
         return z
-    for batch in (1, 64):  # zarr's default hands codecs a chunk at a time
-        with zarr.config.set({"codec_pipeline.batch_size": batch}):
+    def write_plain():
+        store.clear()
+        z = zarr.create_array(zarr.storage.MemoryStore(store), shape=a.shape, chunks=(rows,) + a.shape[1:],
+                              dtype=a.dtype, compressors=None, overwrite=True)
+        z[...] = a
+        return z
+    # zarr's default hands codecs a chunk at a time and compares every chunk with the fill value
+    # before it writes it; the second setting lets zarr batch and write as it goes.
+    settings = ({"codec_pipeline.batch_size": 1},
+                {"codec_pipeline.batch_size": 64, "array.write_empty_chunks": True})
+    for cfg in settings:
+        with zarr.config.set(cfg):
+            z = write_plain()
+            label = f"zarr v3 alone (no codec work), 4 MiB chunks, {cfg}"
+            row(f"{label}: write", a.nbytes, median_time(write_plain, reps), bus)
+            row(f"{label}: read", a.nbytes, median_time(lambda: z[...], reps), bus)
+    for cfg in settings:
+        with zarr.config.set(cfg):
             z = write()
-            label = f"{mode} zarr v3, 4 MiB chunks, memory store, batch_size {batch}"
+            label = f"{mode} zarr v3, 4 MiB chunks, memory store, {cfg}"
             row(f"{label}: write", a.nbytes, median_time(write, reps), bus)
             row(f"{label}: read", a.nbytes, median_time(lambda: z[...], reps), bus)
+
+
+def hdf5_rows(a, mode, reps, bus, device, where):
+    try:
+        import h5py
+        import hpcz.hdf5 as hh
+    except Exception as e:  # noqa: BLE001
+        print(f"# no HDF5 rows: {type(e).__name__}: {e}")
+        return
+    path = os.path.join(where, "hpcz_host_batch.h5")
+    plane = a.nbytes // a.shape[0]
+    for mib, how in ((64, "filter"), (16, "filter"), (16, "hpcz.hdf5.write/read")):
+        rows = max(1, (mib << 20) // plane)
+        chunks = (rows,) + a.shape[1:]
+
+        def write():
+            with h5py.File(path, "w") as f:
+                if how == "filter":
+                    f.create_dataset("x", data=a, chunks=chunks, **hh.Hpcz(rel=1e-3, mode=mode))
+                else:
+                    hh.write(f.create_dataset("x", shape=a.shape, dtype=a.dtype, chunks=chunks,
+                                              **hh.Hpcz(rel=1e-3, mode=mode)), a, device=device)
+
+        def read():
+            with h5py.File(path, "r") as f:
+                return f["x"][...] if how == "filter" else hh.read(f["x"], device=device)
+        label = f"{mode} HDF5 {mib} MiB chunks, {how}"
+        row(f"{label}: write", a.nbytes, median_time(write, reps), bus)
+        row(f"{label}: read", a.nbytes, median_time(read, reps), bus)
+    os.remove(path)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@
     with h5py.File("out.h5", "w") as f:
         f.create_dataset("t", data=a, chunks=(16, 721, 1440), **hpcz.hdf5.Hpcz(rel=1e-3))
 
-Importing this module registers the filter (id FILTER_ID) with h5py. Other programs (h5dump, h5ls,
+Importing this module registers the filter (id FILTER_ID) with h5py. hpcz.hdf5.write(dset, array) and
+hpcz.hdf5.read(dset) move a whole dataset through the batch calls with direct chunk writes and reads,
+the same stored bytes as the filter's at the batch calls' speed. Other programs (h5dump, h5ls,
 netCDF, h5py without this import) find it with HDF5_PLUGIN_PATH=hpcz.hdf5.PLUGIN_PATH. One HDF5 chunk is
 one hpcz archive; a rel bound is relative to each chunk's own range. docs/FORMAT.md lists cd_values.
 """
@@ -127,3 +129,98 @@ def write_chunk(dset, offset, chunk):
     arc = compress(chunk.reshape(coded_shape(chunk.shape)), **opts)
     data = arc.get().tobytes() if _device.is_device_array(arc) else arc
     dset.id.write_direct_chunk(offset, data, filter_mask=0)
+
+
+# Chunks a write() or read() codes a call: about this many bytes of values (memory for the batch,
+# its archives and, on a read, the decoded chunks).
+_BATCH_BYTES = 256 << 20
+
+
+def _chunk_grid(dset):
+    import itertools
+
+    shape, chunks = dset.shape, dset.chunks
+    if chunks is None:
+        raise InvalidArgumentError(f"dataset {dset.name} is not chunked", 1)
+    return chunks, list(itertools.product(*[range(0, n, c) for n, c in zip(shape, chunks)]))
+
+
+def _batches(offsets, chunk_bytes):
+    per = max(1, _BATCH_BYTES // max(1, chunk_bytes))
+    for k in range(0, len(offsets), per):
+        yield offsets[k:k + per]
+
+
+def _hpcz_alone(dset):
+    opts = _options(dset)
+    if dset.id.get_create_plist().get_nfilters() != 1:
+        raise InvalidArgumentError(f"dataset {dset.name} has filters besides hpcz: use h5py's own reads and writes", 1)
+    return opts
+
+
+def write(dset, array, *, device="auto"):
+    """Writes all of `array` (the dataset's shape and dtype, numpy) into `dset`, a dataset created with
+    the hpcz filter, every chunk compressed in batches (hpcz.compress_batch with the dataset's own
+    options) and stored by direct chunk writes: the same bytes the filter would store, at the speed of
+    the batch calls rather than one filter call a chunk. Edge chunks are padded with the dataset's fill
+    value, as HDF5 pads them."""
+    import numpy as np
+
+    from . import compress_batch
+    from ._shapes import coded_shape
+
+    opts = _hpcz_alone(dset)
+    array = np.asarray(array)
+    if array.shape != dset.shape:
+        raise InvalidArgumentError(f"array of shape {array.shape} for a dataset of shape {dset.shape}", 1)
+    if array.dtype != dset.dtype:
+        raise InvalidArgumentError(f"array of {array.dtype} for a dataset of {dset.dtype}", 1)
+    chunks, offsets = _chunk_grid(dset)
+    for group in _batches(offsets, int(np.prod(chunks)) * array.dtype.itemsize):
+        pieces = []
+        for off in group:
+            sel = tuple(slice(o, min(o + c, n)) for o, c, n in zip(off, chunks, dset.shape))
+            piece = array[sel]
+            if piece.shape != chunks:
+                full = np.full(chunks, dset.fillvalue, dtype=array.dtype)
+                full[tuple(slice(0, n) for n in piece.shape)] = piece
+                piece = full
+            pieces.append(np.ascontiguousarray(piece).reshape(coded_shape(chunks)))
+        for off, blob in zip(group, compress_batch(pieces, device=device, **opts)):
+            dset.id.write_direct_chunk(off, blob, filter_mask=0)
+
+
+def read(dset, *, out=None, device="auto"):
+    """Reads all of `dset` (created with the hpcz filter) into a new numpy array, or into `out`: the
+    stored chunks read directly and decoded in batches (hpcz.decompress_batch). Chunks never written
+    read as the dataset's fill value; a chunk stored with its filter skipped reads through h5py."""
+    import numpy as np
+
+    from . import decompress_batch
+
+    _hpcz_alone(dset)
+    if out is None:
+        out = np.empty(dset.shape, dtype=dset.dtype)
+    elif out.shape != dset.shape or out.dtype != dset.dtype or not out.flags.writeable:
+        raise InvalidArgumentError(f"out must be a writable {dset.dtype} array of shape {dset.shape}", 1)
+    chunks, offsets = _chunk_grid(dset)
+    fill = dset.fillvalue
+    for group in _batches(offsets, int(np.prod(chunks)) * dset.dtype.itemsize):
+        blobs, coded = [], []
+        for off in group:
+            sel = tuple(slice(o, min(o + c, n)) for o, c, n in zip(off, chunks, dset.shape))
+            if dset.id.get_chunk_info_by_coord(off).byte_offset is None:
+                out[sel] = fill  # never written
+                continue
+            mask, blob = dset.id.read_direct_chunk(off)
+            if mask:
+                out[sel] = dset[sel]
+                continue
+            blobs.append(blob)
+            coded.append((off, sel))
+        for (off, sel), values in zip(coded, decompress_batch(blobs, device=device)):
+            if values.size != int(np.prod(chunks)) or values.dtype != dset.dtype:
+                raise InvalidArgumentError(f"dataset {dset.name}: the chunk at {off} holds {values.dtype} of "
+                                           f"{values.size} values, not a chunk of {chunks}", 1)
+            out[sel] = values.reshape(chunks)[tuple(slice(0, s.stop - s.start) for s in sel)]
+    return out

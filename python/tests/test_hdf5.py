@@ -179,3 +179,42 @@ def test_direct_chunk_write_options(tmp_path):
             hh.write_chunk(g, (0,), np.ones(50, "f4"))
     with h5py.File(tmp_path / "o.h5", "r") as f:
         assert violations(a, f["x"][...], 1e-3) == 0
+
+
+@pytest.mark.parametrize("kw", [{"rel": 1e-3}, {"abs": 0.01, "mode": "ratio", "lossless": True}])
+def test_batch_write_and_read_store_the_filters_bytes(tmp_path, field, kw):
+    """hpcz.hdf5.write stores the bytes the filter stores (edge chunks included); hpcz.hdf5.read gives
+    what h5py reads through the filter, for chunks written either way."""
+    _, a = field
+    chunks = (max(1, a.shape[0] // 3 + 1),)  # edges on the first axis, and on the last where there are two
+    if a.ndim > 1:
+        chunks += a.shape[1:-1] + (max(1, a.shape[-1] // 2 + 1),)
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        by_filter = f.create_dataset("filter", data=a, chunks=chunks, **hh.Hpcz(**kw))
+        by_batch = f.create_dataset("batch", shape=a.shape, dtype=a.dtype, chunks=chunks, **hh.Hpcz(**kw))
+        hh.write(by_batch, a)
+    with h5py.File(tmp_path / "f.h5", "r") as f:
+        d, b = f["filter"], f["batch"]
+        n = d.id.get_num_chunks()
+        assert n == b.id.get_num_chunks() > 1
+        for k in range(n):
+            off = d.id.get_chunk_info(k).chunk_offset
+            assert d.id.read_direct_chunk(off) == b.id.read_direct_chunk(off), off
+        through_filter = d[...]
+        assert np.array_equal(hh.read(d).view(np.uint8), through_filter.view(np.uint8))
+        assert np.array_equal(hh.read(b).view(np.uint8), through_filter.view(np.uint8))
+
+
+def test_batch_read_of_a_partly_written_dataset(tmp_path):
+    a = np.fromfile(SAMPLE, dtype=np.float32).reshape(100, 64, 128)
+    with h5py.File(tmp_path / "p.h5", "w") as f:
+        d = f.create_dataset("x", shape=a.shape, dtype=a.dtype, chunks=(10, 64, 128), fillvalue=-5.0, **hh.Hpcz(abs=0.1))
+        d[20:30] = a[20:30]  # one chunk through the filter, the rest never written
+        out = np.full(a.shape, np.nan, dtype=a.dtype)
+        assert hh.read(d, out=out) is out
+        assert np.all(out[:20] == -5.0) and np.all(out[30:] == -5.0)
+        assert violations(a[20:30], out[20:30], 0.1) == 0
+        with pytest.raises(hpcz.InvalidArgumentError):
+            hh.write(d, a[:50])
+        with pytest.raises(hpcz.InvalidArgumentError):
+            hh.read(d, out=np.empty((100, 64, 127), np.float32))
