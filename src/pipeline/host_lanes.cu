@@ -59,6 +59,24 @@ bool is_pinned(const void* h) {
   return a.type == cudaMemoryTypeHost;
 }
 
+// The calling thread's current GPU, put back when the scope ends (freeing a lane of another GPU must not
+// move the caller's).
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    if (cudaGetDevice(&saved_) != cudaSuccess) saved_ = -1;
+    if (device != saved_) cudaSetDevice(device);
+  }
+  ~DeviceGuard() {
+    if (saved_ >= 0) cudaSetDevice(saved_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
 // A buffer that grows to the largest request and keeps its memory (device or pinned host).
 template <bool Pinned>
 struct KeptBuffer {
@@ -82,8 +100,8 @@ struct KeptBuffer {
 
 class Lane {
  public:
+  // On the calling thread's current GPU (every caller takes lanes of that GPU).
   explicit Lane(int device) : device_(device) {
-    check(cudaSetDevice(device), "cudaSetDevice");
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     for (auto& e : ring_)
       if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
@@ -101,7 +119,7 @@ class Lane {
   // After a call: buffers beyond the budget go back to the driver.
   void trim() {
     if (device_bytes() <= kKeepDeviceBytes) return;
-    cudaSetDevice(device_);
+    DeviceGuard on(device_);
     d_in.release();
     d_out.release();
     d_ws.release();
@@ -155,7 +173,7 @@ class Lane {
 
  private:
   void release() {
-    cudaSetDevice(device_);
+    DeviceGuard on(device_);
     if (stream_) cudaStreamSynchronize(stream_);  // an error may leave a copy in flight from a buffer
     pin_in.release(), pin_out.release(), pin_words.release();
     d_in.release(), d_out.release(), d_ws.release(), d_words.release();
@@ -222,7 +240,6 @@ class LaneLease {
     check(cudaGetDevice(&dev), "cudaGetDevice");
     lane_ = pool().take(dev);
   }
-  explicit LaneLease(int device) : lane_(pool().take(device)) {}
   ~LaneLease() {
     // Copies an error left in flight finish before the buffers serve another call; a lane whose
     // stream failed is dropped, not reused.
