@@ -11,15 +11,26 @@
 
 namespace hpcz::cli {
 
-// Exit codes are a contract: 0 success, 1 usage error, 2 bad input, 3 runtime failure (no GPU, CUDA).
+// Exit codes are a contract: 0 success, 1 usage error, 2 bad input (an input unreadable, truncated or
+// corrupt), 3 runtime failure (no GPU, CUDA, an output that cannot be written: a full disk, no
+// permission, an I/O error). A closed pipe on the
+// output ends the process by SIGPIPE, silently, as gzip does (where SIGPIPE is ignored: exit 3).
 enum Exit { kOk = 0, kUsage = 1, kBadInput = 2, kRuntime = 3 };
 
+// Every error message is "hpcz: " and what() of one of these; about a file, what() is "FILE: reason".
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-struct InputError : std::runtime_error {
+struct InputError : std::runtime_error {  // exit 2
   using std::runtime_error::runtime_error;
+  InputError(const std::string& file, const std::string& reason) : std::runtime_error(file + ": " + reason) {}
 };
+struct OutputError : std::runtime_error {  // exit 3: an output (or a temporary file) could not be written
+  using std::runtime_error::runtime_error;
+  OutputError(const std::string& file, const std::string& reason) : std::runtime_error(file + ": " + reason) {}
+};
+// How messages name a path: "-" is standard input (or output).
+inline std::string input_name(const std::string& path) { return path == "-" ? "standard input" : path; }
 
 std::vector<uint64_t> parse_dims(const std::string& s);
 DType parse_dtype(const std::string& s);
@@ -42,7 +53,8 @@ class InputFile {
 };
 // An output written to a temporary file beside path and renamed onto it by commit(); without commit
 // (an error on the way) the temporary file is removed. "-" is standard output. Refuses an existing
-// file unless force, and always one of `inputs`.
+// file unless force, and always one of `inputs`. Failures to create or write it are OutputError
+// (exit 3) naming the file.
 class OutputFile {
  public:
   OutputFile(const std::string& path, bool force, const std::vector<std::string>& inputs);
@@ -52,10 +64,13 @@ class OutputFile {
   void write(const uint8_t* data, size_t size);
   void commit();
   bool to_stdout() const { return path_ == "-"; }
-  int fd() const { return to_stdout() ? 1 : fd_; }
+  int fd() const { return fd_; }
+  const std::string& name() const { return name_; }  // for messages
+  // A sink on fd() (sequential for standard output) whose failures are OutputError naming the output.
+  std::unique_ptr<hpcz::Sink> sink() const;
 
  private:
-  std::string path_, tmp_;
+  std::string path_, name_, tmp_;
   int fd_ = -1;
   bool done_ = false;
 };
@@ -85,10 +100,12 @@ class Spool {
   Spool(const Spool&) = delete;
   Spool& operator=(const Spool&) = delete;
   int fd() const { return fd_; }
-  // Copies the first n bytes to descriptor out (standard output).
+  std::unique_ptr<hpcz::Sink> sink() const;  // failures are OutputError
+  // Copies the first n bytes to descriptor out (standard output, a FIFO, a device), named `name`.
   void copy_to(int out, uint64_t n, const std::string& name) const;
 
  private:
+  std::string name_;  // before fd_: the constructor fills it while making fd_
   int fd_ = -1;
 };
 // A progress bar over a whole streaming job on stderr (a terminal, not -q, jobs above 256 MiB).

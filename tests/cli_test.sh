@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# CLI contract: verbs, flags, exit codes (0 ok, 1 usage, 2 bad input), on the bundled sample.
+# CLI contract: verbs, flags, exit codes (0 ok, 1 usage, 2 bad input, 3 runtime failure), on the
+# bundled sample; every error message starts "hpcz: ".
 set -u
 hpcz=$1
 src=$2
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+mounted=
+trap '[ -n "$mounted" ] && umount "$mounted"; rm -rf "$tmp"' EXIT
 fails=0
 pass=0
 expect() {  # expect CODE description command...
@@ -17,7 +19,14 @@ expect() {  # expect CODE description command...
     echo "FAIL: $what: exit $got, wanted $want"
     sed 's/^/  | /' "$tmp/err" | head -5
   fi
+  # the first line but the status lines of hpcz test ("FILE: OK (...)")
+  if [ "$want" -ne 0 ] && ! grep -v ': OK (' "$tmp/err" | head -1 | grep -q '^hpcz: '; then
+    fails=$((fails + 1))
+    echo "FAIL: $what: the error message does not start 'hpcz: ': $(head -1 "$tmp/err")"
+  fi
 }
+ok() { pass=$((pass + 1)); }
+bad() { fails=$((fails + 1)); echo "FAIL: $*"; }
 in=$src/data/climate-ncar_csm_b003_ts_100x64x128_f32.bin
 expect 0 "compress" "$hpcz" compress -i "$in" -o "$tmp/a.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu
 expect 0 "decompress" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/a.out" --device cpu
@@ -146,15 +155,74 @@ cat "$in" >"$tmp/pipe" &
 expect 0 "compress from a named pipe" "$hpcz" compress -i "$tmp/pipe" -o "$tmp/fifo.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu
 wait
 cmp -s "$tmp/fifo.hpcz" "$tmp/a.hpcz" && pass=$((pass + 1)) || { echo "FAIL: a named pipe's archive differs"; fails=$((fails + 1)); }
-# Interrupted (here while it waits on an input that never comes): its temporary output is removed too.
-mkdir "$tmp/int" && mkfifo "$tmp/int/fifo"
-"$hpcz" compress -i "$tmp/int/fifo" -o "$tmp/int/x.hpcz" -t f32 -d 10 --abs 1 2>/dev/null &
-pid=$!
-for _ in $(seq 50); do [ -n "$(ls -A "$tmp/int" | grep hpcz-)" ] && break; sleep 0.1; done
-started=$(ls -A "$tmp/int" | grep -c hpcz-)
-kill -INT $pid; wait $pid 2>/dev/null
-[ "$started" = 1 ] && [ -z "$(ls -A "$tmp/int" | grep -v fifo)" ] && pass=$((pass + 1)) \
-  || { echo "FAIL: an interrupted run left: $(ls -A "$tmp/int")"; fails=$((fails + 1)); }
+# held PID DIR: the /proc/PID/fd entry of a file in DIR (a canonical path) that PID holds open, once
+# it does (5 s at most).
+held() {
+  local f
+  for _ in $(seq 250); do
+    for f in /proc/$1/fd/*; do
+      case "$(readlink "$f" 2>/dev/null)" in "$2"/*) echo "$f"; return 0 ;; esac
+    done
+    kill -0 "$1" 2>/dev/null || return 1
+    sleep 0.02
+  done
+  return 1
+}
+stop() {  # PID SIGNAL: sends it and waits 5 s at most (then SIGKILL: a failure)
+  kill -"$2" "$1" 2>/dev/null
+  for _ in $(seq 250); do kill -0 "$1" 2>/dev/null || break; sleep 0.02; done
+  kill -0 "$1" 2>/dev/null && { kill -KILL "$1"; bad "process $1 outlived SIG$2"; }
+  wait "$1" 2>/dev/null
+}
+# Interrupted (here while it waits on an input that never comes; SIGTERM, as a background job of a
+# script ignores SIGINT): its output in the making is removed (named or not), with and without an
+# older output to replace; a signal ignored (nohup) stays ignored, as in gzip.
+mkdir "$tmp/int" && mkfifo "$tmp/int/fifo" && int=$(cd "$tmp/int" && pwd -P)
+for f in "" -f; do
+  [ -n "$f" ] && echo old >"$int/x.hpcz"
+  (trap '' HUP && exec "$hpcz" compress -i "$int/fifo" -o "$int/x.hpcz" $f -t f32 -d 10 --abs 1 2>/dev/null) &
+  pid=$!
+  started=$(held $pid "$int")
+  kill -HUP $pid && sleep 0.1
+  kill -0 $pid 2>/dev/null && ok || bad "a hang-up ended a run that ignores SIGHUP (nohup)"
+  stop $pid TERM
+  left=$(ls -A "$int" | grep -v fifo)
+  [ -n "$started" ] && [ "$left" = "${f:+x.hpcz}" ] && ok || bad "an interrupted run ($f) left: $left"
+  [ -z "$f" ] || [ "$(cat "$int/x.hpcz")" = old ] && ok || bad "an interrupted run replaced the older output"
+  rm -f "$int/x.hpcz"
+done
+# Failures to write are exit 3 with one line naming the file; a closed pipe ends hpcz by SIGPIPE, silently.
+one_line() {  # description: the last command's stderr is one line, "hpcz: " and the reason
+  [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "^hpcz: $2" "$tmp/err" && ok || bad "$1: not one line '$2': $(cat "$tmp/err")"
+}
+expect 3 "decompress -o - > /dev/full" sh -c '"$1" decompress -i "$2" -o - --device cpu >/dev/full' sh "$hpcz" "$tmp/a.hpcz"
+one_line "decompress -o - > /dev/full" "standard output: No space left on device"
+expect 3 "compress -o - > /dev/full" sh -c '"$1" compress -i "$2" -o - -t f32 -d 100x64x128 --rel 1e-3 --device cpu -q >/dev/full' sh "$hpcz" "$in"
+one_line "compress -o - > /dev/full" "standard output: No space left on device"
+expect 3 "info > /dev/full" sh -c '"$1" info "$2" >/dev/full' sh "$hpcz" "$tmp/a.hpcz"
+expect 3 "output in a missing directory" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/no/such/x" -q
+one_line "output in a missing directory" "$tmp/no/such/x: No such file or directory"
+# A closed pipe: killed by SIGPIPE (141), nothing said; where SIGPIPE is ignored, exit 3 and the reason.
+"$hpcz" decompress -i "$tmp/a.hpcz" -o - --device cpu 2>"$tmp/err" | head -c 1 >/dev/null
+st=${PIPESTATUS[0]}
+[ "$st" = 141 ] && [ ! -s "$tmp/err" ] && ok || bad "a closed pipe: exit $st, $(cat "$tmp/err")"
+(trap '' PIPE && "$hpcz" decompress -i "$tmp/a.hpcz" -o - --device cpu 2>"$tmp/err" | head -c 1 >/dev/null; exit "${PIPESTATUS[0]}")
+st=$?
+[ "$st" = 3 ] && ok || bad "a closed pipe, SIGPIPE ignored: exit $st"
+one_line "a closed pipe, SIGPIPE ignored" "standard output: Broken pipe"
+# A full file system (a small tmpfs where one can be mounted): exit 3 naming the file, nothing left.
+mkdir "$tmp/small"
+if mount -t tmpfs -o size=256k tmpfs "$tmp/small" 2>/dev/null; then
+  mounted="$tmp/small"
+  expect 3 "compress onto a full file system" "$hpcz" compress -i "$in" -o "$tmp/small/x.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu
+  one_line "compress onto a full file system" "$tmp/small/x.hpcz: No space left on device"
+  expect 3 "decompress onto a full file system" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/small/x" --device cpu
+  one_line "decompress onto a full file system" "$tmp/small/x: No space left on device"
+  [ -z "$(ls -A "$tmp/small")" ] && ok || bad "a full file system kept: $(ls -A "$tmp/small")"
+  umount "$tmp/small" && mounted=
+else
+  echo "note: no tmpfs could be mounted here; the full file system checks are skipped"
+fi
 expect 0 "test a good archive" "$hpcz" test "$tmp/a.hpcz" "$tmp/r.hpcz" "$tmp/s2.hpcz"
 expect 2 "test a damaged archive" "$hpcz" test "$tmp/a.hpcz" "$tmp/flip.hpcz"
 grep -q "flip.hpcz" "$tmp/err" && pass=$((pass + 1)) || { echo "FAIL: test does not name the damaged archive"; fails=$((fails + 1)); }
