@@ -1,7 +1,9 @@
-// The CLI's files: inputs (a regular file mapped, stdin or a pipe read whole) and outputs written to a
-// temporary file beside the target and renamed into place, so that a failed run leaves nothing behind.
+// The CLI's files: inputs (a regular file mapped, stdin or a pipe read whole) and outputs made as an
+// unnamed file in the target's directory (or a hidden temporary there) given its name at the end, so
+// that a failed or killed run leaves nothing behind; devices and FIFOs are written into as they are.
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 
 #include "cli_util.hpp"
 
@@ -70,10 +73,10 @@ int open_input(const std::string& path, struct stat& st) {
 
 bool quiet_flag = false;
 
-// The temporary output in progress, removed if the process is interrupted (Ctrl-C, kill, a closed
+// A named temporary output in progress, removed if the process is interrupted (Ctrl-C, kill, a closed
 // terminal or pipe) as gzip removes its own; then the signal ends the process as it would have (the
 // parent sees it killed by the signal, 141 in a shell for SIGPIPE, as gzip's). A fixed buffer: the
-// handler may only call async-signal-safe functions.
+// handler may only call async-signal-safe functions. (An unnamed O_TMPFILE output needs none of this.)
 char g_pending[4096];
 volatile sig_atomic_t g_has_pending = 0;
 
@@ -108,6 +111,14 @@ void track_pending(const std::string& path) {
   g_has_pending = 1;
 }
 void untrack_pending() { g_has_pending = 0; }
+
+// What a file that cannot be an output is.
+const char* kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISBLK(m)) return "a block device";
+  return "not a regular file";
+}
 
 // The library's sink on a descriptor, its failures (a full disk, an I/O error, a broken pipe) reported
 // as OutputError naming the file (exit 3), not as the Error(io) that reading an input also throws.
@@ -151,6 +162,15 @@ void write_all(int fd, const uint8_t* p, size_t n, const std::string& name) {
     if (w == 0) throw OutputError(name, "nothing written");
     at += size_t(w);
   }
+}
+
+// Gives the unnamed (O_TMPFILE) file open on fd the name `to`; false with errno set if it cannot.
+bool link_unnamed(int fd, const std::string& to) {
+  char proc[64];
+  std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  if (::linkat(AT_FDCWD, proc, AT_FDCWD, to.c_str(), AT_SYMLINK_FOLLOW) == 0) return true;
+  if (errno != ENOENT || ::access("/proc/self/fd", F_OK) == 0) return false;
+  return ::linkat(fd, "", AT_FDCWD, to.c_str(), AT_EMPTY_PATH) == 0;  // no /proc (needs CAP_DAC_READ_SEARCH)
 }
 
 }  // namespace
@@ -230,36 +250,127 @@ InputFile::~InputFile() {
   if (map_) ::munmap(map_, size_);
 }
 
+namespace {
+// The directory a path's last component lies in ("." for a bare name).
+std::string dir_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+// A hidden name beside target: ".NAME.hpcz-" and six random letters (X's for mkstemp).
+std::string hidden_name(const std::string& target, bool random) {
+  const size_t slash = target.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : target.substr(0, slash + 1);
+  std::string name = dir + "." + target.substr(dir.size()) + ".hpcz-XXXXXX";
+  if (random) {
+    static std::mt19937_64 gen(std::random_device{}() ^ uint64_t(::getpid()) << 32);
+    const char* letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    for (size_t i = name.size() - 6; i < name.size(); ++i) name[i] = letters[gen() % 62];
+  }
+  return name;
+}
+// Renames without replacing where the file system can (false, errno EEXIST, if to exists).
+bool rename_new(const std::string& from, const std::string& to) {
+#ifdef RENAME_NOREPLACE
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return true;
+  if (errno != EINVAL && errno != ENOSYS) return false;
+#endif
+  return ::rename(from.c_str(), to.c_str()) == 0;
+}
+}  // namespace
+
 OutputFile::OutputFile(const std::string& path, bool force, const std::vector<std::string>& inputs)
-    : path_(path), name_(path == "-" ? "standard output" : path) {
+    : path_(path), name_(path == "-" ? "standard output" : path), force_(force) {
   if (path == "-") {
     if (isatty(1) && !force) throw UsageError("standard output is a terminal: not writing binary data to it (-f to force)");
     fd_ = 1;
+    streamed_ = true;
     return;
   }
-  struct stat out;
-  if (::stat(path.c_str(), &out) == 0) {
+  // The input whose mode, owner and times the output takes: a regular file (not stdin, a pipe, a device).
+  struct stat src {};
+  has_src_ = !inputs.empty() && inputs[0] != "-" && ::stat(inputs[0].c_str(), &src) == 0 && S_ISREG(src.st_mode);
+  struct stat out {};
+  const bool exists = ::lstat(path.c_str(), &out) == 0, link = exists && S_ISLNK(out.st_mode);
+  if (!exists && errno != ENOENT) throw OutputError(path, errno_text());
+  if (link && ::stat(path.c_str(), &out) != 0) {
+    if (errno != ENOENT) throw OutputError(path, errno_text());
+    throw InputError(path, "is a symbolic link to nothing: not followed, not replaced");
+  }
+  if (exists) {
     for (const std::string& in : inputs) {
       struct stat st;
-      if (in != "-" && ::stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+      if (in != "-" && !S_ISCHR(out.st_mode) && ::stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev &&
+          st.st_ino == out.st_ino)
         throw UsageError(path + ": is also the input");
     }
-    if (S_ISDIR(out.st_mode)) throw UsageError(path + ": is a directory");
+    if (S_ISCHR(out.st_mode) || S_ISFIFO(out.st_mode)) {  // written into, never replaced (a FIFO: once read)
+      fd_ = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+      if (fd_ < 0) throw OutputError(path, errno_text());
+      struct stat now {};
+      const bool same = ::fstat(fd_, &now) == 0 && (S_ISCHR(now.st_mode) || S_ISFIFO(now.st_mode));
+      const bool tty = same && isatty(fd_);
+      if (!same || (tty && !force)) {
+        ::close(fd_);
+        fd_ = -1;
+        if (!same) throw OutputError(path, "was replaced while being opened");
+        throw UsageError(path + ": is a terminal: not writing binary data to it (-f to force)");
+      }
+      streamed_ = true;
+      return;
+    }
+    if (!S_ISREG(out.st_mode))
+      throw InputError(path, std::string("is ") + kind_of(out.st_mode) + ": not written (an output is a file, a FIFO or a character device)");
+    struct stat one {};
+    if (link && ::fstat(1, &one) == 0 && one.st_dev == out.st_dev && one.st_ino == out.st_ino) {
+      fd_ = 1;  // /dev/stdout, /dev/fd/1 on a file: standard output, as "-" (appended to after >>)
+      path_ = "-";
+      streamed_ = true;
+      return;
+    }
     if (!force) throw UsageError(path + ": exists (-f to overwrite it)");
+    if (link) {  // the file the link points at is replaced; the link stays
+      char* real = ::realpath(path.c_str(), nullptr);
+      if (!real) throw OutputError(path, errno_text());
+      target_ = real;
+      std::free(real);
+    }
   }
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  tmp_ = dir + "." + base + ".hpcz-XXXXXX";
-  fd_ = ::mkstemp(&tmp_[0]);
-  if (fd_ < 0) {
-    tmp_.clear();
-    throw OutputError(path, errno_text());
+  if (target_.empty()) target_ = path;
+  // Created with the input's permission bits (the umask may only take some away until fchmod below).
+  const mode_t mode = has_src_ ? (src.st_mode & 0777) : 0666;
+#ifdef O_TMPFILE
+  fd_ = ::open(dir_of(target_).c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
+  unnamed_ = fd_ >= 0;
+  if (fd_ < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) throw OutputError(path, errno_text());
+#endif
+  if (fd_ < 0) {  // no O_TMPFILE on this file system: a hidden temporary beside the target
+    tmp_ = hidden_name(target_, false);
+    fd_ = ::mkostemp(&tmp_[0], O_CLOEXEC);  // mode 0600 until fchmod
+    if (fd_ < 0) {
+      tmp_.clear();
+      throw OutputError(path, errno_text());
+    }
+    track_pending(tmp_);
+    if (!has_src_) {
+      const mode_t mask = ::umask(0);
+      ::umask(mask);
+      ::fchmod(fd_, mode & ~mask);  // as a plain create would
+    }
   }
-  track_pending(tmp_);
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd_, 0666 & ~mask);  // as a plain create would (mkstemp makes it 0600)
+  if (has_src_) {  // as gzip: the group (a member may give it), the owner (root may), the bits exactly
+    mode_t m = mode;
+    struct stat now {};
+    if (::fstat(fd_, &now) != 0) throw OutputError(path, errno_text());
+    // A group other than the input's gets no more than others do.
+    if (now.st_gid != src.st_gid && ::fchown(fd_, uid_t(-1), src.st_gid) != 0) m &= ~mode_t(070 & ~((m & 07) << 3));
+    if (now.st_uid != src.st_uid) {
+      const int given = ::fchown(fd_, src.st_uid, gid_t(-1));  // root only; else the output is ours
+      (void)given;
+    }
+    if (::fchmod(fd_, m) != 0) throw OutputError(path, errno_text());
+    src_times_[0] = src.st_atim;
+    src_times_[1] = src.st_mtim;
+  }
 }
 
 OutputFile::~OutputFile() {
@@ -268,7 +379,7 @@ OutputFile::~OutputFile() {
   if (!tmp_.empty()) untrack_pending();
 }
 
-std::unique_ptr<Sink> OutputFile::sink() const { return std::make_unique<OutputSink>(fd_, to_stdout(), name_); }
+std::unique_ptr<Sink> OutputFile::sink() const { return std::make_unique<OutputSink>(fd_, streamed_, name_); }
 
 void OutputFile::write(const uint8_t* data, size_t size) {
   Progress pr(size);
@@ -282,11 +393,49 @@ void OutputFile::write(const uint8_t* data, size_t size) {
 }
 
 void OutputFile::commit() {
-  if (to_stdout()) return;
+  if (streamed_) {
+    if (!to_stdout()) {
+      const int r = ::close(fd_);
+      fd_ = -1;
+      if (r != 0) throw OutputError(name_, errno_text());
+    }
+    done_ = true;
+    return;
+  }
+  if (has_src_) (void)::futimens(fd_, src_times_);  // after the last write; as gzip, best effort
+  if (unnamed_ && !force_) {  // named where nothing is: never over a file that appeared meanwhile
+    if (!link_unnamed(fd_, target_)) throw OutputError(path_, errno_text());
+    const int r = ::close(fd_);
+    fd_ = -1;
+    if (r != 0) {
+      const std::string why = errno_text();
+      ::unlink(target_.c_str());
+      throw OutputError(path_, why);
+    }
+    done_ = true;
+    return;
+  }
+  if (unnamed_) {  // linkat cannot replace a file: a hidden name first, then renamed over the target
+    for (int tries = 0;; ++tries) {
+      tmp_ = hidden_name(target_, true);
+      if (link_unnamed(fd_, tmp_)) break;
+      const int e = errno;
+      tmp_.clear();
+      if (e != EEXIST || tries == 100) {
+        errno = e;
+        throw OutputError(path_, errno_text());
+      }
+    }
+    track_pending(tmp_);
+  }
   const int r = ::close(fd_);
   fd_ = -1;
   if (r != 0) throw OutputError(path_, errno_text());  // the destructor removes the temporary
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) throw OutputError(path_, errno_text());
+  struct stat now {};
+  if (::lstat(target_.c_str(), &now) == 0 && !S_ISREG(now.st_mode))
+    throw InputError(path_, std::string("is now ") + kind_of(now.st_mode) + ": not replaced");
+  if (force_ ? ::rename(tmp_.c_str(), target_.c_str()) != 0 : !rename_new(tmp_, target_))
+    throw OutputError(path_, errno_text());
   untrack_pending();
   done_ = true;
 }

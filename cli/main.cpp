@@ -33,12 +33,14 @@ static const char* kUsageText =
     "Any size streams through bounded memory, on every GPU (--gpus 0,1: those; --gpu-memory 8G: at most\n"
     "that much of each) or the CPU. IN '-': standard input, spooled to $TMPDIR first (compression reads\n"
     "its input twice); OUT '-': standard output. An existing OUT is kept unless -f;\n"
-    "OUT is written beside its place and renamed into it, so a failed run leaves nothing. Messages go to\n"
-    "stderr (-q: errors only). hpcz VERB --help: that verb's usage.\n"
+    "OUT is made unnamed in its directory and named at the end, so a failed or killed run leaves nothing;\n"
+    "it takes IN's permission bits and times. A FIFO or character device (/dev/null) as OUT is written\n"
+    "into, never replaced; a directory, socket or block device is refused. Messages go to stderr\n"
+    "(-q: errors only). hpcz VERB --help: that verb's usage.\n"
     "DIMS: slowest to fastest, e.g. 100x500x500 (numpy shape order); rank 1 to 4.\n"
-    "exit: 0 success, 1 usage error, 2 bad input (unreadable, truncated or corrupt), 3 runtime failure\n"
-    "(OUT not written: full, no permission, I/O error). A closed pipe on OUT ends hpcz by SIGPIPE,\n"
-    "silently, as gzip.\n";
+    "exit: 0 success, 1 usage error, 2 bad input (unreadable, truncated or corrupt; OUT a directory, socket\n"
+    "or block device), 3 runtime failure (OUT not written: full, no permission, I/O error). A closed pipe\n"
+    "on OUT ends hpcz by SIGPIPE, silently, as gzip.\n";
 
 // The usage lines of one verb (its line and the continuation lines under it), then the general notes.
 std::string verb_usage(const std::string& verb) {
@@ -284,7 +286,7 @@ int cmd_compress(const std::vector<std::string>& args) {
   StreamStats stats;
   so.stats = &stats;
   ArchiveInfo info;
-  if (sink.to_stdout()) {  // the header comes last: assembled in a temporary file, then copied out
+  if (sink.streamed()) {  // the header comes last: assembled in a temporary file, then copied out
     Spool spool;
     info = about_input(in, [&] { return compress_stream(input.source(), t, dims, o, *spool.sink(), so); });
     spool.copy_to(sink.fd(), info.archive_size, sink.name());
