@@ -116,7 +116,7 @@ int bench_codebook_main(const std::vector<std::string>& args) {
   }
   if (!out_path.empty()) write_file(out_path, reinterpret_cast<const uint8_t*>(report.data()), report.size());
   if (differ) {
-    std::fprintf(stderr, "bench: %d GPU books differ from the CPU's\n", differ);
+    std::fprintf(stderr, "hpcz: bench: %d GPU books differ from the CPU's\n", differ);
     return kRuntime;
   }
   return rows ? kOk : kBadInput;

@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <regex>
 #include <string>
 #include <vector>
@@ -42,7 +44,7 @@ inline std::vector<Field> find_fields(const std::string& dir, const std::string&
   }
   std::vector<Field> out;
   DIR* d = opendir(dir.c_str());
-  if (!d) throw InputError("cannot open data folder '" + dir + "'");
+  if (!d) throw InputError(dir, std::string("cannot open the data folder: ") + std::strerror(errno));
   std::regex re(R"(^(.*)_([0-9x]+)_(f32|f64)\.bin$)");
   while (dirent* e = readdir(d)) {
     std::smatch m;
@@ -53,7 +55,7 @@ inline std::vector<Field> find_fields(const std::string& dir, const std::string&
     if (match) out.push_back({m[1].str(), dir + "/" + n, parse_dtype(m[3].str()), parse_dims(m[2].str())});
   }
   closedir(d);
-  if (out.empty() && !filter.empty()) throw InputError("no field in '" + dir + "' matches --fields '" + filter + "'");
+  if (out.empty() && !filter.empty()) throw InputError(dir, "no field matches --fields '" + filter + "'");
   std::sort(out.begin(), out.end(), [](const Field& a, const Field& b) { return a.name < b.name; });
   return out;
 }

@@ -1,5 +1,7 @@
 // Small helpers shared by the CLI's commands.
 #pragma once
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -11,15 +13,26 @@
 
 namespace hpcz::cli {
 
-// Exit codes are a contract: 0 success, 1 usage error, 2 bad input, 3 runtime failure (no GPU, CUDA).
+// Exit codes are a contract: 0 success, 1 usage error, 2 bad input (an input unreadable, truncated or
+// corrupt; an output that is a directory, a socket or a block device), 3 runtime failure (no GPU, CUDA,
+// an output that cannot be written: a full disk, no permission, an I/O error). A closed pipe on the
+// output ends the process by SIGPIPE, silently, as gzip does (where SIGPIPE is ignored: exit 3).
 enum Exit { kOk = 0, kUsage = 1, kBadInput = 2, kRuntime = 3 };
 
+// Every error message is "hpcz: " and what() of one of these; about a file, what() is "FILE: reason".
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-struct InputError : std::runtime_error {
+struct InputError : std::runtime_error {  // exit 2
   using std::runtime_error::runtime_error;
+  InputError(const std::string& file, const std::string& reason) : std::runtime_error(file + ": " + reason) {}
 };
+struct OutputError : std::runtime_error {  // exit 3: an output (or a temporary file) could not be written
+  using std::runtime_error::runtime_error;
+  OutputError(const std::string& file, const std::string& reason) : std::runtime_error(file + ": " + reason) {}
+};
+// How messages name a path: "-" is standard input (or output).
+inline std::string input_name(const std::string& path) { return path == "-" ? "standard input" : path; }
 
 std::vector<uint64_t> parse_dims(const std::string& s);
 DType parse_dtype(const std::string& s);
@@ -40,9 +53,16 @@ class InputFile {
   size_t size_ = 0;
   std::vector<uint8_t> copy_;
 };
-// An output written to a temporary file beside path and renamed onto it by commit(); without commit
-// (an error on the way) the temporary file is removed. "-" is standard output. Refuses an existing
-// file unless force, and always one of `inputs`.
+// An output file, as gzip writes one. "-" is standard output. An existing character device or FIFO
+// (/dev/null, a named pipe; a symbolic link to one) is written into as it is, with or without force; a
+// directory, socket or block device is refused (InputError), and so is an existing file unless force,
+// and always one of `inputs`; a symbolic link to standard output's own file (/dev/stdout) is "-". Anything else is a new regular file: made in the target's directory as
+// an unnamed O_TMPFILE (a killed run leaves nothing) or, where the file system has none, as a hidden
+// temporary removed on failure and on SIGINT/TERM/HUP/PIPE; commit() gives it the target's name (a
+// symbolic link to a regular file keeps pointing at it). Without commit (an error on the way) nothing
+// is left. A regular inputs[0] lends its permission bits (exactly, from the start), its owner and group
+// where they can be given, and at commit its access and modification times; otherwise the mode is
+// 0666 & ~umask. Failures to create or write it are OutputError (exit 3) naming the file.
 class OutputFile {
  public:
   OutputFile(const std::string& path, bool force, const std::vector<std::string>& inputs);
@@ -52,12 +72,19 @@ class OutputFile {
   void write(const uint8_t* data, size_t size);
   void commit();
   bool to_stdout() const { return path_ == "-"; }
-  int fd() const { return to_stdout() ? 1 : fd_; }
+  // Written in order, never sought (standard output, a FIFO, a device): an archive's header comes last,
+  // so compression assembles it in a Spool first.
+  bool streamed() const { return streamed_; }
+  int fd() const { return fd_; }
+  const std::string& name() const { return name_; }  // for messages
+  // A sink on fd() (sequential where streamed) whose failures are OutputError naming the output.
+  std::unique_ptr<hpcz::Sink> sink() const;
 
  private:
-  std::string path_, tmp_;
+  std::string path_, name_, target_, tmp_;  // target_: where the data lands (a link's regular file)
   int fd_ = -1;
-  bool done_ = false;
+  bool streamed_ = false, unnamed_ = false, force_ = false, has_src_ = false, done_ = false;
+  timespec src_times_[2] = {};
 };
 // An input of the streaming calls: a regular file read where it lies, or anything else (standard
 // input, a pipe, a device) first spooled to an unlinked temporary file in $TMPDIR (or /tmp), since
@@ -85,10 +112,12 @@ class Spool {
   Spool(const Spool&) = delete;
   Spool& operator=(const Spool&) = delete;
   int fd() const { return fd_; }
-  // Copies the first n bytes to descriptor out (standard output).
+  std::unique_ptr<hpcz::Sink> sink() const;  // failures are OutputError
+  // Copies the first n bytes to descriptor out (standard output, a FIFO, a device), named `name`.
   void copy_to(int out, uint64_t n, const std::string& name) const;
 
  private:
+  std::string name_;  // before fd_: the constructor fills it while making fd_
   int fd_ = -1;
 };
 // A progress bar over a whole streaming job on stderr (a terminal, not -q, jobs above 256 MiB).

@@ -1,5 +1,6 @@
 // hpcz command-line tool: a thin layer over the library. Dims are written slowest to fastest.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -32,10 +33,14 @@ static const char* kUsageText =
     "Any size streams through bounded memory, on every GPU (--gpus 0,1: those; --gpu-memory 8G: at most\n"
     "that much of each) or the CPU. IN '-': standard input, spooled to $TMPDIR first (compression reads\n"
     "its input twice); OUT '-': standard output. An existing OUT is kept unless -f;\n"
-    "OUT is written beside its place and renamed into it, so a failed run leaves nothing. Messages go to\n"
-    "stderr (-q: errors only). hpcz VERB --help: that verb's usage.\n"
+    "OUT is made unnamed in its directory and named at the end, so a failed or killed run leaves nothing;\n"
+    "it takes IN's permission bits and times. A FIFO or character device (/dev/null) as OUT is written\n"
+    "into, never replaced; a directory, socket or block device is refused. Messages go to stderr\n"
+    "(-q: errors only). hpcz VERB --help: that verb's usage.\n"
     "DIMS: slowest to fastest, e.g. 100x500x500 (numpy shape order); rank 1 to 4.\n"
-    "exit: 0 success, 1 usage error, 2 bad input (unreadable, truncated or corrupt), 3 runtime failure.\n";
+    "exit: 0 success, 1 usage error, 2 bad input (unreadable, truncated or corrupt; OUT a directory, socket\n"
+    "or block device), 3 runtime failure (OUT not written: full, no permission, I/O error). A closed pipe\n"
+    "on OUT ends hpcz by SIGPIPE, silently, as gzip.\n";
 
 // The usage lines of one verb (its line and the continuation lines under it), then the general notes.
 std::string verb_usage(const std::string& verb) {
@@ -162,6 +167,19 @@ std::future<Backend> resolve_backend_async(Backend b) {
   return std::async(std::launch::async, [b] { return resolve_backend(b); });
 }
 
+// Runs a library call reading the input `in`; its complaints about that input (damaged, of an unknown
+// version, unreadable) become InputError naming the file. Output failures are OutputError already.
+template <class F>
+auto about_input(const std::string& in, F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::corrupt_archive || e.code() == ErrorCode::unsupported || e.code() == ErrorCode::io)
+      throw InputError(input_name(in), e.what());
+    throw;
+  }
+}
+
 // A status line on stderr, unless -q.
 void note(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void note(const char* fmt, ...) {
@@ -258,8 +276,8 @@ int cmd_compress(const std::vector<std::string>& args) {
   auto backend = resolve_backend_async(o.backend);
   StreamInput input(in);
   if (input.size() != n * dtype_size(t))
-    throw InputError("'" + in + "' has " + std::to_string(input.size()) + " bytes; " + dims_string(dims) + " " +
-                     dtype_name(t) + " needs " + std::to_string(n * dtype_size(t)));
+    throw InputError(input_name(in), "has " + std::to_string(input.size()) + " bytes; " + dims_string(dims) + " " +
+                                         dtype_name(t) + " needs " + std::to_string(n * dtype_size(t)));
   clock.mark("open");
   backend.get();  // started while the input opened
   o.backend = resolve_backend(o.backend, o.codec);
@@ -268,12 +286,12 @@ int cmd_compress(const std::vector<std::string>& args) {
   StreamStats stats;
   so.stats = &stats;
   ArchiveInfo info;
-  if (sink.to_stdout()) {  // the header comes last: assembled in a temporary file, then copied out
+  if (sink.streamed()) {  // the header comes last: assembled in a temporary file, then copied out
     Spool spool;
-    info = compress_stream(input.source(), t, dims, o, *fd_sink(spool.fd()), so);
-    spool.copy_to(1, info.archive_size, "standard output");
+    info = about_input(in, [&] { return compress_stream(input.source(), t, dims, o, *spool.sink(), so); });
+    spool.copy_to(sink.fd(), info.archive_size, sink.name());
   } else {
-    info = compress_stream(input.source(), t, dims, o, *fd_sink(sink.fd()), so);
+    info = about_input(in, [&] { return compress_stream(input.source(), t, dims, o, *sink.sink(), so); });
   }
   sink.commit();
   clock.mark("compress (read, code, write)");
@@ -307,7 +325,7 @@ int cmd_decompress(const std::vector<std::string>& args) {
   so.progress = progress_bar("decompressing");
   StreamStats stats;
   so.stats = &stats;
-  const ArchiveInfo info = decompress_stream(input.source(), *fd_sink(sink.fd(), sink.to_stdout()), asked, so);
+  const ArchiveInfo info = about_input(in, [&] { return decompress_stream(input.source(), *sink.sink(), asked, so); });
   const Backend b = resolve_backend(asked, info.codec);
   sink.commit();
   clock.mark("decompress (read, decode, write)");
@@ -345,12 +363,12 @@ int cmd_test(const std::vector<std::string>& args) {
       const ArchiveInfo head = decompress_stream(input.source(), discard, asked, so);
       note("%s: OK (%s %s)\n", path.c_str(), dtype_name(head.dtype), dims_string(head.dims).c_str());
     } catch (const InputError& e) {
-      std::fprintf(stderr, "%s: %s\n", path.c_str(), e.what());
+      std::fprintf(stderr, "hpcz: %s\n", e.what());
       ++bad;
     } catch (const Error& e) {
       if (e.code() != ErrorCode::corrupt_archive && e.code() != ErrorCode::unsupported && e.code() != ErrorCode::io)
         throw;
-      std::fprintf(stderr, "%s: %s\n", path.c_str(), e.what());
+      std::fprintf(stderr, "hpcz: %s: %s\n", input_name(path).c_str(), e.what());
       ++bad;
     }
   }
@@ -369,7 +387,7 @@ int cmd_info(const std::vector<std::string>& args) {
   Args a = parse(args, {}, {"--json"});
   if (a.pos.size() != 1) throw UsageError("info takes one archive");
   const InputFile archive(a.pos[0]);  // mapped: an archive of any size, no copy
-  ArchiveInfo i = inspect(archive.data(), archive.size());
+  ArchiveInfo i = about_input(a.pos[0], [&] { return inspect(archive.data(), archive.size()); });
   const double raw = double(i.n_values * dtype_size(i.dtype));
   const char* dt = i.dtype == DType::f32 ? "f32" : "f64";
   const char* mode = i.mode == BoundMode::abs ? "abs" : "rel";
@@ -464,7 +482,7 @@ int cmd_lossless(const std::vector<std::string>& args) {
   // Decompressing, the codec may come from the input: gzip's or zlib's header, or the HZLC container's.
   std::string c = a.flag("--codec") ? a.get("--codec") : comp ? "" : lossless_codec_of(data);
   if (c.empty())
-    throw UsageError(comp ? "lossless compress needs --codec" : "give --codec: '" + in + "' has no gzip, zlib or HZLC header");
+    throw UsageError(comp ? "lossless compress needs --codec" : "give --codec: " + input_name(in) + " has no gzip, zlib or HZLC header");
   LosslessOptions o;
   if (c == "rle1") o.codec = LosslessCodec::rle1;
   else if (c == "rle2") o.codec = LosslessCodec::rle2;
@@ -484,9 +502,11 @@ int cmd_lossless(const std::vector<std::string>& args) {
   }
   std::vector<uint8_t> res;
   try {
-    res = comp ? lossless_compress(data.data(), data.size(), o) : lossless_decompress(data.data(), data.size(), o);
+    res = about_input(in, [&] {
+      return comp ? lossless_compress(data.data(), data.size(), o) : lossless_decompress(data.data(), data.size(), o);
+    });
   } catch (const Error& e) {
-    if (e.code() == ErrorCode::invalid_argument) throw InputError(e.what());  // e.g. a size not a multiple of --elem
+    if (e.code() == ErrorCode::invalid_argument) throw InputError(input_name(in), e.what());  // a size not a multiple of --elem
     throw;
   }
   sink.write(res.data(), res.size());
@@ -523,11 +543,15 @@ int cmd_compare(const std::vector<std::string>& args) {
 
 }  // namespace
 
-int run(int argc, char** argv) {
+int run_verb(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-    std::fputs(kUsageText, args.empty() ? stderr : stdout);
-    return args.empty() ? kUsage : kOk;
+  if (args.empty()) {
+    std::fprintf(stderr, "hpcz: no command given\n%s", kUsageText);
+    return kUsage;
+  }
+  if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    std::fputs(kUsageText, stdout);
+    return kOk;
   }
   if (args[0] == "--version" || args[0] == "version") {
     std::printf("%s\n", version_string());
@@ -556,6 +580,9 @@ int run(int argc, char** argv) {
   } catch (const InputError& e) {
     std::fprintf(stderr, "hpcz: %s\n", e.what());
     return kBadInput;
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "hpcz: %s\n", e.what());
+    return kRuntime;
   } catch (const Error& e) {
     std::fprintf(stderr, "hpcz: %s\n", e.what());
     switch (e.code()) {
@@ -572,6 +599,17 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "hpcz: %s\n", e.what());
     return kRuntime;
   }
+}
+
+// A verb, then standard output flushed: what printf could not write (info > /dev/full) fails the run.
+int run(int argc, char** argv) {
+  const int rc = run_verb(argc, argv);
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "hpcz: standard output: %s\n", errno ? std::strerror(errno) : "write error");
+    return kRuntime;
+  }
+  return rc;
 }
 
 }  // namespace hpcz::cli

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# CLI contract: verbs, flags, exit codes (0 ok, 1 usage, 2 bad input), on the bundled sample.
+# CLI contract: verbs, flags, exit codes (0 ok, 1 usage, 2 bad input, 3 runtime failure), on the
+# bundled sample; every error message starts "hpcz: ".
 set -u
 hpcz=$1
 src=$2
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+mounted=
+trap '[ -n "$mounted" ] && umount "$mounted"; rm -rf "$tmp"' EXIT
 fails=0
 pass=0
 expect() {  # expect CODE description command...
@@ -17,7 +19,14 @@ expect() {  # expect CODE description command...
     echo "FAIL: $what: exit $got, wanted $want"
     sed 's/^/  | /' "$tmp/err" | head -5
   fi
+  # the first line but the status lines of hpcz test ("FILE: OK (...)")
+  if [ "$want" -ne 0 ] && ! grep -v ': OK (' "$tmp/err" | head -1 | grep -q '^hpcz: '; then
+    fails=$((fails + 1))
+    echo "FAIL: $what: the error message does not start 'hpcz: ': $(head -1 "$tmp/err")"
+  fi
 }
+ok() { pass=$((pass + 1)); }
+bad() { fails=$((fails + 1)); echo "FAIL: $*"; }
 in=$src/data/climate-ncar_csm_b003_ts_100x64x128_f32.bin
 expect 0 "compress" "$hpcz" compress -i "$in" -o "$tmp/a.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu
 expect 0 "decompress" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/a.out" --device cpu
@@ -146,15 +155,179 @@ cat "$in" >"$tmp/pipe" &
 expect 0 "compress from a named pipe" "$hpcz" compress -i "$tmp/pipe" -o "$tmp/fifo.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu
 wait
 cmp -s "$tmp/fifo.hpcz" "$tmp/a.hpcz" && pass=$((pass + 1)) || { echo "FAIL: a named pipe's archive differs"; fails=$((fails + 1)); }
-# Interrupted (here while it waits on an input that never comes): its temporary output is removed too.
-mkdir "$tmp/int" && mkfifo "$tmp/int/fifo"
-"$hpcz" compress -i "$tmp/int/fifo" -o "$tmp/int/x.hpcz" -t f32 -d 10 --abs 1 2>/dev/null &
+# held PID DIR: the /proc/PID/fd entry of a file in DIR (a canonical path) that PID holds open, once
+# it does (5 s at most); its link reads "DIR/#INODE (deleted)" for an unnamed O_TMPFILE output.
+held() {
+  local f
+  for _ in $(seq 250); do
+    for f in /proc/$1/fd/*; do
+      case "$(readlink "$f" 2>/dev/null)" in "$2"/*) echo "$f"; return 0 ;; esac
+    done
+    kill -0 "$1" 2>/dev/null || return 1
+    sleep 0.02
+  done
+  return 1
+}
+stop() {  # PID SIGNAL: sends it and waits 5 s at most (then SIGKILL: a failure)
+  kill -"$2" "$1" 2>/dev/null
+  for _ in $(seq 250); do kill -0 "$1" 2>/dev/null || break; sleep 0.02; done
+  kill -0 "$1" 2>/dev/null && { kill -KILL "$1"; bad "process $1 outlived SIG$2"; }
+  wait "$1" 2>/dev/null
+}
+# Interrupted (here while it waits on an input that never comes; SIGTERM, as a background job of a
+# script ignores SIGINT): its output in the making is removed (named or not), with and without an
+# older output to replace; a signal ignored (nohup) stays ignored, as in gzip.
+mkdir "$tmp/int" && mkfifo "$tmp/int/fifo" && int=$(cd "$tmp/int" && pwd -P)
+for f in "" -f; do
+  [ -n "$f" ] && echo old >"$int/x.hpcz"
+  (trap '' HUP && exec "$hpcz" compress -i "$int/fifo" -o "$int/x.hpcz" $f -t f32 -d 10 --abs 1 2>/dev/null) &
+  pid=$!
+  started=$(held $pid "$int")
+  kill -HUP $pid && sleep 0.1
+  kill -0 $pid 2>/dev/null && ok || bad "a hang-up ended a run that ignores SIGHUP (nohup)"
+  stop $pid TERM
+  left=$(ls -A "$int" | grep -v fifo)
+  [ -n "$started" ] && [ "$left" = "${f:+x.hpcz}" ] && ok || bad "an interrupted run ($f) left: $left"
+  [ -z "$f" ] || [ "$(cat "$int/x.hpcz")" = old ] && ok || bad "an interrupted run replaced the older output"
+  rm -f "$int/x.hpcz"
+done
+# Outputs, careful with users' files (as gzip): a character device or FIFO is written into and never
+# replaced; a directory, socket or block device is refused (exit 2); the output takes the input's
+# permission bits and times; a failure to write is exit 3; a closed pipe ends hpcz by SIGPIPE, silently.
+for f in "" -f; do
+  expect 0 "decompress -o /dev/null $f" "$hpcz" decompress -i "$tmp/a.hpcz" -o /dev/null $f -q
+  expect 0 "compress -o /dev/null $f" "$hpcz" compress -i "$in" -o /dev/null $f -t f32 -d 100x64x128 --rel 1e-3 --device cpu -q
+  [ -c /dev/null ] && ok || bad "-o /dev/null $f: /dev/null is no longer a character device"
+done
+mkfifo "$tmp/ofifo"
+for verb in decompress compress; do  # compress: the archive assembled in a spool, then copied in
+  timeout 10 cat "$tmp/ofifo" >"$tmp/ofifo.out" &
+  reader=$!
+  if [ $verb = decompress ]; then
+    expect 0 "decompress -o FIFO -f" timeout 10 "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/ofifo" -f --device cpu
+    want="$tmp/a.out"
+  else
+    expect 0 "compress -o FIFO" timeout 10 "$hpcz" compress -i "$in" -o "$tmp/ofifo" -t f32 -d 100x64x128 --rel 1e-3 --device cpu
+    want="$tmp/a.hpcz"
+  fi
+  wait $reader
+  cmp -s "$tmp/ofifo.out" "$want" && [ -p "$tmp/ofifo" ] && ok || bad "$verb -o FIFO: data lost or the FIFO replaced"
+done
+t0=$(date -d '2001-02-03 04:05:06' +%s)
+for m in 600 640; do  # the times as the input had them before it was read (its atime moves then)
+  cp "$in" "$tmp/m$m.bin" && chmod $m "$tmp/m$m.bin" && touch -d @$t0 "$tmp/m$m.bin"
+  echo older >"$tmp/m$m.hpcz" && chmod 666 "$tmp/m$m.hpcz"
+  expect 0 "compress a $m input over a 666 file" "$hpcz" compress -i "$tmp/m$m.bin" -o "$tmp/m$m.hpcz" -f -t f32 -d 100x64x128 --rel 1e-3 --device cpu
+  got=$(stat -c '%a %X %Y' "$tmp/m$m.hpcz")
+  touch -d @$((t0 + 10)) "$tmp/m$m.hpcz"
+  expect 0 "decompress a $m archive" "$hpcz" decompress -i "$tmp/m$m.hpcz" -o "$tmp/m$m.out" --device cpu
+  got="$got, $(stat -c '%a %X %Y' "$tmp/m$m.out")"
+  [ "$got" = "$m $t0 $t0, $m $((t0 + 10)) $((t0 + 10))" ] && cmp -s "$tmp/m$m.out" "$tmp/a.out" && ok \
+    || bad "mode $m, times $t0: archive, output: $got"
+done
+(umask 027 && "$hpcz" compress -i - -o "$tmp/um.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu -q <"$in")
+[ "$(stat -c %a "$tmp/um.hpcz")" = 640 ] && ok || bad "from stdin under umask 027: mode $(stat -c %a "$tmp/um.hpcz"), not 640"
+one_line() {  # description: the last command's stderr is one line, "hpcz: " and the reason
+  [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "^hpcz: $2" "$tmp/err" && ok || bad "$1: not one line '$2': $(cat "$tmp/err")"
+}
+expect 3 "decompress -o - > /dev/full" sh -c '"$1" decompress -i "$2" -o - --device cpu >/dev/full' sh "$hpcz" "$tmp/a.hpcz"
+one_line "decompress -o - > /dev/full" "standard output: No space left on device"
+expect 3 "compress -o - > /dev/full" sh -c '"$1" compress -i "$2" -o - -t f32 -d 100x64x128 --rel 1e-3 --device cpu -q >/dev/full' sh "$hpcz" "$in"
+one_line "compress -o - > /dev/full" "standard output: No space left on device"
+expect 3 "decompress -o /dev/full" "$hpcz" decompress -i "$tmp/a.hpcz" -o /dev/full -q
+one_line "decompress -o /dev/full" "/dev/full: No space left on device"
+expect 3 "info > /dev/full" sh -c '"$1" info "$2" >/dev/full' sh "$hpcz" "$tmp/a.hpcz"
+expect 3 "output in a missing directory" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/no/such/x" -q
+one_line "output in a missing directory" "$tmp/no/such/x: No such file or directory"
+mkdir "$tmp/odir"
+expect 2 "directory as -o" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/odir" -f
+one_line "directory as -o" "$tmp/odir: is a directory"
+if python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$tmp/sock" 2>/dev/null; then
+  expect 2 "socket as -o" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/sock" -f
+  [ -S "$tmp/sock" ] && ok || bad "a socket as -o was replaced"
+fi
+ln -s a.out.copy "$tmp/olink" && cp "$tmp/a.out" "$tmp/a.out.copy"
+expect 0 "-o a link to a file -f" "$hpcz" compress -i "$in" -o "$tmp/olink" -f -t f32 -d 100x64x128 --rel 1e-3 --device cpu
+[ -L "$tmp/olink" ] && cmp -s "$tmp/a.out.copy" "$tmp/a.hpcz" && ok || bad "-o a symbolic link: the link replaced, or its file not written"
+if [ -L /dev/stdout ]; then  # /dev/stdout on a file is standard output: appended to after >>, not replaced
+  echo head >"$tmp/log"
+  "$hpcz" decompress -i "$tmp/a.hpcz" -o /dev/stdout --device cpu -q >>"$tmp/log"
+  { echo head; cat "$tmp/a.out"; } | cmp -s - "$tmp/log" && ok || bad "-o /dev/stdout >> FILE: not appended"
+fi
+ln -s nowhere "$tmp/dangling"
+expect 2 "-o a dangling link" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/dangling" -f
+[ -L "$tmp/dangling" ] && [ ! -e "$tmp/nowhere" ] && ok || bad "-o a dangling link: the link replaced or followed"
+# A closed pipe: killed by SIGPIPE (141), nothing said; where SIGPIPE is ignored, exit 3 and the reason.
+"$hpcz" decompress -i "$tmp/a.hpcz" -o - --device cpu 2>"$tmp/err" | head -c 1 >/dev/null
+st=${PIPESTATUS[0]}
+[ "$st" = 141 ] && [ ! -s "$tmp/err" ] && ok || bad "a closed pipe: exit $st, $(cat "$tmp/err")"
+(trap '' PIPE && "$hpcz" decompress -i "$tmp/a.hpcz" -o - --device cpu 2>"$tmp/err" | head -c 1 >/dev/null; exit "${PIPESTATUS[0]}")
+st=$?
+[ "$st" = 3 ] && ok || bad "a closed pipe, SIGPIPE ignored: exit $st"
+one_line "a closed pipe, SIGPIPE ignored" "standard output: Broken pipe"
+# A full file system (a small tmpfs where one can be mounted): exit 3 naming the file, nothing left.
+mkdir "$tmp/small"
+if mount -t tmpfs -o size=256k tmpfs "$tmp/small" 2>/dev/null; then
+  mounted="$tmp/small"
+  expect 3 "compress onto a full file system" "$hpcz" compress -i "$in" -o "$tmp/small/x.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu
+  one_line "compress onto a full file system" "$tmp/small/x.hpcz: No space left on device"
+  expect 3 "decompress onto a full file system" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/small/x" --device cpu
+  one_line "decompress onto a full file system" "$tmp/small/x: No space left on device"
+  [ -z "$(ls -A "$tmp/small")" ] && ok || bad "a full file system kept: $(ls -A "$tmp/small")"
+  umount "$tmp/small" && mounted=
+else
+  echo "note: no tmpfs could be mounted here; the full file system checks are skipped"
+fi
+# Killed (SIGKILL) while it writes a large-ish archive: an unnamed O_TMPFILE output leaves nothing.
+mkdir "$tmp/kill" && kill_dir=$(cd "$tmp/kill" && pwd -P)
+truncate -s 256M "$tmp/big.bin"
+"$hpcz" compress -i "$tmp/big.bin" -o "$kill_dir/k.hpcz" -t f32 -d 67108864 --abs 1e-3 --device cpu -q &
 pid=$!
-for _ in $(seq 50); do [ -n "$(ls -A "$tmp/int" | grep hpcz-)" ] && break; sleep 0.1; done
-started=$(ls -A "$tmp/int" | grep -c hpcz-)
-kill -INT $pid; wait $pid 2>/dev/null
-[ "$started" = 1 ] && [ -z "$(ls -A "$tmp/int" | grep -v fifo)" ] && pass=$((pass + 1)) \
-  || { echo "FAIL: an interrupted run left: $(ls -A "$tmp/int")"; fails=$((fails + 1)); }
+fd=$(held $pid "$kill_dir")
+for _ in $(seq 250); do [ -n "$fd" ] && [ "$(stat -L -c %s "$fd" 2>/dev/null || echo 0)" -gt 0 ] && break; sleep 0.02; done
+link=$(readlink "$fd" 2>/dev/null)
+kill -KILL $pid 2>/dev/null
+wait $pid 2>/dev/null
+st=$?
+if [ "$st" != 137 ]; then
+  echo "note: the compression ended (exit $st) before it could be killed; the SIGKILL check is skipped"
+elif [ "${link% (deleted)}" = "$link" ]; then
+  echo "note: no O_TMPFILE on $kill_dir (the output was $link); the SIGKILL check is skipped"
+else
+  [ -z "$(ls -A "$kill_dir")" ] && ok || bad "a killed compression left: $(ls -A "$kill_dir")"
+fi
+rm -f "$tmp/big.bin"
+# Where the file system has no O_TMPFILE (here faked by an LD_PRELOAD shim, where a C compiler is at
+# hand): a hidden temporary beside the output, with the input's mode, removed on SIGINT.
+cat >"$tmp/shim.c" <<'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#define SHIM(name) int name(const char* p, int fl, ...) { \
+  va_list ap; va_start(ap, fl); mode_t m = va_arg(ap, mode_t); va_end(ap); \
+  if ((fl & O_TMPFILE) == O_TMPFILE) { errno = EOPNOTSUPP; return -1; } \
+  return ((int (*)(const char*, int, ...))dlsym(RTLD_NEXT, #name))(p, fl, m); }
+SHIM(open)
+SHIM(open64)
+EOF
+if cc -shared -fPIC -o "$tmp/shim.so" "$tmp/shim.c" -ldl 2>/dev/null; then
+  mkdir "$tmp/named" && named=$(cd "$tmp/named" && pwd -P)
+  LD_PRELOAD="$tmp/shim.so" "$hpcz" compress -i "$tmp/m640.bin" -o "$named/n.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu -q
+  cmp -s "$named/n.hpcz" "$tmp/m640.hpcz" && [ "$(stat -c '%a %Y' "$named/n.hpcz")" = "$(stat -c '%a %Y' "$tmp/m640.bin")" ] \
+    && [ "$(ls -A "$named")" = n.hpcz ] && ok || bad "without O_TMPFILE: $(ls -lA "$named")"
+  mkfifo "$tmp/never"
+  LD_PRELOAD="$tmp/shim.so" "$hpcz" compress -i "$tmp/never" -o "$named/n.hpcz" -f -t f32 -d 10 --abs 1 2>/dev/null &
+  pid=$!
+  fd=$(held $pid "$named")
+  link=$(readlink "$fd")
+  stop $pid TERM
+  case "$link" in "$named"/.n.hpcz.hpcz-*) ok ;; *) bad "without O_TMPFILE, the output was made as '$link'" ;; esac
+  [ "$(ls -A "$named")" = n.hpcz ] && ok || bad "without O_TMPFILE, an interrupted run left: $(ls -A "$named")"
+else
+  echo "note: no C compiler for the LD_PRELOAD shim; the checks without O_TMPFILE are skipped"
+fi
 expect 0 "test a good archive" "$hpcz" test "$tmp/a.hpcz" "$tmp/r.hpcz" "$tmp/s2.hpcz"
 expect 2 "test a damaged archive" "$hpcz" test "$tmp/a.hpcz" "$tmp/flip.hpcz"
 grep -q "flip.hpcz" "$tmp/err" && pass=$((pass + 1)) || { echo "FAIL: test does not name the damaged archive"; fails=$((fails + 1)); }
