@@ -8,6 +8,7 @@
 #include "codecs/codec.hpp"
 #include "codecs/fast/chunk.hpp"
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 #include "quant/range.hpp"
 
 namespace hpcz::fast {
@@ -53,10 +54,10 @@ codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h) {
   // costs a memset and a page fault per page).
   out.slab.reset(new uint8_t[nc * out.slot]);
   out.sizes.resize(nc);
-#pragma omp parallel
+#pragma omp parallel if (parallel_worth(h.n_values * sizeof(T)))
   {
     std::vector<uint8_t> exc;
-#pragma omp for schedule(dynamic, 4)
+#pragma omp for schedule(dynamic, 1)
     for (int64_t c = 0; c < int64_t(nc); ++c)
       out.sizes[c] = encode_chunk(in + c * cv, chunk_count(h, c), p, out.slab.get() + c * out.slot, exc);
   }

@@ -11,6 +11,7 @@
 #include "codecs/ratio/interp_chunk.hpp"
 #include "codecs/ratio/ratio_gpu.hpp"
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 #include "quant/range.hpp"
 
 namespace hpcz::ratio {
@@ -62,14 +63,14 @@ codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h, uint6
     else encode_chunk(chunk_in, cs, p, h.block_param, scratch, out.separate[c], threads);
   };
   // Chunks are large (about 4 Mi values): with fewer chunks than threads, each is encoded by all
-  // threads in turn (the same bytes) instead of one thread each.
-  const int threads = omp_get_max_threads();
+  // threads in turn (the same bytes) instead of one thread each. A small array: the calling thread.
+  const int threads = threads_for(h.n_values * sizeof(T));
   if (h.n_chunks < uint64_t(threads)) {
     EncodeScratch<T> scratch;
     InterpScratch<T> is;
     for (int64_t c = 0; c < int64_t(h.n_chunks); ++c) one(c, scratch, is, threads);
   } else {
-#pragma omp parallel
+#pragma omp parallel if (threads > 1)
     {
       EncodeScratch<T> scratch;
       InterpScratch<T> is;
