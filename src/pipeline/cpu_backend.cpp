@@ -57,7 +57,12 @@ void settle_range(const T* in, format::HeaderFields& h) {
   }
   uint64_t kmin, kmax;
   quant::widen_keys<T>(nmin, nmax, kmin, kmax);
-  h.sample_maxabs = detail::from_bits<double>(quant::fold_step_samples(in, 0, h.n_values, h.n_values, has_fill, fill, 0));
+  // The step's sample only where an abs bound takes its step from it (sample_maxabs is not stored); an
+  // array of at most kStepSamples values is all sample, and its range gives it.
+  if (quant::step_from_sample(h.mode, h.bound))
+    h.sample_maxabs = detail::from_bits<double>(
+        h.n_values <= quant::kStepSamples ? quant::step_samples_from_range<T>(nmin, nmax)
+                                          : quant::fold_step_samples(in, 0, h.n_values, h.n_values, has_fill, fill, 0));
   quant::settle_range(h, kmin, kmax);
 }
 
