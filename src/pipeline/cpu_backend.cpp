@@ -94,7 +94,7 @@ void decode_chunks_cpu(const uint8_t* a, const format::HeaderFields& h, const st
   };
   // Large chunks (millions of values): with fewer chunks than threads, each chunk is decoded by all
   // threads in turn instead of one thread each. A small array: the calling thread alone.
-  const int threads = threads_for(std::min(nc * h.chunk_values, h.n_values) * dtype_size(h.dtype));
+  const int threads = threads_for(std::min(nc * h.chunk_values, h.n_values) * dtype_size(h.dtype), codec.decode_cost);
   if (codec.large_chunks && nc < uint64_t(threads)) {
     for (int64_t c = 0; c < int64_t(nc); ++c) decode(c, threads);
   } else {

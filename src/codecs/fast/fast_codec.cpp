@@ -84,7 +84,7 @@ extern const codecs::DeviceOps kDevice;  // fast_gpu.cu
 #endif
 const codecs::CodecOps kCodec = {
     Codec::fast, "fast", /*codec_params=*/0, plan, check_plan, chunk_bound, archive_bound, encode, decode,
-    /*large_chunks=*/false, /*stage_sizes=*/nullptr,
+    /*large_chunks=*/false, /*decode_cost=*/1, /*stage_sizes=*/nullptr,
 #if HPCZ_HAS_CUDA
     &kDevice,
 #else
