@@ -56,10 +56,10 @@ codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h) {
   out.sizes.resize(nc);
 #pragma omp parallel if (parallel_worth(h.n_values * sizeof(T)))
   {
-    std::vector<uint8_t> exc;
+    const std::unique_ptr<uint8_t[]> exc(new uint8_t[std::min<uint64_t>(cv, h.n_values) * sizeof(T)]);  // uninitialized too
 #pragma omp for schedule(dynamic, 1)
     for (int64_t c = 0; c < int64_t(nc); ++c)
-      out.sizes[c] = encode_chunk(in + c * cv, chunk_count(h, c), p, out.slab.get() + c * out.slot, exc);
+      out.sizes[c] = encode_chunk(in + c * cv, chunk_count(h, c), p, out.slab.get() + c * out.slot, exc.get());
   }
   return out;
 }
