@@ -381,10 +381,11 @@ void reference_keys(const T* v, uint64_t n, bool has_fill, T fill, K& nmin, K& n
 template <class T>
 void check_fold(const std::vector<T>& v, bool has_fill, T fill, const std::string& what) {
   using K = typename hpcz::detail::Bits<T>::type;
-  // Every start and length near the vector width, then the whole array.
+  // Every start and length near the vector width, the step's whole-sample size, then the whole array.
   std::vector<std::pair<size_t, size_t>> spans;
   for (size_t s = 0; s < std::min<size_t>(v.size(), 9); ++s)
     for (size_t n = 0; s + n <= v.size() && n < 40; ++n) spans.push_back({s, n});
+  spans.push_back({0, std::min<size_t>(v.size(), hpcz::quant::kStepSamples)});
   spans.push_back({0, v.size()});
   for (auto [s, n] : spans) {
     K a = ~K(0), b = 0, ra = ~K(0), rb = 0;
@@ -392,6 +393,12 @@ void check_fold(const std::vector<T>& v, bool has_fill, T fill, const std::strin
     reference_keys(v.data() + s, n, has_fill, fill, ra, rb);
     if (a != ra || b != rb) {
       CHECK_MSG(false, what + " at " + std::to_string(s) + "+" + std::to_string(n));
+      return;
+    }
+    // An array of at most kStepSamples values is all sample: the step's sample from its range keys.
+    if (n <= hpcz::quant::kStepSamples && hpcz::quant::step_samples_from_range<T>(a, b) !=
+        hpcz::quant::fold_step_samples(v.data() + s, 0, n, n, has_fill, fill, uint64_t(0))) {
+      CHECK_MSG(false, what + ": step sample at " + std::to_string(s) + "+" + std::to_string(n));
       return;
     }
   }

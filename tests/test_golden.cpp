@@ -147,3 +147,54 @@ TEST(golden_archives) {
     }
   }
 }
+
+namespace {
+// Arrays of a Zarr or HDF5 chunk's size (16 to 128 KiB), which the CPU backend codes on the calling
+// thread: the bytes the encoder wrote when it coded them with all its threads (written at ba053ac).
+struct SmallGolden {
+  const char* file;
+  hpcz::DType dtype;
+  hpcz::BoundMode mode;
+  double bound;
+  hpcz::Codec codec;
+  bool second_stage;
+  std::vector<uint64_t> dims;
+};
+const SmallGolden kSmallGolden[] = {
+    {"small_4096_rel1e-3_v5.hpcz", DType::f32, BoundMode::rel, 1e-3, Codec::fast, false, {4096}},
+    {"small_4096_rel1e-2_stage2_v5.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::fast, true, {4096}},
+    {"small_2x64x128_abs5e-2_v5.hpcz", DType::f32, BoundMode::abs, 5e-2, Codec::fast, false, {2, 64, 128}},
+    {"small_2x64x128_f64_abs1e-2_v5.hpcz", DType::f64, BoundMode::abs, 1e-2, Codec::fast, false, {2, 64, 128}},
+    {"small_32x128_ratio_rel1e-3_v1.hpcz", DType::f32, BoundMode::rel, 1e-3, Codec::ratio, false, {32, 128}},
+    {"small_2x64x128_ratio_f64_abs1e-2_v1.hpcz", DType::f64, BoundMode::abs, 1e-2, Codec::ratio, false, {2, 64, 128}},
+    {"small_32x128_interp_rel1e-3_v1.hpcz", DType::f32, BoundMode::rel, 1e-3, Codec::interp, false, {32, 128}},
+    {"small_2x64x128_interp_f64_abs1e-1_v1.hpcz", DType::f64, BoundMode::abs, 1e-1, Codec::interp, false, {2, 64, 128}}};
+}  // namespace
+
+TEST(golden_small_arrays) {
+  for (const SmallGolden& g : kSmallGolden) {
+    uint64_t n = 1;
+    for (uint64_t d : g.dims) n *= d;
+    auto input = golden_input(g.dtype, false);
+    input.resize(n * hpcz::dtype_size(g.dtype));
+    hpcz::Options o;
+    o.mode = g.mode;
+    o.bound = g.bound;
+    o.codec = g.codec;
+    o.second_stage = g.second_stage;
+    o.backend = hpcz::Backend::cpu;
+    const auto now = hpcz::compress(input.data(), g.dtype, g.dims, o);
+    const std::string path = std::string(HPCZ_SOURCE_DIR) + "/tests/golden/" + g.file;
+    if (std::getenv("HPCZ_WRITE_GOLDEN")) {
+      std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(now.data()), now.size());
+      std::fprintf(stderr, "  wrote %s\n", path.c_str());
+    }
+    const auto golden = read_all(path);
+    REQUIRE(!golden.empty());
+    CHECK_MSG(now == golden, g.file << ": the encoder no longer writes the golden bytes");
+    std::vector<uint8_t> back;
+    const auto info = hpcz::decompress(golden.data(), golden.size(), back, hpcz::Backend::cpu);
+    CHECK(info.dims == g.dims);
+    CHECK(strict_check(input, back, g.dtype, info.eb_abs).violations == 0);
+  }
+}

@@ -77,6 +77,9 @@ struct CodecOps {
                        int threads);
   // Chunks of millions of values (decoded one at a time by all threads when there are few of them).
   bool large_chunks;
+  // The CPU decoder's one-core time a byte in units of the fast encoder's (parallel_worth: a costlier
+  // decoder takes threads on smaller arrays).
+  uint32_t decode_cost;
   // Splits a valid plain archive's chunk bytes by stage (optional: nullptr adds nothing).
   void (*stage_sizes)(const uint8_t* archive, const ArchiveInfo& info, StageSizes& z);
 

@@ -117,8 +117,8 @@ void decode_chunks_checked(const LosslessOptions& o, const uint8_t* blob, uint64
   std::vector<LosslessStatus> st(chunks.size());
   if (resolve_backend(o.backend) == Backend::gpu) {
     lossless::decode_chunks_gpu(o, blob, blob_size, chunks, out, out_size, sizes, st);
-  } else {
-#pragma omp parallel for schedule(dynamic, 16)
+  } else {  // (16 chunks a step: with no more, one thread would take them all)
+#pragma omp parallel for schedule(dynamic, 16) if (chunks.size() > 16)
     for (long long i = 0; i < (long long)chunks.size(); ++i) {
       const ChunkRef& c = chunks[size_t(i)];
       st[size_t(i)] = decode_chunk_cpu(o, blob + c.in_offset, c.in_size, out + c.out_offset, c.out_capacity, sizes[size_t(i)]);

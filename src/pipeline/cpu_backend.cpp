@@ -6,8 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include <omp.h>
-
+#include "common/parallel.hpp"
 #include "pipeline/internal.hpp"
 #include "quant/range.hpp"
 #include "quant/range_cpu.hpp"
@@ -26,7 +25,7 @@ std::vector<uint8_t> assemble(format::HeaderFields& h, const codecs::EncodedChun
   std::vector<uint8_t> out(total);
   uint8_t* table = out.data() + format::kHeaderBytes;
   const uint16_t version = format::archive_version(h.codec, h.flags & format::kFlagSecondStage);
-#pragma omp parallel for schedule(dynamic, 16)
+#pragma omp parallel for schedule(dynamic, 4) if (parallel_worth(h.n_values * dtype_size(h.dtype)))
   for (int64_t c = 0; c < int64_t(nc); ++c) {
     const uint8_t* src = chunks.at(c);
     std::memcpy(out.data() + offsets[c], src, chunks.sizes[c]);
@@ -50,14 +49,20 @@ void settle_range(const T* in, format::HeaderFields& h) {
   K nmin = ~K(0), nmax = 0;
   constexpr int64_t piece = int64_t(1) << 16;  // values a step: a thread's share stays in order
   const int64_t pieces = (int64_t(h.n_values) + piece - 1) / piece;
-#pragma omp parallel for reduction(min : nmin) reduction(max : nmax) schedule(static)
+#pragma omp parallel for reduction(min : nmin) reduction(max : nmax) schedule(static) \
+    if (parallel_worth(h.n_values * sizeof(T)))
   for (int64_t p = 0; p < pieces; ++p) {
     const int64_t first = p * piece;
     quant::fold_range_keys(in + first, uint64_t(std::min(piece, int64_t(h.n_values) - first)), has_fill, fill, nmin, nmax);
   }
   uint64_t kmin, kmax;
   quant::widen_keys<T>(nmin, nmax, kmin, kmax);
-  h.sample_maxabs = detail::from_bits<double>(quant::fold_step_samples(in, 0, h.n_values, h.n_values, has_fill, fill, 0));
+  // The step's sample only where an abs bound takes its step from it (sample_maxabs is not stored); an
+  // array of at most kStepSamples values is all sample, and its range gives it.
+  if (quant::step_from_sample(h.mode, h.bound))
+    h.sample_maxabs = detail::from_bits<double>(
+        h.n_values <= quant::kStepSamples ? quant::step_samples_from_range<T>(nmin, nmax)
+                                          : quant::fold_step_samples(in, 0, h.n_values, h.n_values, has_fill, fill, 0));
   quant::settle_range(h, kmin, kmax);
 }
 
@@ -88,12 +93,12 @@ void decode_chunks_cpu(const uint8_t* a, const format::HeaderFields& h, const st
     }
   };
   // Large chunks (millions of values): with fewer chunks than threads, each chunk is decoded by all
-  // threads in turn instead of one thread each.
-  const int threads = omp_get_max_threads();
+  // threads in turn instead of one thread each. A small array: the calling thread alone.
+  const int threads = threads_for(std::min(nc * h.chunk_values, h.n_values) * dtype_size(h.dtype), codec.decode_cost);
   if (codec.large_chunks && nc < uint64_t(threads)) {
     for (int64_t c = 0; c < int64_t(nc); ++c) decode(c, threads);
   } else {
-#pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for schedule(dynamic, 1) if (threads > 1)
     for (int64_t c = 0; c < int64_t(nc); ++c) decode(c, 1);
   }
   if (bad_chunk >= 0)

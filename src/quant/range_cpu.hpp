@@ -31,4 +31,13 @@ uint64_t fold_step_samples(const T* v, uint64_t first, uint64_t count, uint64_t 
   return mag;
 }
 
+// fold_step_samples over a whole array of at most kStepSamples values (every value a sample), from the
+// narrow keys its range pass folded (nmin > nmax: no value): a set's largest |x| is at its min or max.
+template <class T>
+uint64_t step_samples_from_range(typename detail::Bits<T>::type nmin, typename detail::Bits<T>::type nmax) {
+  if (nmin > nmax) return 0;
+  const uint64_t a = sample_key(narrow_value<T>(nmin), false, T(0)), b = sample_key(narrow_value<T>(nmax), false, T(0));
+  return a > b ? a : b;
+}
+
 }  // namespace hpcz::quant

@@ -7,7 +7,6 @@
 // and is decodable on its own. The CUDA kernels produce and consume the same layouts.
 #pragma once
 #include <cstring>
-#include <vector>
 
 #include "codecs/fast/block.hpp"
 
@@ -58,13 +57,12 @@ HPCZ_HD uint64_t max_chunk_bytes(uint64_t count, uint32_t value_bytes) {
   return nb + nb * kB * value_bytes;
 }
 
-// Encodes count (<= chunk_values) values; dst holds max_chunk_bytes. Returns the chunk's size.
+// Encodes count (<= chunk_values) values; dst holds max_chunk_bytes, exc_scratch count values (the
+// exceptions, until the payloads' end is known). Returns the chunk's size.
 // Blocks are chained: a block's first delta is taken against the q that ended the previous block.
 template <class T>
-uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint8_t* dst,
-                      std::vector<uint8_t>& exc_scratch) {
+uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint8_t* dst, uint8_t* exc_scratch) {
   const uint32_t nb = uint32_t(div_ceil(count, kB));
-  exc_scratch.resize(size_t(count) * sizeof(T));
   uint8_t desc[kLanesDescBytes * (chunk_values<float>() / kB)];  // the lane blocks' descriptors
   uint32_t pos = nb, nexc = 0, nlanes = 0;
   int32_t prev = 0;
@@ -81,14 +79,14 @@ uint32_t encode_chunk(const T* in, uint32_t count, const QuantParams<T>& p, uint
     const BlockDeltas bd = block_deltas(q, prev);
     BlockPlan bp = plan_block(bd, invalid & lanes_below(cnt), sizeof(T), uniform_bits(v, cnt));
     dst[b] = bp.code;
-    uint8_t* exc = exc_scratch.data() + size_t(nexc) * sizeof(T);
+    uint8_t* exc = exc_scratch + size_t(nexc) * sizeof(T);
     write_block<T>(bp, [&](int i) { return v[i]; }, cnt, q, bd, dst + pos, [&](int j, T x) { store_value_le<T>(exc + j * sizeof(T), x); });
     if (bp.code == kCodeLanes) write_lanes_desc(bd, desc + kLanesDescBytes * nlanes++);
     pos += bp.payload;
     nexc += bp.nexc;
     prev = next;
   }
-  std::memcpy(dst + pos, exc_scratch.data(), size_t(nexc) * sizeof(T));
+  std::memcpy(dst + pos, exc_scratch, size_t(nexc) * sizeof(T));
   std::memcpy(dst + pos + nexc * sizeof(T), desc, kLanesDescBytes * nlanes);
   const uint32_t size = pos + nexc * uint32_t(sizeof(T)) + kLanesDescBytes * nlanes;
   uint32_t listed = 0;

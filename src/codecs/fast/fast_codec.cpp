@@ -8,6 +8,7 @@
 #include "codecs/codec.hpp"
 #include "codecs/fast/chunk.hpp"
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 #include "quant/range.hpp"
 
 namespace hpcz::fast {
@@ -53,12 +54,12 @@ codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h) {
   // costs a memset and a page fault per page).
   out.slab.reset(new uint8_t[nc * out.slot]);
   out.sizes.resize(nc);
-#pragma omp parallel
+#pragma omp parallel if (parallel_worth(h.n_values * sizeof(T)))
   {
-    std::vector<uint8_t> exc;
-#pragma omp for schedule(dynamic, 4)
+    const std::unique_ptr<uint8_t[]> exc(new uint8_t[std::min<uint64_t>(cv, h.n_values) * sizeof(T)]);  // uninitialized too
+#pragma omp for schedule(dynamic, 1)
     for (int64_t c = 0; c < int64_t(nc); ++c)
-      out.sizes[c] = encode_chunk(in + c * cv, chunk_count(h, c), p, out.slab.get() + c * out.slot, exc);
+      out.sizes[c] = encode_chunk(in + c * cv, chunk_count(h, c), p, out.slab.get() + c * out.slot, exc.get());
   }
   return out;
 }
@@ -83,7 +84,7 @@ extern const codecs::DeviceOps kDevice;  // fast_gpu.cu
 #endif
 const codecs::CodecOps kCodec = {
     Codec::fast, "fast", /*codec_params=*/0, plan, check_plan, chunk_bound, archive_bound, encode, decode,
-    /*large_chunks=*/false, /*stage_sizes=*/nullptr,
+    /*large_chunks=*/false, /*decode_cost=*/1, /*stage_sizes=*/nullptr,
 #if HPCZ_HAS_CUDA
     &kDevice,
 #else
