@@ -60,8 +60,8 @@ if has sanitize; then
 fi
 if has pytest; then
   echo "== Python tests on the GPU =="
-  PYTHONPATH=$PWD/build-gpu/pkg:${PYTHONPATH:-} timeout 300 python3 -m pytest -q -x python/tests/test_batch.py \
-    python/tests/test_gpu.py python/tests/test_api.py >"$out/pytest.log" 2>&1
+  PYTHONPATH=$PWD/build-gpu/pkg:${PYTHONPATH:-} timeout 300 python3 -m pytest -q python/tests/test_batch.py \
+    python/tests/test_gpu.py python/tests/test_api.py python/tests/test_hdf5.py python/tests/test_codecs.py >"$out/pytest.log" 2>&1
   echo "pytest rc=$?"; tail -3 "$out/pytest.log"
 fi
 if has probe; then
