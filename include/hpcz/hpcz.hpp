@@ -102,7 +102,10 @@ struct StageSizes {
   uint64_t raw_chunks = 0;    // chunks stored verbatim because coding would not shrink them
   int64_t second_stage_saved = 0;  // bytes the lossless second stage took off (0 without it)
 };
-// Validates the archive as inspect() does (chunk checksums included) and splits its size by stage.
+// Splits the archive's size by stage (what `hpcz info` prints): validates the header and chunk table as
+// inspect() does, then reads only each chunk's first bytes (its lossless-stage header, and under that
+// stage the first bytes of its first piece), so its time and memory stay small whatever the archive
+// declares. It verifies no chunk checksum and decodes no chunk: decompress() does.
 StageSizes stage_sizes(const uint8_t* archive, size_t size);
 
 // ---- sizes ------------------------------------------------------------------------------------------

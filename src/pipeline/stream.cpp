@@ -607,15 +607,21 @@ ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const Stre
     const ChunkEntry& last = info.chunks[c0 + count - 1];
     from = info.chunks[c0].offset, bytes = last.offset + last.size - from;
   };
-  if (!info.second_stage) {
-    size_t most = 0;
-    for (uint64_t k = 0; k < p.n_slabs; ++k) {
-      uint64_t c0, count, from, bytes;
-      slab_span(k, c0, count, from, bytes);
-      most = std::max<size_t>(most, format::data_offset(count) + bytes);
+  // Under the second stage, its plain chunks: at most what the stored bytes can decode to (and what
+  // the codec allows), so that no buffer is sized from what the bytes cannot justify.
+  const codecs::CodecOps& codec = codecs::get(info.codec);
+  size_t most = 0;
+  for (uint64_t k = 0; k < p.n_slabs; ++k) {
+    uint64_t c0, count, from, bytes;
+    slab_span(k, c0, count, from, bytes);
+    if (info.second_stage) {
+      bytes = 0;
+      for (uint64_t c = c0; c < c0 + count; ++c)
+        bytes += std::min(codec.chunk_bound(h, c), stage_plain_bound(info.chunks[c].size));
     }
-    p.in_bytes = most;
+    most = std::max<size_t>(most, format::data_offset(count) + bytes);
   }
+  p.in_bytes = std::min(p.in_bytes, most);
   out.reserve(info.n_values * vb);
   Gate gate;
   std::atomic<uint64_t> next{0};
