@@ -104,6 +104,15 @@ size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims
   return a.size();
 }
 
+namespace pipeline {
+void check_limits(const ArchiveInfo& info, const DecodeLimits& limits) {
+  const uint64_t need = info.n_values * dtype_size(info.dtype);
+  if (limits.max_output && need > limits.max_output)
+    fail(ErrorCode::invalid_argument, "the archive's array is " + std::to_string(need) +
+                                          " bytes, above the max_output limit of " + std::to_string(limits.max_output));
+}
+}  // namespace pipeline
+
 namespace {
 // Decodes an archive that inspect() accepted (info) into out, which holds n_values values.
 ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend) {
@@ -126,15 +135,19 @@ ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& 
 }
 }  // namespace
 
-ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>& out, Backend backend) {
+ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>& out, Backend backend,
+                       const DecodeLimits& limits) {
   const ArchiveInfo info = inspect(archive, size);
+  pipeline::check_limits(info, limits);
   if (info.second_stage) pipeline::check_stage_heads(archive, info);  // what the chunks declare, before sizing
   out.resize(info.n_values * dtype_size(info.dtype));
   return decode_into(archive, size, info, out.data(), backend);
 }
 
-ArchiveInfo decompress(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend) {
+ArchiveInfo decompress(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend,
+                       const DecodeLimits& limits) {
   const ArchiveInfo info = inspect(archive, size);
+  pipeline::check_limits(info, limits);
   if (info.second_stage) pipeline::check_stage_heads(archive, info);  // what the chunks declare, before sizing
   const uint64_t need = info.n_values * dtype_size(info.dtype);
   if (need > out_capacity)

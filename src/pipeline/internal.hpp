@@ -15,6 +15,9 @@ namespace hpcz::pipeline {
 // plans its chunks).
 format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& dims, const Options& opt);
 
+// Error(invalid_argument) where the archive's array is above limits.max_output.
+void check_limits(const ArchiveInfo& info, const DecodeLimits& limits);
+
 // Parses the header; with full, also the chunk table, which must lie inside `size` bytes.
 ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full);
 

@@ -576,12 +576,14 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
   return info;
 }
 
-ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const StreamOptions& so) {
+ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const StreamOptions& so,
+                              const DecodeLimits& limits) {
   const Clock::time_point t_start = Clock::now();
   uint8_t head[format::kHeaderBytes];
   const size_t got = size_t(std::min<uint64_t>(in.size(), sizeof head));
   in.read(0, head, got);
   ArchiveInfo info = parse_archive(head, got, false);
+  check_limits(info, limits);
   if (in.size() < info.data_offset)
     fail(ErrorCode::corrupt_archive, "corrupt archive: truncated (" + std::to_string(in.size()) + " of " +
                                          std::to_string(info.archive_size) + " bytes)");
