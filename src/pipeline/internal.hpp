@@ -54,6 +54,9 @@ struct StageHead {
 // for chunk c, the piece table inside the chunk, and pieces that fill it exactly, each long enough to
 // decode to its plain length (lossless::kMaxDeflateExpansion, kMaxRleValuesPerByte). Error(corrupt_archive).
 StageHead read_stage_head(const uint8_t* s, uint32_t size, const ArchiveInfo& info, uint64_t c);
+// How many of a stored chunk's first bytes read_stage_head reads (its stage header and piece table), from
+// the first min(size, 6) of them: what a reader that has not the whole chunk must fetch first.
+uint64_t stage_head_bytes(const uint8_t* s, uint32_t size);
 // read_stage_head of every chunk: what decompress() checks before it sizes the output.
 void check_stage_heads(const uint8_t* archive, const ArchiveInfo& info);
 // The plain chunk's first min(want, sh.plain) bytes into out: decodes the beginning of its first piece only.

@@ -144,6 +144,13 @@ StageHead read_stage_head(const uint8_t* s, uint32_t size, const ArchiveInfo& in
   return sh;
 }
 
+uint64_t stage_head_bytes(const uint8_t* s, uint32_t size) {
+  if (size < kStageHeader || (s[0] != kDeflate && s[0] != kRle2)) return std::min<uint64_t>(size, kStageHeader);
+  if (s[1] < kMinPieceLog2 || s[1] > kMaxPieceLog2) return kStageHeader;
+  const uint64_t piece = uint64_t(1) << s[1], pieces = (load_u32_le(s + 2) + piece - 1) / piece;
+  return std::min<uint64_t>(size, kStageHeader + 4 * pieces);
+}
+
 uint64_t stage_plain_head(const uint8_t* s, const StageHead& sh, uint8_t* out, uint64_t want) {
   want = std::min(want, sh.plain);
   if (sh.tag == kStored) {
