@@ -168,6 +168,17 @@ TEST(corrupt_hostile_archives_refused_small) {
                 name << " decompress_stream: " << msg);
       CHECK_SMALL(w, name << " decompress_stream");
     }
+    if (hpcz::gpu_available()) {  // refused before any GPU work: no pinned or device buffer either
+      AllocWatch w;
+      std::vector<uint8_t> out;
+      CHECK_MSG(error_of([&] { hpcz::decompress(a.data(), a.size(), out, hpcz::Backend::gpu); }, &msg) == kCorrupt,
+                name << " on the GPU: " << msg);
+      auto src = hpcz::memory_source(a.data(), a.size());
+      NullSink sink;
+      CHECK_MSG(error_of([&] { hpcz::decompress_stream(*src, sink, hpcz::Backend::gpu); }, &msg) == kCorrupt,
+                name << " decompress_stream on the GPU: " << msg);
+      CHECK_SMALL(w, name << " on the GPU");
+    }
     {
       AllocWatch w;
       uint8_t one = 0;
@@ -334,6 +345,14 @@ TEST(roundtrip_stage_runs_and_batches) {
       hpcz::pipeline::decompress_staged_cpu(a.data(), info, got.data(), batch);
       CHECK_MSG(got == want, hpcz::codecs::get(codec).name << " runs of " << batch << " bytes");
       CHECK(hpcz::pipeline::remove_second_stage(a.data(), a.size(), info, hpcz::Backend::cpu, batch) == plain);
+      if (hpcz::gpu_available() && batch > 1)  // the GPU's batches copy in only their own bytes
+        CHECK_MSG(hpcz::pipeline::remove_second_stage(a.data(), a.size(), info, hpcz::Backend::gpu, batch) == plain,
+                  "GPU batches of " << batch << " bytes");
+    }
+    if (hpcz::gpu_available()) {
+      std::vector<uint8_t> got;
+      hpcz::decompress(a.data(), a.size(), got, hpcz::Backend::gpu);
+      CHECK(got == want);
     }
     std::vector<uint8_t> via_plain;
     hpcz::decompress(plain.data(), plain.size(), via_plain, hpcz::Backend::cpu);
