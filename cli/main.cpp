@@ -22,8 +22,9 @@ static const char* kUsageText =
     "  hpcz compress -i IN -o OUT -t f32|f64 -d DIMS (--abs E | --rel E) [--mode fast|ratio|interp]\n"
     "                [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--fill V] [--radius R]\n"
     "                [--lossless] [-f] [-q] [--verbose]\n"
-    "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [-f] [-q] [--verbose]\n"
-    "  hpcz test ARCHIVE... [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [-q]\n"
+    "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--max-output SIZE]\n"
+    "                [-f] [-q] [--verbose]\n"
+    "  hpcz test ARCHIVE... [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--max-output SIZE] [-q]\n"
     "  hpcz info IN [--json]\n"
     "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
     "  hpcz bench [--mode fast|ratio|interp|lossless|codebook] [--data DIR] [--fields SUBSTR[,SUBSTR...]] [--size-mib N] [--reps N]\n"
@@ -38,6 +39,7 @@ static const char* kUsageText =
     "into, never replaced; a directory, socket or block device is refused. Messages go to stderr\n"
     "(-q: errors only). hpcz VERB --help: that verb's usage.\n"
     "DIMS: slowest to fastest, e.g. 100x500x500 (numpy shape order); rank 1 to 4.\n"
+    "--max-output 4G: an archive whose array is larger is refused (bad input) before any is decoded.\n"
     "exit: 0 success, 1 usage error, 2 bad input (unreadable, truncated or corrupt; OUT a directory, socket\n"
     "or block device), 3 runtime failure (OUT not written: full, no permission, I/O error). A closed pipe\n"
     "on OUT ends hpcz by SIGPIPE, silently, as gzip.\n";
@@ -190,6 +192,18 @@ void note(const char* fmt, ...) {
   va_end(ap);
 }
 
+// A size flag's value: bytes, or a number with K, M or G.
+uint64_t parse_size(const Args& a, const char* flag) {
+  const std::string v = a.get(flag);
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  const std::string unit = end ? end : "";
+  const double scale = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : -1;
+  if (v.empty() || !(x > 0) || scale < 0 || !(x * scale < 1e18))
+    throw UsageError(std::string(flag) + " takes a size like 512M or 8G, not '" + v + "'");
+  return uint64_t(x * scale);
+}
+
 // --gpus LIST and --gpu-memory SIZE: which GPUs the slabs go to and how much of each the job takes.
 StreamOptions stream_options(const Args& a, Backend& backend) {
   StreamOptions so;
@@ -208,17 +222,27 @@ StreamOptions stream_options(const Args& a, Backend& backend) {
       at = comma + 1;
     }
   }
-  if (a.flag("--gpu-memory")) {
-    const std::string v = a.get("--gpu-memory");
-    char* end = nullptr;
-    const double x = std::strtod(v.c_str(), &end);
-    const std::string unit = end ? end : "";
-    const double scale = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : -1;
-    if (v.empty() || !(x > 0) || scale < 0 || !(x * scale < 1e18))
-      throw UsageError("--gpu-memory takes a size like 512M or 8G, not '" + v + "'");
-    so.device_memory = size_t(x * scale);
-  }
+  if (a.flag("--gpu-memory")) so.device_memory = size_t(parse_size(a, "--gpu-memory"));
   return so;
+}
+
+// --max-output SIZE (decompress, test): an archive whose array is larger is refused from its header,
+// before anything is decoded (exit 2, or counted bad by test); the library checks it again.
+DecodeLimits decode_limits(const Args& a) {
+  DecodeLimits l;
+  if (a.flag("--max-output")) l.max_output = parse_size(a, "--max-output");
+  return l;
+}
+void check_limits(Source& in, const DecodeLimits& l) {
+  if (!l.max_output) return;
+  uint8_t head[kHeaderSize];
+  const size_t n = size_t(std::min<uint64_t>(in.size(), sizeof head));
+  in.read(0, head, n);
+  const ArchiveInfo i = inspect_header(head, n);
+  const uint64_t need = i.n_values * dtype_size(i.dtype);
+  if (need > l.max_output)
+    throw InputError("the archive's array is " + std::to_string(need) + " bytes, above --max-output (" +
+                     std::to_string(l.max_output) + ")");
 }
 
 // The most resident memory the process has had (pinned buffers included; the page cache of its files not).
@@ -308,24 +332,27 @@ int cmd_compress(const std::vector<std::string>& args) {
 }
 
 int cmd_decompress(const std::vector<std::string>& args) {
-  Args a = parse(args, {"-i", "-o", "--device", "--gpus", "--gpu-memory"}, {"--verbose", "-f", "-q"});
+  Args a = parse(args, {"-i", "-o", "--device", "--gpus", "--gpu-memory", "--max-output"}, {"--verbose", "-f", "-q"});
   if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
   set_quiet(a.flag("-q"));
   Backend asked = parse_backend(a);
   StreamOptions so = stream_options(a, asked);
+  const DecodeLimits limits = decode_limits(a);
   const std::string in = a.get("-i"), out = a.get("-o");
   OutputFile sink(out, a.flag("-f"), {in});
   auto t0 = std::chrono::steady_clock::now();
   PhaseClock clock;
   auto backend = resolve_backend_async(asked);
   StreamInput input(in);
+  check_limits(input.source(), limits);
   clock.mark("open");
   backend.get();  // started while the input opened
   clock.mark("backend start-up");
   so.progress = progress_bar("decompressing");
   StreamStats stats;
   so.stats = &stats;
-  const ArchiveInfo info = about_input(in, [&] { return decompress_stream(input.source(), *sink.sink(), asked, so); });
+  const ArchiveInfo info =
+      about_input(in, [&] { return decompress_stream(input.source(), *sink.sink(), asked, so, limits); });
   const Backend b = resolve_backend(asked, info.codec);
   sink.commit();
   clock.mark("decompress (read, decode, write)");
@@ -349,18 +376,20 @@ struct NullSink : Sink {
 // Verifies archives as gzip -t and zstd -t do: every checksum, then a full decode (streamed, so any
 // size), no output. Exit 0 if all are good, 2 if any is damaged (each named on stderr).
 int cmd_test(const std::vector<std::string>& args) {
-  Args a = parse(args, {"--device", "--gpus", "--gpu-memory"}, {"-q"});
+  Args a = parse(args, {"--device", "--gpus", "--gpu-memory", "--max-output"}, {"-q"});
   if (a.pos.empty()) throw UsageError("test takes one or more archives");
   set_quiet(a.flag("-q"));
   Backend asked = parse_backend(a);
   const StreamOptions so = stream_options(a, asked);
+  const DecodeLimits limits = decode_limits(a);
   resolve_backend(asked);  // a GPU asked for and absent is refused before any archive is read
   int bad = 0;
   for (const std::string& path : a.pos) {
     try {
       StreamInput input(path);
       NullSink discard;
-      const ArchiveInfo head = decompress_stream(input.source(), discard, asked, so);
+      check_limits(input.source(), limits);
+      const ArchiveInfo head = decompress_stream(input.source(), discard, asked, so, limits);
       note("%s: OK (%s %s)\n", path.c_str(), dtype_name(head.dtype), dims_string(head.dims).c_str());
     } catch (const InputError& e) {
       std::fprintf(stderr, "hpcz: %s\n", e.what());

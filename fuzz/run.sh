@@ -49,6 +49,7 @@ rm -rf "$S"
 mkdir -p "$S"/rle1 "$S"/rle2 "$S"/deflate "$S"/archive "$S"/roundtrip "$B"/corpus/rle1 "$B"/corpus/rle2 \
   "$B"/corpus/deflate "$B"/corpus/archive "$B"/corpus/roundtrip "$B"/artifacts
 "$B"/fuzz/fuzz_make_seeds "$S"
+cp tests/hostile/*.hpcz "$S"/archive/  # archives declaring more than their bytes hold (issue 51)
 # The fuzz targets read the element type from the first byte for RLE: bits 0-1 log2(bytes), bit 2 signed.
 printf '\x00\x61\x00\x07' >"$S"/rle1/run100x7          # u8: 100 copies of 7
 printf '\x04\xfb\x02\x03\x04\x07\x0b' >"$S"/rle1/lit5   # i8: literals 1, -2, 2, -4, -6 (zigzag)
@@ -83,14 +84,17 @@ for f in files:
             k += 1
 PY
 
-# Fuzz: -max_len keeps inputs small (decoders may legitimately expand ~1000x), -rss_limit_mb caps memory.
+# Fuzz: -max_len keeps inputs small (decoders may legitimately expand ~1000x); -rss_limit_mb and
+# -malloc_limit_mb cap memory at 512 MB: a decoder must size nothing from what an input declares before
+# checking that its bytes can hold it (issue 51: a 584-byte archive once took 2 GB), so any input that
+# needs more is a finding. (libFuzzer's default, 2 GB and no malloc limit, hid that.)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 failed=()
 for c in rle1 rle2 deflate archive roundtrip; do
   echo "fuzz: $c for ${FUZZ_TIME}s ($(ls "$S/$c" | wc -l) seeds)"
   log=$B/fuzz_$c.log
-  if "$B"/fuzz/fuzz_$c -max_total_time="$FUZZ_TIME" -max_len=4096 -rss_limit_mb=2048 -timeout=20 \
+  if "$B"/fuzz/fuzz_$c -max_total_time="$FUZZ_TIME" -max_len=4096 -rss_limit_mb=512 -malloc_limit_mb=512 -timeout=20 \
        -print_final_stats=1 -artifact_prefix="$B/artifacts/$c-" "$B/corpus/$c" "$S/$c" >"$log" 2>&1; then
     grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" | sed 's/^/  /' || true
   else

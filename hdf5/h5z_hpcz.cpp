@@ -95,9 +95,9 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
   try {
     if (flags & H5Z_FLAG_REVERSE) {
       const auto* a = static_cast<const uint8_t*>(*buf);
-      const hpcz::ArchiveInfo info = hpcz::inspect_header(a, nbytes);
-      // The chunk is exactly one archive, of the dataset's dtype and chunk size (set_local's words):
-      // checked before the output is sized from the header.
+      const hpcz::ArchiveInfo info = hpcz::inspect(a, nbytes);
+      // The chunk is exactly one archive, of the dataset's dtype and chunk size (set_local's words), whose
+      // chunk table can hold the values it declares (inspect): checked before the output is sized from it.
       if (nbytes != info.archive_size) return 0;
       if (cd_nelmts >= kUserValues + kLocalValues) {
         const unsigned rank = cd_values[kUserValues + 1];

@@ -44,6 +44,11 @@ int hpcz_compress(const void* data, int dtype, const uint64_t* dims, int ndims, 
 /* Reads the header: dtype, rank, dims (4 entries) and value count. */
 int hpcz_inspect(const void* archive, size_t size, int* dtype, int* ndims, uint64_t* dims, uint64_t* n_values);
 int hpcz_decompress(const void* archive, size_t size, void* out, size_t out_capacity, int backend);
+/* hpcz_decompress for archives from untrusted sources: refuses with HPCZ_INVALID_ARGUMENT, before decoding
+ * anything, an archive whose array is larger than max_output bytes (0: no limit). hpcz_inspect gives the
+ * array's size to allocate out; see docs/SECURITY.md for what decoding costs. */
+int hpcz_decompress_limited(const void* archive, size_t size, void* out, size_t out_capacity, int backend,
+                            uint64_t max_output);
 /* ---- batches: n items in one call (hpcz.hpp's compress_batch), as nvCOMP's batched calls ----
  * Item i: data[i], of dtypes[i], ndims[i] dims at dims[4 * i ...] (slowest to fastest). Its archive goes
  * to outs[i] (out_capacities[i] bytes; hpcz_max_compressed_size always suffices), its size to

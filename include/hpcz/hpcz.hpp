@@ -102,7 +102,10 @@ struct StageSizes {
   uint64_t raw_chunks = 0;    // chunks stored verbatim because coding would not shrink them
   int64_t second_stage_saved = 0;  // bytes the lossless second stage took off (0 without it)
 };
-// Validates the archive as inspect() does (chunk checksums included) and splits its size by stage.
+// Splits the archive's size by stage (what `hpcz info` prints): validates the header and chunk table as
+// inspect() does, then reads only each chunk's first bytes (its lossless-stage header, and under that
+// stage the first bytes of its first piece), so its time and memory stay small whatever the archive
+// declares. It verifies no chunk checksum and decodes no chunk: decompress() does.
 StageSizes stage_sizes(const uint8_t* archive, size_t size);
 
 // ---- sizes ------------------------------------------------------------------------------------------
@@ -119,13 +122,22 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
 // is copied from the device straight into out.
 size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, void* out,
                 size_t out_capacity);
+// What a decoding call may cost, for archives from untrusted sources (docs/SECURITY.md). Every size the
+// decoder allocates from is first checked against the bytes that are there (a chunk's values against its
+// bytes, a lossless piece's output against its length), so a small archive can only declare what its
+// bytes could decode to; but a genuine archive of a constant field may decode to up to about 65,000
+// times its size. max_output refuses, before anything is allocated, an archive whose array (n_values *
+// dtype size) is larger: Error(invalid_argument), "... above the max_output limit ...". 0: no limit.
+struct DecodeLimits {
+  uint64_t max_output = 0;
+};
 // Decodes into out (resized to n_values * dtype size).
 ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>& out,
-                       Backend backend = Backend::automatic);
+                       Backend backend = Backend::automatic, const DecodeLimits& limits = {});
 // Decodes into a caller's buffer of out_capacity bytes (at least n_values * dtype size, from
 // inspect_header; else Error(invalid_argument)), with no copy and no zero-filling in between.
 ArchiveInfo decompress(const uint8_t* archive, size_t size, void* out, size_t out_capacity,
-                       Backend backend = Backend::automatic);
+                       Backend backend = Backend::automatic, const DecodeLimits& limits = {});
 // Parses and validates header and chunk table (checksums of header and table included).
 ArchiveInfo inspect(const uint8_t* archive, size_t size);
 // Parses and validates the header alone (the first kHeaderSize bytes are enough): what a reader needs
@@ -164,10 +176,11 @@ std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, cons
 // The same into vectors (archives[i] is left empty for an item that failed).
 std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, const Options& opt,
                                        std::vector<std::vector<uint8_t>>& archives);
-// Decodes archives[i] into outputs[i]; infos, when given, receives each archive's header.
+// Decodes archives[i] into outputs[i]; infos, when given, receives each archive's header. limits applies
+// to each item (an item above it gets invalid_argument, the others are decoded).
 std::vector<ItemStatus> decompress_batch(const std::vector<ArchiveRef>& archives, const std::vector<OutputRef>& outputs,
                                          Backend backend = Backend::automatic,
-                                         std::vector<ArchiveInfo>* infos = nullptr);
+                                         std::vector<ArchiveInfo>* infos = nullptr, const DecodeLimits& limits = {});
 // Host calls (compress, decompress, the batches) keep each GPU's pinned and device buffers between
 // calls, up to a fixed budget a GPU; this frees every buffer not in use now.
 void release_cached_buffers();
@@ -259,9 +272,10 @@ struct StreamOptions {
 // into a file, then copy it).
 ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, Sink& out,
                          const StreamOptions& so = {});
-// Decodes the archive `in` holds (of exactly in.size() bytes) into out: n_values values.
+// Decodes the archive `in` holds (of exactly in.size() bytes) into out: n_values values. limits is
+// checked once the header is read, before the chunk table is.
 ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend = Backend::automatic,
-                              const StreamOptions& so = {});
+                              const StreamOptions& so = {}, const DecodeLimits& limits = {});
 // GPUs visible to this process (0 without CUDA).
 int gpu_count();
 

@@ -11,6 +11,8 @@ Every reconstructed value is within the bound (checked exactly); NaN, Inf and th
 bit for bit; the CPU and the GPU write the same bytes, and either decodes what the other wrote.
 """
 
+import operator as _operator
+
 import numpy as _np
 
 from . import _device, _hpcz
@@ -105,21 +107,46 @@ def info(data, *, verify=True):
     return _hpcz.info(_archive_bytes(data), bool(verify))
 
 
-def decompress(data, *, out=None, device="auto"):
+def _max_output(max_output):
+    if max_output is None:
+        return 0
+    try:
+        limit = _operator.index(max_output)  # int, numpy integers; not float or bool
+    except TypeError:
+        limit = None
+    if limit is None or isinstance(max_output, bool) or limit <= 0:
+        raise InvalidArgumentError(f"max_output must be a positive int (bytes) or None, not {max_output!r}", 1)
+    return limit
+
+
+def _check_output(head, dtype, limit):
+    nbytes = head["n_values"] * dtype.itemsize
+    if limit and nbytes > limit:
+        raise InvalidArgumentError(
+            f"the archive's array is {nbytes} bytes, above the max_output limit of {limit}", 1)
+
+
+def decompress(data, *, out=None, device="auto", max_output=None):
     """Decodes an hpcz archive (bytes-like) into a new numpy array of its shape and dtype, or into
     `out` (a writable C-contiguous numpy array of that dtype and size), which it returns.
 
     An archive on the GPU, or an `out` on the GPU (cupy, torch, ...), decodes on that device and
-    stream into a new cupy array or into `out`."""
+    stream into a new cupy array or into `out`.
+
+    max_output (bytes): an archive whose array is larger is refused with InvalidArgumentError before
+    anything is allocated or decoded: for archives from untrusted sources (docs/SECURITY.md). None: no
+    limit."""
     if device not in _DEVICES:
         raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
+    limit = _max_output(max_output)
     if _device.is_device_array(data) or _device.is_device_array(out):
         if device == "cpu":
             raise InvalidArgumentError("device='cpu' with an archive or out on the GPU", 1)
-        return _device.decompress(data, out)
+        return _device.decompress(data, out, check=lambda head, dtype: _check_output(head, dtype, limit))
     archive = _archive_bytes(data)
     head = _hpcz.info(archive, True)  # header and chunk table checked before the output is sized
     dtype = _np.dtype(head["dtype"])
+    _check_output(head, dtype, limit)
     if out is None:
         out = _np.empty(head["shape"], dtype=dtype)
     else:
@@ -131,7 +158,7 @@ def decompress(data, *, out=None, device="auto"):
         if not out.flags.c_contiguous or not out.flags.writeable:
             raise InvalidArgumentError("out must be writable and C-contiguous", 1)
     if out.size:
-        _hpcz.decompress_into(archive, out.reshape(-1), device)
+        _hpcz.decompress_into(archive, out.reshape(-1), device, limit)
     return out
 
 

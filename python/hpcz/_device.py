@@ -112,8 +112,9 @@ def _header(cupy, archive):
     return cupy.asnumpy(archive[:n])
 
 
-def decompress(data, out, stream_from=None):
-    """data: a device uint8 array, or host bytes (copied to out's device); out: a device array or None."""
+def decompress(data, out, stream_from=None, check=None):
+    """data: a device uint8 array, or host bytes (copied to out's device); out: a device array or None.
+    check(head, dtype), when given, may refuse the archive from its header before out is allocated."""
     cupy = _cupy()
     if out is not None and not is_device_array(out):
         raise InvalidArgumentError("out must be an array on the GPU for an archive there (or decode its bytes on the host)", 1)
@@ -143,6 +144,8 @@ def decompress(data, out, stream_from=None):
             if archive.size < head["archive_size"]:
                 raise CorruptArchiveError(f"archive truncated: {archive.size} of {head['archive_size']} bytes", 2)
             dtype = np.dtype(head["dtype"])
+            if check is not None:
+                check(head, dtype)
             if out is None:
                 out = cupy.empty(head["shape"], dtype=dtype)
             o = _View(out, "out")

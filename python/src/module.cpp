@@ -101,14 +101,14 @@ nb::bytes compress(ReadValues a, const std::string& mode, const std::string& bou
 }
 
 // Decodes into out (a writable C-order array of the archive's size), as decompress() fills a buffer.
-void decompress_into(Bytes archive, Values out, const std::string& device) {
+void decompress_into(Bytes archive, Values out, const std::string& device, uint64_t max_output) {
   const hpcz::Backend backend = backend_of(device);
   const uint8_t* a = archive.data();
   const size_t size = archive.size();
   void* dst = out.data();
   const size_t capacity = out.nbytes();
   nb::gil_scoped_release unlocked;
-  hpcz::decompress(a, size, dst, capacity, backend);
+  hpcz::decompress(a, size, dst, capacity, backend, hpcz::DecodeLimits{max_output});
 }
 
 // Each item's outcome as (code, message); code 0 for success.
@@ -282,7 +282,8 @@ NB_MODULE(_hpcz, m) {
   });
   m.def("compress", &compress, nb::arg("values"), nb::arg("mode"), nb::arg("bound_kind"), nb::arg("bound"),
         nb::arg("lossless"), nb::arg("fill").none(), nb::arg("device"));
-  m.def("decompress_into", &decompress_into, nb::arg("archive"), nb::arg("out"), nb::arg("device"));
+  m.def("decompress_into", &decompress_into, nb::arg("archive"), nb::arg("out"), nb::arg("device"),
+        nb::arg("max_output") = 0);
   m.def("info", &info, nb::arg("archive"), nb::arg("verify"));
   m.def("compress_batch", &compress_batch);
   m.def("decompress_batch_into", &decompress_batch_into);

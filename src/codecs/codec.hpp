@@ -65,6 +65,10 @@ struct CodecOps {
   const char* (*check_plan)(const format::HeaderFields& h);
   // The most bytes chunk c of a valid header may take (every block or value stored raw).
   uint64_t (*chunk_bound)(const format::HeaderFields& h, uint64_t c);
+  // The fewest bytes its decoder accepts for chunk c: a chunk table entry, or a second-stage plain
+  // size, outside [chunk_min, chunk_bound] cannot be valid, and is refused before anything is sized
+  // from it (the values a chunk table declares must be justified by the bytes that are there).
+  uint64_t (*chunk_min)(const format::HeaderFields& h, uint64_t c);
   // An upper bound on any archive of n values of this dtype (header and table included).
   uint64_t (*archive_bound)(uint64_t n, DType dtype);
 
@@ -80,8 +84,12 @@ struct CodecOps {
   // The CPU decoder's one-core time a byte in units of the fast encoder's (parallel_worth: a costlier
   // decoder takes threads on smaller arrays).
   uint32_t decode_cost;
-  // Splits a valid plain archive's chunk bytes by stage (optional: nullptr adds nothing).
-  void (*stage_sizes)(const uint8_t* archive, const ArchiveInfo& info, StageSizes& z);
+  // Adds plain chunk c's bytes (`size` of them) to z by stage, from the chunk's first
+  // min(size, stage_head_bytes) bytes alone (head): false if those are malformed. Optional (nullptr:
+  // a chunk adds nothing). `hpcz info` reads no more of a chunk than this: under the second stage,
+  // only that prefix of it is decoded.
+  bool (*chunk_stages)(const ArchiveInfo& info, uint64_t c, const uint8_t* head, uint32_t size, StageSizes& z);
+  uint32_t stage_head_bytes;
 
   // GPU: nullptr in a build without CUDA.
   const struct DeviceOps* device;

@@ -80,27 +80,35 @@ uint32_t crc32_of(const uint8_t* d, uint64_t n) {
 }
 
 // ---- one chunk on the CPU (the reference for the GPU decoder) ------------------------------------
-LosslessStatus decode_chunk_cpu(const LosslessOptions& o, const uint8_t* in, uint64_t in_size, uint8_t* out,
-                                uint64_t cap, uint64_t& out_size) {
-  out_size = 0;
+// Decodes into out (cap bytes); n: the bytes written, also when it stops at output_overflow (the first
+// n bytes of the chunk's output: steps that would cross cap write nothing, none writes more than 512).
+LosslessStatus decode_chunk_bytes(const LosslessOptions& o, const uint8_t* in, uint64_t in_size, uint8_t* out,
+                                  uint64_t cap, uint64_t& n) {
+  n = 0;
   if (o.codec == LosslessCodec::deflate) {
     lossless::BitReader br{lossless::PtrSource{in}, in_size};
     lossless::ByteSink sink{out, cap};
     lossless::SerialCtx ctx;
     lossless::InflateTables t;
     const auto s = lossless::inflate_raw(br, sink, ctx, t);
+    n = sink.n;
     if (s == lossless::InflateStatus::output_full) return LosslessStatus::output_overflow;
-    if (s != lossless::InflateStatus::ok) return LosslessStatus::corrupt;
-    out_size = sink.n;
-    return LosslessStatus::ok;
+    return s == lossless::InflateStatus::ok ? LosslessStatus::ok : LosslessStatus::corrupt;
   }
   const lossless::IntType t = int_type(o);
   lossless::Reader r{lossless::PtrSource{in}, in_size};
   lossless::IntSink sink{t, out, cap / uint64_t(t.bytes)};
   const bool ok = o.codec == LosslessCodec::rle1 ? lossless::decode_rle1(r, t, sink) : lossless::decode_rle2(r, t, sink);
+  n = sink.n * uint64_t(t.bytes);
   if (!ok) return sink.err == lossless::SinkError::overflow ? LosslessStatus::output_overflow : LosslessStatus::corrupt;
-  out_size = sink.n * uint64_t(t.bytes);
   return LosslessStatus::ok;
+}
+
+LosslessStatus decode_chunk_cpu(const LosslessOptions& o, const uint8_t* in, uint64_t in_size, uint8_t* out,
+                                uint64_t cap, uint64_t& out_size) {
+  const LosslessStatus s = decode_chunk_bytes(o, in, in_size, out, cap, out_size);
+  if (s != LosslessStatus::ok) out_size = 0;
+  return s;
 }
 
 #if HPCZ_HAS_ZLIB
@@ -131,6 +139,19 @@ void decode_chunks_checked(const LosslessOptions& o, const uint8_t* blob, uint64
                                                                         : "malformed or truncated stream";
     fail(ErrorCode::corrupt_archive, "corrupt chunk " + std::to_string(names.empty() ? i : names[i]) + ": " + what);
   }
+}
+
+uint64_t decode_prefix(const LosslessOptions& o, const uint8_t* in, uint64_t in_size, uint8_t* out, uint64_t want) {
+  // Room for one more step than wanted (a Deflate match is 258 bytes at most, an RLE run 512 values): a
+  // stream stopped for room has then written at least `want` bytes.
+  std::vector<uint8_t> buf(want + 1024);
+  uint64_t n = 0;
+  const LosslessStatus s = decode_chunk_bytes(o, in, in_size, buf.data(), buf.size(), n);
+  if (s == LosslessStatus::corrupt || (s == LosslessStatus::output_overflow && n < want))
+    fail(ErrorCode::corrupt_archive, "corrupt chunk: malformed or truncated stream");
+  n = std::min(n, want);
+  std::memcpy(out, buf.data(), n);
+  return n;
 }
 
 std::vector<uint8_t> encode_chunk(const uint8_t* data, size_t size, const LosslessOptions& o) {
@@ -164,7 +185,6 @@ constexpr uint8_t kContainerMagic[4] = {'H', 'Z', 'L', 'C'};
 constexpr uint16_t kContainerVersion = 2;
 constexpr uint16_t kContainerVersionNoRaw = 1;
 constexpr uint64_t kContainerHeader = 48;
-constexpr uint64_t kMaxValuesPerByte = 128;
 
 bool is_container(const uint8_t* d, size_t size) { return size >= 4 && std::memcmp(d, kContainerMagic, 4) == 0; }
 
@@ -247,7 +267,7 @@ std::vector<uint8_t> rle_decompress_container(const uint8_t* d, size_t size, con
     const uint64_t first = c * per, cnt = std::min<uint64_t>(per, n - first);
     // No ORC run yields more than 128 values per byte (a 4-byte delta run of 512), so a larger claim
     // is damage; checked before anything is allocated for it.
-    if (cnt > kMaxValuesPerByte * len) bad("chunk " + std::to_string(c) + " claims more values than its bytes can hold");
+    if (cnt > lossless::kMaxRleValuesPerByte * len) bad("chunk " + std::to_string(c) + " claims more values than its bytes can hold");
     const ChunkRef ref{off, len, first * uint64_t(bytes), cnt * uint64_t(bytes)};
     if (version >= 2 && len == ref.out_capacity) {
       raw.push_back(ref);
@@ -272,7 +292,6 @@ std::vector<uint8_t> rle_decompress_container(const uint8_t* d, size_t size, con
 // valid gzip file), while files concatenated with cat still read: each is a complete group.
 // Before, hpcz wrote LEN 4 (the size alone, XLEN 8, a 20-byte header); those files still read.
 constexpr uint64_t kMemberHeader = 28, kMemberHeaderSizeOnly = 20;
-constexpr uint64_t kMaxDeflateExpansion = 1032;
 
 #if HPCZ_HAS_ZLIB
 std::vector<uint8_t> raw_deflate(const uint8_t* d, size_t size) {
@@ -353,7 +372,7 @@ bool index_gzip(const uint8_t* d, size_t size, std::vector<ChunkRef>& chunks, ui
     const uint64_t isize = load_u32_le(m + len - 4), body = len - head - 8;
     // Deflate expands at most 1032:1 (a 258-byte match in under 2 bits, RFC 1951), so a larger claim
     // is damage: refuse it before allocating for it (the serial decoder then reports the error).
-    if (isize > kMaxDeflateExpansion * body + 16) break;
+    if (isize > lossless::kMaxDeflateExpansion * body + 16) break;
     chunks.push_back({at + head, body, out_total, isize});
     out_total += isize;
     at += len;

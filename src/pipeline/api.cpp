@@ -104,39 +104,51 @@ size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims
   return a.size();
 }
 
+namespace pipeline {
+void check_limits(const ArchiveInfo& info, const DecodeLimits& limits) {
+  const uint64_t need = info.n_values * dtype_size(info.dtype);
+  if (limits.max_output && need > limits.max_output)
+    fail(ErrorCode::invalid_argument, "the archive's array is " + std::to_string(need) +
+                                          " bytes, above the max_output limit of " + std::to_string(limits.max_output));
+}
+}  // namespace pipeline
+
 namespace {
 // Decodes an archive that inspect() accepted (info) into out, which holds n_values values.
 ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend) {
-  if (info.second_stage) {
-    const std::vector<uint8_t> plain = pipeline::remove_second_stage(archive, size, info, backend);
-    ArchiveInfo inner = inspect(plain.data(), plain.size());
-    decode_into(plain.data(), plain.size(), inner, out, backend);
-    inner.version = info.version;
-    inner.second_stage = true;
-    inner.archive_size = info.archive_size;
-    inner.chunks = info.chunks;
-    return inner;
-  }
   if (info.n_values == 0) return info;
-  if (resolve_backend(backend, info.codec) != Backend::gpu) pipeline::decompress_cpu(archive, info, out);
-  else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();
-           pipeline::gpu_one_shot_bytes(pipeline::header_of(info), false) <= room.bytes)
+  const bool gpu = resolve_backend(backend, info.codec) == Backend::gpu;
+  if (info.second_stage && !gpu) {
+    pipeline::decompress_staged_cpu(archive, info, out);  // a run of chunks at a time
+  } else if (info.second_stage) {  // the stage off in batches on the GPU's lossless decoder, then the plain archive
+    const std::vector<uint8_t> plain = pipeline::remove_second_stage(archive, size, info, backend);
+    decode_into(plain.data(), plain.size(), inspect(plain.data(), plain.size()), out, backend);
+  } else if (!gpu) {
+    pipeline::decompress_cpu(archive, info, out);
+  } else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();
+             pipeline::gpu_one_shot_bytes(pipeline::header_of(info), false) <= room.bytes) {
     pipeline::decompress_gpu_host(archive, info, out);
-  else  // larger than the GPU's free memory: in slabs
-    pipeline::decompress_host_stream(archive, size, out, info.n_values * dtype_size(info.dtype),
-                                     Backend::gpu, room);
+  } else {  // larger than the GPU's free memory: in slabs
+    pipeline::decompress_host_stream(archive, size, out, info.n_values * dtype_size(info.dtype), Backend::gpu, room);
+  }
   return info;
 }
 }  // namespace
 
-ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>& out, Backend backend) {
+ArchiveInfo decompress(const uint8_t* archive, size_t size, std::vector<uint8_t>& out, Backend backend,
+                       const DecodeLimits& limits) {
   const ArchiveInfo info = inspect(archive, size);
+  pipeline::check_limits(info, limits);
+  if (info.second_stage) pipeline::check_stage_heads(archive, info);  // what the chunks declare, before sizing
   out.resize(info.n_values * dtype_size(info.dtype));
   return decode_into(archive, size, info, out.data(), backend);
 }
 
-ArchiveInfo decompress(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend) {
+ArchiveInfo decompress(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend,
+                       const DecodeLimits& limits) {
   const ArchiveInfo info = inspect(archive, size);
+  pipeline::check_limits(info, limits);
+  if (info.second_stage) pipeline::check_stage_heads(archive, info);  // what the chunks declare, before sizing
   const uint64_t need = info.n_values * dtype_size(info.dtype);
   if (need > out_capacity)
     throw Error(ErrorCode::invalid_argument, "output buffer of " + std::to_string(out_capacity) + " bytes; the array needs " +

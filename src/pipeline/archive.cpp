@@ -110,6 +110,13 @@ void parse_table(ArchiveInfo& info, const uint8_t* t) {
     const uint64_t most = codec->chunk_bound(h, c) + (info.second_stage ? 1 : 0);  // + the stage tag
     if (e.offset != expect || e.size > most || e.size > info.archive_size - e.offset)
       corrupt("chunk " + std::to_string(c) + " lies outside its place");
+    // Its values need at least chunk_min bytes (under the stage: stored bytes that can decode to that
+    // many), so the values the header declares are justified by the bytes there before any is sized.
+    const uint64_t least = codec->chunk_min(h, c);
+    if ((info.second_stage ? stage_plain_bound(e.size) : e.size) < least)
+      corrupt("chunk " + std::to_string(c) + ": " + std::to_string(e.size) + " bytes cannot hold its values (" +
+              (info.second_stage ? "they decode to " + std::to_string(least) + " bytes at the least"
+                                 : std::to_string(least) + " bytes at the least") + ")");
     expect += e.size;
   }
   if (expect != info.archive_size) corrupt("chunks do not fill the archive");
@@ -127,16 +134,27 @@ ArchiveInfo inspect_header(const uint8_t* archive, size_t available) {
 
 StageSizes stage_sizes(const uint8_t* archive, size_t size) {
   const ArchiveInfo info = inspect(archive, size);
-  if (info.second_stage) {  // the stages of the plain archive inside, and what the second stage saved
-    const auto plain = pipeline::remove_second_stage(archive, size, info, Backend::cpu);
-    StageSizes z = stage_sizes(plain.data(), plain.size());
-    z.second_stage_saved = int64_t(plain.size()) - int64_t(size);
-    return z;
-  }
   StageSizes z;
   z.header_and_table = info.data_offset;
   const codecs::CodecOps& codec = codecs::get(info.codec);
-  if (codec.stage_sizes) codec.stage_sizes(archive, info, z);
+  // Each chunk's first bytes only (its stage header, and under the stage the beginning of its first
+  // piece): memory and time do not grow with what the chunks declare.
+  std::vector<uint8_t> head(codec.stage_head_bytes);
+  for (uint64_t c = 0; c < info.n_chunks; ++c) {
+    const ChunkEntry& e = info.chunks[c];
+    const uint8_t* s = archive + e.offset;
+    uint64_t plain = e.size;
+    const uint8_t* h = s;
+    if (info.second_stage) {
+      const pipeline::StageHead sh = pipeline::read_stage_head(s, e.size, info, c);
+      plain = sh.plain;
+      if (codec.chunk_stages) pipeline::stage_plain_head(s, sh, head.data(), head.size());
+      h = head.data();
+      z.second_stage_saved += int64_t(plain) - int64_t(e.size);
+    }
+    if (codec.chunk_stages && !codec.chunk_stages(info, c, h, uint32_t(plain), z))
+      fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": malformed");
+  }
   return z;
 }
 

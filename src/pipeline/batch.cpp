@@ -129,7 +129,7 @@ std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, cons
 }
 
 std::vector<ItemStatus> decompress_batch(const std::vector<ArchiveRef>& archives, const std::vector<OutputRef>& outputs,
-                                         Backend backend, std::vector<ArchiveInfo>* infos) {
+                                         Backend backend, std::vector<ArchiveInfo>* infos, const DecodeLimits& limits) {
   if (outputs.size() != archives.size())
     fail(ErrorCode::invalid_argument, "decompress_batch: " + std::to_string(archives.size()) + " archives and " +
                                           std::to_string(outputs.size()) + " outputs");
@@ -140,6 +140,7 @@ std::vector<ItemStatus> decompress_batch(const std::vector<ArchiveRef>& archives
     try {
       if (!archives[i].data && archives[i].size) fail(ErrorCode::invalid_argument, "null archive");
       ArchiveInfo info = inspect(archives[i].data, archives[i].size);
+      pipeline::check_limits(info, limits);
       const uint64_t need = info.n_values * dtype_size(info.dtype);
       if (need > outputs[i].capacity || (need && !outputs[i].data))
         fail(ErrorCode::invalid_argument, "output buffer of " + std::to_string(outputs[i].capacity) +

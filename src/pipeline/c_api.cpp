@@ -88,17 +88,23 @@ int hpcz_inspect(const void* archive, size_t size, int* dtype, int* ndims, uint6
   });
 }
 
-int hpcz_decompress(const void* archive, size_t size, void* out, size_t out_capacity, int backend) {
+int hpcz_decompress_limited(const void* archive, size_t size, void* out, size_t out_capacity, int backend,
+                            uint64_t max_output) {
   return guard([&] {
     const auto* a = static_cast<const uint8_t*>(archive);
     const hpcz::ArchiveInfo head = hpcz::inspect_header(a, size);
-    if (head.n_values * hpcz::dtype_size(head.dtype) > out_capacity) {
+    const uint64_t need = head.n_values * hpcz::dtype_size(head.dtype);
+    if (need > out_capacity && (!max_output || need <= max_output)) {  // above the limit: refused below
       g_last_error = "output buffer too small";
       return int(HPCZ_OUT_OF_SPACE);
     }
-    hpcz::decompress(a, size, out, out_capacity, backend_of(backend));
+    hpcz::decompress(a, size, out, out_capacity, backend_of(backend), hpcz::DecodeLimits{max_output});
     return int(HPCZ_OK);
   });
+}
+
+int hpcz_decompress(const void* archive, size_t size, void* out, size_t out_capacity, int backend) {
+  return hpcz_decompress_limited(archive, size, out, out_capacity, backend, 0);
 }
 
 int hpcz_compress_batch(size_t n, const void* const* data, const int* dtypes, const uint64_t* dims, const int* ndims,

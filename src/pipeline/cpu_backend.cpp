@@ -112,22 +112,28 @@ void decompress_cpu(const uint8_t* a, const ArchiveInfo& info, void* out) {
 
 namespace {
 
-// A CPU lane of the streaming path: the codec's CPU encoder and decoder over a slab.
+// A CPU lane of the streaming path: the codec's CPU encoder and decoder over a slab. Its buffers are
+// allocated when first used: a lane that fails on its first slab (an archive whose chunks are damaged)
+// never takes the memory of the values its header declares.
 class CpuCoder : public SlabCoder {
  public:
   CpuCoder(const format::HeaderFields& h, size_t in_bytes, size_t out_bytes)
-      : h_(h), in_(new uint8_t[in_bytes ? in_bytes : 1]), out_(new uint8_t[out_bytes ? out_bytes : 1]) {}
-  uint8_t* input() override { return in_.get(); }
+      : h_(h), in_bytes_(in_bytes ? in_bytes : 1), out_bytes_(out_bytes ? out_bytes : 1) {}
+  uint8_t* input() override {
+    if (!in_) in_.reset(new uint8_t[in_bytes_]);
+    return in_.get();
+  }
   const uint8_t* compress(const format::HeaderFields& sh, const codecs::Slab& slab, uint64_t& size) override {
     format::HeaderFields s = sh;
-    archive_ = assemble(s, codecs::get(sh.codec).encode(in_.get(), sh, slab));
+    archive_ = assemble(s, codecs::get(sh.codec).encode(input(), sh, slab));
     size = archive_.size();
     return archive_.data();
   }
   const uint8_t* decompress(const format::HeaderFields& sh, const codecs::Slab& slab) override {
     std::vector<ChunkEntry> entries(sh.n_chunks);
+    if (!out_) out_.reset(new uint8_t[out_bytes_]);
     for (uint64_t c = 0; c < sh.n_chunks; ++c) {
-      const uint8_t* e = in_.get() + format::kHeaderBytes + format::kChunkEntryBytes * c;
+      const uint8_t* e = input() + format::kHeaderBytes + format::kChunkEntryBytes * c;
       entries[c] = {detail::load_u64_le(e), detail::load_u32_le(e + 8), detail::load_u32_le(e + 12)};
     }
     // The array's header, but the slab's version: a slab taken off the second stage is resealed at
@@ -140,6 +146,7 @@ class CpuCoder : public SlabCoder {
 
  private:
   format::HeaderFields h_;
+  size_t in_bytes_, out_bytes_;
   std::unique_ptr<uint8_t[]> in_, out_;
   std::vector<uint8_t> archive_;
 };

@@ -15,6 +15,9 @@ namespace hpcz::pipeline {
 // plans its chunks).
 format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& dims, const Options& opt);
 
+// Error(invalid_argument) where the archive's array is above limits.max_output.
+void check_limits(const ArchiveInfo& info, const DecodeLimits& limits);
+
 // Parses the header; with full, also the chunk table, which must lie inside `size` bytes.
 ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full);
 
@@ -39,7 +42,39 @@ struct StagePieces {
   std::vector<uint64_t> plain_size;
 };
 StagePieces second_stage_pieces(const uint8_t* archive, const ArchiveInfo& info);
-std::vector<uint8_t> remove_second_stage(const uint8_t* archive, size_t size, const ArchiveInfo& info, Backend backend);
+// A stored chunk's stage header (FORMAT.md 13).
+struct StageHead {
+  uint8_t tag = 0;      // 0: the plain chunk as it is; 1: Deflate pieces; 2: ORC RLE v2 pieces
+  int log2 = 0;         // tags 1, 2: pieces of 2^log2 plain bytes (the last one shorter)
+  uint64_t plain = 0;   // the plain chunk's size
+  uint64_t pieces = 0;  // tags 1, 2: how many
+};
+// Stored chunk c of a staged archive (size bytes at s; its checksum is the caller's), checked without
+// decoding any of it: the tag, the piece size, a plain size within the codec's [chunk_min, chunk_bound]
+// for chunk c, the piece table inside the chunk, and pieces that fill it exactly, each long enough to
+// decode to its plain length (lossless::kMaxDeflateExpansion, kMaxRleValuesPerByte). Error(corrupt_archive).
+StageHead read_stage_head(const uint8_t* s, uint32_t size, const ArchiveInfo& info, uint64_t c);
+// How many of a stored chunk's first bytes read_stage_head reads (its stage header and piece table), from
+// the first min(size, 6) of them: what a reader that has not the whole chunk must fetch first.
+uint64_t stage_head_bytes(const uint8_t* s, uint32_t size);
+// read_stage_head of every chunk: what decompress() checks before it sizes the output.
+void check_stage_heads(const uint8_t* archive, const ArchiveInfo& info);
+// The plain chunk's first min(want, sh.plain) bytes into out: decodes the beginning of its first piece only.
+uint64_t stage_plain_head(const uint8_t* s, const StageHead& sh, uint8_t* out, uint64_t want);
+// The most plain bytes a stored chunk of `stored` bytes can hold, whatever its tag: a chunk table entry
+// of a staged archive is refused where this cannot reach the codec's chunk_min.
+uint64_t stage_plain_bound(uint64_t stored);
+// The pieces are decoded in batches of at most batch_bytes decoded bytes (16 Ki pieces of 16 KiB: a batch
+// still gives every warp of a large GPU work), each densely into a scratch buffer, then placed: the
+// memory removal takes beyond the plain archive is that, whatever the archive's size.
+constexpr uint64_t kStageBatchBytes = uint64_t(256) << 20;
+std::vector<uint8_t> remove_second_stage(const uint8_t* archive, size_t size, const ArchiveInfo& info, Backend backend,
+                                         uint64_t batch_bytes = kStageBatchBytes);
+// The values of a staged archive (inspect()'s info) into out, on the CPU: the stage comes off a run of
+// chunks at a time (batch_bytes of plain chunks, or one chunk), each run decoded straight into out, so
+// that the memory it takes beyond out stays about twice that whatever the archive's size.
+void decompress_staged_cpu(const uint8_t* archive, const ArchiveInfo& info, void* out,
+                           uint64_t batch_bytes = kStageBatchBytes);
 
 // ---- the streaming path (stream.cpp) ----
 // A lane's coder: the buffers of one slab (codecs::Slab) and the calls that code it, on the CPU or on

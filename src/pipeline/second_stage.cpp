@@ -4,10 +4,13 @@
 // It wraps a finished archive: the chunk table then describes the stored (wrapped) chunks, and the
 // header says version 2 with the second-stage flag. An encoded chunk is cut into pieces of 2^k plain
 // bytes, each encoded alone: a lossy chunk is megabytes, and one warp per piece rather than per chunk
-// is what lets the GPU decode the stage in parallel. Decoding unwraps first (all pieces of a codec in
-// one batch, one GPU warp each, or OpenMP on the CPU) into the plain archive, whose own checks and
-// decoder then run unchanged. Both backends write the same wrapped bytes: the plain archive is
-// byte-identical, and the wrap runs on the CPU with deterministic encoders.
+// is what lets the GPU decode the stage in parallel. Decoding checks every stage header first, each
+// size against the bytes that are there (read_stage_head), then unwraps (the pieces of a codec in
+// batches, one GPU warp each, or OpenMP on the CPU) into the plain archive, whose own checks and
+// decoder then run unchanged, or on the CPU a run of plain chunks at a time straight into the values.
+// Both backends write the same wrapped bytes: the plain archive is byte-identical, and the wrap runs
+// on the CPU with deterministic encoders.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -91,53 +94,160 @@ std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain) {
   return out;
 }
 
-StagePieces second_stage_pieces(const uint8_t* a, const ArchiveInfo& info) {
-  auto bad = [](uint64_t c, const std::string& m) {
+uint64_t stage_plain_bound(uint64_t stored) {
+  const uint64_t as_is = stored ? stored - 1 : 0;  // tag 0
+  // Tags 1, 2: at least one piece (a plain chunk is never empty), its 4-byte size, then encoded bytes.
+  const uint64_t over = kStageHeader + 4, coded = stored > over ? lossless::kMaxDeflateExpansion * (stored - over) : 0;
+  return std::max(as_is, coded);
+}
+
+StageHead read_stage_head(const uint8_t* s, uint32_t size, const ArchiveInfo& info, uint64_t c) {
+  auto bad = [&](const std::string& m) {
     fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": " + m);
   };
-  StagePieces p;
-  const size_t n = info.chunks.size();
   const codecs::CodecOps& codec = codecs::get(info.codec);
   const format::HeaderFields h = header_of(info);
+  const uint64_t least = codec.chunk_min(h, c), most = codec.chunk_bound(h, c);
+  StageHead sh;
+  if (size < 1) bad("no second-stage tag");
+  sh.tag = s[0];
+  if (sh.tag == kStored) {
+    sh.plain = size - 1;
+  } else {
+    if (sh.tag != kDeflate && sh.tag != kRle2) bad("unknown second-stage tag " + std::to_string(sh.tag));
+    if (size < kStageHeader) bad("truncated second-stage header");
+    sh.log2 = s[1];
+    if (sh.log2 < kMinPieceLog2 || sh.log2 > kMaxPieceLog2) bad("second-stage piece size 2^" + std::to_string(sh.log2));
+    sh.plain = load_u32_le(s + 2);
+  }
+  if (sh.plain > most) bad("second stage claims a chunk larger than the codec allows");
+  if (sh.plain < least)
+    bad("second stage claims a chunk of " + std::to_string(sh.plain) + " bytes, below the " + std::to_string(least) +
+        " its values need");
+  if (sh.tag == kStored) return sh;
+  const uint64_t piece = uint64_t(1) << sh.log2;
+  sh.pieces = (sh.plain + piece - 1) / piece;
+  if (sh.pieces > (size - kStageHeader) / 4) bad("second-stage piece table beyond the chunk");
+  // Every piece must be long enough to decode to its plain length: checked for all of them before any
+  // is decoded, and so before anything is allocated for the chunk.
+  const uint64_t expansion = sh.tag == kDeflate ? lossless::kMaxDeflateExpansion : lossless::kMaxRleValuesPerByte;
+  uint64_t at = kStageHeader + 4 * sh.pieces;
+  for (uint64_t j = 0; j < sh.pieces; ++j) {
+    const uint64_t len = load_u32_le(s + kStageHeader + 4 * j), out = std::min(piece, sh.plain - j * piece);
+    if (len > size - at) bad("second-stage piece beyond the chunk");
+    if (out > expansion * len)
+      bad("second-stage piece " + std::to_string(j) + " of " + std::to_string(len) + " bytes cannot decode to " +
+          std::to_string(out) + " (" + (sh.tag == kDeflate ? "Deflate" : "ORC RLE v2") + " expands " +
+          std::to_string(expansion) + ":1 at most)");
+    at += len;
+  }
+  if (at != size) bad("second-stage pieces do not fill the chunk");
+  return sh;
+}
+
+uint64_t stage_head_bytes(const uint8_t* s, uint32_t size) {
+  if (size < kStageHeader || (s[0] != kDeflate && s[0] != kRle2)) return std::min<uint64_t>(size, kStageHeader);
+  if (s[1] < kMinPieceLog2 || s[1] > kMaxPieceLog2) return kStageHeader;
+  const uint64_t piece = uint64_t(1) << s[1], pieces = (load_u32_le(s + 2) + piece - 1) / piece;
+  return std::min<uint64_t>(size, kStageHeader + 4 * pieces);
+}
+
+uint64_t stage_plain_head(const uint8_t* s, const StageHead& sh, uint8_t* out, uint64_t want) {
+  want = std::min(want, sh.plain);
+  if (sh.tag == kStored) {
+    std::memcpy(out, s + 1, want);
+    return want;
+  }
+  LosslessOptions o;
+  o.codec = sh.tag == kDeflate ? LosslessCodec::deflate : LosslessCodec::rle2;
+  o.backend = Backend::cpu;
+  const uint64_t at = kStageHeader + 4 * sh.pieces, len = load_u32_le(s + kStageHeader);  // the first piece
+  want = std::min(want, uint64_t(1) << sh.log2);
+  if (lossless::decode_prefix(o, s + at, len, out, want) < want)
+    fail(ErrorCode::corrupt_archive, "corrupt chunk: its first second-stage piece decodes to too few bytes");
+  return want;
+}
+
+void check_stage_heads(const uint8_t* a, const ArchiveInfo& info) {
+  for (uint64_t c = 0; c < info.chunks.size(); ++c) read_stage_head(a + info.chunks[c].offset, info.chunks[c].size, info, c);
+}
+
+StagePieces second_stage_pieces(const uint8_t* a, const ArchiveInfo& info) {
+  StagePieces p;
+  const size_t n = info.chunks.size();
   p.plain_size.resize(n);
   uint64_t dense[2] = {0, 0};
   for (size_t c = 0; c < n; ++c) {
     const ChunkEntry& e = info.chunks[c];
     const uint8_t* s = a + e.offset;
-    if (!format::checksum_matches(format::chunk_checksum(info.version, s, e.size), e.checksum)) bad(c, "checksum mismatch");
-    if (e.size < 1) bad(c, "no second-stage tag");
-    if (s[0] == kStored) {
-      p.plain_size[c] = e.size - 1;
-      continue;
-    }
-    if (s[0] != kDeflate && s[0] != kRle2) bad(c, "unknown second-stage tag " + std::to_string(s[0]));
-    if (e.size < kStageHeader) bad(c, "truncated second-stage header");
-    const int lg = s[1];
-    if (lg < kMinPieceLog2 || lg > kMaxPieceLog2) bad(c, "second-stage piece size 2^" + std::to_string(lg));
-    const uint64_t plain = load_u32_le(s + 2);
-    if (plain > codec.chunk_bound(h, c)) bad(c, "second stage claims a chunk larger than the codec allows");
-    const uint64_t piece = uint64_t(1) << lg, np = (plain + piece - 1) / piece;
-    if (np > (e.size - kStageHeader) / 4) bad(c, "second-stage piece table beyond the chunk");
-    uint64_t at = kStageHeader + 4 * np;
-    const int k = s[0] == kDeflate ? 0 : 1;
-    for (uint64_t j = 0; j < np; ++j) {
-      const uint64_t len = load_u32_le(s + kStageHeader + 4 * j), out = std::min<uint64_t>(piece, plain - j * piece);
-      if (len > e.size - at) bad(c, "second-stage piece beyond the chunk");
+    if (!format::checksum_matches(format::chunk_checksum(info.version, s, e.size), e.checksum))
+      fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": checksum mismatch");
+    const StageHead sh = read_stage_head(s, e.size, info, c);
+    p.plain_size[c] = sh.plain;
+    if (sh.tag == kStored) continue;
+    const uint64_t piece = uint64_t(1) << sh.log2;
+    uint64_t at = kStageHeader + 4 * sh.pieces;
+    const int k = sh.tag == kDeflate ? 0 : 1;
+    for (uint64_t j = 0; j < sh.pieces; ++j) {
+      const uint64_t len = load_u32_le(s + kStageHeader + 4 * j), out = std::min(piece, sh.plain - j * piece);
       p.refs[k].push_back({e.offset + at, len, dense[k], out});
       p.chunk_of[k].push_back(c);
       dense[k] += out;
       at += len;
     }
-    if (at != e.size) bad(c, "second-stage pieces do not fill the chunk");
-    p.plain_size[c] = plain;
   }
   p.dense[0] = dense[0];
   p.dense[1] = dense[1];
   return p;
 }
 
-std::vector<uint8_t> remove_second_stage(const uint8_t* a, size_t size, const ArchiveInfo& info, Backend backend) {
-  const StagePieces p = second_stage_pieces(a, info);
+namespace {
+
+// The plain bytes of chunks [c0, c1) of a staged archive (p: its pieces), back to back into dst, which
+// holds their plain sizes: chunks stored as they are copied, the pieces of each codec decoded in batches
+// of at most batch_bytes decoded bytes (densely into scratch, then placed: a GPU batch copies back its
+// whole output), so that the scratch stays that size whatever the archive's.
+void unstage(const uint8_t* a, const ArchiveInfo& info, const StagePieces& p, uint64_t c0, uint64_t c1,
+             Backend backend, uint64_t batch_bytes, uint8_t* dst, std::vector<uint8_t>& scratch) {
+  std::vector<uint64_t> place(c1 - c0 + 1, 0);
+  for (uint64_t c = c0; c < c1; ++c) place[c - c0 + 1] = place[c - c0] + p.plain_size[c];
+  for (uint64_t c = c0; c < c1; ++c)
+    if (a[info.chunks[c].offset] == kStored) std::memcpy(dst + place[c - c0], a + info.chunks[c].offset + 1, p.plain_size[c]);
+  for (int k = 0; k < 2; ++k) {
+    const std::vector<lossless::ChunkRef>& refs = p.refs[k];
+    const std::vector<uint64_t>& of = p.chunk_of[k];
+    const size_t first = size_t(std::lower_bound(of.begin(), of.end(), c0) - of.begin());
+    const size_t last = size_t(std::lower_bound(of.begin(), of.end(), c1) - of.begin());
+    LosslessOptions o;
+    o.codec = k == 0 ? LosslessCodec::deflate : LosslessCodec::rle2;
+    o.backend = backend;
+    uint64_t within = 0;  // bytes of the current chunk already placed
+    for (size_t j0 = first, j1; j0 < last; j0 = j1) {
+      const uint64_t base = refs[j0].out_offset;
+      for (j1 = j0 + 1; j1 < last && refs[j1].out_offset + refs[j1].out_capacity - base <= batch_bytes;) ++j1;
+      // The batch's input: the archive's bytes from its first piece to its last (what a GPU copies in).
+      const uint64_t from = refs[j0].in_offset, to = refs[j1 - 1].in_offset + refs[j1 - 1].in_size;
+      std::vector<lossless::ChunkRef> batch(refs.begin() + j0, refs.begin() + j1);
+      for (lossless::ChunkRef& r : batch) r.in_offset -= from, r.out_offset -= base;
+      const uint64_t bytes = batch.back().out_offset + batch.back().out_capacity;
+      scratch.resize(bytes);
+      lossless::decode_chunks_checked(o, a + from, to - from, batch, scratch.data(), bytes,
+                                      {of.begin() + j0, of.begin() + j1});
+      for (size_t j = j0; j < j1; ++j) {
+        if (j == first || of[j - 1] != of[j]) within = 0;
+        std::memcpy(dst + place[of[j] - c0] + within, scratch.data() + batch[j - j0].out_offset, refs[j].out_capacity);
+        within += refs[j].out_capacity;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<uint8_t> remove_second_stage(const uint8_t* a, size_t size, const ArchiveInfo& info, Backend backend,
+                                         uint64_t batch_bytes) {
+  (void)size;
+  const StagePieces p = second_stage_pieces(a, info);  // every size checked against the bytes behind it
   const size_t n = info.chunks.size();
   uint64_t total = info.data_offset;
   std::vector<uint64_t> place(n);
@@ -145,31 +255,37 @@ std::vector<uint8_t> remove_second_stage(const uint8_t* a, size_t size, const Ar
     place[c] = total;
     total += p.plain_size[c];
   }
-  std::vector<uint8_t> out(total);
+  std::vector<uint8_t> out(total), scratch;
   std::memcpy(out.data(), a, info.data_offset);
-  for (size_t c = 0; c < n; ++c)  // chunks stored as they are
-    if (a[info.chunks[c].offset] == kStored) std::memcpy(&out[place[c]], a + info.chunks[c].offset + 1, p.plain_size[c]);
-  for (int k = 0; k < 2; ++k) {  // the pieces of each codec in one batch, decoded densely, then placed
-    if (p.refs[k].empty()) continue;
-    LosslessOptions o;
-    o.codec = k == 0 ? LosslessCodec::deflate : LosslessCodec::rle2;
-    o.backend = backend;
-    std::vector<uint8_t> decoded(p.dense[k]);
-    lossless::decode_chunks_checked(o, a, size, p.refs[k], decoded.data(), decoded.size(), p.chunk_of[k]);
-    uint64_t within = 0;  // bytes of the current chunk already placed
-    for (size_t j = 0; j < p.refs[k].size(); ++j) {
-      const uint64_t c = p.chunk_of[k][j];
-      if (j == 0 || p.chunk_of[k][j - 1] != c) within = 0;
-      std::memcpy(&out[place[c] + within], decoded.data() + p.refs[k][j].out_offset, p.refs[k][j].out_capacity);
-      within += p.refs[k][j].out_capacity;
-    }
-  }
+  unstage(a, info, p, 0, n, backend, batch_bytes, out.data() + info.data_offset, scratch);
   for (size_t c = 0; c < n; ++c)
     format::write_chunk_entry(&out[format::kHeaderBytes + 16 * c], place[c], uint32_t(p.plain_size[c]),
                               format::chunk_checksum(format::archive_version(info.codec, false), &out[place[c]],
                                                      p.plain_size[c]));
   reseal(out, format::archive_version(info.codec, false), false, n);
   return out;
+}
+
+void decompress_staged_cpu(const uint8_t* a, const ArchiveInfo& info, void* out, uint64_t batch_bytes) {
+  const StagePieces p = second_stage_pieces(a, info);
+  const size_t n = info.chunks.size();
+  format::HeaderFields h = header_of(info);
+  h.version = format::archive_version(info.codec, false);
+  h.flags &= uint8_t(~format::kFlagSecondStage);
+  const uint64_t chunk_bytes = uint64_t(h.chunk_values) * dtype_size(h.dtype);
+  std::vector<uint8_t> plain, scratch;
+  std::vector<ChunkEntry> entries;
+  for (uint64_t c0 = 0, c1; c0 < n; c0 = c1) {  // runs of chunks of at most batch_bytes plain bytes (or one)
+    uint64_t bytes = p.plain_size[c0];
+    for (c1 = c0 + 1; c1 < n && bytes + p.plain_size[c1] <= batch_bytes; ++c1) bytes += p.plain_size[c1];
+    plain.resize(bytes);
+    unstage(a, info, p, c0, c1, Backend::cpu, batch_bytes, plain.data(), scratch);
+    if (c1 == n) std::vector<uint8_t>().swap(scratch);  // not needed again: freed before the values are decoded
+    entries.resize(c1 - c0);
+    for (uint64_t c = c0, at = 0; c < c1; at += p.plain_size[c++])
+      entries[c - c0] = {at, uint32_t(p.plain_size[c]), format::chunk_checksum(h.version, &plain[at], p.plain_size[c])};
+    decode_chunks_cpu(plain.data(), h, entries, c0, static_cast<uint8_t*>(out) + c0 * chunk_bytes);
+  }
 }
 
 }  // namespace hpcz::pipeline

@@ -18,6 +18,7 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <thread>
 
@@ -576,12 +577,14 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
   return info;
 }
 
-ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const StreamOptions& so) {
+ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const StreamOptions& so,
+                              const DecodeLimits& limits) {
   const Clock::time_point t_start = Clock::now();
   uint8_t head[format::kHeaderBytes];
   const size_t got = size_t(std::min<uint64_t>(in.size(), sizeof head));
   in.read(0, head, got);
   ArchiveInfo info = parse_archive(head, got, false);
+  check_limits(info, limits);
   if (in.size() < info.data_offset)
     fail(ErrorCode::corrupt_archive, "corrupt archive: truncated (" + std::to_string(in.size()) + " of " +
                                          std::to_string(info.archive_size) + " bytes)");
@@ -607,15 +610,36 @@ ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const Stre
     const ChunkEntry& last = info.chunks[c0 + count - 1];
     from = info.chunks[c0].offset, bytes = last.offset + last.size - from;
   };
-  if (!info.second_stage) {
-    size_t most = 0;
-    for (uint64_t k = 0; k < p.n_slabs; ++k) {
-      uint64_t c0, count, from, bytes;
-      slab_span(k, c0, count, from, bytes);
-      most = std::max<size_t>(most, format::data_offset(count) + bytes);
-    }
-    p.in_bytes = most;
+  // Under the second stage, every stored chunk's stage header is read and checked first (its plain
+  // size and pieces against the bytes behind them), before any lane sizes a buffer: an archive whose
+  // pieces cannot hold what it declares takes none of it. A slab's plain chunks are then what they
+  // declare.
+  std::vector<uint64_t> plain;
+  if (info.second_stage) {
+    plain.resize(info.n_chunks);
+    constexpr uint64_t kGroup = 1024;  // chunks a job
+    pool.run((info.n_chunks + kGroup - 1) / kGroup, [&](uint64_t g) {
+      std::vector<uint8_t> head;
+      for (uint64_t c = g * kGroup; c < std::min(info.n_chunks, (g + 1) * kGroup); ++c) {
+        const ChunkEntry& e = info.chunks[c];
+        uint8_t first[8];
+        const uint32_t n0 = std::min<uint32_t>(e.size, 6);
+        in.read(e.offset, first, n0);
+        head.assign(first, first + n0);
+        head.resize(stage_head_bytes(first, e.size));
+        if (head.size() > n0) in.read(e.offset + n0, head.data() + n0, head.size() - n0);
+        plain[c] = read_stage_head(head.data(), e.size, info, c).plain;
+      }
+    });
   }
+  size_t most = 0;
+  for (uint64_t k = 0; k < p.n_slabs; ++k) {
+    uint64_t c0, count, from, bytes;
+    slab_span(k, c0, count, from, bytes);
+    if (info.second_stage) bytes = std::accumulate(plain.begin() + c0, plain.begin() + c0 + count, uint64_t(0));
+    most = std::max<size_t>(most, format::data_offset(count) + bytes);
+  }
+  p.in_bytes = std::min(p.in_bytes, most);
   out.reserve(info.n_values * vb);
   Gate gate;
   std::atomic<uint64_t> next{0};

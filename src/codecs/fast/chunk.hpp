@@ -56,6 +56,12 @@ HPCZ_HD uint64_t max_chunk_bytes(uint64_t count, uint32_t value_bytes) {
   uint64_t nb = div_ceil(count, kB);
   return nb + nb * kB * value_bytes;
 }
+// Best case, the fewest bytes chunk_codes accepts: a code byte per block, or the sparse form's marker
+// and bitmap (every block code 0: no payload).
+HPCZ_HD uint64_t min_chunk_bytes(uint64_t count) {
+  const uint64_t nb = div_ceil(count, kB), sparse = 1 + (nb + 7) / 8;
+  return nb < sparse ? nb : sparse;
+}
 
 // Encodes count (<= chunk_values) values; dst holds max_chunk_bytes, exc_scratch count values (the
 // exceptions, until the payloads' end is known). Returns the chunk's size.

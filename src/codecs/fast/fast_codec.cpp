@@ -37,6 +37,8 @@ uint64_t chunk_bound(const format::HeaderFields& h, uint64_t c) {
   return max_chunk_bytes(chunk_count(h, c), value_bytes(h));
 }
 
+uint64_t chunk_min(const format::HeaderFields& h, uint64_t c) { return min_chunk_bytes(chunk_count(h, c)); }
+
 uint64_t archive_bound(uint64_t n, DType dtype) {
   const uint32_t vb = uint32_t(dtype_size(dtype));
   const uint64_t cv = kChunkBytes / vb, nc = div_ceil(n, cv), full = n / cv, rest = n % cv;
@@ -83,8 +85,8 @@ extern const codecs::CodecOps kCodec;
 extern const codecs::DeviceOps kDevice;  // fast_gpu.cu
 #endif
 const codecs::CodecOps kCodec = {
-    Codec::fast, "fast", /*codec_params=*/0, plan, check_plan, chunk_bound, archive_bound, encode, decode,
-    /*large_chunks=*/false, /*decode_cost=*/1, /*stage_sizes=*/nullptr,
+    Codec::fast, "fast", /*codec_params=*/0, plan, check_plan, chunk_bound, chunk_min, archive_bound, encode, decode,
+    /*large_chunks=*/false, /*decode_cost=*/1, /*chunk_stages=*/nullptr, /*stage_head_bytes=*/0,
 #if HPCZ_HAS_CUDA
     &kDevice,
 #else

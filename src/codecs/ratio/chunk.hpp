@@ -67,6 +67,12 @@ HPCZ_HD ChunkLayout chunk_layout(uint32_t nsym, uint32_t total_bits, uint32_t n_
 
 // Largest chunk a writer produces for count values: the raw form (coded chunks are smaller).
 HPCZ_HD uint64_t max_chunk_bytes(uint64_t count, uint32_t vb) { return raw_chunk_bytes(count, vb); }
+// Smallest chunk a reader accepts for count values: coded at a bit a value (total_bits >= count), with no
+// outlier or exception (interpolation chunks' header is 8 bytes longer), or raw.
+HPCZ_HD uint64_t min_chunk_bytes(uint64_t count, uint32_t nsym, uint32_t vb) {
+  const uint64_t coded = chunk_layout(nsym, uint32_t(count), 0, 0, vb).size64, raw = raw_chunk_bytes(count, vb);
+  return coded < raw ? coded : raw;
+}
 
 struct Book {
   std::vector<uint8_t> len;

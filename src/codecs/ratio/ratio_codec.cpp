@@ -41,6 +41,11 @@ uint64_t chunk_bound(const format::HeaderFields& h, uint64_t c) {
   return max_chunk_bytes(count, uint32_t(dtype_size(h.dtype)));
 }
 
+uint64_t chunk_min(const format::HeaderFields& h, uint64_t c) {
+  const uint64_t count = std::min<uint64_t>(h.chunk_values, h.n_values - c * h.chunk_values);
+  return min_chunk_bytes(count, 2 * h.block_param, uint32_t(dtype_size(h.dtype)));
+}
+
 uint64_t archive_bound(uint64_t n, DType dtype) {
   // Every chunk but the last holds more than kTargetChunkValues / 2 values (whole slabs of at most
   // kTargetChunkValues, or one larger slab), and no chunk exceeds its raw form (+ 1 byte: the second
@@ -117,37 +122,31 @@ bool decode_best(const format::HeaderFields& h, uint64_t c, const uint8_t* src, 
                                   static_cast<float*>(out), threads);
 }
 
-void stage_sizes(const uint8_t* archive, const ArchiveInfo& info, StageSizes& z) {
+// A chunk's sections from its header words alone (the first 16 bytes, 24 for an interpolation chunk).
+bool chunk_stages(const ArchiveInfo& info, uint64_t c, const uint8_t* head, uint32_t size, StageSizes& z) {
   const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));
   const uint32_t vb = uint32_t(dtype_size(info.dtype)), nsym = 2 * info.block_values;
-  for (uint64_t c = 0; c < info.n_chunks; ++c) {
-    const ChunkEntry& e = info.chunks[c];
-    const uint8_t* src = archive + e.offset;
-    const uint32_t count = predict::chunk_shape(shape, c).count();
-    if (!format::checksum_matches(format::chunk_checksum(info.version, src, e.size), e.checksum))
-      fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": checksum mismatch");
-    if (is_raw_chunk(src, e.size, count, vb)) {
-      z.raw_chunks += e.size;
-      continue;
-    }
-    ChunkLayout L;
-    InterpChunkHead ih;
-    const bool interp = info.codec == Codec::interp && e.size >= kChunkHeaderBytes &&
-                        (load_u32_le(src + 12) & 0xff) == kKindInterp;
-    const bool parsed = interp ? parse_interp_chunk(src, e.size, count, info.block_values, vb, ih)
-                               : parse_chunk(src, e.size, count, nsym, vb, L);
-    if (interp) L = ih.L;
-    if (parsed) {
-      z.codebook += L.seq_first;
-      z.gap_metadata += L.bits - L.seq_first;
-      z.codes += L.out_idx - L.bits;
-      z.outliers += L.exc_idx - L.out_idx;
-      z.exceptions += L.size - L.exc_idx;
-    } else {
-      fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": malformed");
-    }
+  const uint32_t count = predict::chunk_shape(shape, c).count();
+  if (is_raw_chunk(head, size, count, vb)) {
+    z.raw_chunks += size;
+    return true;
   }
+  ChunkLayout L;
+  InterpChunkHead ih;
+  const bool interp = info.codec == Codec::interp && size >= kChunkHeaderBytes &&
+                      (load_u32_le(head + 12) & 0xff) == kKindInterp;
+  if (!(interp ? parse_interp_chunk(head, size, count, info.block_values, vb, ih)
+               : parse_chunk(head, size, count, nsym, vb, L)))
+    return false;
+  if (interp) L = ih.L;
+  z.codebook += L.seq_first;
+  z.gap_metadata += L.bits - L.seq_first;
+  z.codes += L.out_idx - L.bits;
+  z.outliers += L.exc_idx - L.out_idx;
+  z.exceptions += L.size - L.exc_idx;
+  return true;
 }
+constexpr uint32_t kStageHeadBytes = kChunkHeaderBytes + kInterpExtraBytes;
 
 }  // namespace
 
@@ -162,8 +161,8 @@ extern const codecs::CodecOps kCodec;
 extern const codecs::DeviceOps kDevice;  // ratio_gpu.cu
 #endif
 const codecs::CodecOps kCodec = {
-    Codec::ratio, "ratio", kCodecParams, plan, check_plan, chunk_bound, archive_bound, encode, decode,
-    /*large_chunks=*/true, /*decode_cost=*/1, stage_sizes,
+    Codec::ratio, "ratio", kCodecParams, plan, check_plan, chunk_bound, chunk_min, archive_bound, encode, decode,
+    /*large_chunks=*/true, /*decode_cost=*/1, chunk_stages, kStageHeadBytes,
 #if HPCZ_HAS_CUDA
     &kDevice,
 #else
@@ -174,8 +173,8 @@ const codecs::CodecOps kCodec = {
 // The interpolation codec: the same device entry points (they read the codec from the header).
 extern const codecs::CodecOps kInterpCodec;
 const codecs::CodecOps kInterpCodec = {
-    Codec::interp, "interp", kInterpCodecParams, plan, check_plan, chunk_bound, archive_bound, encode_best, decode_best,
-    /*large_chunks=*/true, /*decode_cost=*/kInterpDecodeCost, stage_sizes,
+    Codec::interp, "interp", kInterpCodecParams, plan, check_plan, chunk_bound, chunk_min, archive_bound, encode_best, decode_best,
+    /*large_chunks=*/true, /*decode_cost=*/kInterpDecodeCost, chunk_stages, kStageHeadBytes,
 #if HPCZ_HAS_CUDA
     &kDevice,
 #else
