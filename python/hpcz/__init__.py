@@ -126,6 +126,20 @@ def _check_output(head, dtype, limit):
             f"the archive's array is {nbytes} bytes, above the max_output limit of {limit}", 1)
 
 
+def _output_for(head, dtype, out):
+    """A new array for the archive whose header is head, or out once checked to take its values."""
+    if out is None:
+        return _np.empty(head["shape"], dtype=dtype)
+    if not isinstance(out, _np.ndarray):
+        raise InvalidArgumentError(f"out must be a numpy array, not {type(out).__name__}", 1)
+    if out.dtype != dtype or out.size != head["n_values"]:
+        raise InvalidArgumentError(
+            f"out is {out.dtype} of {out.size} values; the archive holds {dtype} of shape {head['shape']}", 1)
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise InvalidArgumentError("out must be writable and C-contiguous", 1)
+    return out
+
+
 def decompress(data, *, out=None, device="auto", max_output=None):
     """Decodes an hpcz archive (bytes-like) into a new numpy array of its shape and dtype, or into
     `out` (a writable C-contiguous numpy array of that dtype and size), which it returns.
@@ -147,16 +161,7 @@ def decompress(data, *, out=None, device="auto", max_output=None):
     head = _hpcz.info(archive, True)  # header and chunk table checked before the output is sized
     dtype = _np.dtype(head["dtype"])
     _check_output(head, dtype, limit)
-    if out is None:
-        out = _np.empty(head["shape"], dtype=dtype)
-    else:
-        if not isinstance(out, _np.ndarray):
-            raise InvalidArgumentError(f"out must be a numpy array, not {type(out).__name__}", 1)
-        if out.dtype != dtype or out.size != head["n_values"]:
-            raise InvalidArgumentError(
-                f"out is {out.dtype} of {out.size} values; the archive holds {dtype} of shape {head['shape']}", 1)
-        if not out.flags.c_contiguous or not out.flags.writeable:
-            raise InvalidArgumentError("out must be writable and C-contiguous", 1)
+    out = _output_for(head, dtype, out)
     if out.size:
         _hpcz.decompress_into(archive, out.reshape(-1), device, limit)
     return out
@@ -250,17 +255,7 @@ def decompress_batch(blobs, *, out=None, device="auto", errors="raise"):
             archive = _archive_bytes(data)
             head = _hpcz.info(archive, False)  # the header sizes the output; the batch checks the rest
             dtype = _np.dtype(head["dtype"])
-            if out is None:
-                o = _np.empty(head["shape"], dtype=dtype)
-            else:
-                o = out[i]
-                if not isinstance(o, _np.ndarray):
-                    raise InvalidArgumentError(f"out must be numpy arrays, not {type(o).__name__}", 1)
-                if o.dtype != dtype or o.size != head["n_values"]:
-                    raise InvalidArgumentError(
-                        f"out is {o.dtype} of {o.size} values; the archive holds {dtype} of shape {head['shape']}", 1)
-                if not o.flags.c_contiguous or not o.flags.writeable:
-                    raise InvalidArgumentError("out must be writable and C-contiguous", 1)
+            o = _output_for(head, dtype, None if out is None else out[i])
         except Error as e:
             statuses[i] = (e.code, str(e))
             continue

@@ -60,10 +60,9 @@ nb::bytes to_bytes(const std::vector<uint8_t>& v) {
   return nb::steal<nb::bytes>(b);
 }
 
-nb::bytes compress(ReadValues a, const std::string& mode, const std::string& bound_kind, double bound, bool lossless,
-                   std::optional<double> fill, const std::string& device) {
-  if (a.dtype().code != uint8_t(nb::dlpack::dtype_code::Float))
-    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");
+// The Python call's words as Options.
+hpcz::Options host_options(const std::string& mode, const std::string& bound_kind, double bound, bool lossless,
+                           std::optional<double> fill, const std::string& device) {
   hpcz::Options o;
   o.codec = codec_of(mode);
   o.mode = bound_kind == "abs" ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
@@ -71,6 +70,14 @@ nb::bytes compress(ReadValues a, const std::string& mode, const std::string& bou
   o.second_stage = lossless;
   o.fill = fill;
   o.backend = backend_of(device);
+  return o;
+}
+
+nb::bytes compress(ReadValues a, const std::string& mode, const std::string& bound_kind, double bound, bool lossless,
+                   std::optional<double> fill, const std::string& device) {
+  if (a.dtype().code != uint8_t(nb::dlpack::dtype_code::Float))
+    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");
+  const hpcz::Options o = host_options(mode, bound_kind, bound, lossless, fill, device);
   const hpcz::DType dtype = dtype_of(a.dtype().bits);
   std::vector<uint64_t> dims(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) dims[i] = uint64_t(a.shape(i));
@@ -122,13 +129,7 @@ nb::list statuses_of(const std::vector<hpcz::ItemStatus>& st) {
 // as the batch places each archive (under the GIL, one at a time) and filled without it.
 nb::tuple compress_batch(nb::list values, const std::string& mode, const std::string& bound_kind, double bound,
                          bool lossless, std::optional<double> fill, const std::string& device) {
-  hpcz::Options o;
-  o.codec = codec_of(mode);
-  o.mode = bound_kind == "abs" ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
-  o.bound = bound;
-  o.second_stage = lossless;
-  o.fill = fill;
-  o.backend = backend_of(device);
+  const hpcz::Options o = host_options(mode, bound_kind, bound, lossless, fill, device);
   const size_t n = nb::len(values);
   std::vector<ReadValues> held;  // keeps each array's buffer for the call
   held.reserve(n);
@@ -214,15 +215,10 @@ nb::dict info(Bytes archive, bool verify) {
   return d;
 }
 
+// The device calls' options: plain archives, on the GPU.
 hpcz::Options options_of(const std::string& mode, const std::string& bound_kind, double bound,
                         std::optional<double> fill) {
-  hpcz::Options o;
-  o.codec = codec_of(mode);
-  o.mode = bound_kind == "abs" ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
-  o.bound = bound;
-  o.fill = fill;
-  o.backend = hpcz::Backend::gpu;
-  return o;
+  return host_options(mode, bound_kind, bound, false, fill, "gpu");
 }
 
 // Device arrays: hpcz/__init__.py reads their pointers (__cuda_array_interface__) and allocates the
