@@ -1,4 +1,4 @@
-// When the CPU backend's OpenMP loops take more threads than the calling one. Host only.
+// When the CPU backend's loops take more threads than the calling one, and how they run. Host only.
 #pragma once
 #include <cstdint>
 
@@ -6,10 +6,10 @@
 
 namespace hpcz {
 
-// Arrays below this many bytes are coded on the calling thread alone (every parallel region of the
-// call gets if(false)): waking OpenMP's threads costs 10-50 us where they slept between calls (2-core
-// VM: an empty region after a 10 ms pause, 50 us; at times milliseconds), and below it one core codes
-// the array in under 0.5 ms (the fast encoder: 2 us a KiB). At or above it, a call wakes them once.
+// Arrays below this many bytes are coded on the calling thread alone: waking OpenMP's threads costs
+// 10-50 us where they slept between calls (2-core VM: an empty region after a 10 ms pause, 50 us; at
+// times milliseconds), and below it one core codes the array in under 0.5 ms (the fast encoder: 2 us
+// a KiB). At or above it, a call wakes them once.
 constexpr uint64_t kParallelMinBytes = uint64_t(256) << 10;
 
 // cost: a pass's one-core time a byte in units of the fast encoder's (a costlier pass repays the
@@ -19,6 +19,31 @@ inline bool parallel_worth(uint64_t bytes, uint64_t cost = 1) { return bytes * c
 // The threads a pass over `bytes` of values takes: OpenMP's count, or 1 where parallel_worth is not.
 inline int threads_for(uint64_t bytes, uint64_t cost = 1) {
   return parallel_worth(bytes, cost) ? omp_get_max_threads() : 1;
+}
+
+// body(i, state) for every i in [0, n), each thread with a state of its own from make(): on `threads`
+// of OpenMP's threads (schedule(dynamic, grain)) where threads > 1, else on the calling thread without
+// entering OpenMP at all, since a parallel region costs about 10 us even under if(false) where
+// libgomp's code and data went cold between calls (one thread, after a 10 ms pause; 0.3 us back to back).
+template <class Make, class Body>
+void for_each_index(int64_t n, int threads, int grain, Make&& make, Body&& body) {
+  if (threads <= 1) {
+    auto state = make();
+    for (int64_t i = 0; i < n; ++i) body(i, state);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    auto state = make();
+#pragma omp for schedule(dynamic, grain)
+    for (int64_t i = 0; i < n; ++i) body(i, state);
+  }
+}
+
+// The same without a state: body(i).
+template <class Body>
+void for_each_index(int64_t n, int threads, int grain, Body&& body) {
+  for_each_index(n, threads, grain, [] { return 0; }, [&](int64_t i, int) { body(i); });
 }
 
 }  // namespace hpcz

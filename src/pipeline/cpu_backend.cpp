@@ -25,13 +25,12 @@ std::vector<uint8_t> assemble(format::HeaderFields& h, const codecs::EncodedChun
   std::vector<uint8_t> out(total);
   uint8_t* table = out.data() + format::kHeaderBytes;
   const uint16_t version = format::archive_version(h.codec, h.flags & format::kFlagSecondStage);
-#pragma omp parallel for schedule(dynamic, 4) if (parallel_worth(h.n_values * dtype_size(h.dtype)))
-  for (int64_t c = 0; c < int64_t(nc); ++c) {
+  for_each_index(int64_t(nc), threads_for(h.n_values * dtype_size(h.dtype)), 4, [&](int64_t c) {
     const uint8_t* src = chunks.at(c);
     std::memcpy(out.data() + offsets[c], src, chunks.sizes[c]);
     format::write_chunk_entry(table + format::kChunkEntryBytes * c, offsets[c], chunks.sizes[c],
                               format::chunk_checksum(version, src, chunks.sizes[c]));
-  }
+  });
   h.archive_size = total;
   h.table_checksum = format::checksum(table, nc * format::kChunkEntryBytes);
   format::write_header(out.data(), h);
@@ -49,11 +48,15 @@ void settle_range(const T* in, format::HeaderFields& h) {
   K nmin = ~K(0), nmax = 0;
   constexpr int64_t piece = int64_t(1) << 16;  // values a step: a thread's share stays in order
   const int64_t pieces = (int64_t(h.n_values) + piece - 1) / piece;
-#pragma omp parallel for reduction(min : nmin) reduction(max : nmax) schedule(static) \
-    if (parallel_worth(h.n_values * sizeof(T)))
-  for (int64_t p = 0; p < pieces; ++p) {
+  auto fold = [&](int64_t p, K& a, K& b) {  // a, b: the reduction's copies
     const int64_t first = p * piece;
-    quant::fold_range_keys(in + first, uint64_t(std::min(piece, int64_t(h.n_values) - first)), has_fill, fill, nmin, nmax);
+    quant::fold_range_keys(in + first, uint64_t(std::min(piece, int64_t(h.n_values) - first)), has_fill, fill, a, b);
+  };
+  if (parallel_worth(h.n_values * sizeof(T))) {
+#pragma omp parallel for reduction(min : nmin) reduction(max : nmax) schedule(static)
+    for (int64_t p = 0; p < pieces; ++p) fold(p, nmin, nmax);
+  } else {  // the calling thread, outside OpenMP (as for_each_index)
+    for (int64_t p = 0; p < pieces; ++p) fold(p, nmin, nmax);
   }
   uint64_t kmin, kmax;
   quant::widen_keys<T>(nmin, nmax, kmin, kmax);
@@ -98,8 +101,7 @@ void decode_chunks_cpu(const uint8_t* a, const format::HeaderFields& h, const st
   if (codec.large_chunks && nc < uint64_t(threads)) {
     for (int64_t c = 0; c < int64_t(nc); ++c) decode(c, threads);
   } else {
-#pragma omp parallel for schedule(dynamic, 1) if (threads > 1)
-    for (int64_t c = 0; c < int64_t(nc); ++c) decode(c, 1);
+    for_each_index(int64_t(nc), threads, 1, [&](int64_t c) { decode(c, 1); });
   }
   if (bad_chunk >= 0)
     fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(first_chunk + bad_chunk.load()) +

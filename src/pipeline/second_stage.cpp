@@ -80,9 +80,9 @@ std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain) {
   if (info.second_stage) fail(ErrorCode::invalid_argument, "the archive already has the second stage");
   const size_t n = info.chunks.size();
   std::vector<std::vector<uint8_t>> stored(n);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel_worth(info.n_values * dtype_size(info.dtype)))
-  for (long long c = 0; c < (long long)n; ++c)
+  for_each_index(int64_t(n), threads_for(info.n_values * dtype_size(info.dtype)), 1, [&](int64_t c) {
     stored[size_t(c)] = stage_chunk(plain.data() + info.chunks[size_t(c)].offset, info.chunks[size_t(c)].size);
+  });
   std::vector<uint8_t> out(plain.begin(), plain.begin() + info.data_offset);
   for (size_t c = 0; c < n; ++c) {
     format::write_chunk_entry(&out[format::kHeaderBytes + 16 * c], out.size(), uint32_t(stored[c].size()),

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <memory>
 
-#include <omp.h>
-
 #include "codecs/codec.hpp"
 #include "codecs/fast/chunk.hpp"
 #include "common/error.hpp"
@@ -56,13 +54,12 @@ codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h) {
   // costs a memset and a page fault per page).
   out.slab.reset(new uint8_t[nc * out.slot]);
   out.sizes.resize(nc);
-#pragma omp parallel if (parallel_worth(h.n_values * sizeof(T)))
-  {
-    const std::unique_ptr<uint8_t[]> exc(new uint8_t[std::min<uint64_t>(cv, h.n_values) * sizeof(T)]);  // uninitialized too
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t c = 0; c < int64_t(nc); ++c)
-      out.sizes[c] = encode_chunk(in + c * cv, chunk_count(h, c), p, out.slab.get() + c * out.slot, exc.get());
-  }
+  for_each_index(
+      int64_t(nc), threads_for(h.n_values * sizeof(T)), 1,
+      [&] { return std::unique_ptr<uint8_t[]>(new uint8_t[std::min<uint64_t>(cv, h.n_values) * sizeof(T)]); },
+      [&](int64_t c, std::unique_ptr<uint8_t[]>& exc) {  // exc: uninitialized too
+        out.sizes[c] = encode_chunk(in + c * cv, chunk_count(h, c), p, out.slab.get() + c * out.slot, exc.get());
+      });
   return out;
 }
 

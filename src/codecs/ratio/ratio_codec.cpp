@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <string>
 
-#include <omp.h>
-
 #include "codecs/codec.hpp"
 #include "codecs/ratio/chunk.hpp"
 #include "codecs/ratio/interp_chunk.hpp"
@@ -67,27 +65,24 @@ codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h, uint6
   const predict::Shape shape = shape_of(h);
   codecs::EncodedChunks out;
   out.separate.resize(h.n_chunks);
-  auto one = [&](int64_t c, EncodeScratch<T>& scratch, InterpScratch<T>& is, int threads) {
+  struct Scratch {
+    EncodeScratch<T> e;
+    InterpScratch<T> i;
+  };
+  auto one = [&](int64_t c, Scratch& s, int threads) {
     const T* chunk_in = in + uint64_t(c) * h.chunk_values;
     const predict::ChunkShape cs = predict::chunk_shape(shape, first_chunk + c);
-    if (kBest) encode_best_chunk(chunk_in, cs, p, h.block_param, is, scratch, out.separate[c], threads);
-    else encode_chunk(chunk_in, cs, p, h.block_param, scratch, out.separate[c], threads);
+    if (kBest) encode_best_chunk(chunk_in, cs, p, h.block_param, s.i, s.e, out.separate[c], threads);
+    else encode_chunk(chunk_in, cs, p, h.block_param, s.e, out.separate[c], threads);
   };
   // Chunks are large (about 4 Mi values): with fewer chunks than threads, each is encoded by all
   // threads in turn (the same bytes) instead of one thread each. A small array: the calling thread.
   const int threads = threads_for(h.n_values * sizeof(T), kBest ? kInterpEncodeCost : 1);
   if (h.n_chunks < uint64_t(threads)) {
-    EncodeScratch<T> scratch;
-    InterpScratch<T> is;
-    for (int64_t c = 0; c < int64_t(h.n_chunks); ++c) one(c, scratch, is, threads);
+    Scratch s;
+    for (int64_t c = 0; c < int64_t(h.n_chunks); ++c) one(c, s, threads);
   } else {
-#pragma omp parallel if (threads > 1)
-    {
-      EncodeScratch<T> scratch;
-      InterpScratch<T> is;
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t c = 0; c < int64_t(h.n_chunks); ++c) one(c, scratch, is, 1);
-    }
+    for_each_index(int64_t(h.n_chunks), threads, 1, [] { return Scratch(); }, [&](int64_t c, Scratch& s) { one(c, s, 1); });
   }
   out.sizes.resize(h.n_chunks);
   for (uint64_t c = 0; c < h.n_chunks; ++c) out.sizes[c] = uint32_t(out.separate[c].size());
