@@ -4,7 +4,11 @@
 #include "hpcz/hpcz.h"
 #include "pipeline/host_copy.hpp"
 
+#include <memory>
 #include <thread>
+#ifdef HPCZ_HAS_CUDA
+#include <cuda_runtime.h>
+#endif
 
 using namespace testutil;
 
@@ -294,3 +298,116 @@ TEST(unit_parallel_copy) {
   hpcz::pipeline::parallel_copy(small.data(), src.data(), small.size());
   CHECK(std::memcmp(small.data(), src.data(), small.size()) == 0);
 }
+
+#ifdef HPCZ_HAS_CUDA
+namespace {
+
+// Device memory freed at scope end.
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(size_t bytes) { REQUIRE(cudaMalloc(&p, bytes ? bytes : 1) == cudaSuccess); }
+  ~DeviceBuffer() { cudaFree(p); }
+  uint8_t* get() const { return static_cast<uint8_t*>(p); }
+};
+
+// compress_device_batch against compress() on the CPU for each array (ps repeated `copies` times,
+// so that persistent encoder blocks cross from array to array), then decompress_device_batch.
+void device_batch_matches_one_item_calls(const std::vector<Piece>& ps, int copies, const hpcz::Options& o) {
+  std::vector<hpcz::ArrayRef> arrays;
+  std::vector<std::unique_ptr<DeviceBuffer>> values, archives, back;
+  std::vector<void*> outs, backs;
+  std::vector<size_t> caps;
+  for (int c = 0; c < copies; ++c) {
+    for (const Piece& p : ps) {
+      values.push_back(std::make_unique<DeviceBuffer>(p.bytes.size()));
+      REQUIRE(cudaMemcpy(values.back()->p, p.bytes.data(), p.bytes.size(), cudaMemcpyHostToDevice) == cudaSuccess);
+      arrays.push_back({values.back()->p, p.dtype, p.dims});
+      const uint64_t n = p.bytes.size() / hpcz::dtype_size(p.dtype);
+      caps.push_back(hpcz::max_compressed_size(n, p.dtype));
+      archives.push_back(std::make_unique<DeviceBuffer>(caps.back()));
+      outs.push_back(archives.back()->p);
+      back.push_back(std::make_unique<DeviceBuffer>(p.bytes.size()));
+      backs.push_back(back.back()->p);
+    }
+  }
+  const size_t n = arrays.size();
+  const size_t ws_size = hpcz::compress_device_batch_workspace_size(arrays, o);
+  DeviceBuffer ws(ws_size), sizes(8 * n), status(4 * n);
+  REQUIRE(cudaMemset(sizes.p, 0xFF, 8 * n) == cudaSuccess);
+  hpcz::compress_device_batch(arrays, o, outs.data(), caps.data(), reinterpret_cast<uint64_t*>(sizes.p), ws.p, ws_size,
+                              nullptr);
+  std::vector<uint64_t> got(n);
+  REQUIRE(cudaMemcpy(got.data(), sizes.p, 8 * n, cudaMemcpyDeviceToHost) == cudaSuccess);
+  hpcz::Options one = o;
+  one.backend = hpcz::Backend::cpu;
+  size_t same = 0;
+  std::vector<hpcz::ArchiveInfo> infos;
+  std::vector<const void*> in;
+  for (size_t i = 0; i < n; ++i) {
+    const Piece& p = ps[i % ps.size()];
+    const auto ref = hpcz::compress(p.bytes.data(), p.dtype, p.dims, one);
+    std::vector<uint8_t> a(std::min<uint64_t>(got[i], caps[i]));
+    REQUIRE(cudaMemcpy(a.data(), outs[i], a.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK_MSG(a == ref, "array " << i << " (" << p.bytes.size() << " bytes): " << got[i] << " bytes, compress() "
+                                  << ref.size() << ": the device batch archive differs");
+    same += a == ref;
+    infos.push_back(hpcz::inspect_header(ref.data(), ref.size()));
+    in.push_back(outs[i]);
+  }
+  const size_t dws = hpcz::decompress_device_batch_workspace_size(infos);
+  DeviceBuffer dw(dws);
+  hpcz::decompress_device_batch(infos, in.data(), backs.data(), static_cast<uint32_t*>(status.p), dw.p, dws, nullptr);
+  std::vector<uint32_t> st(n);
+  REQUIRE(cudaMemcpy(st.data(), status.p, 4 * n, cudaMemcpyDeviceToHost) == cudaSuccess);
+  for (size_t i = 0; i < n; ++i) {
+    const Piece& p = ps[i % ps.size()];
+    std::vector<uint8_t> v(p.bytes.size());
+    if (!v.empty()) REQUIRE(cudaMemcpy(v.data(), backs[i], v.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK_MSG(st[i] == 0 || infos[i].n_values == 0, "array " << i << ": status " << st[i]);
+    const Check c = strict_check(p.bytes, v, p.dtype, infos[i].eb_abs, o.fill);
+    CHECK_MSG(c.violations == 0, "array " << i << ": " << c.violations << " values outside the bound");
+  }
+  std::fprintf(stderr, "  %s %s %g%s: %zu arrays, %zu archives identical to compress()'s\n",
+               o.codec == hpcz::Codec::fast ? "fast" : "ratio", o.mode == hpcz::BoundMode::rel ? "rel" : "abs", o.bound,
+               o.fill ? " fill" : "", n, same);
+}
+
+}  // namespace
+
+TEST(roundtrip_device_batch_matches_one_item_calls) {
+  if (no_gpu()) return;
+  const std::vector<Piece> ps = pieces(false);
+  for (hpcz::Codec codec : {hpcz::Codec::fast, hpcz::Codec::ratio}) {
+    for (const auto& [mode, bound] : {std::pair{hpcz::BoundMode::rel, 1e-3}, std::pair{hpcz::BoundMode::abs, 1e-2}}) {
+      hpcz::Options o;
+      o.mode = mode;
+      o.bound = bound;
+      o.codec = codec;
+      device_batch_matches_one_item_calls(ps, codec == hpcz::Codec::fast ? 3 : 1, o);
+    }
+  }
+  hpcz::Options o;  // a fill value that occurs in the data: each array's first value
+  o.fill = double(reinterpret_cast<const float*>(ps[0].bytes.data())[0]);
+  device_batch_matches_one_item_calls(ps, 2, o);
+}
+
+// An empty device batch enqueues nothing; a bad capacity is refused before anything is enqueued.
+TEST(roundtrip_device_batch_empty_and_bad) {
+  if (no_gpu()) return;
+  hpcz::Options o;
+  hpcz::compress_device_batch({}, o, nullptr, nullptr, nullptr, nullptr, 0, nullptr);
+  DeviceBuffer v(4096), out(8192), sizes(8);
+  const std::vector<hpcz::ArrayRef> one{{v.p, hpcz::DType::f32, {1024}}};
+  void* outs[] = {out.p};
+  const size_t small[] = {100};
+  const size_t ws_size = hpcz::compress_device_batch_workspace_size(one, o);
+  DeviceBuffer ws(ws_size);
+  bool refused = false;
+  try {
+    hpcz::compress_device_batch(one, o, outs, small, static_cast<uint64_t*>(sizes.p), ws.p, ws_size, nullptr);
+  } catch (const hpcz::Error& e) {
+    refused = e.code() == hpcz::ErrorCode::invalid_argument;
+  }
+  CHECK_MSG(refused, "a capacity below max_compressed_size was not refused");
+}
+#endif

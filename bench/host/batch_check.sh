@@ -5,7 +5,7 @@
 # same bytes, in the same run.
 # usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
 # lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES]
-#   STAGES: any of build,tests,sanitize,pytest,probe,bench (default all but probe)
+#   STAGES: any of build,tests,sanitize,pytest,ab,probe,bench (default all but ab and probe)
 set -u
 out=${1:?OUTDIR}
 old=${2:-}
@@ -30,6 +30,10 @@ package() {  # SRC BUILD DEST: the package's Python files and the module built t
   # built elsewhere from this tree, carried in .plugin/, where the image has no HDF5 headers)
   rm -rf "$3" && mkdir -p "$3/hpcz" && cp -r "$1"/python/hpcz/. "$3/hpcz/" && cp "$2"/python/_hpcz*.so "$3/hpcz/"
   if [ "$1" = . ] && [ -f .plugin/libH5Zhpcz.so ]; then mkdir -p "$3/hpcz/plugins" && cp .plugin/libH5Zhpcz.so "$3/hpcz/plugins/"; fi
+  # The entry points an installed wheel declares (pyproject.toml), so that numcodecs and zarr find the
+  # codec by id in a package run from PYTHONPATH.
+  mkdir -p "$3/hpcz-0.dist-info" && printf 'Metadata-Version: 2.1\nName: hpcz\nVersion: 0\n' >"$3/hpcz-0.dist-info/METADATA"
+  printf '[numcodecs.codecs]\nhpcz = hpcz.numcodecs:Hpcz\n\n[zarr.codecs]\nhpcz = hpcz.zarr:Hpcz\n' >"$3/hpcz-0.dist-info/entry_points.txt"
 }
 # A fresh machine has no build outputs: the later stages build first.
 if has build || [ ! -x build-gpu/tests/hpcz_tests ] || { [ -n "$old" ] && [ ! -d build-old/pkg ]; }; then
@@ -52,10 +56,10 @@ fi
 if has sanitize; then
   echo "== compute-sanitizer: batches, host calls into buffers, damaged archives =="
   timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests roundtrip_batch \
-    unit_c_api_batch roundtrip_compress_into_a_buffer corrupt_magic >"$out/memcheck.log" 2>&1
+    unit_c_api_batch roundtrip_compress_into_a_buffer corrupt_magic roundtrip_device_batch >"$out/memcheck.log" 2>&1
   echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/memcheck.log" | tail -2
   timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 build-gpu/tests/hpcz_tests roundtrip_batch_bad \
-    roundtrip_batch_empty unit_c_api_batch >"$out/racecheck.log" 2>&1
+    roundtrip_batch_empty unit_c_api_batch roundtrip_device_batch >"$out/racecheck.log" 2>&1
   echo "racecheck rc=$?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|passed" "$out/racecheck.log" | tail -2
 fi
 if has pytest; then
@@ -63,6 +67,12 @@ if has pytest; then
   PYTHONPATH=$PWD/build-gpu/pkg:${PYTHONPATH:-} timeout 300 python3 -m pytest -q python/tests/test_batch.py \
     python/tests/test_gpu.py python/tests/test_api.py python/tests/test_hdf5.py python/tests/test_codecs.py >"$out/pytest.log" 2>&1
   echo "pytest rc=$?"; tail -3 "$out/pytest.log"
+fi
+if has ab; then  # the device-resident kernels: the older tree's CLI against this one's (bench/ab.sh)
+  if [ -n "$old" ]; then
+    cmake --build build-old -j 16 --target hpcz_cli >"$out/build-old-cli.log" 2>&1 || tail -5 "$out/build-old-cli.log"
+    bash bench/ab.sh build-old/hpcz build-gpu/hpcz .data fast 2 "$out/ab" 2>&1 | tail -8
+  fi
 fi
 if has probe; then
   echo "== host_path_probe: where the one-shot host path's time goes =="

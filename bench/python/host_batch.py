@@ -148,9 +148,24 @@ def cupy_rows(a, mode, reps, has_batch):
             cupy.cuda.get_current_stream().synchronize()
         row(f"{mode} cupy {mib:2} MiB chunks: compress, a call each", a.nbytes, median_time(per_call, reps), None)
         if has_batch:
+            got = hpcz.compress_batch(chunks, rel=1e-3, mode=mode)
+            assert all(cupy.array_equal(x, hpcz.compress(c, rel=1e-3, mode=mode)) for x, c in zip(got, chunks)), \
+                "a device batch archive differs from the one-call archive"
+            outs = [cupy.empty_like(c) for c in chunks]
+
             def batch():
                 hpcz.compress_batch(chunks, rel=1e-3, mode=mode)
             row(f"{mode} cupy {mib:2} MiB chunks: compress_batch", a.nbytes, median_time(batch, reps), None)
+
+            def per_call_back():
+                for b, o in zip(got, outs):
+                    hpcz.decompress(b, out=o)
+            row(f"{mode} cupy {mib:2} MiB chunks: decompress(out=), a call each", a.nbytes,
+                median_time(per_call_back, reps), None)
+
+            def batch_back():
+                hpcz.decompress_batch(got, out=outs)
+            row(f"{mode} cupy {mib:2} MiB chunks: decompress_batch(out=)", a.nbytes, median_time(batch_back, reps), None)
 
 
 def zarr_rows(a, mode, reps, bus, device):

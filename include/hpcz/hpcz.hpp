@@ -211,6 +211,21 @@ size_t decompress_device_workspace_size(const ArchiveInfo& info);
 // Device pointers must be 16-byte aligned (cudaMalloc's are).
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status,
                        void* d_workspace, size_t workspace_size, void* stream);
+// A device batch: arrays whose values (ArrayRef::data) are device pointers, coded with the same options
+// in one set of launches where the codec has them (the fast mode), one array after another otherwise.
+// Archive i goes to d_outs[i] (capacity out_capacities[i] >= max_compressed_size), its size to
+// d_sizes[i] (a device array of u64, one per array), byte for byte what compress_device writes. The
+// call copies the batch's tables from host memory into the workspace, a copy that may wait for the
+// stream's earlier work.
+size_t compress_device_batch_workspace_size(const std::vector<ArrayRef>& arrays, const Options& opt);
+void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& opt, void* const* d_outs,
+                           const size_t* out_capacities, uint64_t* d_sizes, void* d_workspace, size_t workspace_size,
+                           void* stream);
+// Archive i (infos[i] from inspect_header) at d_archives[i] to d_outs[i], its status word (as
+// decompress_device's) to d_status[i] (a device array of u32, one per archive).
+size_t decompress_device_batch_workspace_size(const std::vector<ArchiveInfo>& infos);
+void decompress_device_batch(const std::vector<ArchiveInfo>& infos, const void* const* d_archives, void* const* d_outs,
+                             uint32_t* d_status, void* d_workspace, size_t workspace_size, void* stream);
 
 // ---- streaming: arrays of any size, host to host through bounded buffers ---------------------------
 // The same archives as compress() and decompress(), for arrays larger than host or GPU memory: the

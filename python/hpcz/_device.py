@@ -178,15 +178,15 @@ def _align(n):
 
 
 def compress_batch(arrays, mode, kind, bound, lossless, fill):
-    """Every array's launches on one stream (the first array's device and stream), one wait at the end.
-    The archives are views of one device buffer."""
+    """One call for the whole batch (one set of launches in the fast mode) on the first array's device
+    and stream, one wait at the end. The archives are views of one device buffer."""
     cupy = _cupy()
     if lossless:
         raise InvalidArgumentError("lossless=True is for host arrays: the GPU path writes plain archives", 1)
     views = [_View(a, "values") for a in arrays]
     statuses = [(0, "")] * len(arrays)
     dev = _device_of(cupy, views[0].ptr, arrays[0])
-    plan, offset, ws_size = [], 0, 1
+    plan, offset = [], 0
     for i, (a, v) in enumerate(zip(arrays, views)):
         try:
             if v.dtype not in (np.float32, np.float64) or not v.dtype.isnative:
@@ -196,7 +196,6 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill):
             if _device_of(cupy, v.ptr, a) != dev:
                 raise InvalidArgumentError("a device batch is on one GPU", 1)
             bits = v.dtype.itemsize * 8
-            ws_size = max(ws_size, _hpcz.compress_device_workspace(bits, list(v.shape), mode, kind, bound, fill))
             cap = _hpcz.max_compressed_size(v.size, bits)
         except Exception as e:  # noqa: BLE001 - hpcz errors become the item's status
             statuses[i] = (getattr(e, "code", 1), str(e))
@@ -206,37 +205,112 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill):
     results = [None] * len(arrays)
     if not plan:
         return results, statuses
+    bits = [p[2] for p in plan]
+    dims = [list(p[1].shape) for p in plan]
     with cupy.cuda.Device(dev):
         _hpcz.use_device(dev)
         stream = _stream(cupy, views[0].stream_handle)
         with stream:
+            ws_size = _hpcz.compress_device_batch_workspace(bits, dims, mode, kind, bound, fill)
             out = cupy.empty(max(offset, 1), dtype=cupy.uint8)
-            ws = cupy.empty(ws_size, dtype=cupy.uint8)  # one workspace: the items run one after another
+            ws = cupy.empty(ws_size, dtype=cupy.uint8)
             sizes = cupy.zeros(len(plan), dtype=cupy.uint64)
-            keep = []
-            for j, (i, v, bits, cap, at) in enumerate(plan):
+            keep, ptrs = [], []
+            for i, v, _, _, _ in plan:
                 ptr = v.ptr
-                if ptr % 16:
+                if ptr % 16:  # the kernels load 16 bytes at a time: a view off that alignment is copied once
                     keep.append(cupy.ascontiguousarray(cupy.asarray(arrays[i])).copy())
                     ptr = keep[-1].data.ptr
-                try:
-                    _hpcz.compress_device(ptr, bits, list(v.shape), mode, kind, bound, fill, out.data.ptr + at, cap,
-                                          sizes.data.ptr + 8 * j, ws.data.ptr, ws_size, stream.ptr)
-                except Exception as e:  # noqa: BLE001
-                    statuses[i] = (getattr(e, "code", 1), str(e))
+                ptrs.append(ptr)
+            _hpcz.compress_device_batch(ptrs, bits, dims, mode, kind, bound, fill,
+                                        [out.data.ptr + p[4] for p in plan], [p[3] for p in plan], sizes.data.ptr,
+                                        ws.data.ptr, ws_size, stream.ptr)
             n = sizes.get(stream=stream)  # the one wait
     for j, (i, v, bits, cap, at) in enumerate(plan):
-        if not statuses[i][0]:
-            results[i] = out[at:at + int(n[j])]
+        results[i] = out[at:at + int(n[j])]
     return results, statuses
 
 
 def decompress_batch(blobs, outs):
-    """Device archives (or host archives with device outs), one at a time: each waits for its status."""
-    results, statuses = [None] * len(blobs), [(0, "")] * len(blobs)
-    for i, data in enumerate(blobs):
-        try:
-            results[i] = decompress(data, None if outs is None else outs[i])
-        except Exception as e:  # noqa: BLE001
-            statuses[i] = (getattr(e, "code", 1), str(e))
+    """Device archives: their headers read in one wait, then every archive decoded on the first one's
+    stream, one wait for all statuses. Host archives with device outs: one at a time."""
+    cupy = _cupy()
+    n = len(blobs)
+    results, statuses = [None] * n, [(0, "")] * n
+    if not all(is_device_array(b) for b in blobs):
+        for i, data in enumerate(blobs):
+            try:
+                results[i] = decompress(data, None if outs is None else outs[i])
+            except Exception as e:  # noqa: BLE001
+                statuses[i] = (getattr(e, "code", 1), str(e))
+        return results, statuses
+    views = [_View(b, "an archive") for b in blobs]
+    dev = _device_of(cupy, views[0].ptr, blobs[0])
+    hsize = _hpcz.header_size()
+    with cupy.cuda.Device(dev):
+        _hpcz.use_device(dev)
+        stream = _stream(cupy, views[0].stream_handle)
+        with stream:
+            archives = []
+            for i, (b, v) in enumerate(zip(blobs, views)):
+                try:
+                    if v.dtype.itemsize != 1:
+                        raise InvalidArgumentError(f"a device archive must be a uint8 array, not {v.dtype}", 1)
+                    if _device_of(cupy, v.ptr, b) != dev:
+                        raise InvalidArgumentError("a device batch is on one GPU", 1)
+                    a = cupy.asarray(b).reshape(-1).view(cupy.uint8)
+                    archives.append(a if a.data.ptr % 16 == 0 else a.copy())  # 16-byte loads
+                except Exception as e:  # noqa: BLE001
+                    statuses[i] = (getattr(e, "code", 1), str(e))
+                    archives.append(None)
+            live = [i for i in range(n) if archives[i] is not None]
+            heads = _hpcz.device_headers([archives[i].data.ptr for i in live], [archives[i].size for i in live],
+                                         stream.ptr)
+            plan = []
+            for k, i in enumerate(live):
+                try:
+                    header = np.frombuffer(heads, dtype=np.uint8, count=min(hsize, archives[i].size), offset=k * hsize)
+                    head = _hpcz.info(header, False)
+                    if archives[i].size != head["archive_size"]:
+                        raise CorruptArchiveError(
+                            f"archive of {archives[i].size} bytes; its header says {head['archive_size']}", 2)
+                    if head["lossless"]:
+                        raise InvalidArgumentError(
+                            "an archive with the lossless stage decodes on the host (hpcz.decompress of its bytes)", 1)
+                    dtype = np.dtype(head["dtype"])
+                    out = None if outs is None else outs[i]
+                    if out is None:
+                        out = cupy.empty(head["shape"], dtype=dtype)
+                    o = _View(out, "out")
+                    if not is_device_array(out) or _device_of(cupy, o.ptr, out) != dev:
+                        raise InvalidArgumentError("out is not on the archive's GPU", 1)
+                    if o.dtype != dtype or o.size != head["n_values"]:
+                        raise InvalidArgumentError(
+                            f"out is {o.dtype} of {o.size} values; the archive holds {dtype} of shape {head['shape']}", 1)
+                    if o.readonly:
+                        raise InvalidArgumentError("out is read-only", 1)
+                    if o.ptr % 16:  # the kernels store 16 bytes at a time: decoded beside it, then copied
+                        plan.append((i, header, out, cupy.empty(o.size, dtype=dtype)))
+                    elif head["n_values"]:
+                        plan.append((i, header, out, None))
+                    else:
+                        results[i] = out
+                except Exception as e:  # noqa: BLE001
+                    statuses[i] = (getattr(e, "code", 1), str(e))
+            if plan:
+                headers = [p[1] for p in plan]
+                ws_size = _hpcz.decompress_device_batch_workspace(headers)
+                ws = cupy.empty(ws_size, dtype=cupy.uint8)
+                status = cupy.zeros(len(plan), dtype=cupy.uint32)
+                _hpcz.decompress_device_batch(headers, [archives[p[0]].data.ptr for p in plan],
+                                              [_View(p[2] if p[3] is None else p[3], "out").ptr for p in plan],
+                                              status.data.ptr, ws.data.ptr, ws_size, stream.ptr)
+                st = status.get(stream=stream)  # the one wait
+                for j, (i, _, out, tmp) in enumerate(plan):
+                    if st[j]:
+                        statuses[i] = (2, "corrupt archive: " + "; ".join(m for b, m in _STATUS.items() if st[j] & b))
+                        continue
+                    if tmp is not None:
+                        cupy.asarray(out).reshape(-1)[...] = tmp
+                    results[i] = out
     return results, statuses

@@ -250,6 +250,97 @@ void compress_device(uintptr_t in, int bits, const std::vector<uint64_t>& dims, 
                         workspace_size, reinterpret_cast<void*>(stream));
 }
 
+// A device batch: values at ptrs[i] (bits[i], dims[i]), archives to outs[i] (caps[i] bytes), sizes to
+// the device u64 array at `sizes`.
+std::vector<hpcz::ArrayRef> device_arrays(const std::vector<uintptr_t>& ptrs, const std::vector<int>& bits,
+                                          const std::vector<std::vector<uint64_t>>& dims) {
+  if (bits.size() != ptrs.size() || dims.size() != ptrs.size())
+    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a batch's pointers, dtypes and shapes differ in number");
+  std::vector<hpcz::ArrayRef> arrays(ptrs.size());
+  for (size_t i = 0; i < ptrs.size(); ++i) arrays[i] = {reinterpret_cast<const void*>(ptrs[i]), dtype_of(bits[i]), dims[i]};
+  return arrays;
+}
+
+size_t compress_device_batch_workspace(const std::vector<int>& bits, const std::vector<std::vector<uint64_t>>& dims,
+                                       const std::string& mode, const std::string& bound_kind, double bound,
+                                       std::optional<double> fill) {
+  return hpcz::compress_device_batch_workspace_size(device_arrays(std::vector<uintptr_t>(bits.size()), bits, dims),
+                                                    options_of(mode, bound_kind, bound, fill));
+}
+
+void compress_device_batch(const std::vector<uintptr_t>& ptrs, const std::vector<int>& bits,
+                           const std::vector<std::vector<uint64_t>>& dims, const std::string& mode,
+                           const std::string& bound_kind, double bound, std::optional<double> fill,
+                           const std::vector<uintptr_t>& outs, const std::vector<size_t>& caps, uintptr_t sizes,
+                           uintptr_t workspace, size_t workspace_size, uintptr_t stream) {
+  const std::vector<hpcz::ArrayRef> arrays = device_arrays(ptrs, bits, dims);
+  if (outs.size() != ptrs.size() || caps.size() != ptrs.size())
+    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a batch's arrays and outputs differ in number");
+  const hpcz::Options o = options_of(mode, bound_kind, bound, fill);
+  std::vector<void*> out_ptrs(outs.size());
+  for (size_t i = 0; i < outs.size(); ++i) out_ptrs[i] = reinterpret_cast<void*>(outs[i]);
+  nb::gil_scoped_release unlocked;
+  hpcz::compress_device_batch(arrays, o, out_ptrs.data(), caps.data(), reinterpret_cast<uint64_t*>(sizes),
+                              reinterpret_cast<void*>(workspace), workspace_size, reinterpret_cast<void*>(stream));
+}
+
+// The first header_size() bytes of each device archive (fewer for a shorter one, zeros after), one
+// copy each into pinned memory and one wait: a device batch's headers for the host to read.
+nb::bytes device_headers(const std::vector<uintptr_t>& archives, const std::vector<size_t>& sizes, uintptr_t stream) {
+#ifdef HPCZ_HAS_CUDA
+  if (sizes.size() != archives.size())
+    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a batch's archives and sizes differ in number");
+  const size_t hs = hpcz::kHeaderSize, n = archives.size();
+  std::string bytes(n * hs, '\0');
+  if (n == 0) return nb::bytes(bytes.data(), 0);
+  uint8_t* pinned = nullptr;
+  auto s = reinterpret_cast<cudaStream_t>(stream);
+  {
+    nb::gil_scoped_release unlocked;
+    cudaError_t e = cudaHostAlloc(reinterpret_cast<void**>(&pinned), n * hs, cudaHostAllocDefault);
+    if (e == cudaSuccess) {
+      std::memset(pinned, 0, n * hs);
+      for (size_t i = 0; i < n && e == cudaSuccess; ++i)
+        e = cudaMemcpyAsync(pinned + i * hs, reinterpret_cast<const void*>(archives[i]), std::min(hs, sizes[i]),
+                            cudaMemcpyDeviceToHost, s);
+      if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+      if (e == cudaSuccess) std::memcpy(bytes.data(), pinned, n * hs);
+    }
+    if (pinned) cudaFreeHost(pinned);
+    if (e != cudaSuccess) throw hpcz::Error(hpcz::ErrorCode::cuda, std::string("archive headers: ") + cudaGetErrorString(e));
+  }
+  return nb::bytes(bytes.data(), bytes.size());
+#else
+  (void)archives, (void)sizes, (void)stream;
+  throw hpcz::Error(hpcz::ErrorCode::backend_unavailable, "this build of hpcz has no CUDA");
+#endif
+}
+
+// Archives' headers (each `header` bytes, host copies) decoded on the device one after another.
+size_t decompress_device_batch_workspace(const std::vector<Bytes>& headers) {
+  std::vector<hpcz::ArchiveInfo> infos;
+  for (const Bytes& h : headers) infos.push_back(hpcz::inspect_header(h.data(), h.size()));
+  return hpcz::decompress_device_batch_workspace_size(infos);
+}
+
+void decompress_device_batch(const std::vector<Bytes>& headers, const std::vector<uintptr_t>& archives,
+                             const std::vector<uintptr_t>& outs, uintptr_t status, uintptr_t workspace,
+                             size_t workspace_size, uintptr_t stream) {
+  if (archives.size() != headers.size() || outs.size() != headers.size())
+    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a batch's headers, archives and outputs differ in number");
+  std::vector<hpcz::ArchiveInfo> infos;
+  for (const Bytes& h : headers) infos.push_back(hpcz::inspect_header(h.data(), h.size()));
+  std::vector<const void*> a(archives.size());
+  std::vector<void*> o(outs.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = reinterpret_cast<const void*>(archives[i]);
+    o[i] = reinterpret_cast<void*>(outs[i]);
+  }
+  nb::gil_scoped_release unlocked;
+  hpcz::decompress_device_batch(infos, a.data(), o.data(), reinterpret_cast<uint32_t*>(status),
+                                reinterpret_cast<void*>(workspace), workspace_size, reinterpret_cast<void*>(stream));
+}
+
 size_t decompress_device_workspace(Bytes header) {
   return hpcz::decompress_device_workspace_size(hpcz::inspect_header(header.data(), header.size()));
 }
@@ -292,6 +383,11 @@ NB_MODULE(_hpcz, m) {
   m.def("compress_device", &compress_device);
   m.def("decompress_device_workspace", &decompress_device_workspace);
   m.def("decompress_device", &decompress_device);
+  m.def("compress_device_batch_workspace", &compress_device_batch_workspace);
+  m.def("compress_device_batch", &compress_device_batch);
+  m.def("decompress_device_batch_workspace", &decompress_device_batch_workspace);
+  m.def("decompress_device_batch", &decompress_device_batch);
+  m.def("device_headers", &device_headers);
   m.def("max_compressed_size", [](uint64_t n, int bits) { return hpcz::max_compressed_size(n, dtype_of(bits)); });
   m.def("header_size", [] { return hpcz::kHeaderSize; });
   m.def("gpu_available", [] { return hpcz::gpu_available(); });

@@ -105,3 +105,35 @@ def test_device_archive_wants_a_device_out():
     arc = hpcz.compress(cupy.linspace(0, 1, 1000, dtype=cupy.float32), abs=1e-3)
     with pytest.raises(ValueError):
         hpcz.decompress(arc, out=np.empty(1000, dtype=np.float32))
+
+
+@pytest.mark.parametrize("mode", ["fast", "ratio"])
+def test_device_batch_is_the_host_archives(field, mode):
+    """A cupy batch (one set of launches in the fast mode): mixed sizes and dtypes, an empty array, a
+    view off 16-byte alignment and a bad item; each archive is the host call's, each decodes within
+    the bound, and a damaged archive fails alone."""
+    _, a = field
+    flat = a.reshape(-1)
+    host_arrays = [flat[:1], flat[:1000], flat[: 1 << 16].reshape(256, -1), flat[5 : 5 + 300000],
+                   flat[: 1 << 18].astype(np.float64), np.empty(0, np.float32), flat[-70001:]] * 3
+    arrays = [cupy.asarray(h) for h in host_arrays]
+    arrays[3] = cupy.asarray(flat)[5 : 5 + 300000]  # off 16-byte alignment on the device
+    arrays.append(cupy.zeros(10, dtype=cupy.int32))  # refused alone
+    got = hpcz.compress_batch(arrays, rel=1e-3, mode=mode, errors="return")
+    assert isinstance(got[-1], hpcz.Error)
+    for h, arc in zip(host_arrays, got):
+        assert isinstance(arc, cupy.ndarray)
+        assert arc.get().tobytes() == hpcz.compress(h, rel=1e-3, mode=mode, device="cpu")
+    archives = got[:-1]
+    bad = archives[2].copy()
+    bad[-3] ^= 0xFF  # a payload byte: its chunk's checksum fails
+    back = hpcz.decompress_batch(archives[:2] + [bad] + archives[3:], errors="return")
+    assert isinstance(back[2], hpcz.CorruptArchiveError)
+    for i, (h, b) in enumerate(zip(host_arrays, back)):
+        if i == 2:
+            continue
+        assert isinstance(b, cupy.ndarray) and b.shape == h.shape and b.dtype == h.dtype
+        eb = hpcz.info(archives[i].get().tobytes())["eb_abs"]
+        assert violations(h, b.get(), eb) == 0
+    outs = [cupy.empty_like(x) for x in arrays[:-1]]
+    assert all(o is r for o, r in zip(outs, hpcz.decompress_batch(archives, out=outs)))

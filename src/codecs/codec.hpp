@@ -44,6 +44,14 @@ inline format::HeaderFields slab_header(const format::HeaderFields& h, uint64_t 
 
 // A codec's device entry points (its *_gpu.cu): the caller's stream and workspace, no allocation, no
 // synchronization (see hpcz.hpp's device calls). h is a slab header, d_in the slab's first value.
+// An array of a device batch: its values, its header template (dims, n_values, n_chunks), its archive.
+struct DeviceBatchItem {
+  const void* d_in;
+  format::HeaderFields h;
+  uint8_t* d_out;
+  uint64_t* d_size;  // device
+};
+
 struct DeviceOps {
   size_t (*compress_workspace)(const format::HeaderFields& h, const Slab& slab);
   void (*compress)(const void* d_in, const format::HeaderFields& h, const Slab& slab, uint8_t* d_out,
@@ -51,6 +59,11 @@ struct DeviceOps {
   size_t (*decompress_workspace)(const format::HeaderFields& h, const Slab& slab);
   void (*decompress)(const format::HeaderFields& h, const Slab& slab, const uint8_t* d_archive, void* d_out,
                      uint32_t* d_status, void* d_ws, void* stream);
+  // Optional (nullptr: the pipeline codes a batch's arrays one after another): arrays of one dtype
+  // in one set of launches, each archive's size to its d_size. The workspace holds the batch's tables,
+  // copied there from host memory (a copy that may wait for the stream's earlier work).
+  size_t (*compress_batch_workspace)(const DeviceBatchItem* items, size_t n);
+  void (*compress_batch)(const DeviceBatchItem* items, size_t n, void* d_ws, void* stream);
 };
 
 struct CodecOps {

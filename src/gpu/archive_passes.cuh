@@ -29,6 +29,17 @@ struct CompressState {
   // followed, in the fast codec, by n_chunks look-back descriptors (gpu::PackedTileState)
 };
 
+// One array's compression as the kernels see it: its values, its chunk count, its state, look-back
+// descriptors (fast codec) and archive. A batch's kernels take an array of them.
+template <class T> struct EncodeTarget {
+  const T* in;
+  unsigned long long n, n_chunks;
+  CompressState* st;
+  unsigned long long* desc;
+  uint8_t* out;
+  unsigned long long* size;  // where the archive's size goes
+};
+
 // The range keys a compression starts from: an empty range, for the range pass to reduce into, or a
 // slab's given range (the whole array's, codecs::Slab::range_given).
 // A given range comes with the whole array's step sample.
@@ -73,11 +84,12 @@ __device__ __forceinline__ void settle_state(format::HeaderFields& h, const Comp
 inline unsigned step_samples_grid(uint64_t n) {
   return unsigned((quant::step_sample_count(n) + kPassThreads - 1) / kPassThreads);
 }
+// block: the block's index among the array's (a batch's kernel runs several arrays' blocks).
 template <class T>
-static __global__ void __launch_bounds__(kPassThreads) sample_kernel(const T* in, unsigned long long n, int has_fill, T fill,
-                                                          CompressState* st) {
+__device__ __forceinline__ void sample_block(const T* in, unsigned long long n, int has_fill, T fill, CompressState* st,
+                                             unsigned block) {
   let_dependents_launch();
-  const unsigned long long k = blockIdx.x * (unsigned long long)kPassThreads + threadIdx.x;
+  const unsigned long long k = block * (unsigned long long)kPassThreads + threadIdx.x;
   unsigned long long key = k < quant::step_sample_count(n) ? quant::sample_key(in[quant::step_sample_index(k, n)], has_fill != 0, fill) : 0;
   for (int d = 16; d; d >>= 1) {
     const unsigned long long o = __shfl_xor_sync(~0u, key, d);
@@ -92,6 +104,11 @@ static __global__ void __launch_bounds__(kPassThreads) sample_kernel(const T* in
   }
   wait_for_prior_grid();  // st reset by init_kernel
   if (threadIdx.x == 0 && key) atomicMax(&st->sample_key, key);
+}
+template <class T>
+static __global__ void __launch_bounds__(kPassThreads) sample_kernel(const T* in, unsigned long long n, int has_fill, T fill,
+                                                          CompressState* st) {
+  sample_block(in, n, has_fill, fill, st, blockIdx.x);
 }
 
 struct MinOp {
@@ -121,9 +138,10 @@ struct NoNaNHook {
 
 // The range keys of in; nan_seen(i) for each NaN at index i (a caller that needs where NaNs are reads
 // them here rather than in a pass of its own). With range == false only the NaNs are looked for.
-template <class T, class NaNSeen = NoNaNHook>
-static __global__ void __launch_bounds__(kPassThreads) range_kernel(const T* in, unsigned long long n, int has_fill, T fill,
-                                                         CompressState* st, NaNSeen nan_seen = {}, bool range = true) {
+// block of n_blocks: this block's share of the array (a batch's kernel runs several arrays' blocks).
+template <class T, class NaNSeen>
+__device__ __forceinline__ void range_blocks(const T* in, unsigned long long n, int has_fill, T fill, CompressState* st,
+                                             NaNSeen& nan_seen, bool range, unsigned block, unsigned n_blocks) {
   using K = typename detail::Bits<T>::type;
   constexpr int kVec = 16 / sizeof(T);  // values per 16-byte load
   K kmin = ~K(0), kmax = 0;
@@ -135,10 +153,10 @@ static __global__ void __launch_bounds__(kPassThreads) range_kernel(const T* in,
     }
     if (x != x) nan_seen(i);
   };
-  const unsigned long long nvec = n / kVec, stride = (unsigned long long)gridDim.x * kPassThreads;
+  const unsigned long long nvec = n / kVec, stride = (unsigned long long)n_blocks * kPassThreads;
   // From the end of the array back to its start, so that what the encoders read first (they take
   // chunks in order from the start) is the last thing read here, still in L2.
-  const unsigned long long t = blockIdx.x * (unsigned long long)kPassThreads + threadIdx.x;
+  const unsigned long long t = block * (unsigned long long)kPassThreads + threadIdx.x;
   for (unsigned long long back = t; back < nvec; back += stride) {
     const unsigned long long i = nvec - 1 - back;
     if constexpr (sizeof(T) == 4) {
@@ -149,12 +167,17 @@ static __global__ void __launch_bounds__(kPassThreads) range_kernel(const T* in,
       take(f.x, 2 * i); take(f.y, 2 * i + 1);
     }
   }
-  for (unsigned long long i = nvec * kVec + blockIdx.x * (unsigned long long)kPassThreads + threadIdx.x; i < n; i += stride)
+  for (unsigned long long i = nvec * kVec + t; i < n; i += stride)
     take(in[i], i);
   if (!range) return;
   unsigned long long a = kmin <= kmax ? range_key(double(narrow_value<T>(kmin))) : ~0ull;
   unsigned long long b = kmin <= kmax ? range_key(double(narrow_value<T>(kmax))) : 0ull;
   reduce_range<T>(a, b, st);
+}
+template <class T, class NaNSeen = NoNaNHook>
+static __global__ void __launch_bounds__(kPassThreads) range_kernel(const T* in, unsigned long long n, int has_fill, T fill,
+                                                         CompressState* st, NaNSeen nan_seen = {}, bool range = true) {
+  range_blocks(in, n, has_fill, fill, st, nan_seen, range, blockIdx.x, gridDim.x);
 }
 
 // Header and table checksum, once every chunk is written. Both codecs' encoders sum the table's
@@ -162,10 +185,10 @@ static __global__ void __launch_bounds__(kPassThreads) range_kernel(const T* in,
 // cost 24 us, 3% of a 512 MiB fast compression). One warp: one thread assembles the header in shared
 // memory, the lanes sum its checksum's 35 terms and write it out in words (one thread doing it all
 // took 6 us, about 1% of a 512 MiB compression).
-static __global__ void seal_kernel(format::HeaderFields h, const CompressState* st, uint8_t* out,
-                                   unsigned long long* d_size) {
+// One warp.
+__device__ __forceinline__ void seal_archive(format::HeaderFields h, const CompressState* st, uint8_t* out,
+                                             unsigned long long* d_size) {
   __shared__ __align__(16) uint8_t head[format::kHeaderBytes];
-  wait_for_prior_grid();  // the encoder's state and table
   if (threadIdx.x == 0) {
     settle_state(h, st);
     h.archive_size = st->total_size;
@@ -183,6 +206,11 @@ static __global__ void seal_kernel(format::HeaderFields h, const CompressState* 
   // out is 16-byte aligned (the API checks)
   for (uint32_t i = threadIdx.x; i < format::kHeaderBytes / 4; i += 32)
     reinterpret_cast<uint32_t*>(out)[i] = reinterpret_cast<const uint32_t*>(head)[i];
+}
+static __global__ void seal_kernel(format::HeaderFields h, const CompressState* st, uint8_t* out,
+                                   unsigned long long* d_size) {
+  wait_for_prior_grid();  // the encoder's state and table
+  seal_archive(h, st, out, d_size);
 }
 
 // Verifies the chunk table against the header's table checksum.

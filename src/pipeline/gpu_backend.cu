@@ -83,6 +83,69 @@ void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>&
                                  ws_size, stream);
 }
 
+namespace {
+
+// A device batch's arrays by dtype (each group one set of launches), with their header templates.
+struct DeviceBatchPlan {
+  std::vector<codecs::DeviceBatchItem> groups[2];  // f32, f64
+  size_t workspace = 0;
+};
+DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Options& opt, void* const* d_outs,
+                                  uint64_t* d_sizes) {
+  if (opt.second_stage)
+    fail(ErrorCode::invalid_argument, "the lossless second stage runs through the host API (compress)");
+  DeviceBatchPlan plan;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    const format::HeaderFields h = pipeline::header_template(arrays[i].dtype, arrays[i].dims, opt);
+    plan.groups[h.dtype == DType::f64].push_back(
+        {arrays[i].data, h, d_outs ? static_cast<uint8_t*>(d_outs[i]) : nullptr, d_sizes ? d_sizes + i : nullptr});
+  }
+  for (const auto& g : plan.groups) {
+    if (g.empty()) continue;
+    const codecs::DeviceOps& device = device_of(g[0].h.codec);
+    // The groups run one after another on the stream, in the same workspace.
+    if (device.compress_batch) {
+      plan.workspace = std::max(plan.workspace, device.compress_batch_workspace(g.data(), g.size()));
+    } else {
+      for (const auto& item : g)
+        plan.workspace = std::max(plan.workspace, device.compress_workspace(item.h, codecs::Slab{}));
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+size_t compress_device_batch_workspace_size(const std::vector<ArrayRef>& arrays, const Options& opt) {
+  return std::max<size_t>(plan_device_batch(arrays, opt, nullptr, nullptr).workspace, 1);
+}
+
+void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& opt, void* const* d_outs,
+                           const size_t* out_capacities, uint64_t* d_sizes, void* d_ws, size_t ws_size, void* stream) {
+  if (!gpu_available()) fail(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+  if (arrays.empty()) return;
+  const DeviceBatchPlan plan = plan_device_batch(arrays, opt, d_outs, d_sizes);
+  if (ws_size < plan.workspace || !d_ws)
+    fail(ErrorCode::invalid_argument, "workspace below compress_device_batch_workspace_size()");
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    uint64_t n_values = 1;  // dims checked by plan_device_batch
+    for (uint64_t d : arrays[i].dims) n_values *= d;
+    if (out_capacities[i] < max_compressed_size(n_values, arrays[i].dtype))
+      fail(ErrorCode::invalid_argument, "output capacity of array " + std::to_string(i) + " below max_compressed_size()");
+    if ((reinterpret_cast<uintptr_t>(arrays[i].data) | reinterpret_cast<uintptr_t>(d_outs[i])) & 15)
+      fail(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned (array " + std::to_string(i) + ")");
+  }
+  for (const auto& g : plan.groups) {
+    if (g.empty()) continue;
+    const codecs::DeviceOps& device = device_of(g[0].h.codec);
+    if (device.compress_batch) {
+      device.compress_batch(g.data(), g.size(), d_ws, stream);
+    } else {
+      for (const auto& item : g) device.compress(item.d_in, item.h, codecs::Slab{}, item.d_out, item.d_size, d_ws, stream);
+    }
+  }
+}
+
 size_t decompress_device_workspace_size(const ArchiveInfo& info) {
   return device_of(info.codec).decompress_workspace(pipeline::header_of(info), codecs::Slab{});
 }
@@ -100,6 +163,21 @@ void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_o
   if (ws_size < need || (!d_ws && h.n_chunks))
     fail(ErrorCode::invalid_argument, "workspace below decompress_device_workspace_size()");
   device.decompress(h, codecs::Slab{}, static_cast<const uint8_t*>(d_archive), d_out, d_status, d_ws, stream);
+}
+
+// One archive after another on the stream, in one workspace (a batched decoder is the codec's to add).
+size_t decompress_device_batch_workspace_size(const std::vector<ArchiveInfo>& infos) {
+  size_t need = 1;
+  for (const ArchiveInfo& info : infos) need = std::max(need, decompress_device_workspace_size(info));
+  return need;
+}
+
+void decompress_device_batch(const std::vector<ArchiveInfo>& infos, const void* const* d_archives, void* const* d_outs,
+                             uint32_t* d_status, void* d_ws, size_t ws_size, void* stream) {
+  if (ws_size < decompress_device_batch_workspace_size(infos))
+    fail(ErrorCode::invalid_argument, "workspace below decompress_device_batch_workspace_size()");
+  for (size_t i = 0; i < infos.size(); ++i)
+    decompress_device(infos[i], d_archives[i], d_outs[i], d_status + i, d_ws, ws_size, stream);
 }
 
 namespace pipeline {

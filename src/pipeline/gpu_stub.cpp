@@ -14,6 +14,12 @@ void compress_device(const void*, DType, const std::vector<uint64_t>&, const Opt
                      void*, size_t, void*) { none(); }
 size_t decompress_device_workspace_size(const ArchiveInfo&) { none(); }
 void decompress_device(const ArchiveInfo&, const void*, void*, uint32_t*, void*, size_t, void*) { none(); }
+size_t compress_device_batch_workspace_size(const std::vector<ArrayRef>&, const Options&) { none(); }
+void compress_device_batch(const std::vector<ArrayRef>&, const Options&, void* const*, const size_t*, uint64_t*, void*,
+                           size_t, void*) { none(); }
+size_t decompress_device_batch_workspace_size(const std::vector<ArchiveInfo>&) { none(); }
+void decompress_device_batch(const std::vector<ArchiveInfo>&, const void* const*, void* const*, uint32_t*, void*, size_t,
+                             void*) { none(); }
 namespace pipeline {
 size_t compress_gpu_host(const void*, const format::HeaderFields&, const std::function<uint8_t*(size_t)>&) { none(); }
 void decompress_gpu_host(const uint8_t*, const ArchiveInfo&, void*) { none(); }

@@ -3,8 +3,12 @@
 #include <cuda_runtime.h>
 
 #include "codecs/codec.hpp"
-#include "codecs/fast/kernels.cuh"
+#include <vector>
+
+#include "codecs/fast/decode_kernels.cuh"
 #include "common/cuda_check.hpp"
+#include "common/error.hpp"
+#include "gpu/batch_passes.cuh"
 #include "gpu/device.hpp"
 
 namespace hpcz::fast {
@@ -57,6 +61,108 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
   }
   check(gpu::launch_dependent(gpu::seal_kernel, 1, 32, 0, s, h, st, d_out, reinterpret_cast<unsigned long long*>(d_size)),
         "seal kernel");
+}
+
+// A device batch's workspace: the chunk counter, the arrays' states, then their tables (targets, first
+// chunk ids, headers: one copy from the host), then the look-back descriptors of all their chunks.
+struct BatchLayout {
+  size_t states, targets, firsts, headers, desc, total;
+};
+BatchLayout batch_layout(size_t n, uint64_t chunks) {
+  auto round = [](size_t x) { return (x + 255) & ~size_t(255); };
+  BatchLayout l;
+  l.states = 256;
+  l.targets = l.states + round(n * sizeof(CompressState));
+  l.firsts = l.targets + round(n * sizeof(gpu::EncodeTarget<float>));
+  l.headers = l.firsts + round((n + 1) * sizeof(unsigned long long));
+  l.desc = l.headers + round(n * sizeof(format::HeaderFields));
+  l.total = l.desc + round(chunks * sizeof(unsigned long long));
+  return l;
+}
+uint64_t batch_chunks(const codecs::DeviceBatchItem* items, size_t n) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; ++i) total += items[i].h.n_chunks;
+  // Chunk ids are taken from a 32-bit counter, each block taking one past the last.
+  if (total > (1ull << 31)) fail(ErrorCode::invalid_argument, "a device batch of more than 2^31 chunks");
+  return total;
+}
+
+size_t compress_batch_workspace(const codecs::DeviceBatchItem* items, size_t n) {
+  return batch_layout(n, batch_chunks(items, n)).total;
+}
+
+// compress_device_t's launches, once for a batch of arrays of type T (the same options: mode, bound
+// and fill are the first item's).
+template <class T>
+void compress_batch_t(const codecs::DeviceBatchItem* items, size_t n, void* d_ws, cudaStream_t s) {
+  if (n == 0) return;
+  const uint64_t total = batch_chunks(items, n);
+  const BatchLayout l = batch_layout(n, total);
+  auto* ws = static_cast<uint8_t*>(d_ws);
+  auto* counter = reinterpret_cast<unsigned int*>(ws);
+  auto* states = reinterpret_cast<CompressState*>(ws + l.states);
+  auto* targets = reinterpret_cast<gpu::EncodeTarget<T>*>(ws + l.targets);
+  auto* firsts = reinterpret_cast<unsigned long long*>(ws + l.firsts);
+  auto* headers = reinterpret_cast<format::HeaderFields*>(ws + l.headers);
+  auto* desc = reinterpret_cast<unsigned long long*>(ws + l.desc);
+  std::vector<uint8_t> tables(l.desc - l.targets);
+  auto* h_targets = reinterpret_cast<gpu::EncodeTarget<T>*>(tables.data());
+  auto* h_firsts = reinterpret_cast<unsigned long long*>(tables.data() + (l.firsts - l.targets));
+  auto* h_headers = reinterpret_cast<format::HeaderFields*>(tables.data() + (l.headers - l.targets));
+  uint64_t first = 0, largest = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const format::HeaderFields& h = items[i].h;
+    h_targets[i] = {static_cast<const T*>(items[i].d_in), h.n_values, h.n_chunks, states + i, desc + first, items[i].d_out,
+                    reinterpret_cast<unsigned long long*>(items[i].d_size)};
+    h_firsts[i] = first;
+    h_headers[i] = h;
+    first += h.n_chunks;
+    largest = std::max<uint64_t>(largest, h.n_values);
+  }
+  h_firsts[n] = first;
+  check(cudaMemcpyAsync(targets, tables.data(), tables.size(), cudaMemcpyHostToDevice, s), "batch tables");
+  const format::HeaderFields& h0 = items[0].h;
+  const int sms = gpu::sm_count();
+  const unsigned items_y = unsigned(std::min<size_t>(n, 65535));
+  gpu::init_batch_kernel<<<(unsigned)std::max<uint64_t>(1, std::min<uint64_t>((std::max<uint64_t>(n, total) + 255) / 256, 1024)),
+                           256, 0, s>>>(states, unsigned(n), gpu::start_keys(h0, false), desc, total, counter);
+  check(cudaGetLastError(), "batch init kernel");
+  const bool has_fill = h0.flags & format::kFlagFill;
+  const bool fold = quant::step_from_sample(h0.mode, h0.bound);
+  const cuda::ArrayBatch<T> batch{targets, firsts, headers, unsigned(n), counter, total};
+  if (total) {
+    constexpr uint32_t smem = cuda::encode_smem_bytes<T>();
+    if (fold) {
+      check(gpu::launch_dependent(gpu::sample_batch_kernel<T>, dim3(gpu::step_samples_grid(largest), items_y), gpu::kPassThreads,
+                                  0, s, targets, unsigned(n), int(has_fill), T(h0.fill)),
+            "batch sample kernel");
+    } else {
+      // About as many blocks in all as one array's pass would take, at least one an array.
+      const uint64_t per_array = std::max<uint64_t>(1, std::min<uint64_t>((largest / 4 + kThreads - 1) / kThreads,
+                                                                          uint64_t(sms) * 16 / std::min<uint64_t>(n, 65535)));
+      gpu::range_batch_kernel<T><<<dim3(unsigned(per_array), items_y), gpu::kPassThreads, 0, s>>>(targets, unsigned(n),
+                                                                                             int(has_fill), T(h0.fill));
+      check(cudaGetLastError(), "batch range kernel");
+    }
+    auto k = fold ? cuda::encode_batch_kernel<T, true> : cuda::encode_batch_kernel<T, false>;
+    check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
+    uint64_t grid = total;
+    if (sizeof(T) == 4) {
+      int per_sm = 0;
+      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem), "occupancy");
+      grid = std::min<uint64_t>(total, uint64_t(sms) * uint64_t(std::max(per_sm, 1)));
+    }
+    check(gpu::launch_dependent(k, unsigned(grid), kThreads, smem, s, batch), "batch encode kernel");
+  }
+  check(gpu::launch_dependent(gpu::seal_batch_kernel<T>, unsigned(std::min<size_t>(n, 65535)), 32, 0, s,
+                              static_cast<const format::HeaderFields*>(headers), static_cast<const gpu::EncodeTarget<T>*>(targets),
+                              unsigned(n)),
+        "batch seal kernel");
+}
+
+void compress_batch(const codecs::DeviceBatchItem* items, size_t n, void* d_ws, void* stream) {
+  if (n && items[0].h.dtype == DType::f64) compress_batch_t<double>(items, n, d_ws, static_cast<cudaStream_t>(stream));
+  else compress_batch_t<float>(items, n, d_ws, static_cast<cudaStream_t>(stream));
 }
 
 // The fast mode's decoding workspace: the chunk table's checksum sum (8 bytes, summed by the first
@@ -123,6 +229,7 @@ void decompress_device(const format::HeaderFields& h, const codecs::Slab&, const
 }  // namespace
 
 extern const codecs::DeviceOps kDevice;
-const codecs::DeviceOps kDevice = {compress_workspace, compress_device, decompress_workspace, decompress_device};
+const codecs::DeviceOps kDevice = {compress_workspace, compress_device,  decompress_workspace,
+                                   decompress_device,  compress_batch_workspace, compress_batch};
 
 }  // namespace hpcz::fast
