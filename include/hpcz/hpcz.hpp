@@ -186,7 +186,8 @@ std::vector<ItemStatus> decompress_batch(const std::vector<ArchiveRef>& archives
 void release_cached_buffers();
 
 // ---- backends -------------------------------------------------------------------------------------
-bool gpu_available();       // a CUDA device is present and this build has CUDA (the first call starts it: its context)
+bool gpu_available();       // a CUDA device is present and this build has CUDA (the first call starts it: its context);
+                            // false in a child forked after CUDA was started (CUDA cannot be used there)
 std::string gpu_name();     // "" if none
 Backend resolve_backend(Backend b);  // automatic -> gpu or cpu; throws if gpu is requested but absent
 // The same for one codec: automatic -> cpu where the codec has no GPU implementation (every codec has one

@@ -38,7 +38,8 @@ def __getattr__(name):
 
 
 def gpu_available():
-    """Whether this build has CUDA and a GPU is usable."""
+    """Whether this build has CUDA and a GPU is usable (False in a child forked after CUDA was started in
+    its parent: CUDA cannot be used there, and device="auto" runs on the CPU)."""
     return _hpcz.gpu_available()
 
 

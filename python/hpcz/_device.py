@@ -19,8 +19,7 @@ def _cupy():
         import cupy
     except ImportError:
         raise BackendUnavailableError("arrays on the GPU need cupy (pip install cupy-cuda12x or -cuda13x)", 4) from None
-    if not _hpcz.gpu_available():
-        raise BackendUnavailableError("this build of hpcz has no CUDA, or no GPU is usable", 4)
+    _hpcz.require_gpu()  # BackendUnavailableError with the reason (no CUDA build, no GPU, a forked child)
     return cupy
 
 

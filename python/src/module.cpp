@@ -391,6 +391,8 @@ NB_MODULE(_hpcz, m) {
   m.def("max_compressed_size", [](uint64_t n, int bits) { return hpcz::max_compressed_size(n, dtype_of(bits)); });
   m.def("header_size", [] { return hpcz::kHeaderSize; });
   m.def("gpu_available", [] { return hpcz::gpu_available(); });
+  // Error(backend_unavailable) with the reason (no CUDA, no GPU, a forked child) where it is not.
+  m.def("require_gpu", [] { hpcz::resolve_backend(hpcz::Backend::gpu); });
   m.def("gpu_name", [] { return hpcz::gpu_name(); });
   m.def("version", [] { return std::string(hpcz::version_string()); });
 }

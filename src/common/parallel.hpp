@@ -6,6 +6,14 @@
 
 namespace hpcz {
 
+// Fork safety: GNU libgomp hangs a forked child in its first parallel region when the parent had run
+// one (the child waits for the parent's pool threads, which do not exist in it). A pthread_atfork
+// handler releases the forking thread's OpenMP pool before each fork (omp_pause_resource_all), so the
+// child starts a fresh one; the parent's next region starts its threads again (tens of us). Registered
+// once, by the first of hpcz's translation units with OpenMP regions to be initialised (this variable).
+bool register_fork_handlers();
+inline const bool fork_handlers_registered = register_fork_handlers();
+
 // Arrays below this many bytes are coded on the calling thread alone: waking OpenMP's threads costs
 // 10-50 us where they slept between calls (2-core VM: an empty region after a 10 ms pause, 50 us; at
 // times milliseconds), and below it one core codes the array in under 0.5 ms (the fast encoder: 2 us

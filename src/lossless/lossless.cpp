@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/parallel.hpp"  // its fork handlers: this file has OpenMP regions
 #include "format/checksum.hpp"
 #include "format/header.hpp"
 #include "hpcz/hpcz.hpp"

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "common/parallel.hpp"  // its fork handlers: this file has OpenMP regions
 #include "hpcz/hpcz.hpp"
 
 namespace hpcz {

@@ -44,7 +44,7 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
 Backend resolve_backend(Backend b) {
   if (b == Backend::cpu) return b;
   if (b == Backend::gpu) {
-    if (!gpu_available()) throw Error(ErrorCode::backend_unavailable, "no usable CUDA GPU (or a build without CUDA)");
+    if (!gpu_available()) pipeline::fail_no_gpu();
     return b;
   }
   return gpu_available() ? Backend::gpu : Backend::cpu;

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/parallel.hpp"  // its fork handlers: this file has OpenMP regions
 #include "pipeline/internal.hpp"
 
 namespace hpcz {

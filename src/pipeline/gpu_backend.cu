@@ -1,7 +1,9 @@
 // CUDA backend: the device API (caller's stream and workspace, no allocation, no synchronization) and
 // the host convenience path built on it.
 #include <cuda_runtime.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <string>
 
 #include "common/cuda_check.hpp"
@@ -23,15 +25,47 @@ template <class F> Defer<F> defer(F f) { return {f}; }
 
 }  // namespace
 
+namespace {
+// CUDA cannot be used in a child forked after CUDA was started (every call fails with
+// cudaErrorInitializationError): the process that started it here, and the first call's error.
+std::atomic<pid_t> cuda_pid{0};
+std::atomic<int> first_error{cudaSuccess};
+bool forked_after_cuda() {
+  const pid_t p = cuda_pid.load();
+  return p != 0 && p != getpid();
+}
+}  // namespace
+
 bool gpu_available() {
   // The first call also creates the device's context (cudaFree(0)), the few hundred ms of a GPU's
   // start-up, so that a caller can pay it early or on another thread (the CLI does, while it reads).
   static const bool ok = [] {
+    cuda_pid = getpid();
     int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0 && cudaFree(nullptr) == cudaSuccess;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaSuccess && n > 0) e = cudaFree(nullptr);
+    first_error = e;
+    return e == cudaSuccess && n > 0;
   }();
-  return ok;
+  // In a forked child the parent's context, streams and buffers are unusable: none of them is touched
+  // (not even freed), and the automatic backend is the CPU.
+  return ok && !forked_after_cuda();
 }
+
+namespace pipeline {
+std::string gpu_unavailable_reason() {
+  // As PyTorch says it: the cause, and the start method that works.
+  if (forked_after_cuda())
+    return "cannot use CUDA in a forked subprocess: CUDA was initialized in the parent process before fork(). "
+           "To use the GPU with multiprocessing, use the 'spawn' (or 'forkserver') start method; "
+           "device 'auto' runs on the CPU here";
+  if (first_error == cudaErrorInitializationError)  // CUDA started by another library before a fork, most often
+    return "CUDA initialization error (as in a subprocess forked after CUDA was initialized in its parent: to use "
+           "the GPU with multiprocessing, use the 'spawn' or 'forkserver' start method)";
+  return "no usable CUDA GPU";
+}
+void fail_no_gpu() { fail(ErrorCode::backend_unavailable, gpu_unavailable_reason()); }
+}  // namespace pipeline
 
 int gpu_count() {
   int n = 0;
@@ -61,7 +95,7 @@ namespace pipeline {
 // The device call for a header template: argument checks, then the codec's kernels.
 void compress_device_with(const void* d_in, const format::HeaderFields& h, void* d_out, size_t out_capacity,
                           uint64_t* d_size, void* d_ws, size_t ws_size, void* stream) {
-  if (!gpu_available()) fail(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+  if (!gpu_available()) pipeline::fail_no_gpu();
   const codecs::DeviceOps& device = device_of(h.codec);
   if (out_capacity < max_compressed_size(h.n_values, h.dtype))
     fail(ErrorCode::invalid_argument, "output capacity below max_compressed_size()");
@@ -76,7 +110,7 @@ void compress_device_with(const void* d_in, const format::HeaderFields& h, void*
 
 void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt,
                      void* d_out, size_t out_capacity, uint64_t* d_size, void* d_ws, size_t ws_size, void* stream) {
-  if (!gpu_available()) fail(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+  if (!gpu_available()) pipeline::fail_no_gpu();
   if (opt.second_stage)
     fail(ErrorCode::invalid_argument, "the lossless second stage runs through the host API (compress)");
   pipeline::compress_device_with(d_in, pipeline::header_template(dtype, dims, opt), d_out, out_capacity, d_size, d_ws,
@@ -152,7 +186,7 @@ size_t decompress_device_workspace_size(const ArchiveInfo& info) {
 
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void* d_ws,
                        size_t ws_size, void* stream) {
-  if (!gpu_available()) fail(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+  if (!gpu_available()) pipeline::fail_no_gpu();
   if (info.second_stage)
     fail(ErrorCode::unsupported, "archives with the lossless second stage decode through the host API (decompress)");
   if ((reinterpret_cast<uintptr_t>(d_archive) | reinterpret_cast<uintptr_t>(d_out)) & 15)
@@ -284,7 +318,7 @@ class GpuCoder : public SlabCoder {
 
 std::unique_ptr<SlabCoder> make_gpu_coder(int device, const format::HeaderFields&, size_t in_bytes, size_t out_bytes,
                                           size_t ws_bytes) {
-  if (!gpu_available()) fail(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+  if (!gpu_available()) pipeline::fail_no_gpu();
   return std::make_unique<GpuCoder>(device, in_bytes, out_bytes, ws_bytes);
 }
 

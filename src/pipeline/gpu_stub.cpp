@@ -30,6 +30,8 @@ size_t gpu_one_shot_bytes(const format::HeaderFields&, bool) { none(); }
 void compress_batch_gpu(const std::vector<BatchCompressItem>&, const PlaceBatchArchive&, std::vector<ItemStatus>&) { none(); }
 void decompress_batch_gpu(const std::vector<BatchDecodeItem>&, std::vector<ItemStatus>&) { none(); }
 void release_gpu_buffers() {}
+std::string gpu_unavailable_reason() { return "this hpcz was built without CUDA"; }
+void fail_no_gpu() { none(); }
 }  // namespace pipeline
 }  // namespace hpcz
 

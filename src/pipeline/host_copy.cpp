@@ -1,5 +1,7 @@
 #include "pipeline/host_copy.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -41,7 +43,7 @@ class Pool {
     work_.notify_all();
     const size_t mine = take(slices.data(), slices.size());
     // The slices other threads took, and every thread that saw this copy, finished before the
-    // caller's buffers are given back (a forked child has no pool threads: the caller took them all).
+    // caller's buffers are given back.
     std::unique_lock<std::mutex> g(m_);
     done_ += mine;
     finished_.wait(g, [&] { return done_ == count_ && active_ == 0; });
@@ -84,9 +86,19 @@ class Pool {
   std::atomic<size_t> next_{0};
 };
 
+// The pool of this process. A forked child has none of the parent's threads and may inherit its
+// mutexes locked: the child forgets the parent's pool (leaked, never touched again) and starts its own
+// at its first copy. The prepare handler holds made_ across fork so that no pool is half made in the child.
+std::mutex made_;
+Pool* pool_ = nullptr;  // (made_)
+
 Pool& pool() {
-  static Pool* p = new Pool;
-  return *p;
+  static const bool registered = pthread_atfork([] { made_.lock(); }, [] { made_.unlock(); },
+                                                [] { pool_ = nullptr, made_.unlock(); }) == 0;
+  (void)registered;
+  std::lock_guard<std::mutex> g(made_);
+  if (!pool_) pool_ = new Pool;
+  return *pool_;
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ struct CopySegment {
 };
 // Copies every segment (none overlapping), spread over the pool's threads and the caller's; returns
 // when all are done. Small totals are the caller's memcpy alone. Safe from several threads at once,
-// and in a child forked from a process that used it (the caller then copies everything itself).
+// and in a child forked from a process that used it (the child starts a pool of its own).
 void parallel_copy(const std::vector<CopySegment>& segments);
 inline void parallel_copy(uint8_t* dst, const uint8_t* src, size_t size) { parallel_copy({{dst, src, size}}); }
 

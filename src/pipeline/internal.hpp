@@ -152,5 +152,9 @@ struct BatchDecodeItem {
 };
 void decompress_batch_gpu(const std::vector<BatchDecodeItem>& items, std::vector<ItemStatus>& status);
 void release_gpu_buffers();
+// Why gpu_available() is false, for Error(backend_unavailable): no CUDA in this build, no usable GPU,
+// or a child forked after CUDA was started in its parent (CUDA cannot be used there at all).
+std::string gpu_unavailable_reason();
+[[noreturn]] void fail_no_gpu();
 
 }  // namespace hpcz::pipeline

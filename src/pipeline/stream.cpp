@@ -255,7 +255,7 @@ Plan plan_stream(const format::HeaderFields& h, Backend backend, const StreamOpt
         fail(ErrorCode::invalid_argument, "no GPU " + std::to_string(d) + " (" + std::to_string(count) + " visible)");
       if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
     }
-    if (devices.empty()) fail(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+    if (devices.empty()) fail_no_gpu();
   }
   int per_device = devices.empty() ? 2 : std::max(1, so.lanes_per_device);
   const uint64_t n_lanes = devices.empty() ? 2 : devices.size() * per_device;

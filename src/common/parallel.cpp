@@ -1,0 +1,14 @@
+#include "common/parallel.hpp"
+
+#include <pthread.h>
+
+namespace hpcz {
+
+bool register_fork_handlers() {
+  // Idempotent; one registration a process. The kind is ignored by libgomp (it always ends the pool's
+  // threads); LLVM's libomp re-initialises itself in the child on its own.
+  static const bool done = pthread_atfork([] { omp_pause_resource_all(omp_pause_hard); }, nullptr, nullptr) == 0;
+  return done;
+}
+
+}  // namespace hpcz
