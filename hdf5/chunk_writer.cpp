@@ -41,6 +41,9 @@ ChunkCoding chunk_coding(hid_t dset) {
   if (H5Pget_filter_by_id2(dcpl.id, kFilterId, &flags, &n, values, 0, nullptr, nullptr) < 0)
     fail(ErrorCode::invalid_argument, "hpcz::hdf5: the dataset does not use the hpcz filter");
   h5z::FilterParams p;
+  if (n >= h5z::kUserValues + h5z::kLocalValues)
+    if (const char* why = h5z::invalid_words(n, values, values[h5z::kUserValues] == 2 ? 8 : 4))
+      fail(ErrorCode::invalid_argument, std::string("hpcz::hdf5: ") + (why + 6));  // without "hpcz: "
   if (!h5z::parse_params(n, values, p))
     fail(ErrorCode::unsupported, "hpcz::hdf5: hpcz filter parameters of an unknown version");
   ChunkCoding c;

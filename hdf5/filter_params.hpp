@@ -40,11 +40,37 @@ struct FilterParams {
   uint64_t n_values = 0;
 };
 
-// Parses a complete parameter list (the user's words and set_local's); false if it is not one.
+// Why the user's words (v[0..n), the first kUserValues of them read) are not valid for a dataset of
+// `value_bytes`-byte floats, or nullptr if they are. Only words that were given are checked: set_local
+// fills the rest from the defaults. Every check is one whose failure would otherwise surface only when
+// a chunk is coded, too late (h5py adds the filter as optional: HDF5 would store the chunk raw).
+inline const char* invalid_words(size_t n, const unsigned* v, size_t value_bytes) {
+  if (n > kUserValues) n = kUserValues;
+  if (n >= 1 && v[0] != kParamsVersion) return "hpcz: filter parameters of an unknown version (word 0 must be 1)";
+  if (n >= 2 && (v[1] < 1 || v[1] > 3)) return "hpcz: unknown mode (word 1 must be 1 fast, 2 ratio or 3 interp)";
+  if (n >= 3 && (v[2] < 1 || v[2] > 2)) return "hpcz: unknown bound kind (word 2 must be 1 abs or 2 rel)";
+  if (n == 4) return "hpcz: the bound is given by half (words 3 and 4 are one double)";
+  if (n >= 5) {
+    const double bound = double_of(v[3], v[4]);
+    if (!(bound >= 0) || bound - bound != 0) return "hpcz: the error bound must be a finite number >= 0";
+  }
+  if (n >= 6 && (v[5] & ~(kFlagFill | kFlagLossless))) return "hpcz: unknown flags (word 5)";
+  if (n >= 6 && (v[5] & kFlagFill)) {
+    if (n < 8) return "hpcz: the fill flag is set but no fill value is given (words 6 and 7)";
+    const double fill = double_of(v[6], v[7]);
+    if (fill - fill != 0) return "hpcz: the fill value must be finite";
+    if (value_bytes == 4 && double(float(fill)) != fill) return "hpcz: the fill value is not representable as float32";
+  }
+  return nullptr;
+}
+
+// Parses a complete parameter list (the user's words and set_local's); false if it is not a valid one.
 inline bool parse_params(size_t n, const unsigned* v, FilterParams& p) {
   if (n < kUserValues + kLocalValues || v[0] != kParamsVersion) return false;
   const unsigned rank = v[kUserValues + 1];
   if (rank < 1 || n < kUserValues + kLocalValues + rank) return false;
+  if (v[kUserValues] != 1 && v[kUserValues] != 2) return false;
+  if (invalid_words(kUserValues, v, v[kUserValues] == 2 ? 8 : 4)) return false;
   p.options = Options{};
   p.options.codec = v[1] == 3 ? Codec::interp : (v[1] == 2 ? Codec::ratio : Codec::fast);
   p.options.mode = v[2] == 1 ? BoundMode::abs : BoundMode::rel;

@@ -7,7 +7,9 @@
 // cd_values are documented in docs/FORMAT.md ("HDF5 filter").
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -28,12 +30,19 @@ constexpr size_t kGpuChunkBytes = size_t(4) << 20;
 
 struct Hdf5 {
   decltype(&H5Pget_filter_by_id2) get_filter = nullptr;
+  decltype(&H5Pget_nfilters) nfilters = nullptr;
+  decltype(&H5Pget_filter2) filter_at = nullptr;
   decltype(&H5Pmodify_filter) modify_filter = nullptr;
   decltype(&H5Pget_chunk) get_chunk = nullptr;
   decltype(&H5Tget_class) type_class = nullptr;
   decltype(&H5Tget_size) type_size = nullptr;
   decltype(&H5Tget_order) type_order = nullptr;
-  bool complete() const { return get_filter && modify_filter && get_chunk && type_class && type_size && type_order; }
+  // Optional: where found, set_local's reason for refusing goes on HDF5's error stack.
+  decltype(&H5Epush2) push = nullptr;
+  const hid_t *err_class = nullptr, *err_major = nullptr, *err_minor = nullptr;
+  bool complete() const {
+    return get_filter && nfilters && filter_at && modify_filter && get_chunk && type_class && type_size && type_order;
+  }
 };
 Hdf5 g_hdf5;
 std::mutex g_hdf5_mutex;
@@ -45,6 +54,12 @@ bool resolve(void* where, Hdf5& api) {
   api.type_class = reinterpret_cast<decltype(api.type_class)>(dlsym(where, "H5Tget_class"));
   api.type_size = reinterpret_cast<decltype(api.type_size)>(dlsym(where, "H5Tget_size"));
   api.type_order = reinterpret_cast<decltype(api.type_order)>(dlsym(where, "H5Tget_order"));
+  api.nfilters = reinterpret_cast<decltype(api.nfilters)>(dlsym(where, "H5Pget_nfilters"));
+  api.filter_at = reinterpret_cast<decltype(api.filter_at)>(dlsym(where, "H5Pget_filter2"));
+  api.push = reinterpret_cast<decltype(api.push)>(dlsym(where, "H5Epush2"));
+  api.err_class = static_cast<const hid_t*>(dlsym(where, "H5E_ERR_CLS_g"));
+  api.err_major = static_cast<const hid_t*>(dlsym(where, "H5E_PLINE_g"));
+  api.err_minor = static_cast<const hid_t*>(dlsym(where, "H5E_SETLOCAL_g"));
   return api.complete();
 }
 
@@ -60,7 +75,19 @@ hpcz::Backend backend_for(size_t bytes, hpcz::Codec codec) {
              : hpcz::Backend::cpu;
 }
 
+// set_local's refusal: the reason on HDF5's error stack (h5py shows it in its exception), then -1,
+// which fails the dataset's creation even for an optional filter.
+herr_t refuse(const Hdf5* api, const char* why) {
+  if (api && api->push && api->err_class && api->err_major && api->err_minor)
+    api->push(H5E_DEFAULT, __FILE__, "hpcz set_local", __LINE__, *api->err_class, *api->err_major, *api->err_minor, "%s",
+              why);
+  return -1;
+}
+
 // Takes dtype and chunk dims from the dataset; the user's values (or the defaults: fast, rel 1e-3) first.
+// Refuses what would break the bound or fail every chunk later: a filter before hpcz (hpcz would bound
+// the error of that filter's output, e.g. shuffled bytes read as floats, not of the values), a type it
+// does not code, invalid words.
 herr_t set_local(hid_t dcpl, hid_t type, hid_t) {
   const Hdf5* api = hdf5();
   if (!api) return -1;
@@ -73,22 +100,37 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t) {
   unsigned given[kUserValues + kLocalValues + 32];
   size_t n_given = sizeof given / sizeof given[0];
   if (api->get_filter(dcpl, kFilterId, &flags, &n_given, given, 0, nullptr, nullptr) < 0) return -1;
-  if (n_given > 0 && given[0] != kParamsVersion) return -1;  // a newer layout than this plugin knows
-  for (size_t i = 0; i < std::min(n_given, kUserValues); ++i) values[i] = given[i];
+  char first[64] = "";
+  unsigned first_flags = 0, first_config = 0;
+  size_t first_n = 0;
+  const H5Z_filter_t first_id = api->nfilters(dcpl) > 0
+                                    ? api->filter_at(dcpl, 0, &first_flags, &first_n, nullptr, sizeof first, first, &first_config)
+                                    : H5Z_filter_t(-1);
+  if (first_id != H5Z_filter_t(kFilterId)) {
+    char why[256];
+    std::snprintf(why, sizeof why, "hpcz: a filter runs before hpcz (%s, id %d): hpcz must be the first filter, as it bounds the error of the values it is given",
+                  first[0] ? first : "unnamed", int(first_id));
+    return refuse(api, why);
+  }
   // Little-endian float32 and float64 only: the filter codes the stored bytes as the machine's floats.
-  if (api->type_class(type) != H5T_FLOAT || api->type_order(type) != H5T_ORDER_LE) return -1;
+  if (api->type_class(type) != H5T_FLOAT || api->type_order(type) != H5T_ORDER_LE)
+    return refuse(api, "hpcz: the dataset's type is not a little-endian float32 or float64");
   const size_t size = api->type_size(type);
-  if (size != 4 && size != 8) return -1;
+  if (size != 4 && size != 8) return refuse(api, "hpcz: the dataset's type is not a little-endian float32 or float64");
+  if (const char* why = invalid_words(n_given, given, size)) return refuse(api, why);
+  for (size_t i = 0; i < std::min(n_given, kUserValues); ++i) values[i] = given[i];
   hsize_t dims[32];
   const int rank = api->get_chunk(dcpl, 32, dims);
-  if (rank < 1) return -1;
+  if (rank < 1) return refuse(api, "hpcz: the dataset is not chunked");
   values[n++] = size == 8 ? 2 : 1;
   values[n++] = unsigned(rank);
   for (int i = 0; i < rank; ++i) {
-    if (dims[i] > 0xffffffffull) return -1;
+    if (dims[i] > 0xffffffffull) return refuse(api, "hpcz: a chunk dimension above 2^32 - 1");
     values[n++] = unsigned(dims[i]);
   }
-  return api->modify_filter(dcpl, kFilterId, flags, n, values) < 0 ? -1 : 1;
+  // Mandatory, whatever the caller asked (h5py adds third-party filters as optional): a chunk hpcz
+  // fails to code then fails the write, instead of being stored raw without a word.
+  return api->modify_filter(dcpl, kFilterId, flags & ~unsigned(H5Z_FLAG_OPTIONAL), n, values) < 0 ? -1 : 1;
 }
 
 size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size_t nbytes, size_t* buf_size, void** buf) {

@@ -106,7 +106,8 @@ inline Check strict_check(const std::vector<uint8_t>& x, const std::vector<uint8
 
 // The absolute bound the request asks for, from the data (finite, non-fill values), in long double
 // (x86's 80-bit format: max - min of doubles neither overflows nor loses more than 2^-64 of itself).
-// The archive's eb_abs may exceed it by the rounding of one double product, no more.
+// The archive's eb_abs never exceeds it: hpcz rounds toward zero, and this long double product can only
+// round to a value at or above that (its range and product round to nearest in a wider format).
 template <class T>
 long double requested_bound(const T* x, uint64_t n, const hpcz::Options& o) {
   if (o.mode == hpcz::BoundMode::abs) return o.bound;
@@ -122,7 +123,7 @@ long double requested_bound(const T* x, uint64_t n, const hpcz::Options& o) {
   return any ? (long double)o.bound * (mx - mn) : 0.0L;
 }
 inline bool eb_within_request(double eb_abs, long double requested) {
-  return (long double)eb_abs <= requested * (1.0L + 0x1p-52L);
+  return (long double)eb_abs <= requested;
 }
 
 template <class T> std::vector<uint8_t> as_bytes(const std::vector<T>& v) {

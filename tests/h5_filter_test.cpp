@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <string>
 #include <vector>
 
 #include "hpcz/hdf5.hpp"
@@ -142,6 +143,104 @@ void direct_chunks(hid_t file, const std::vector<float>& ts, bool lossless) {
   H5Sclose(space);
 }
 
+// Whether HDF5's error stack holds a record whose description contains `what`.
+bool stack_says(const char* what) {
+  struct Find {
+    const char* what;
+    bool found;
+  } f{what, false};
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD,
+           [](unsigned, const H5E_error2_t* e, void* d) -> herr_t {
+             auto* f = static_cast<Find*>(d);
+             f->found |= e->desc && std::strstr(e->desc, f->what) != nullptr;
+             return 0;
+           },
+           &f);
+  return f.found;
+}
+
+// A dataset whose pipeline or words hpcz refuses fails at H5Dcreate2 (even with the filter optional:
+// set_local fails), with hpcz's reason on the error stack; nothing is written raw later.
+void refused(hid_t file, const char* name, const unsigned* cd, size_t n, bool shuffle_first, hid_t type,
+             const char* reason) {
+  hsize_t dims = 100, chunk = 50;
+  hid_t space = H5Screate_simple(1, &dims, nullptr), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 1, &chunk);
+  if (shuffle_first) H5Pset_shuffle(dcpl);
+  EXPECT(H5Pset_filter(dcpl, kHpcz, H5Z_FLAG_OPTIONAL, n, cd) >= 0);
+  hid_t ds;
+  bool said = false;
+  H5E_BEGIN_TRY {
+    ds = H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    said = stack_says(reason);
+    H5Eclear2(H5E_DEFAULT);
+  }
+  H5E_END_TRY;
+  if (ds >= 0 || !said) std::fprintf(stderr, "%s: created %d, reason \"%s\" on the stack %d\n", name, ds >= 0, reason, said);
+  EXPECT(ds < 0);
+  EXPECT(said);
+  if (ds >= 0) H5Dclose(ds);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+}
+
+void refusals(hid_t file) {
+  unsigned cd[8] = {1, 1, 1, 0, 0, 0, 0, 0};
+  words(10.0, cd + 3);
+  refused(file, "shuffle_first", cd, 8, true, H5T_NATIVE_FLOAT, "hpcz must be the first filter");
+  auto with = [&](unsigned word, unsigned value) {
+    static unsigned v[8];
+    std::memcpy(v, cd, sizeof v);
+    v[word] = value;
+    return v;
+  };
+  refused(file, "version_2", with(0, 2), 8, false, H5T_NATIVE_FLOAT, "unknown version");
+  refused(file, "mode_4", with(1, 4), 8, false, H5T_NATIVE_FLOAT, "unknown mode");
+  refused(file, "mode_0", with(1, 0), 8, false, H5T_NATIVE_FLOAT, "unknown mode");
+  refused(file, "kind_3", with(2, 3), 8, false, H5T_NATIVE_FLOAT, "unknown bound kind");
+  refused(file, "flags_4", with(5, 4), 8, false, H5T_NATIVE_FLOAT, "unknown flags");
+  refused(file, "fill_flag_alone", with(5, 1), 6, false, H5T_NATIVE_FLOAT, "no fill value");
+  refused(file, "half_a_bound", cd, 4, false, H5T_NATIVE_FLOAT, "by half");
+  for (double bad : {double(NAN), -1.0, double(INFINITY), -double(INFINITY)}) {
+    unsigned v[8];
+    std::memcpy(v, cd, sizeof v);
+    words(bad, v + 3);
+    refused(file, ("bound_" + std::to_string(bad)).c_str(), v, 8, false, H5T_NATIVE_DOUBLE, "finite number >= 0");
+  }
+  unsigned f[8] = {1, 1, 1, 0, 0, 1, 0, 0};
+  words(1.0, f + 3);
+  words(0.1, f + 6);  // not a float32
+  refused(file, "fill_not_f32", f, 8, false, H5T_NATIVE_FLOAT, "not representable as float32");
+  words(double(NAN), f + 6);
+  refused(file, "fill_nan", f, 8, false, H5T_NATIVE_DOUBLE, "fill value must be finite");
+  refused(file, "ints_optional", cd, 8, false, H5T_NATIVE_INT, "not a little-endian float32 or float64");
+
+  // Accepted words with the filter asked as optional: set_local makes it mandatory, so a chunk hpcz
+  // could not code would fail the write rather than be stored raw. A filter after hpcz is fine.
+  hsize_t dims = 100, chunk = 50;
+  hid_t space = H5Screate_simple(1, &dims, nullptr), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 1, &chunk);
+  EXPECT(H5Pset_filter(dcpl, kHpcz, H5Z_FLAG_OPTIONAL, 8, cd) >= 0);
+  H5Pset_fletcher32(dcpl);
+  hid_t ds = H5Dcreate2(file, "optional_then_fletcher", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  EXPECT(ds >= 0);
+  std::vector<float> v(100), back(100);
+  for (int i = 0; i < 100; ++i) v[i] = float(i * i);
+  EXPECT(H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
+  EXPECT(H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()) >= 0);
+  bool within = true;
+  for (int i = 0; i < 100; ++i) within &= std::fabs(double(back[i]) - double(v[i])) <= 10.0;
+  EXPECT(within);
+  hid_t made = H5Dget_create_plist(ds);
+  unsigned flags = ~0u;
+  EXPECT(H5Pget_filter2(made, 0, &flags, nullptr, nullptr, 0, nullptr, nullptr) == kHpcz);
+  EXPECT((flags & H5Z_FLAG_OPTIONAL) == 0);
+  H5Pclose(made);
+  H5Dclose(ds);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -161,6 +260,7 @@ int main(int argc, char** argv) {
   roundtrip(file, "masked_f64", H5T_NATIVE_DOUBLE, masked, {100, 64, 128}, {50, 64, 128}, 1, 1, 1e-3, &fill, 1e-3);
   direct_chunks(file, ts, false);
   direct_chunks(file, ts, true);
+  refusals(file);
   // A type the filter does not code is refused when the dataset is created.
   unsigned cd[8] = {1, 1, 2, 0, 0, 0, 0, 0};
   words(1e-3, cd + 3);

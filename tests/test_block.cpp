@@ -1,9 +1,11 @@
 // Unit properties of the fast codec's building blocks.
+#include <cmath>
 #include <limits>
 #include <random>
 
 #include "common.hpp"
 #include "codecs/fast/chunk.hpp"
+#include "quant/range.hpp"
 
 using namespace hpcz::fast;
 
@@ -273,4 +275,64 @@ TEST(unit_quantize_quick_equals_fast_ok) {
   }
   CHECK_MSG(bad == 0, bad << " lanes where the quick path and quantize_fast disagree");
   CHECK(accepted > 300 * 2 * 4000 / 4);  // the cases above are not all rejected
+}
+
+namespace {
+// Whether eb <= e * r exactly, and (tight) the next double above eb is above e * r: e, r > 0 doubles,
+// eb finite. Scaled so that e * r lies in [1, 4), where fma's error term is exact.
+bool rounded_toward_zero(double eb, double e, double r) {
+  int se, sr;
+  const double e1 = std::frexp(e, &se) * 2, r1 = std::frexp(r, &sr) * 2;  // in [1, 2)
+  const double p = e1 * r1, lo = std::fma(e1, r1, -p);                    // e1 * r1 == p + lo exactly
+  const int s = se + sr - 2;
+  auto at_most = [&](double x) {  // x <= e * r
+    const double x1 = std::ldexp(x, -s);  // exact: x1 is near [1, 4)
+    return x1 < p || (x1 == p && lo >= 0);
+  };
+  return at_most(eb) && !at_most(std::nextafter(eb, INFINITY));
+}
+}  // namespace
+
+// rel -> abs: eb_abs = bound * (max - min) rounded toward zero, never above it (rounding to nearest
+// gave one subnormal ulp more, e.g. 0.7 * 2^-1074 -> 2^-1074).
+TEST(unit_rel_bound_rounds_toward_zero) {
+  using hpcz::BoundMode;
+  using hpcz::quant::absolute_bound;
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  std::mt19937_64 rng(51);
+  int checked = 0;
+  for (int k = 0; k < 200000; ++k) {
+    const double e = std::ldexp(double(rng() >> 11) + 1, -53 - int(rng() % 12));  // (0, 1)
+    double mn, mx;
+    switch (k % 3) {
+      case 0:  // a subnormal range, from subnormal values of either sign
+        mn = -double(rng() % 1000) * tiny;
+        mx = mn + double(rng() % (uint64_t(1) << (1 + rng() % 52)) + 1) * tiny;
+        break;
+      case 1:  // near the subnormals' top, normal and not
+        mn = std::ldexp(double(rng() % 4096), -1034);
+        mx = mn + std::ldexp(double(rng() % 4096 + 1), -1034 - int(rng() % 30));
+        break;
+      default:  // ordinary magnitudes, max - min a double
+        mn = 0;
+        mx = std::ldexp(double(rng() >> 11) + 1, int(rng() % 200) - 100);
+    }
+    const double r = mx - mn;
+    REQUIRE(r > 0 && r + mn == mx && mx - r == mn);  // the range is exact in double here
+    const double eb = absolute_bound(BoundMode::rel, e, true, mn, mx);
+    CHECK_MSG(rounded_toward_zero(eb, e, r),
+              std::hexfloat << "rel " << e << " of [" << mn << ", " << mx << "] -> " << eb);
+    ++checked;
+  }
+  CHECK(checked == 200000);
+  CHECK(absolute_bound(BoundMode::rel, 0.7, true, 0.0, tiny) == 0.0);
+  CHECK(absolute_bound(BoundMode::rel, 0.5, true, -tiny, 2 * tiny) == tiny);  // 1.5 ulp -> 1
+  // max - min not a double: 1 + 2^-53 + 2^-60 rounds up to 1 + 2^-52; the range is rounded down to 1.
+  CHECK(absolute_bound(BoundMode::rel, 0.5, true, -(0x1p-53 + 0x1p-60), 1.0) == 0.5);
+  // max - min overflows: halves.
+  const double big = std::numeric_limits<double>::max();
+  CHECK(absolute_bound(BoundMode::rel, 0.25, true, -big, big) == big / 2);
+  CHECK(absolute_bound(BoundMode::rel, 1.0, true, -big, big) == big);
+  CHECK(absolute_bound(BoundMode::rel, 1e-3, true, 1.0, 1.0) == 0.0);
+  CHECK(absolute_bound(BoundMode::abs, 2.5, true, 1.0, 1.0) == 2.5);
 }

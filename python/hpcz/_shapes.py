@@ -17,3 +17,16 @@ def as_coded_shape(array):
     """The array as hpcz codes it: C order, in its coded_shape."""
     array = np.ascontiguousarray(array)
     return array.reshape(coded_shape(array.shape))
+
+
+def check_archive_fits(head, dtype, count, what):
+    """Raises hpcz's message where an archive (its header, hpcz.info) does not hold `count` values of
+    `dtype`, the chunk it is decoded for: checked before decoding, as the HDF5 filter does, rather
+    than left to a reshape's confusing error (or, where the bytes agree, wrong values)."""
+    from ._errors import InvalidArgumentError
+
+    dtype = np.dtype(dtype)
+    if np.dtype(head["dtype"]) != dtype or head["n_values"] != count:
+        raise InvalidArgumentError(
+            f"the archive holds {head['n_values']} {head['dtype']} values (shape {tuple(head['shape'])}), "
+            f"not the {count} {dtype.name} values of {what}", 1)

@@ -12,6 +12,7 @@ one hpcz archive; a rel bound is relative to each chunk's own range. docs/FORMAT
 """
 
 import ctypes
+import math
 import os
 import struct
 from collections.abc import Mapping
@@ -55,13 +56,17 @@ class Hpcz(Mapping):
     filter_id = FILTER_ID
 
     def __init__(self, abs=None, rel=None, mode="fast", lossless=False, fill=None):
+        # The filter's set_local refuses the same (docs/FORMAT.md, "HDF5 filter"), with the same words;
+        # checked here too so that the mistake is named where it is made.
         if (abs is None) == (rel is None):
             raise InvalidArgumentError("give exactly one of abs= and rel=", 1)
         if mode not in ("fast", "ratio", "interp"):
             raise InvalidArgumentError(f"mode must be 'fast', 'ratio' or 'interp', not {mode!r}", 1)
-        bound = abs if abs is not None else rel
-        if not float(bound) >= 0:
-            raise InvalidArgumentError(f"the bound must be >= 0, not {bound!r}", 1)
+        bound = float(abs if abs is not None else rel)
+        if not (bound >= 0 and math.isfinite(bound)):
+            raise InvalidArgumentError(f"the error bound must be a finite number >= 0, not {bound!r}", 1)
+        if fill is not None and not math.isfinite(float(fill)):
+            raise InvalidArgumentError(f"the fill value must be finite, not {fill!r}", 1)
         flags = (1 if fill is not None else 0) | (2 if lossless else 0)
         self.filter_options = tuple([_PARAMS_VERSION, {"fast": 1, "ratio": 2, "interp": 3}[mode], 1 if abs is not None else 2]
                                     + _words(bound) + [flags] + _words(fill if fill is not None else 0.0))

@@ -7,10 +7,10 @@ merged (the same values in the same order); a 0-d chunk as one value.
 
 import numpy as np
 from numcodecs.abc import Codec
-from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
+from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like, ndarray_copy
 
 import hpcz
-from hpcz._shapes import as_coded_shape
+from hpcz._shapes import as_coded_shape, check_archive_fits
 
 
 class Hpcz(Codec):
@@ -39,8 +39,16 @@ class Hpcz(Codec):
                              lossless=self.lossless, fill=self.fill)
 
     def decode(self, buf, out=None):
-        values = hpcz.decompress(ensure_contiguous_ndarray(buf))
-        return ndarray_copy(values, out)
+        buf = ensure_contiguous_ndarray(buf)
+        if out is not None:
+            dst = ensure_ndarray_like(out)
+            head = hpcz.info(buf, verify=False)
+            if dst.dtype.kind == "f":
+                check_archive_fits(head, dst.dtype, dst.size, f"out (shape {dst.shape})")
+            elif dst.nbytes != head["n_values"] * np.dtype(head["dtype"]).itemsize:  # a byte buffer
+                raise hpcz.InvalidArgumentError(
+                    f"the archive holds {head['n_values']} {head['dtype']} values, not the {dst.nbytes} bytes of out", 1)
+        return ndarray_copy(hpcz.decompress(buf), out)
 
     def get_config(self):
         config = {"id": self.codec_id, "mode": self.mode, "lossless": self.lossless, "fill": self.fill}

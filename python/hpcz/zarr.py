@@ -19,7 +19,7 @@ from zarr.abc.codec import ArrayBytesCodec
 from zarr.registry import register_codec
 
 import hpcz
-from hpcz._shapes import as_coded_shape
+from hpcz._shapes import as_coded_shape, check_archive_fits
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,11 @@ class Hpcz(ArrayBytesCodec):
         todo = [(i, b, spec) for i, (b, spec) in enumerate(items) if b is not None]
 
         def code():
-            return hpcz.decompress_batch([b.as_numpy_array() for _, b, _ in todo])
+            blobs = [b.as_numpy_array() for _, b, _ in todo]
+            for blob, (_, _, spec) in zip(blobs, todo):
+                check_archive_fits(hpcz.info(blob, verify=False), spec.dtype.to_native_dtype(),
+                                   int(np.prod(spec.shape, dtype=np.int64)), f"a chunk of shape {tuple(spec.shape)}")
+            return hpcz.decompress_batch(blobs)
         out = [None] * len(items)
         for (i, _, spec), values in zip(todo, await asyncio.to_thread(code)):
             out[i] = spec.prototype.nd_buffer.from_numpy_array(values.reshape(spec.shape))

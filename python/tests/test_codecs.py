@@ -110,3 +110,32 @@ def test_numcodecs_zero_extent_beyond_four_dimensions():
     codec = hpcz.numcodecs.Hpcz(abs=1e-3)
     a = np.empty((2, 0, 3, 4, 5), dtype=np.float32)
     assert np.asarray(codec.decode(codec.encode(a))).size == 0
+
+
+def test_numcodecs_refuses_an_out_of_another_shape_or_dtype():
+    codec = hpcz.numcodecs.Hpcz(abs=1e-3)
+    enc = codec.encode(np.linspace(0, 1, 100, dtype=np.float32))
+    # the same bytes as the archive's values (float64 of 50): decoded as they are, they were wrong values
+    for out in (np.empty(50, np.float32), np.empty(100, np.float64), np.empty(50, np.float64)):
+        with pytest.raises(hpcz.InvalidArgumentError, match="the archive holds 100 float32 values"):
+            codec.decode(enc, out=out)
+    with pytest.raises(hpcz.InvalidArgumentError, match="the archive holds 100 float32 values"):
+        codec.decode(enc, out=bytearray(100))
+    out = bytearray(400)  # a byte buffer of the right size takes the values
+    codec.decode(enc, out=out)
+    assert np.abs(np.frombuffer(out, np.float32) - np.linspace(0, 1, 100, dtype=np.float32)).max() <= 1e-3
+
+
+@pytest.mark.parametrize("other", [dict(chunks=(8, 16), dtype="float64"), dict(chunks=(8, 16), dtype="float32")])
+def test_zarr_v3_refuses_a_chunk_of_another_shape_or_dtype(tmp_path, other):
+    # A chunk file replaced by another array's: the float64 one has the same bytes as the chunk's values.
+    a = np.random.default_rng(5).standard_normal((16, 16)).astype(np.float32)
+    z = zarr.create_array(str(tmp_path / "a.zarr"), shape=(16, 16), chunks=(16, 16), dtype="float32",
+                          serializer=hpcz.zarr.Hpcz(abs=1e-3), compressors=None)
+    z[...] = a
+    b = zarr.create_array(str(tmp_path / "b.zarr"), shape=other["chunks"], serializer=hpcz.zarr.Hpcz(abs=1e-3),
+                          compressors=None, **other)
+    b[...] = np.ones(other["chunks"])
+    (tmp_path / "a.zarr" / "c" / "0" / "0").write_bytes((tmp_path / "b.zarr" / "c" / "0" / "0").read_bytes())
+    with pytest.raises(hpcz.InvalidArgumentError, match=f"the archive holds 128 {other['dtype']} values"):
+        zarr.open_array(str(tmp_path / "a.zarr"), mode="r")[...]

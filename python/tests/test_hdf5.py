@@ -63,9 +63,50 @@ def test_integer_datasets_are_refused(tmp_path):
 
 
 def test_bad_options_are_refused():
-    for kw in ({}, {"abs": 1, "rel": 1}, {"abs": -1.0}, {"rel": 1e-3, "mode": "best"}):
+    for kw in ({}, {"abs": 1, "rel": 1}, {"abs": -1.0}, {"rel": 1e-3, "mode": "best"}, {"abs": float("nan")},
+               {"rel": float("inf")}, {"abs": 1.0, "fill": float("nan")}):
         with pytest.raises(ValueError):
             hh.Hpcz(**kw)
+
+
+def test_shuffle_before_hpcz_fails_at_create_dataset(tmp_path):
+    # The shuffle filter runs first: hpcz would bound shuffled bytes read as floats (max error 522,712
+    # for abs=10 before set_local refused it).
+    a = np.fromfile(SAMPLE, dtype=np.float32).reshape(100, 64, 128)[:10] * 1000
+    with h5py.File(tmp_path / "s.h5", "w") as f:
+        with pytest.raises(ValueError, match="hpcz must be the first filter"):
+            f.create_dataset("x", data=a, chunks=(5, 64, 128), shuffle=True, **hh.Hpcz(abs=10))
+        assert "x" not in f
+        # A filter after hpcz sees only the archive: allowed, and the bound holds.
+        f.create_dataset("y", data=a, chunks=(5, 64, 128), fletcher32=True, **hh.Hpcz(abs=10))
+        assert violations(a, f["y"][...], 10) == 0
+
+
+def opts(bound=1.0, version=1, mode=1, kind=1, flags=0, fill=0.0, n=8):
+    return tuple([version, mode, kind] + hh._words(bound) + [flags] + hh._words(fill))[:n]
+
+
+@pytest.mark.parametrize("words, reason", [
+    (opts(bound=float("nan")), "finite number >= 0"), (opts(bound=-1.0), "finite number >= 0"),
+    (opts(bound=float("inf")), "finite number >= 0"), (opts(version=2), "unknown version"),
+    (opts(mode=9), "unknown mode"), (opts(kind=0), "unknown bound kind"), (opts(flags=8), "unknown flags"),
+    (opts(flags=1, n=6), "no fill value"), (opts(flags=1, fill=0.1), "not representable as float32"),
+])
+def test_invalid_words_fail_at_create_dataset(tmp_path, words, reason):
+    # Words the helper would not build, given to h5py directly: refused at create_dataset with hpcz's
+    # reason, not stored raw at write time (h5py adds the filter as optional).
+    with h5py.File(tmp_path / "w.h5", "w") as f:
+        with pytest.raises(ValueError, match=reason):
+            f.create_dataset("x", data=np.arange(1000, dtype=np.float32), chunks=(100,), compression=hh.FILTER_ID,
+                             compression_opts=words)
+
+
+def test_the_filter_is_stored_mandatory(tmp_path):
+    # h5py adds it as optional; set_local clears that, so a chunk hpcz cannot code fails the write.
+    with h5py.File(tmp_path / "m.h5", "w") as f:
+        f.create_dataset("x", data=np.arange(1000, dtype=np.float32), chunks=(100,), **hh.Hpcz(abs=1))
+        code, flags = f["x"].id.get_create_plist().get_filter(0)[:2]
+        assert code == hh.FILTER_ID and flags & h5py.h5z.FLAG_OPTIONAL == 0
 
 
 def run_alone(code, tmp_path):

@@ -51,6 +51,14 @@ HPCZ_HD int bit_width32(uint32_t x) {
 #endif
 }
 
+HPCZ_HD int bit_width64(uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return 64 - __clzll(static_cast<long long>(x));
+#else
+  return x ? 64 - __builtin_clzll(x) : 0;
+#endif
+}
+
 // Little-endian byte access at any alignment. Archives are little-endian on every host.
 HPCZ_HD uint32_t load_u32_le(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;

@@ -40,18 +40,63 @@ HPCZ_HD void widen_keys(typename Bits<T>::type nmin, typename Bits<T>::type nmax
   kmax = any ? range_key(double(narrow_value<T>(nmax))) : 0;
 }
 
+// A positive finite double as m * 2^e, m < 2^53 (subnormals too).
+HPCZ_HD void split_double(double x, uint64_t& m, int& e) {
+  const uint64_t u = to_bits(x);
+  const int biased = int(u >> 52);
+  m = (u & 0xfffffffffffffull) | (biased ? uint64_t(1) << 52 : 0);
+  e = (biased ? biased : 1) - 1075;
+}
+// hi:lo = a * b, in 32-bit pieces (the same integers on every backend).
+HPCZ_HD void mul_64x64(uint64_t a, uint64_t b, uint64_t& hi, uint64_t& lo) {
+  const uint64_t a0 = uint32_t(a), a1 = a >> 32, b0 = uint32_t(b), b1 = b >> 32;
+  const uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const uint64_t mid = (p00 >> 32) + uint32_t(p01) + uint32_t(p10);
+  lo = (mid << 32) | uint32_t(p00);
+  hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+// The largest double <= (hi:lo) * 2^e, DBL_MAX where that is larger: truncating the integer to the
+// bits a double keeps at that magnitude (53, or fewer among the subnormals) rounds toward zero.
+HPCZ_HD double toward_zero(uint64_t hi, uint64_t lo, int e) {
+  const int w = hi ? 64 + bit_width64(hi) : bit_width64(lo);
+  int shift = w - 53;
+  if (e + shift < -1074) shift = -1074 - e;
+  uint64_t m;
+  if (shift >= 128) m = 0;
+  else if (shift >= 64) m = hi >> (shift - 64);
+  else if (shift > 0) m = (lo >> shift) | (hi << (64 - shift));
+  else m = lo << -shift;  // w <= 53 here: hi == 0
+  if (m < (uint64_t(1) << 52)) return from_bits<double>(m);  // a subnormal (or 0): e + shift == -1074
+  const int biased = e + shift + 1075;
+  return biased >= 2047 ? from_bits<double>(0x7fefffffffffffffull) : from_bits<double>((uint64_t(biased - 1) << 52) + m);
+}
+
 // eb actually used: abs as given; rel times (max - min) of the finite, non-fill values (0 if none),
-// kept finite. Where max - min overflows (f64 values of both signs near DBL_MAX) it is taken as
-// 2 * (bound * (max/2 - min/2)): the halves are exact, so that is the same rounding of the true product
-// that bound * (max - min) gives whenever it does not overflow. (Clamping the overflowed range to
-// DBL_MAX instead gave a bound far looser than the one asked for.)
+// rounded toward zero so that it is never above the bound asked for. max - min is r + err exactly
+// (TwoSum); where err < 0 the double below r is used: the range rounded down. The product of the two
+// doubles is then formed exactly in integers and truncated. (Rounding to nearest gave up to half an ulp
+// more than bound * range, a whole one among the subnormals.) Where max - min overflows (f64 values of
+// both signs near DBL_MAX), the halves are used and the exponent put back: halving is exact there.
 HPCZ_HD double absolute_bound(BoundMode mode, double bound, bool range_valid, double mn, double mx) {
   constexpr double kMax = 1.7976931348623157e308;
   if (mode == BoundMode::abs) return bound;
-  if (!range_valid || bound == 0) return 0.0;
-  const double r = mx - mn;
-  const double e = r <= kMax ? bound * r : 2 * (bound * (mx * 0.5 - mn * 0.5));
-  return e <= kMax ? e : kMax;
+  if (!range_valid || !(bound > 0)) return 0.0;
+  int scale = 0;
+  double a = mx, b = -mn, r = a + b;
+  if (!(r <= kMax)) {
+    a = mx * 0.5, b = -mn * 0.5, r = a + b;
+    scale = 1;
+  }
+  const double bv = r - a;
+  const double err = (a - (r - bv)) + (b - bv);
+  if (err < 0) r = from_bits<double>(to_bits(r) - 1);
+  if (!(r > 0)) return 0.0;
+  uint64_t mb, mr, hi, lo;
+  int eb, er;
+  split_double(bound, mb, eb);
+  split_double(r, mr, er);
+  mul_64x64(mb, mr, hi, lo);
+  return toward_zero(hi, lo, eb + er + scale);
 }
 
 // An abs bound above 0 needs no range before coding: its step's margin (choose_step) is taken from the
