@@ -4,7 +4,7 @@
 # and host-path tests; the Python tests on the GPU; bench/python/host_batch.py on both builds, on the
 # same bytes, in the same run.
 # usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
-# lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES]
+# lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES] [MODES=fast,ratio]
 #   STAGES: any of build,tests,sanitize,pytest,ab,probe,bench (default all but ab and probe)
 set -u
 out=${1:?OUTDIR}
@@ -12,6 +12,7 @@ old=${2:-}
 size=${3:-1024}
 reps=${4:-5}
 stages=${5:-build,tests,sanitize,pytest,bench}
+modes=${6:-fast,ratio}
 has() { [[ ",$stages," == *",$1,"* ]]; }
 mkdir -p "$out"
 export HPCZ_SHARED_DATA=$PWD/.data PYTHONUNBUFFERED=1
@@ -85,7 +86,7 @@ if has bench; then
     [ -d build-$which/pkg ] || continue
     echo "== host_batch.py, $which build =="
     (root=$PWD; cd bench/python && PYTHONPATH=$root/build-$which/pkg:${PYTHONPATH:-} timeout 280 python3 host_batch.py "../../$field" "$size" \
-      "$reps" gpu fast,ratio) >"$out/host_batch-$which.txt" 2>&1
+      "$reps" gpu "$modes") >"$out/host_batch-$which.txt" 2>&1
     echo "rc=$?"; cat "$out/host_batch-$which.txt"
   done
 fi

@@ -156,7 +156,7 @@ size_t compress_device_batch_workspace_size(const std::vector<ArrayRef>& arrays,
 
 void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& opt, void* const* d_outs,
                            const size_t* out_capacities, uint64_t* d_sizes, void* d_ws, size_t ws_size, void* stream) {
-  if (!gpu_available()) fail(ErrorCode::backend_unavailable, "no usable CUDA GPU");
+  if (!gpu_available()) pipeline::fail_no_gpu();
   if (arrays.empty()) return;
   const DeviceBatchPlan plan = plan_device_batch(arrays, opt, d_outs, d_sizes);
   if (ws_size < plan.workspace || !d_ws)
