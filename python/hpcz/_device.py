@@ -46,6 +46,17 @@ class _View:
         self.stream_handle = cai.get("stream")  # None: ready, nothing to order after
 
 
+def _batch_view(cupy, obj, what):
+    """_View, without the interface's dict for cupy's own C-contiguous arrays (a batch takes thousands)."""
+    if isinstance(obj, cupy.ndarray) and obj.flags.c_contiguous:
+        v = _View.__new__(_View)
+        v.obj, v.ptr, v.readonly = obj, obj.data.ptr, False
+        v.shape, v.dtype, v.size = obj.shape, obj.dtype, obj.size
+        v.stream_handle = None  # cupy's arrays are ordered on its current stream, the one the batch runs on
+        return v
+    return _View(obj, what)
+
+
 def _device_of(cupy, ptr, obj=None):
     if isinstance(obj, cupy.ndarray):
         return obj.device.id  # no driver query for cupy's own arrays
@@ -182,7 +193,7 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill):
     cupy = _cupy()
     if lossless:
         raise InvalidArgumentError("lossless=True is for host arrays: the GPU path writes plain archives", 1)
-    views = [_View(a, "values") for a in arrays]
+    views = [_batch_view(cupy, a, "values") for a in arrays]
     statuses = [(0, "")] * len(arrays)
     dev = _device_of(cupy, views[0].ptr, arrays[0])
     plan, offset = [], 0
