@@ -211,7 +211,7 @@ def read(dset, *, out=None, device="auto"):
     chunks, offsets = _chunk_grid(dset)
     fill = dset.fillvalue
     for group in _batches(offsets, int(np.prod(chunks)) * dset.dtype.itemsize):
-        blobs, coded = [], []
+        blobs, coded, targets = [], [], []
         for off in group:
             sel = tuple(slice(o, min(o + c, n)) for o, c, n in zip(off, chunks, dset.shape))
             if dset.id.get_chunk_info_by_coord(off).byte_offset is None:
@@ -223,9 +223,27 @@ def read(dset, *, out=None, device="auto"):
                 continue
             blobs.append(blob)
             coded.append((off, sel))
-        for (off, sel), values in zip(coded, decompress_batch(blobs, device=device)):
+            # A whole chunk whose place in out is one contiguous run (chunks spanning the faster
+            # dimensions) is decoded there; the others into an array of their own, then copied.
+            view = out[sel]
+            whole = all(s.stop - s.start == c for s, c in zip(sel, chunks))
+            targets.append(view if whole and view.flags.c_contiguous else None)
+        for (off, sel), target, values in zip(coded, targets, _decode_chunks(dset, blobs, targets, device)):
+            if target is not None:
+                continue
             if values.size != int(np.prod(chunks)) or values.dtype != dset.dtype:
                 raise InvalidArgumentError(f"dataset {dset.name}: the chunk at {off} holds {values.dtype} of "
                                            f"{values.size} values, not a chunk of {chunks}", 1)
             out[sel] = values.reshape(chunks)[tuple(slice(0, s.stop - s.start) for s in sel)]
     return out
+
+
+def _decode_chunks(dset, blobs, targets, device):
+    """decompress_batch into the targets (None: a new array), with the dataset named in an error."""
+    from . import Error, decompress_batch
+
+    results = decompress_batch(blobs, out=targets, device=device, errors="return")
+    for r in results:
+        if isinstance(r, Error):
+            raise type(r)(f"dataset {dset.name}: {r}", r.code)
+    return results
