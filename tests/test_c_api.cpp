@@ -128,3 +128,74 @@ TEST(unit_c_api_device_calls) {
   }
 #endif
 }
+
+// The C device batch: each archive is hpcz_compress's, each decodes as hpcz_decompress does.
+TEST(unit_c_api_device_batch) {
+#ifdef HPCZ_HAS_CUDA
+  if (!hpcz::gpu_available()) return;
+  const auto fields = testutil::real_fields();
+  REQUIRE(!fields.empty());
+  const testutil::Field& f = fields.front();
+  const uint64_t n = std::min<uint64_t>(f.n(), 300000);
+  std::vector<std::vector<uint8_t>> values(3);
+  values[0].assign(f.bytes.begin(), f.bytes.begin() + n * hpcz::dtype_size(f.dtype));
+  values[1].assign(f.bytes.begin(), f.bytes.begin() + (n / 7) * hpcz::dtype_size(f.dtype));
+  values[2].assign(f.bytes.begin(), f.bytes.begin() + 3 * hpcz::dtype_size(f.dtype));
+  const int dtype = f.dtype == hpcz::DType::f64 ? HPCZ_F64 : HPCZ_F32;
+  const size_t vs = hpcz::dtype_size(f.dtype);
+  const int dtypes[3] = {dtype, dtype, dtype}, ndims[3] = {1, 1, 1};
+  const uint64_t dims[12] = {n, 0, 0, 0, n / 7, 0, 0, 0, 3, 0, 0, 0};
+  hpcz_options o{};
+  o.mode = HPCZ_REL;
+  o.bound = 1e-3;
+  o.codec = HPCZ_FAST;
+  o.backend = HPCZ_CPU;
+  std::vector<void*> d_in(3), d_out(3), d_back(3);
+  std::vector<size_t> caps(3);
+  std::vector<std::vector<uint8_t>> host(3);
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t count = values[i].size() / vs;
+    caps[i] = hpcz_max_compressed_size(count, dtype);
+    host[i].resize(caps[i]);
+    size_t size = 0;
+    REQUIRE(hpcz_compress(values[i].data(), dtype, dims + 4 * i, 1, &o, host[i].data(), caps[i], &size) == HPCZ_OK);
+    host[i].resize(size);
+    REQUIRE(cudaMalloc(&d_in[i], values[i].size()) == cudaSuccess && cudaMalloc(&d_out[i], caps[i]) == cudaSuccess &&
+            cudaMalloc(&d_back[i], values[i].size()) == cudaSuccess);
+    cudaMemcpy(d_in[i], values[i].data(), values[i].size(), cudaMemcpyHostToDevice);
+  }
+  size_t ws = 0;
+  REQUIRE(hpcz_compress_device_batch_workspace_size(3, dtypes, dims, ndims, &o, &ws) == HPCZ_OK);
+  void *d_ws = nullptr, *d_sizes = nullptr, *d_status = nullptr;
+  REQUIRE(cudaMalloc(&d_ws, ws) == cudaSuccess && cudaMalloc(&d_sizes, 24) == cudaSuccess &&
+          cudaMalloc(&d_status, 12) == cudaSuccess);
+  CHECK(hpcz_compress_device_batch(3, d_in.data(), dtypes, dims, ndims, &o, d_out.data(), caps.data(),
+                                   static_cast<uint64_t*>(d_sizes), d_ws, ws, nullptr) == HPCZ_OK);
+  uint64_t sizes[3] = {};
+  REQUIRE(cudaMemcpy(sizes, d_sizes, 24, cudaMemcpyDeviceToHost) == cudaSuccess);
+  std::vector<uint8_t> headers(3 * 144);
+  for (int i = 0; i < 3; ++i) {
+    std::vector<uint8_t> dev(std::min<uint64_t>(sizes[i], caps[i]));
+    cudaMemcpy(dev.data(), d_out[i], dev.size(), cudaMemcpyDeviceToHost);
+    CHECK_MSG(dev == host[i], "array " << i << ": the device batch archive differs from hpcz_compress's");
+    std::memcpy(headers.data() + 144 * i, host[i].data(), 144);
+  }
+  size_t dws = 0;
+  REQUIRE(hpcz_decompress_device_batch_workspace_size(3, headers.data(), 144, &dws) == HPCZ_OK);
+  void* d_dws = nullptr;
+  REQUIRE(cudaMalloc(&d_dws, dws) == cudaSuccess);
+  CHECK(hpcz_decompress_device_batch(3, headers.data(), 144, d_out.data(), d_back.data(),
+                                     static_cast<uint32_t*>(d_status), d_dws, dws, nullptr) == HPCZ_OK);
+  uint32_t status[3] = {7, 7, 7};
+  REQUIRE(cudaMemcpy(status, d_status, 12, cudaMemcpyDeviceToHost) == cudaSuccess);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(status[i] == 0);
+    std::vector<uint8_t> back(values[i].size()), ref(values[i].size());
+    cudaMemcpy(back.data(), d_back[i], back.size(), cudaMemcpyDeviceToHost);
+    REQUIRE(hpcz_decompress(host[i].data(), host[i].size(), ref.data(), ref.size(), HPCZ_CPU) == HPCZ_OK);
+    CHECK_MSG(back == ref, "array " << i << ": the device batch decode differs from hpcz_decompress's");
+  }
+  for (int i = 0; i < 3; ++i) cudaFree(d_in[i]), cudaFree(d_out[i]), cudaFree(d_back[i]);
+  for (void* p : {d_ws, d_sizes, d_status, d_dws}) cudaFree(p);
+#endif
+}

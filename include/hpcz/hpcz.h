@@ -80,6 +80,26 @@ int hpcz_decompress_device_workspace_size(const void* header, size_t header_size
 int hpcz_decompress_device(const void* header, size_t header_size, const void* d_archive, void* d_out,
                            uint32_t* d_status, void* d_workspace, size_t workspace_size, void* stream);
 
+/* Device batches (hpcz.hpp's compress_device_batch): item i's values at d_in[i] (a device pointer),
+ * dtypes[i], ndims[i] dims at dims[4 * i ...], one set of options for all; archive i to d_outs[i]
+ * (out_capacities[i] >= hpcz_max_compressed_size), its size to d_sizes[i] (a device array of n uint64_t).
+ * One set of launches in the fast mode. The call copies the batch's tables from host memory into the
+ * workspace, a copy that may wait for the stream's earlier work. */
+int hpcz_compress_device_batch_workspace_size(size_t n, const int* dtypes, const uint64_t* dims, const int* ndims,
+                                              const hpcz_options* opt, size_t* workspace_size);
+int hpcz_compress_device_batch(size_t n, const void* const* d_in, const int* dtypes, const uint64_t* dims,
+                               const int* ndims, const hpcz_options* opt, void* const* d_outs,
+                               const size_t* out_capacities, uint64_t* d_sizes, void* d_workspace,
+                               size_t workspace_size, void* stream);
+/* headers: n host copies of the archives' first header_size bytes, header_size apart. Archive i at
+ * d_archives[i] to d_outs[i]; its status word (as hpcz_decompress_device's) to d_status[i] (a device
+ * array of n uint32_t). */
+int hpcz_decompress_device_batch_workspace_size(size_t n, const void* headers, size_t header_size,
+                                                size_t* workspace_size);
+int hpcz_decompress_device_batch(size_t n, const void* headers, size_t header_size, const void* const* d_archives,
+                                 void* const* d_outs, uint32_t* d_status, void* d_workspace, size_t workspace_size,
+                                 void* stream);
+
 const char* hpcz_last_error(void);
 const char* hpcz_version(void);
 

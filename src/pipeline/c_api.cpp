@@ -211,6 +211,73 @@ int hpcz_decompress_device(const void* header, size_t header_size, const void* d
   });
 }
 
+namespace {
+// A device batch's arrays and their common options (the item's own request for each).
+std::vector<hpcz::ArrayRef> device_batch_arrays(size_t n, const void* const* d_in, const int* dtypes,
+                                                const uint64_t* dims, const int* ndims, const hpcz_options* opt,
+                                                hpcz::Options& o) {
+  if (n && (!dtypes || !dims || !ndims)) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+  std::vector<hpcz::ArrayRef> arrays(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Request r = request_of(dtypes[i], dims + 4 * i, ndims[i], opt);
+    arrays[i] = {d_in ? d_in[i] : nullptr, r.dtype, r.dims};
+    o = r.opt;
+  }
+  return arrays;
+}
+std::vector<hpcz::ArchiveInfo> device_batch_infos(size_t n, const void* headers, size_t header_size) {
+  if (n && !headers) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+  std::vector<hpcz::ArchiveInfo> infos;
+  for (size_t i = 0; i < n; ++i)
+    infos.push_back(header_of(static_cast<const uint8_t*>(headers) + i * header_size, header_size));
+  return infos;
+}
+}  // namespace
+
+int hpcz_compress_device_batch_workspace_size(size_t n, const int* dtypes, const uint64_t* dims, const int* ndims,
+                                              const hpcz_options* opt, size_t* workspace_size) {
+  return guard([&] {
+    if (!workspace_size) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+    hpcz::Options o;
+    *workspace_size = hpcz::compress_device_batch_workspace_size(device_batch_arrays(n, nullptr, dtypes, dims, ndims, opt, o), o);
+    return int(HPCZ_OK);
+  });
+}
+
+int hpcz_compress_device_batch(size_t n, const void* const* d_in, const int* dtypes, const uint64_t* dims,
+                               const int* ndims, const hpcz_options* opt, void* const* d_outs,
+                               const size_t* out_capacities, uint64_t* d_sizes, void* d_workspace,
+                               size_t workspace_size, void* stream) {
+  return guard([&] {
+    if (n && (!d_in || !d_outs || !out_capacities || !d_sizes))
+      throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+    hpcz::Options o;
+    const auto arrays = device_batch_arrays(n, d_in, dtypes, dims, ndims, opt, o);
+    hpcz::compress_device_batch(arrays, o, d_outs, out_capacities, d_sizes, d_workspace, workspace_size, stream);
+    return int(HPCZ_OK);
+  });
+}
+
+int hpcz_decompress_device_batch_workspace_size(size_t n, const void* headers, size_t header_size,
+                                                size_t* workspace_size) {
+  return guard([&] {
+    if (!workspace_size) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+    *workspace_size = hpcz::decompress_device_batch_workspace_size(device_batch_infos(n, headers, header_size));
+    return int(HPCZ_OK);
+  });
+}
+
+int hpcz_decompress_device_batch(size_t n, const void* headers, size_t header_size, const void* const* d_archives,
+                                 void* const* d_outs, uint32_t* d_status, void* d_workspace, size_t workspace_size,
+                                 void* stream) {
+  return guard([&] {
+    if (n && (!d_archives || !d_outs || !d_status)) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+    hpcz::decompress_device_batch(device_batch_infos(n, headers, header_size), d_archives, d_outs, d_status, d_workspace,
+                                  workspace_size, stream);
+    return int(HPCZ_OK);
+  });
+}
+
 const char* hpcz_last_error(void) { return g_last_error.c_str(); }
 const char* hpcz_version(void) { return hpcz::version_string(); }
 }
