@@ -428,7 +428,7 @@ void check_fold_cases(const char* type) {
 
 // The vectorized range pass gives the scalar definition's keys: special values, fill values, every
 // alignment and tail, and the real fields.
-TEST(range_fold_matches_scalar) {
+TEST(adv_range_fold_matches_scalar) {
   check_fold_cases<float>("f32");
   check_fold_cases<double>("f64");
   for (const Field& f : real_fields()) {

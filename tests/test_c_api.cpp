@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "format/header.hpp"
 #include "hpcz/hpcz.h"
 #ifdef HPCZ_HAS_CUDA
 #include <cuda_runtime.h>
@@ -198,4 +199,15 @@ TEST(unit_c_api_device_batch) {
   for (int i = 0; i < 3; ++i) cudaFree(d_in[i]), cudaFree(d_out[i]), cudaFree(d_back[i]);
   for (void* p : {d_ws, d_sizes, d_status, d_dws}) cudaFree(p);
 #endif
+}
+
+// The version string names the format versions the code writes and reads (format::archive_version,
+// format::kVersion), so that `hpcz --version` cannot drift from them.
+TEST(unit_version_names_the_format_versions) {
+  const std::string v = hpcz_version();
+  const std::string reads = "reads 1 to " + std::to_string(hpcz::format::kVersion) + ")";
+  CHECK_MSG(v.find(reads) != std::string::npos, v << ": no '" << reads << "'");
+  const std::string fast = "writes format " + std::to_string(hpcz::format::archive_version(hpcz::Codec::fast, false));
+  CHECK_MSG(v.find(fast) != std::string::npos, v << ": no '" << fast << "'");
+  CHECK_MSG(v.rfind("hpcz ", 0) == 0, v);
 }

@@ -22,7 +22,8 @@ from ._errors import (BackendUnavailableError, CorruptArchiveError, CudaError, E
 __all__ = ["compress", "decompress", "compress_batch", "decompress_batch", "release_cached_buffers", "info", "gpu_available", "Error", "InvalidArgumentError",
            "CorruptArchiveError", "UnsupportedError", "BackendUnavailableError", "CudaError", "InternalError",
            "HpczIOError", "__version__"]
-__version__ = "0.1.0"
+# The library's release ("hpcz 0.1.0 (writes format ...)"), one number for the C++ and Python sides.
+__version__ = _hpcz.version().split()[1]
 
 _MODES = ("fast", "ratio", "interp")
 _DEVICES = ("auto", "cpu", "gpu")

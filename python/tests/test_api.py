@@ -200,3 +200,16 @@ def test_damaged_archives_of_empty_arrays():
         hpcz.decompress(blob + b"garbage" * 100)
     with pytest.raises(hpcz.CorruptArchiveError):
         hpcz.decompress(hpcz.compress(np.ones(10_000, dtype=np.float32), abs=1e-3)[:144])
+
+
+def test_version_is_the_library_release_and_the_package_version():
+    """hpcz.__version__ is the release the library reports, and pyproject.toml's where the tree is here."""
+    import pathlib
+    import re
+
+    assert hpcz.__version__ == hpcz._hpcz.version().split()[1]
+    assert re.fullmatch(r"\d+\.\d+\.\d+", hpcz.__version__)
+    toml = pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if toml.exists():
+        m = re.search(r'^version = "([^"]+)"', toml.read_text(), re.M)
+        assert m and m.group(1) == hpcz.__version__

@@ -156,6 +156,15 @@ ArchiveInfo decompress(const uint8_t* archive, size_t size, void* out, size_t ou
   return decode_into(archive, size, info, out, backend);
 }
 
-const char* version_string() { return "hpcz 0.1.0 (format 3; reads 1 to 3)"; }
+// The release, the format versions written (format::archive_version) and the newest one read.
+const char* version_string() {
+  static const std::string s = std::string("hpcz ") + HPCZ_RELEASE + " (writes format " +
+                               std::to_string(format::archive_version(Codec::fast, false)) + " in the fast mode, " +
+                               std::to_string(format::archive_version(Codec::ratio, false)) + " (" +
+                               std::to_string(format::archive_version(Codec::ratio, true)) +
+                               " with the second stage) in the ratio and interp modes; reads 1 to " +
+                               std::to_string(format::kVersion) + ")";
+  return s.c_str();
+}
 
 }  // namespace hpcz
