@@ -233,16 +233,16 @@ DecodeLimits decode_limits(const Args& a) {
   if (a.flag("--max-output")) l.max_output = parse_size(a, "--max-output");
   return l;
 }
-void check_limits(Source& in, const DecodeLimits& l) {
+void check_limits(Source& in, const std::string& name, const DecodeLimits& l) {
   if (!l.max_output) return;
   uint8_t head[kHeaderSize];
   const size_t n = size_t(std::min<uint64_t>(in.size(), sizeof head));
   in.read(0, head, n);
-  const ArchiveInfo i = inspect_header(head, n);
+  const ArchiveInfo i = about_input(name, [&] { return inspect_header(head, n); });
   const uint64_t need = i.n_values * dtype_size(i.dtype);
   if (need > l.max_output)
-    throw InputError("the archive's array is " + std::to_string(need) + " bytes, above --max-output (" +
-                     std::to_string(l.max_output) + ")");
+    throw InputError(input_name(name), "the archive's array is " + std::to_string(need) +
+                                           " bytes, above --max-output (" + std::to_string(l.max_output) + ")");
 }
 
 // The most resident memory the process has had (pinned buffers included; the page cache of its files not).
@@ -344,7 +344,7 @@ int cmd_decompress(const std::vector<std::string>& args) {
   PhaseClock clock;
   auto backend = resolve_backend_async(asked);
   StreamInput input(in);
-  check_limits(input.source(), limits);
+  check_limits(input.source(), in, limits);
   clock.mark("open");
   backend.get();  // started while the input opened
   clock.mark("backend start-up");
@@ -388,7 +388,7 @@ int cmd_test(const std::vector<std::string>& args) {
     try {
       StreamInput input(path);
       NullSink discard;
-      check_limits(input.source(), limits);
+      check_limits(input.source(), path, limits);
       const ArchiveInfo head = decompress_stream(input.source(), discard, asked, so, limits);
       note("%s: OK (%s %s)\n", path.c_str(), dtype_name(head.dtype), dims_string(head.dims).c_str());
     } catch (const InputError& e) {

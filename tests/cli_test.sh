@@ -439,6 +439,11 @@ done
 # --max-output: an archive whose array is larger is refused as bad input, before anything is decoded.
 expect 2 "test --max-output below the array" "$hpcz" test --max-output 1M "$tmp/a.hpcz"
 grep -q "max-output" "$tmp/err" && pass=$((pass + 1)) || { echo "FAIL: test --max-output says nothing of the limit"; fails=$((fails + 1)); }
+grep -q "^hpcz: $tmp/a.hpcz: the archive's array" "$tmp/err" && pass=$((pass + 1)) \
+  || { echo "FAIL: test --max-output does not name the archive: $(cat "$tmp/err")"; fails=$((fails + 1)); }
+head -c 50 "$tmp/a.hpcz" >"$tmp/short.hpcz"
+expect 2 "decompress --max-output of a truncated header" "$hpcz" decompress --max-output 1M -i "$tmp/short.hpcz" -o "$tmp/lim.out"
+one_line "decompress --max-output of a truncated header" "$tmp/short.hpcz: corrupt archive: truncated header"
 expect 0 "test --max-output above the array" "$hpcz" test --max-output 4M "$tmp/a.hpcz"
 expect 2 "decompress --max-output below the array" "$hpcz" decompress --max-output 3276799 -i "$tmp/a.hpcz" -o "$tmp/lim.out"
 [ ! -e "$tmp/lim.out" ] && pass=$((pass + 1)) || { echo "FAIL: a refused decompress left its output"; fails=$((fails + 1)); }
