@@ -233,16 +233,16 @@ DecodeLimits decode_limits(const Args& a) {
   if (a.flag("--max-output")) l.max_output = parse_size(a, "--max-output");
   return l;
 }
-void check_limits(Source& in, const DecodeLimits& l) {
+void check_limits(Source& in, const std::string& name, const DecodeLimits& l) {
   if (!l.max_output) return;
   uint8_t head[kHeaderSize];
   const size_t n = size_t(std::min<uint64_t>(in.size(), sizeof head));
   in.read(0, head, n);
-  const ArchiveInfo i = inspect_header(head, n);
+  const ArchiveInfo i = about_input(name, [&] { return inspect_header(head, n); });
   const uint64_t need = i.n_values * dtype_size(i.dtype);
   if (need > l.max_output)
-    throw InputError("the archive's array is " + std::to_string(need) + " bytes, above --max-output (" +
-                     std::to_string(l.max_output) + ")");
+    throw InputError(input_name(name), "the archive's array is " + std::to_string(need) +
+                                           " bytes, above --max-output (" + std::to_string(l.max_output) + ")");
 }
 
 // The most resident memory the process has had (pinned buffers included; the page cache of its files not).
@@ -344,7 +344,7 @@ int cmd_decompress(const std::vector<std::string>& args) {
   PhaseClock clock;
   auto backend = resolve_backend_async(asked);
   StreamInput input(in);
-  check_limits(input.source(), limits);
+  check_limits(input.source(), in, limits);
   clock.mark("open");
   backend.get();  // started while the input opened
   clock.mark("backend start-up");
@@ -388,7 +388,7 @@ int cmd_test(const std::vector<std::string>& args) {
     try {
       StreamInput input(path);
       NullSink discard;
-      check_limits(input.source(), limits);
+      check_limits(input.source(), path, limits);
       const ArchiveInfo head = decompress_stream(input.source(), discard, asked, so, limits);
       note("%s: OK (%s %s)\n", path.c_str(), dtype_name(head.dtype), dims_string(head.dims).c_str());
     } catch (const InputError& e) {
@@ -417,6 +417,10 @@ int cmd_info(const std::vector<std::string>& args) {
   if (a.pos.size() != 1) throw UsageError("info takes one archive");
   const InputFile archive(a.pos[0]);  // mapped: an archive of any size, no copy
   ArchiveInfo i = about_input(a.pos[0], [&] { return inspect(archive.data(), archive.size()); });
+  // The stage headers are read before anything is printed: a damaged one names the file, after no
+  // half-printed summary.
+  StageSizes z{};
+  if (i.codec != Codec::fast) z = about_input(a.pos[0], [&] { return stage_sizes(archive.data(), archive.size()); });
   const double raw = double(i.n_values * dtype_size(i.dtype));
   const char* dt = i.dtype == DType::f32 ? "f32" : "f64";
   const char* mode = i.mode == BoundMode::abs ? "abs" : "rel";
@@ -432,7 +436,6 @@ int cmd_info(const std::vector<std::string>& args) {
                 (unsigned long long)i.archive_size, json_num(raw / double(i.archive_size)).c_str(),
                 i.second_stage ? "true" : "false");
     if (i.codec != Codec::fast) {
-      const StageSizes z = stage_sizes(archive.data(), archive.size());
       std::printf("  \"stages\": {\"header_and_table\": %llu, \"codebook\": %llu, \"gap_metadata\": %llu, "
                   "\"codes\": %llu, \"outliers\": %llu, \"exceptions\": %llu, \"raw_chunks\": %llu, "
                   "\"second_stage_saved\": %lld},\n",
@@ -467,7 +470,6 @@ int cmd_info(const std::vector<std::string>& args) {
   std::printf("  chunks       %llu of %u values, data at offset %llu\n", (unsigned long long)i.n_chunks, i.chunk_values,
               (unsigned long long)i.data_offset);
   if (i.codec != Codec::fast) {
-    const StageSizes z = stage_sizes(archive.data(), archive.size());
     std::printf("  stages       codes %llu, codebook %llu, gap metadata %llu, outliers %llu, exceptions %llu,\n"
                 "               raw chunks %llu, header+table %llu bytes; second stage saved %lld\n",
                 (unsigned long long)z.codes, (unsigned long long)z.codebook, (unsigned long long)z.gap_metadata,
