@@ -51,6 +51,27 @@ hpcz::ArchiveInfo header_of(const void* header, size_t header_size) {
   if (!header) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
   return hpcz::inspect_header(static_cast<const uint8_t*>(header), header_size);
 }
+// A device batch's arrays and their common options (the item's own request for each).
+std::vector<hpcz::ArrayRef> device_batch_arrays(size_t n, const void* const* d_in, const int* dtypes,
+                                                const uint64_t* dims, const int* ndims, const hpcz_options* opt,
+                                                hpcz::Options& o) {
+  if (n && (!dtypes || !dims || !ndims)) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+  std::vector<hpcz::ArrayRef> arrays(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Request r = request_of(dtypes[i], dims + 4 * i, ndims[i], opt);
+    arrays[i] = {d_in ? d_in[i] : nullptr, r.dtype, r.dims};
+    o = r.opt;
+  }
+  return arrays;
+}
+std::vector<hpcz::ArchiveInfo> device_batch_infos(size_t n, const void* headers, size_t header_size) {
+  if (n && !headers) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+  std::vector<hpcz::ArchiveInfo> infos;
+  for (size_t i = 0; i < n; ++i)
+    infos.push_back(header_of(static_cast<const uint8_t*>(headers) + i * header_size, header_size));
+  return infos;
+}
+
 }  // namespace
 
 extern "C" {
@@ -211,28 +232,6 @@ int hpcz_decompress_device(const void* header, size_t header_size, const void* d
   });
 }
 
-namespace {
-// A device batch's arrays and their common options (the item's own request for each).
-std::vector<hpcz::ArrayRef> device_batch_arrays(size_t n, const void* const* d_in, const int* dtypes,
-                                                const uint64_t* dims, const int* ndims, const hpcz_options* opt,
-                                                hpcz::Options& o) {
-  if (n && (!dtypes || !dims || !ndims)) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
-  std::vector<hpcz::ArrayRef> arrays(n);
-  for (size_t i = 0; i < n; ++i) {
-    const Request r = request_of(dtypes[i], dims + 4 * i, ndims[i], opt);
-    arrays[i] = {d_in ? d_in[i] : nullptr, r.dtype, r.dims};
-    o = r.opt;
-  }
-  return arrays;
-}
-std::vector<hpcz::ArchiveInfo> device_batch_infos(size_t n, const void* headers, size_t header_size) {
-  if (n && !headers) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
-  std::vector<hpcz::ArchiveInfo> infos;
-  for (size_t i = 0; i < n; ++i)
-    infos.push_back(header_of(static_cast<const uint8_t*>(headers) + i * header_size, header_size));
-  return infos;
-}
-}  // namespace
 
 int hpcz_compress_device_batch_workspace_size(size_t n, const int* dtypes, const uint64_t* dims, const int* ndims,
                                               const hpcz_options* opt, size_t* workspace_size) {
