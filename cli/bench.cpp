@@ -39,9 +39,9 @@ std::vector<Bound> parse_bounds(const std::string& s) {
   while (std::getline(ss, part, ',')) {
     auto c = part.find(':');
     if (c == std::string::npos) throw UsageError("bound '" + part + "' must be rel:E or abs:E");
-    std::string m = part.substr(0, c);
-    if (m != "rel" && m != "abs") throw UsageError("bound mode must be rel or abs");
-    b.push_back({m == "rel" ? BoundMode::rel : BoundMode::abs, parse_number(part.substr(c + 1), "bound"), part});
+    const auto m = parse_bound_mode(part.substr(0, c));
+    if (!m) throw UsageError("bound mode must be " + names_list(bound_mode_names(), "") + ", not '" + part.substr(0, c) + "'");
+    b.push_back({*m, parse_number(part.substr(c + 1), "bound"), part});
   }
   return b;
 }
@@ -74,7 +74,7 @@ int bench_main(const std::vector<std::string>& args) {
     if (args[i] == "--mode" && args[i + 1] == "codebook") return bench_codebook_main(args);
   }
   std::string data_dir = default_data_dir(), filter, out_path, device = gpu_available() ? "gpu" : "cpu";
-  std::string bounds_s = "rel:1e-2,rel:1e-3,rel:1e-4", mode = "fast";
+  std::string bounds_s = "rel:1e-2,rel:1e-3,rel:1e-4", mode = codec_name(Options{}.codec);
   double size_mib = -1;
   int reps = 10;
   bool quick = false;  // throughput only: no CPU archive comparison, no host-to-host run
@@ -93,9 +93,13 @@ int bench_main(const std::vector<std::string>& args) {
   }
   if (device != "gpu" && device != "cpu") throw UsageError("--device must be gpu or cpu");
   if (reps < 1) throw UsageError("--reps must be >= 1");
-  if (mode != "fast" && mode != "ratio" && mode != "interp")
-    throw UsageError("--mode must be fast, ratio, interp, lossless or codebook");
-  const Codec codec = mode == "ratio" ? Codec::ratio : (mode == "interp" ? Codec::interp : Codec::fast);
+  const std::optional<Codec> parsed = parse_codec(mode);
+  if (!parsed) {
+    std::vector<std::string> modes = codec_names();
+    modes.insert(modes.end(), {"lossless", "codebook"});
+    throw UsageError("--mode must be " + names_list(modes, "") + ", not '" + mode + "'");
+  }
+  const Codec codec = *parsed;
   const bool gpu = device == "gpu";
   if (gpu && resolve_backend(Backend::automatic, codec) != Backend::gpu && gpu_available())
     throw UsageError("--mode " + mode + " has no GPU implementation yet: --device cpu");

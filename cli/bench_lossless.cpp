@@ -188,7 +188,7 @@ void second_stage_table(const std::string& data_dir, const std::string& filter, 
           for (auto* p : d_arr) if (p) cudaFree(p);
         }
 #endif
-        emit("| " + f.name + " | " + (ci == 0 ? "ratio" : "fast") + " | rel " + fmt("%.0e", rels[bi]) + " | " + fmt("%.2f", cr0) +
+        emit("| " + f.name + " | " + codec_name(ci == 0 ? Codec::ratio : Codec::fast) + " | rel " + fmt("%.0e", rels[bi]) + " | " + fmt("%.2f", cr0) +
              " | " + fmt("%.2f", cr1) + " | " + fmt("%+.1f%%", 100 * (cr1 / cr0 - 1)) + " | " + add_cell + " | " + rm_cell +
              " | " + gbs_cell + " |\n");
       }
@@ -196,7 +196,7 @@ void second_stage_table(const std::string& data_dir, const std::string& filter, 
   emit("\ngeometric mean CR over the fields (rel 1e-2 / 1e-3 / 1e-4):\n");
   for (int ci = 0; ci < 2; ++ci)
     for (int w = 0; w < 2; ++w) {
-      std::string line = std::string("- ") + (ci == 0 ? "ratio" : "fast") + (w ? " + second stage" : "") + ": ";
+      std::string line = std::string("- ") + codec_name(ci == 0 ? Codec::ratio : Codec::fast) + (w ? " + second stage" : "") + ": ";
       for (int bi = 0; bi < 3; ++bi) {
         double m = 0;
         for (double v : lg[ci][bi][w]) m += v;

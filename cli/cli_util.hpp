@@ -35,7 +35,9 @@ struct OutputError : std::runtime_error {  // exit 3: an output (or a temporary 
 inline std::string input_name(const std::string& path) { return path == "-" ? "standard input" : path; }
 
 std::vector<uint64_t> parse_dims(const std::string& s);
-DType parse_dtype(const std::string& s);
+DType parse_dtype(const std::string& s);  // hpcz::parse_dtype, or a UsageError naming the accepted types
+// hpcz::parse_codec, or a UsageError "FLAG must be fast, ratio or interp, not 'S'".
+Codec parse_codec_flag(const std::string& flag, const std::string& s);
 double parse_number(const std::string& s, const char* what);
 std::vector<uint8_t> read_file(const std::string& path);
 // A file's bytes, read-only, mapped rather than copied (a regular file; else read into memory).

@@ -17,9 +17,10 @@
 
 namespace hpcz::cli {
 
-static const char* kUsageText =
+// {CODECS}: the codec names (hpcz::codec_names), joined by |.
+static const char* kUsageTemplate =
     "usage:\n"
-    "  hpcz compress -i IN -o OUT -t f32|f64 -d DIMS (--abs E | --rel E) [--mode fast|ratio|interp]\n"
+    "  hpcz compress -i IN -o OUT -t f32|f64 -d DIMS (--abs E | --rel E) [--mode {CODECS}]\n"
     "                [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--fill V] [--radius R]\n"
     "                [--lossless] [-f] [-q] [--verbose]\n"
     "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--max-output SIZE]\n"
@@ -27,7 +28,7 @@ static const char* kUsageText =
     "  hpcz test ARCHIVE... [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--max-output SIZE] [-q]\n"
     "  hpcz info IN [--json]\n"
     "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
-    "  hpcz bench [--mode fast|ratio|interp|lossless|codebook] [--data DIR] [--fields SUBSTR[,SUBSTR...]] [--size-mib N] [--reps N]\n"
+    "  hpcz bench [--mode {CODECS}|lossless|codebook] [--data DIR] [--fields SUBSTR[,SUBSTR...]] [--size-mib N] [--reps N]\n"
     "             [--bounds rel:1e-2,abs:0.1,...] [--device gpu|cpu] [--quick] [--out FILE]\n"
     "  hpcz lossless compress|decompress [--codec rle1|rle2|deflate] -i IN -o OUT [--elem 1|2|4|8] [--signed]\n"
     "                [--device auto|gpu|cpu] [--chunk-kib K] [-f] [-q]\n"
@@ -44,9 +45,19 @@ static const char* kUsageText =
     "or block device), 3 runtime failure (OUT not written: full, no permission, I/O error). A closed pipe\n"
     "on OUT ends hpcz by SIGPIPE, silently, as gzip.\n";
 
+const std::string& usage_text() {
+  static const std::string text = [] {
+    std::string t = kUsageTemplate, codecs;
+    for (const std::string& n : codec_names()) codecs += (codecs.empty() ? "" : "|") + n;
+    for (size_t at; (at = t.find("{CODECS}")) != std::string::npos;) t.replace(at, 8, codecs);
+    return t;
+  }();
+  return text;
+}
+
 // The usage lines of one verb (its line and the continuation lines under it), then the general notes.
 std::string verb_usage(const std::string& verb) {
-  std::string out = "usage:\n", text = kUsageText;
+  std::string out = "usage:\n", text = usage_text();
   bool in_verb = false;
   size_t at = text.find('\n') + 1;
   while (at < text.size()) {
@@ -84,9 +95,15 @@ std::vector<uint64_t> parse_dims(const std::string& s) {
 }
 
 DType parse_dtype(const std::string& s) {
-  if (s == "f32" || s == "float32") return DType::f32;
-  if (s == "f64" || s == "float64") return DType::f64;
-  throw UsageError("type must be f32 or f64, not '" + s + "'");
+  if (const auto t = hpcz::parse_dtype(s)) return *t;
+  std::vector<std::string> names;
+  for (const std::string& n : dtype_names()) names.push_back(dtype_short_name(*hpcz::parse_dtype(n)));
+  throw UsageError("type must be " + names_list(names, "") + ", not '" + s + "'");
+}
+
+Codec parse_codec_flag(const std::string& flag, const std::string& s) {
+  if (const auto c = hpcz::parse_codec(s)) return *c;
+  throw UsageError(flag + " must be " + names_list(codec_names(), "") + ", not '" + s + "'");
 }
 
 double parse_number(const std::string& s, const char* what) {
@@ -261,8 +278,6 @@ void print_stats(const StreamStats& st) {
                st.read, st.code, st.write);
 }
 
-const char* dtype_name(DType t) { return t == DType::f32 ? "f32" : "f64"; }
-const char* codec_name(Codec c) { return c == Codec::ratio ? "ratio" : (c == Codec::interp ? "interp" : "fast"); }
 
 int cmd_compress(const std::vector<std::string>& args) {
   Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--mode", "--device", "--fill", "--radius", "--gpus",
@@ -278,10 +293,7 @@ int cmd_compress(const std::vector<std::string>& args) {
   o.mode = a.flag("--abs") ? BoundMode::abs : BoundMode::rel;
   o.bound = parse_number(a.get(a.flag("--abs") ? "--abs" : "--rel"), "the error bound");
   if (!(o.bound >= 0) || !std::isfinite(o.bound)) throw UsageError("the error bound must be finite and >= 0");
-  const std::string mode = a.flag("--mode") ? a.get("--mode") : "fast";
-  if (mode != "fast" && mode != "ratio" && mode != "interp")
-    throw UsageError("--mode must be fast, ratio or interp, not '" + mode + "'");
-  o.codec = mode == "ratio" ? Codec::ratio : (mode == "interp" ? Codec::interp : Codec::fast);
+  if (a.flag("--mode")) o.codec = parse_codec_flag("--mode", a.get("--mode"));  // else Options' default, fast
   o.second_stage = a.flag("--lossless");  // the lossless second stage (Deflate or ORC RLE v2 per chunk)
   if (a.flag("--radius")) {
     if (o.codec == Codec::fast) throw UsageError("--radius applies to --mode ratio and interp");
@@ -301,7 +313,7 @@ int cmd_compress(const std::vector<std::string>& args) {
   StreamInput input(in);
   if (input.size() != n * dtype_size(t))
     throw InputError(input_name(in), "has " + std::to_string(input.size()) + " bytes; " + dims_string(dims) + " " +
-                                         dtype_name(t) + " needs " + std::to_string(n * dtype_size(t)));
+                                         dtype_short_name(t) + " needs " + std::to_string(n * dtype_size(t)));
   clock.mark("open");
   backend.get();  // started while the input opened
   o.backend = resolve_backend(o.backend, o.codec);
@@ -362,7 +374,7 @@ int cmd_decompress(const std::vector<std::string>& args) {
     print_stats(stats);
   }
   const uint64_t bytes = info.n_values * dtype_size(info.dtype);
-  note("%s: %s %s, %llu bytes, %s, %.3f s (%.2f GB/s file to file)\n", out.c_str(), dtype_name(info.dtype),
+  note("%s: %s %s, %llu bytes, %s, %.3f s (%.2f GB/s file to file)\n", out.c_str(), dtype_short_name(info.dtype),
        dims_string(info.dims).c_str(), (unsigned long long)bytes, b == Backend::gpu ? "gpu" : "cpu", secs,
        double(bytes) / secs / 1e9);
   return kOk;
@@ -390,7 +402,7 @@ int cmd_test(const std::vector<std::string>& args) {
       NullSink discard;
       check_limits(input.source(), path, limits);
       const ArchiveInfo head = decompress_stream(input.source(), discard, asked, so, limits);
-      note("%s: OK (%s %s)\n", path.c_str(), dtype_name(head.dtype), dims_string(head.dims).c_str());
+      note("%s: OK (%s %s)\n", path.c_str(), dtype_short_name(head.dtype), dims_string(head.dims).c_str());
     } catch (const InputError& e) {
       std::fprintf(stderr, "hpcz: %s\n", e.what());
       ++bad;
@@ -422,8 +434,8 @@ int cmd_info(const std::vector<std::string>& args) {
   StageSizes z{};
   if (i.codec != Codec::fast) z = about_input(a.pos[0], [&] { return stage_sizes(archive.data(), archive.size()); });
   const double raw = double(i.n_values * dtype_size(i.dtype));
-  const char* dt = i.dtype == DType::f32 ? "f32" : "f64";
-  const char* mode = i.mode == BoundMode::abs ? "abs" : "rel";
+  const char* dt = dtype_short_name(i.dtype);
+  const char* mode = bound_mode_name(i.mode);
   if (a.flag("--json")) {
     std::printf("{\n  \"format_version\": %u,\n  \"dtype\": \"%s\",\n  \"dims\": [", i.version, dt);
     for (size_t k = 0; k < i.dims.size(); ++k) std::printf("%s%llu", k ? ", " : "", (unsigned long long)i.dims[k]);
@@ -435,6 +447,14 @@ int cmd_info(const std::vector<std::string>& args) {
                 i.fill ? json_num(*i.fill).c_str() : "null", i.chunk_values, i.block_values,
                 (unsigned long long)i.archive_size, json_num(raw / double(i.archive_size)).c_str(),
                 i.second_stage ? "true" : "false");
+    // hpcz.info()'s names for the same fields (README, "Archive info keys"), and the two it has that
+    // were not printed here; dtype keeps "f32" (hpcz.info() says "float32").
+    std::printf("  \"version\": %u,\n  \"shape\": [", i.version);
+    for (size_t k = 0; k < i.dims.size(); ++k) std::printf("%s%llu", k ? ", " : "", (unsigned long long)i.dims[k]);
+    std::printf("],\n  \"mode\": \"%s\",\n  \"bound_kind\": \"%s\",\n  \"lossless\": %s,\n"
+                "  \"archive_size\": %llu,\n  \"step\": %s,\n  \"n_chunks\": %llu,\n",
+                codec_name(i.codec), mode, i.second_stage ? "true" : "false", (unsigned long long)i.archive_size,
+                json_num(i.step).c_str(), (unsigned long long)i.n_chunks);
     if (i.codec != Codec::fast) {
       std::printf("  \"stages\": {\"header_and_table\": %llu, \"codebook\": %llu, \"gap_metadata\": %llu, "
                   "\"codes\": %llu, \"outliers\": %llu, \"exceptions\": %llu, \"raw_chunks\": %llu, "
@@ -577,11 +597,11 @@ int cmd_compare(const std::vector<std::string>& args) {
 int run_verb(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
-    std::fprintf(stderr, "hpcz: no command given\n%s", kUsageText);
+    std::fprintf(stderr, "hpcz: no command given\n%s", usage_text().c_str());
     return kUsage;
   }
   if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-    std::fputs(kUsageText, stdout);
+    std::fputs(usage_text().c_str(), stdout);
     return kOk;
   }
   if (args[0] == "--version" || args[0] == "version") {
@@ -606,7 +626,7 @@ int run_verb(int argc, char** argv) {
     if (cmd == "bench") return bench_main(args);
     throw UsageError("unknown command '" + cmd + "'");
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "hpcz: %s\n%s", e.what(), known ? verb_usage(cmd).c_str() : kUsageText);
+    std::fprintf(stderr, "hpcz: %s\n%s", e.what(), (known ? verb_usage(cmd) : usage_text()).c_str());
     return kUsage;
   } catch (const InputError& e) {
     std::fprintf(stderr, "hpcz: %s\n", e.what());

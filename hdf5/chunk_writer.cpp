@@ -42,7 +42,7 @@ ChunkCoding chunk_coding(hid_t dset) {
     fail(ErrorCode::invalid_argument, "hpcz::hdf5: the dataset does not use the hpcz filter");
   h5z::FilterParams p;
   if (n >= h5z::kUserValues + h5z::kLocalValues)
-    if (const char* why = h5z::invalid_words(n, values, values[h5z::kUserValues] == 2 ? 8 : 4))
+    if (const char* why = h5z::invalid_words(n, values, h5z::dtype_bytes_of(values[h5z::kUserValues])))
       fail(ErrorCode::invalid_argument, std::string("hpcz::hdf5: ") + (why + 6));  // without "hpcz: "
   if (!h5z::parse_params(n, values, p))
     fail(ErrorCode::unsupported, "hpcz::hdf5: hpcz filter parameters of an unknown version");

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "hpcz/hpcz.hpp"
@@ -40,6 +41,20 @@ struct FilterParams {
   uint64_t n_values = 0;
 };
 
+// The bytes of a value of set_local's dtype word (the DType's number); 0 for an unknown one.
+inline size_t dtype_bytes_of(unsigned code) {
+  const auto t = dtype_of_id(code);
+  return t ? dtype_size(*t) : 0;
+}
+
+// "1 fast, 2 ratio or 3 interp": names with their numbers (hpcz.hpp, "names"), for messages.
+template <class Enum>
+std::string numbered(const std::vector<std::string>& names, std::optional<Enum> (*parse)(std::string_view)) {
+  std::vector<std::string> v;
+  for (const std::string& n : names) v.push_back(std::to_string(unsigned(*parse(n))) + " " + n);
+  return names_list(v, "");
+}
+
 // Why the user's words (v[0..n), the first kUserValues of them read) are not valid for a dataset of
 // `value_bytes`-byte floats, or nullptr if they are. Only words that were given are checked: set_local
 // fills the rest from the defaults. Every check is one whose failure would otherwise surface only when
@@ -47,8 +62,15 @@ struct FilterParams {
 inline const char* invalid_words(size_t n, const unsigned* v, size_t value_bytes) {
   if (n > kUserValues) n = kUserValues;
   if (n >= 1 && v[0] != kParamsVersion) return "hpcz: filter parameters of an unknown version (word 0 must be 1)";
-  if (n >= 2 && (v[1] < 1 || v[1] > 3)) return "hpcz: unknown mode (word 1 must be 1 fast, 2 ratio or 3 interp)";
-  if (n >= 3 && (v[2] < 1 || v[2] > 2)) return "hpcz: unknown bound kind (word 2 must be 1 abs or 2 rel)";
+  if (n >= 2 && !codec_of_id(v[1])) {
+    static const std::string why = "hpcz: unknown mode (word 1 must be " + numbered(codec_names(), parse_codec) + ")";
+    return why.c_str();
+  }
+  if (n >= 3 && !bound_mode_of_id(v[2])) {
+    static const std::string why =
+        "hpcz: unknown bound kind (word 2 must be " + numbered(bound_mode_names(), parse_bound_mode) + ")";
+    return why.c_str();
+  }
   if (n == 4) return "hpcz: the bound is given by half (words 3 and 4 are one double)";
   if (n >= 5) {
     const double bound = double_of(v[3], v[4]);
@@ -69,15 +91,15 @@ inline bool parse_params(size_t n, const unsigned* v, FilterParams& p) {
   if (n < kUserValues + kLocalValues || v[0] != kParamsVersion) return false;
   const unsigned rank = v[kUserValues + 1];
   if (rank < 1 || n < kUserValues + kLocalValues + rank) return false;
-  if (v[kUserValues] != 1 && v[kUserValues] != 2) return false;
-  if (invalid_words(kUserValues, v, v[kUserValues] == 2 ? 8 : 4)) return false;
+  const auto dtype = dtype_of_id(v[kUserValues]);
+  if (!dtype || invalid_words(kUserValues, v, dtype_size(*dtype))) return false;
   p.options = Options{};
-  p.options.codec = v[1] == 3 ? Codec::interp : (v[1] == 2 ? Codec::ratio : Codec::fast);
-  p.options.mode = v[2] == 1 ? BoundMode::abs : BoundMode::rel;
+  p.options.codec = *codec_of_id(v[1]);  // invalid_words refused an unknown one
+  p.options.mode = *bound_mode_of_id(v[2]);
   p.options.bound = double_of(v[3], v[4]);
   if (v[5] & kFlagFill) p.options.fill = double_of(v[6], v[7]);
   p.options.second_stage = v[5] & kFlagLossless;
-  p.dtype = v[kUserValues] == 2 ? DType::f64 : DType::f32;
+  p.dtype = *dtype;
   p.dims = coded_dims(v + kUserValues + kLocalValues, rank);
   p.n_values = 1;
   for (uint64_t d : p.dims) p.n_values *= d;

@@ -122,7 +122,7 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t) {
   hsize_t dims[32];
   const int rank = api->get_chunk(dcpl, 32, dims);
   if (rank < 1) return refuse(api, "hpcz: the dataset is not chunked");
-  values[n++] = size == 8 ? 2 : 1;
+  values[n++] = unsigned(size == 8 ? hpcz::DType::f64 : hpcz::DType::f32);  // the DType's number
   values[n++] = unsigned(rank);
   for (int i = 0; i < rank; ++i) {
     if (dims[i] > 0xffffffffull) return refuse(api, "hpcz: a chunk dimension above 2^32 - 1");
@@ -146,8 +146,8 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
         if (cd_nelmts < kUserValues + kLocalValues + rank) return 0;
         uint64_t n = 1;
         for (unsigned i = 0; i < rank; ++i) n *= cd_values[kUserValues + kLocalValues + i];
-        const hpcz::DType want = cd_values[kUserValues] == 2 ? hpcz::DType::f64 : hpcz::DType::f32;
-        if (info.n_values != n || info.dtype != want) return 0;
+        const auto want = hpcz::dtype_of_id(cd_values[kUserValues]);
+        if (info.n_values != n || !want || info.dtype != *want) return 0;
       }
       const size_t out_bytes = info.n_values * hpcz::dtype_size(info.dtype);
       void* out = std::malloc(out_bytes ? out_bytes : 1);

@@ -38,6 +38,9 @@ expect 0 "info" "$hpcz" info "$tmp/a.hpcz"
 expect 0 "info --json" "$hpcz" info --json "$tmp/a.hpcz"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["dims"]==[100,64,128] and d["dtype"]=="f32", d' "$tmp/out" \
   && pass=$((pass + 1)) || { echo "FAIL: info --json is not the expected JSON"; fails=$((fails + 1)); }
+# hpcz.info()'s names for the same fields, with the same values (README, "Archive info keys")
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); pairs=[("version","format_version"),("shape","dims"),("mode","codec"),("bound_kind","bound_mode"),("lossless","second_stage"),("archive_size","archive_bytes")]; assert all(d[a]==d[b] for a,b in pairs) and d["mode"]=="fast" and d["bound_kind"]=="rel" and d["n_chunks"]==len(d["chunks"]), d' "$tmp/out" \
+  && pass=$((pass + 1)) || { echo "FAIL: info --json lacks hpcz.info()'s keys"; fails=$((fails + 1)); }
 expect 0 "compress --abs --fill --mode fast" "$hpcz" compress -i "$in" -o "$tmp/b.hpcz" -t f32 -d 100x64x128 --abs 0.01 --fill 0 --mode fast
 # ratio and interp modes: round trip within rel 1e-3 on the CPU, the archive smaller than the fast
 # mode's (ratio) or no larger than the ratio mode's (interp), the codec and its stage sizes named by info

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "codecs/codec.hpp"
 #include "format/header.hpp"
 #include "hpcz/hpcz.h"
 #ifdef HPCZ_HAS_CUDA
@@ -210,4 +211,63 @@ TEST(unit_version_names_the_format_versions) {
   const std::string fast = "writes format " + std::to_string(hpcz::format::archive_version(hpcz::Codec::fast, false));
   CHECK_MSG(v.find(fast) != std::string::npos, v << ": no '" << fast << "'");
   CHECK_MSG(v.rfind("hpcz ", 0) == 0, v);
+}
+
+// The one vocabulary (hpcz.hpp, "names"): every registered codec by its registry name, both ways; the
+// dtype and bound mode spellings the front ends take (hdf5plugin's absolute/relative among them); and
+// an unknown name or number refused, never mapped to a default.
+TEST(unit_names_parse_and_refuse) {
+  std::vector<std::string> registry;
+  for (unsigned id = 0; id < 256; ++id)
+    for (const hpcz::codecs::CodecOps* c : hpcz::codecs::all())
+      if (unsigned(c->id) == id) registry.push_back(c->name);
+  CHECK(hpcz::codec_names() == registry);
+  CHECK((hpcz::codec_names() == std::vector<std::string>{"fast", "ratio", "interp"}));  // the contract's ids
+  for (const hpcz::codecs::CodecOps* c : hpcz::codecs::all()) {
+    CHECK(std::string(hpcz::codec_name(c->id)) == c->name);
+    CHECK(hpcz::parse_codec(c->name) == c->id);
+    CHECK(hpcz::codec_of_id(unsigned(c->id)) == c->id);
+    CHECK(std::string(hpcz_codec_name(int(c->id))) == c->name);
+    CHECK(hpcz_parse_codec(c->name) == int(c->id));
+  }
+  for (const char* bad : {"", "Fast", "lorenzo", "fast "}) {
+    CHECK(!hpcz::parse_codec(bad));
+    CHECK(hpcz_parse_codec(bad) == 0);
+  }
+  CHECK(hpcz_parse_codec(nullptr) == 0);
+  CHECK(!hpcz::codec_of_id(0) && !hpcz::codec_of_id(4));
+  CHECK(hpcz_codec_name(0) == nullptr && hpcz_codec_name(4) == nullptr && hpcz_codec_name(-1) == nullptr);
+
+  CHECK(hpcz::parse_dtype("f32") == hpcz::DType::f32 && hpcz::parse_dtype("float32") == hpcz::DType::f32);
+  CHECK(hpcz::parse_dtype("f64") == hpcz::DType::f64 && hpcz::parse_dtype("float64") == hpcz::DType::f64);
+  for (const char* bad : {"", "f16", "float16", "F32", "int32", "double"}) CHECK(!hpcz::parse_dtype(bad));
+  CHECK(std::string(hpcz::dtype_name(hpcz::DType::f64)) == "float64");
+  CHECK(std::string(hpcz::dtype_short_name(hpcz::DType::f32)) == "f32");
+  CHECK((hpcz::dtype_names() == std::vector<std::string>{"float32", "float64"}));
+  CHECK(hpcz::dtype_of_id(HPCZ_F64) == hpcz::DType::f64 && !hpcz::dtype_of_id(0) && !hpcz::dtype_of_id(3));
+
+  CHECK(hpcz::parse_bound_mode("abs") == hpcz::BoundMode::abs && hpcz::parse_bound_mode("absolute") == hpcz::BoundMode::abs);
+  CHECK(hpcz::parse_bound_mode("rel") == hpcz::BoundMode::rel && hpcz::parse_bound_mode("relative") == hpcz::BoundMode::rel);
+  for (const char* bad : {"", "pw_rel", "Rel", "psnr"}) CHECK(!hpcz::parse_bound_mode(bad));
+  CHECK(std::string(hpcz::bound_mode_name(hpcz::BoundMode::rel)) == "rel");
+  CHECK(hpcz::bound_mode_of_id(HPCZ_ABS) == hpcz::BoundMode::abs && !hpcz::bound_mode_of_id(3));
+
+  CHECK(hpcz::names_list(hpcz::codec_names()) == "'fast', 'ratio' or 'interp'");
+  CHECK(hpcz::names_list({"abs", "rel"}, "") == "abs or rel");
+  CHECK(hpcz::names_list({"one"}, "") == "one");
+
+  // The C API refuses numbers outside the enums (a codec, dtype or bound mode the library lacks).
+  std::vector<float> v(100, 1.0f);
+  std::vector<uint8_t> out(hpcz_max_compressed_size(v.size(), HPCZ_F32));
+  const uint64_t dims[1] = {v.size()};
+  size_t size = 0;
+  for (int which = 0; which < 3; ++which) {
+    hpcz_options o{};
+    o.mode = which == 0 ? 3 : HPCZ_REL;
+    o.bound = 1e-3;
+    o.codec = which == 1 ? 4 : HPCZ_FAST;
+    const int dtype = which == 2 ? 3 : HPCZ_F32;
+    CHECK(hpcz_compress(v.data(), dtype, dims, 1, &o, out.data(), out.size(), &size) == HPCZ_INVALID_ARGUMENT);
+  }
+  CHECK(hpcz_max_compressed_size(100, 3) == 0);
 }

@@ -37,6 +37,11 @@ typedef struct hpcz_options {
   int second_stage;  /* 1: a lossless pass (Deflate or ORC RLE v2) per chunk; format version 2 */
 } hpcz_options;
 
+/* The codec's name ("fast", "ratio", "interp": the names the CLI's --mode and Python's mode= take), or
+ * NULL for a number that is no codec; and back: the codec's number, or 0 for a name that is none. */
+const char* hpcz_codec_name(int codec);
+int hpcz_parse_codec(const char* name);
+
 size_t hpcz_max_compressed_size(uint64_t n_values, int dtype);
 /* dims slowest to fastest. out has out_capacity bytes; *out_size receives the archive size. */
 int hpcz_compress(const void* data, int dtype, const uint64_t* dims, int ndims, const hpcz_options* opt,

@@ -15,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hpcz {
@@ -29,6 +30,28 @@ enum class Codec : uint8_t { fast = 1, ratio = 2, interp = 3 };
 enum class Backend { automatic, cpu, gpu };
 
 inline size_t dtype_size(DType t) { return t == DType::f64 ? 8 : 4; }
+
+// ---- names: the one vocabulary of codecs, dtypes and bound modes -----------------------------------
+// Every front end (CLI, Python, numcodecs, Zarr, HDF5, C) names and parses these through here, so a
+// codec, dtype or bound mode added to the library is spelled in one place. A parser returns nullopt
+// for a name it does not know (never a default): the caller refuses it, listing the accepted names.
+// The numbers are the enums' values, which are also the archive header's, the C API's and the HDF5
+// filter's codes.
+const char* codec_name(Codec c);                          // the codec registry's name: "fast", "ratio", "interp"
+std::optional<Codec> parse_codec(std::string_view name);  // a registered codec's name
+std::optional<Codec> codec_of_id(unsigned id);            // a registered codec's number
+std::vector<std::string> codec_names();                   // every registered codec, by number
+const char* dtype_name(DType t);                          // "float32", "float64"
+const char* dtype_short_name(DType t);                    // "f32", "f64" (the CLI's -t, file names)
+std::optional<DType> parse_dtype(std::string_view name);  // "float32" or "f32", "float64" or "f64"
+std::optional<DType> dtype_of_id(unsigned id);
+std::vector<std::string> dtype_names();                   // "float32", "float64"
+const char* bound_mode_name(BoundMode m);                 // "abs", "rel"
+std::optional<BoundMode> parse_bound_mode(std::string_view name);  // "abs" or "absolute", "rel" or "relative"
+std::optional<BoundMode> bound_mode_of_id(unsigned id);
+std::vector<std::string> bound_mode_names();              // "abs", "rel"
+// Names for a message: "'fast', 'ratio' or 'interp'" (quote: "'"), "fast, ratio or interp" (quote: "").
+std::string names_list(const std::vector<std::string>& names, const char* quote = "'");
 
 enum class ErrorCode {
   invalid_argument = 1,   // the caller's request is wrong (bad dims, bound, buffer too small)

@@ -25,7 +25,8 @@ __all__ = ["compress", "decompress", "compress_batch", "decompress_batch", "rele
 # The library's release ("hpcz 0.1.0 (writes format ...)"), one number for the C++ and Python sides.
 __version__ = _hpcz.version().split()[1]
 
-_MODES = ("fast", "ratio", "interp")
+# The library's vocabulary (hpcz.hpp, "names"): codec names by number ("fast", "ratio", "interp").
+_MODES = tuple(_hpcz.codecs())
 _DEVICES = ("auto", "cpu", "gpu")
 
 
@@ -58,6 +59,24 @@ def _check_values(array):
     return array
 
 
+def _check_mode(mode):
+    if mode not in _MODES:
+        raise InvalidArgumentError(f"mode must be {_hpcz.names_list(list(_MODES))}, not {mode!r}", 1)
+
+
+def _aliases(abs, rel, absolute, relative):
+    """abs and rel, given as such or in hdf5plugin's spelling (absolute=, relative=), but not both ways."""
+    if absolute is not None:
+        if abs is not None:
+            raise InvalidArgumentError("give abs= or absolute= (the same bound), not both", 1)
+        abs = absolute
+    if relative is not None:
+        if rel is not None:
+            raise InvalidArgumentError("give rel= or relative= (the same bound), not both", 1)
+        rel = relative
+    return abs, rel
+
+
 def _bound(abs, rel):
     if (abs is None) == (rel is None):
         raise InvalidArgumentError("give exactly one of abs= and rel=", 1)
@@ -77,8 +96,7 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     of the range (masked cells). device: "auto" (the GPU when there is one), "cpu" or "gpu".
     """
     kind, bound = _bound(abs, rel)
-    if mode not in _MODES:
-        raise InvalidArgumentError(f"mode must be 'fast', 'ratio' or 'interp', not {mode!r}", 1)
+    _check_mode(mode)
     if device not in _DEVICES:
         raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
     fill = None if fill is None else float(fill)
@@ -102,11 +120,15 @@ def _archive_bytes(data):
 
 def info(data, *, verify=True):
     """What an archive's header says, as a dict (dtype, shape, mode, bound_kind, bound, eb_abs, range,
-    fill, step, lossless, n_values, n_chunks, chunk_values, archive_size, version). verify=True also
-    checks the chunk table; decompress() checks every chunk."""
+    fill, step, lossless, n_values, n_chunks, chunk_values, archive_size, version), with the keys of
+    `hpcz info --json` too (format_version, dims, codec, bound_mode, second_stage, archive_bytes,
+    block_values, compression_ratio; README, "Archive info keys"): the same values under both names.
+    dtype is "float32"/"float64" here, "f32"/"f64" in the CLI's JSON. verify=True also checks the chunk
+    table and adds "chunks" (offset, size, checksum of each) and, for ratio and interp archives,
+    "stages" (bytes by stage, as `hpcz info`); decompress() checks every chunk."""
     if _device.is_device_array(data):
         data = _device._cupy().asnumpy(data)
-    return _hpcz.info(_archive_bytes(data), bool(verify))
+    return _hpcz.info(_archive_bytes(data), bool(verify), bool(verify))
 
 
 def _max_output(max_output):
@@ -198,8 +220,7 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
     errors="raise" raises the first failed item's error once every item has been coded; "return"
     puts each failed item's exception in its place in the list."""
     kind, bound = _bound(abs, rel)
-    if mode not in _MODES:
-        raise InvalidArgumentError(f"mode must be 'fast', 'ratio' or 'interp', not {mode!r}", 1)
+    _check_mode(mode)
     if device not in _DEVICES:
         raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
     if errors not in _ERRORS:

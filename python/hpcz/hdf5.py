@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 import h5py
 
+from . import _aliases, _check_mode, _hpcz
 from ._errors import BackendUnavailableError, InvalidArgumentError
 
 FILTER_ID = 34520
@@ -50,25 +51,28 @@ def _words(x):
 
 class Hpcz(Mapping):
     """The keyword arguments of h5py's create_dataset for the hpcz filter (compression,
-    compression_opts). abs or rel: the bound (exactly one); mode: "fast", "ratio" or "interp"; lossless: the
-    lossless stage; fill: a value kept exactly and left out of the range."""
+    compression_opts). abs or rel: the bound (exactly one; hdf5plugin's absolute= and relative= are the
+    same); mode: "fast", "ratio" or "interp"; lossless: the lossless stage; fill: a value kept exactly and
+    left out of the range."""
 
     filter_id = FILTER_ID
 
-    def __init__(self, abs=None, rel=None, mode="fast", lossless=False, fill=None):
+    def __init__(self, abs=None, rel=None, mode="fast", lossless=False, fill=None, *, absolute=None, relative=None):
         # The filter's set_local refuses the same (docs/FORMAT.md, "HDF5 filter"), with the same words;
         # checked here too so that the mistake is named where it is made.
+        abs, rel = _aliases(abs, rel, absolute, relative)
         if (abs is None) == (rel is None):
             raise InvalidArgumentError("give exactly one of abs= and rel=", 1)
-        if mode not in ("fast", "ratio", "interp"):
-            raise InvalidArgumentError(f"mode must be 'fast', 'ratio' or 'interp', not {mode!r}", 1)
+        _check_mode(mode)
         bound = float(abs if abs is not None else rel)
         if not (bound >= 0 and math.isfinite(bound)):
             raise InvalidArgumentError(f"the error bound must be a finite number >= 0, not {bound!r}", 1)
         if fill is not None and not math.isfinite(float(fill)):
             raise InvalidArgumentError(f"the fill value must be finite, not {fill!r}", 1)
         flags = (1 if fill is not None else 0) | (2 if lossless else 0)
-        self.filter_options = tuple([_PARAMS_VERSION, {"fast": 1, "ratio": 2, "interp": 3}[mode], 1 if abs is not None else 2]
+        # The words' numbers are the library's (its codec and bound mode numbers).
+        kind = _hpcz.bound_modes()["abs" if abs is not None else "rel"]
+        self.filter_options = tuple([_PARAMS_VERSION, _hpcz.codecs()[mode], kind]
                                     + _words(bound) + [flags] + _words(fill if fill is not None else 0.0))
         self._kwargs = {"compression": FILTER_ID, "compression_opts": self.filter_options}
 
@@ -96,7 +100,13 @@ def _options(dset):
         raise InvalidArgumentError(f"dataset {dset.name}: hpcz filter parameters of an unknown version", 1)
     dbl = lambda lo, hi: struct.unpack("<d", struct.pack("<II", lo, hi))[0]
     bound = dbl(values[3], values[4])
-    return {"mode": {2: "ratio", 3: "interp"}.get(values[1], "fast"), ("abs" if values[2] == 1 else "rel"): bound,
+    codecs = {n: name for name, n in _hpcz.codecs().items()}
+    kinds = {n: name for name, n in _hpcz.bound_modes().items()}
+    if values[1] not in codecs:
+        raise InvalidArgumentError(f"dataset {dset.name}: unknown hpcz mode {values[1]} (word 1)", 1)
+    if values[2] not in kinds:
+        raise InvalidArgumentError(f"dataset {dset.name}: unknown hpcz bound kind {values[2]} (word 2)", 1)
+    return {"mode": codecs[values[1]], kinds[values[2]]: bound,
             "lossless": bool(values[5] & 2), "fill": dbl(values[6], values[7]) if values[5] & 1 else None}
 
 

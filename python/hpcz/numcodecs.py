@@ -16,17 +16,21 @@ from hpcz._shapes import as_coded_shape, check_archive_fits
 class Hpcz(Codec):
     """Error-bounded lossy compression of float32/float64 chunks.
 
-    mode: "fast", "ratio" or "interp"; abs or rel: the error bound (exactly one); lossless: a lossless stage
-    after the codec; fill: a value kept exactly and left out of the range (masked cells).
+    mode: "fast", "ratio" or "interp"; abs or rel: the error bound (exactly one; hdf5plugin's absolute=
+    and relative= are the same); lossless: a lossless stage after the codec; fill: a value kept exactly
+    and left out of the range (masked cells).
+
+    The other wrappers take abs, rel, mode, lossless, fill in that order; this one keeps mode first, as
+    it always had, for callers that pass these by position (Hpcz("ratio", 0.01)).
     """
 
     codec_id = "hpcz"
 
-    def __init__(self, mode="fast", abs=None, rel=None, lossless=False, fill=None):
+    def __init__(self, mode="fast", abs=None, rel=None, lossless=False, fill=None, *, absolute=None, relative=None):
+        abs, rel = hpcz._aliases(abs, rel, absolute, relative)
         if (abs is None) == (rel is None):
             raise hpcz.InvalidArgumentError("give exactly one of abs= and rel=", 1)
-        if mode not in ("fast", "ratio", "interp"):
-            raise hpcz.InvalidArgumentError(f"mode must be 'fast', 'ratio' or 'interp', not {mode!r}", 1)
+        hpcz._check_mode(mode)
         self.mode = mode
         self.abs = None if abs is None else float(abs)
         self.rel = None if rel is None else float(rel)

@@ -28,17 +28,19 @@ class Hpcz(ArrayBytesCodec):
 
     is_fixed_size = False
 
-    mode: str = "fast"
     abs: float = None
     rel: float = None
+    mode: str = "fast"
     lossless: bool = False
     fill: float = None
 
-    def __init__(self, *, mode="fast", abs=None, rel=None, lossless=False, fill=None):
+    # absolute= and relative=: hdf5plugin's spellings of abs= and rel= (stored, and written to the
+    # array's metadata, as abs and rel).
+    def __init__(self, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, absolute=None, relative=None):
+        abs, rel = hpcz._aliases(abs, rel, absolute, relative)
         if (abs is None) == (rel is None):
             raise hpcz.InvalidArgumentError("give exactly one of abs= and rel=", 1)
-        if mode not in ("fast", "ratio", "interp"):
-            raise hpcz.InvalidArgumentError(f"mode must be 'fast', 'ratio' or 'interp', not {mode!r}", 1)
+        hpcz._check_mode(mode)
         object.__setattr__(self, "mode", mode)
         object.__setattr__(self, "abs", None if abs is None else float(abs))
         object.__setattr__(self, "rel", None if rel is None else float(rel))

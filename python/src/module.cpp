@@ -24,10 +24,23 @@ using Values = nb::ndarray<nb::c_contig, nb::device::cpu>;            // written
 using ReadValues = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;  // read only (read-only arrays too)
 
 hpcz::Codec codec_of(const std::string& mode) {
-  if (mode == "fast") return hpcz::Codec::fast;
-  if (mode == "ratio") return hpcz::Codec::ratio;
-  if (mode == "interp") return hpcz::Codec::interp;
-  throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "mode must be 'fast', 'ratio' or 'interp', not '" + mode + "'");
+  if (const auto c = hpcz::parse_codec(mode)) return *c;
+  throw hpcz::Error(hpcz::ErrorCode::invalid_argument,
+                    "mode must be " + hpcz::names_list(hpcz::codec_names()) + ", not '" + mode + "'");
+}
+
+hpcz::BoundMode bound_mode_of(const std::string& kind) {
+  if (const auto m = hpcz::parse_bound_mode(kind)) return *m;
+  throw hpcz::Error(hpcz::ErrorCode::invalid_argument,
+                    "the bound kind must be " + hpcz::names_list(hpcz::bound_mode_names()) + ", not '" + kind + "'");
+}
+
+// The vocabulary (hpcz.hpp, "names") for the Python side: {name: number}, by number.
+template <class Enum>
+nb::dict names_of(const std::vector<std::string>& names, std::optional<Enum> (*parse)(std::string_view)) {
+  nb::dict d;
+  for (const std::string& n : names) d[n.c_str()] = int(*parse(n));
+  return d;
 }
 
 hpcz::DType dtype_of(int bits) {
@@ -65,7 +78,7 @@ hpcz::Options host_options(const std::string& mode, const std::string& bound_kin
                            std::optional<double> fill, const std::string& device) {
   hpcz::Options o;
   o.codec = codec_of(mode);
-  o.mode = bound_kind == "abs" ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
+  o.mode = bound_mode_of(bound_kind);
   o.bound = bound;
   o.second_stage = lossless;
   o.fill = fill;
@@ -188,20 +201,25 @@ nb::list decompress_batch_into(nb::list archives, nb::list outs, const std::stri
   return statuses_of(st);
 }
 
-nb::dict info(Bytes archive, bool verify) {
+// The header as a dict. detail (hpcz.info with verify): also the chunk table and, for the ratio-class
+// codecs, the stage sizes, as `hpcz info --json` prints them.
+nb::dict info(Bytes archive, bool verify, bool detail) {
   hpcz::ArchiveInfo i;
+  hpcz::StageSizes z{};
+  detail = detail && verify;
   {
     nb::gil_scoped_release unlocked;
     i = verify ? hpcz::inspect(archive.data(), archive.size()) : hpcz::inspect_header(archive.data(), archive.size());
+    if (detail && i.codec != hpcz::Codec::fast) z = hpcz::stage_sizes(archive.data(), archive.size());
   }
   nb::dict d;
   d["version"] = i.version;
-  d["dtype"] = i.dtype == hpcz::DType::f64 ? "float64" : "float32";
+  d["dtype"] = hpcz::dtype_name(i.dtype);
   nb::list shape;
   for (uint64_t x : i.dims) shape.append(x);
   d["shape"] = nb::tuple(shape);
-  d["mode"] = i.codec == hpcz::Codec::ratio ? "ratio" : (i.codec == hpcz::Codec::interp ? "interp" : "fast");
-  d["bound_kind"] = i.mode == hpcz::BoundMode::rel ? "rel" : "abs";
+  d["mode"] = hpcz::codec_name(i.codec);
+  d["bound_kind"] = hpcz::bound_mode_name(i.mode);
   d["bound"] = i.bound;
   d["eb_abs"] = i.eb_abs;
   d["range"] = i.range_valid ? nb::object(nb::make_tuple(i.range_min, i.range_max)) : nb::none();
@@ -212,6 +230,39 @@ nb::dict info(Bytes archive, bool verify) {
   d["n_chunks"] = i.n_chunks;
   d["chunk_values"] = i.chunk_values;
   d["archive_size"] = i.archive_size;
+  // `hpcz info --json`'s names for the same fields (README, "Archive info keys"), and what it prints
+  // besides; its dtype stays "f32", this one "float32".
+  d["format_version"] = i.version;
+  d["dims"] = shape;
+  d["codec"] = hpcz::codec_name(i.codec);
+  d["bound_mode"] = hpcz::bound_mode_name(i.mode);
+  d["second_stage"] = i.second_stage;
+  d["archive_bytes"] = i.archive_size;
+  d["block_values"] = i.block_values;
+  d["compression_ratio"] = double(i.n_values * hpcz::dtype_size(i.dtype)) / double(i.archive_size);
+  if (detail) {
+    if (i.codec != hpcz::Codec::fast) {
+      nb::dict st;
+      st["header_and_table"] = z.header_and_table;
+      st["codebook"] = z.codebook;
+      st["gap_metadata"] = z.gap_metadata;
+      st["codes"] = z.codes;
+      st["outliers"] = z.outliers;
+      st["exceptions"] = z.exceptions;
+      st["raw_chunks"] = z.raw_chunks;
+      st["second_stage_saved"] = z.second_stage_saved;
+      d["stages"] = st;
+    }
+    nb::list chunks;
+    for (const hpcz::ChunkEntry& c : i.chunks) {
+      nb::dict e;
+      e["offset"] = c.offset;
+      e["size"] = c.size;
+      e["checksum"] = c.checksum;
+      chunks.append(e);
+    }
+    d["chunks"] = chunks;
+  }
   return d;
 }
 
@@ -371,7 +422,17 @@ NB_MODULE(_hpcz, m) {
         nb::arg("lossless"), nb::arg("fill").none(), nb::arg("device"));
   m.def("decompress_into", &decompress_into, nb::arg("archive"), nb::arg("out"), nb::arg("device"),
         nb::arg("max_output") = 0);
-  m.def("info", &info, nb::arg("archive"), nb::arg("verify"));
+  m.def("info", &info, nb::arg("archive"), nb::arg("verify"), nb::arg("detail") = false);
+  m.def("codecs", [] { return names_of<hpcz::Codec>(hpcz::codec_names(), &hpcz::parse_codec); });
+  m.def("dtypes", [] { return names_of<hpcz::DType>(hpcz::dtype_names(), &hpcz::parse_dtype); });
+  m.def("bound_modes", [] { return names_of<hpcz::BoundMode>(hpcz::bound_mode_names(), &hpcz::parse_bound_mode); });
+  // A bound kind's name ("abs", "rel"), whatever its spelling ("absolute", "relative"); None if unknown.
+  m.def("parse_bound_mode", [](const std::string& s) -> std::optional<std::string> {
+    const auto m = hpcz::parse_bound_mode(s);
+    if (!m) return std::nullopt;
+    return std::string(hpcz::bound_mode_name(*m));
+  });
+  m.def("names_list", [](const std::vector<std::string>& names) { return hpcz::names_list(names); });
   m.def("compress_batch", &compress_batch);
   m.def("decompress_batch_into", &decompress_batch_into);
   m.def("release_cached_buffers", [] {

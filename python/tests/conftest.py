@@ -36,6 +36,16 @@ def load_fields():
 FIELDS = load_fields()
 
 
+def find_cli():
+    """The hpcz CLI: $HPCZ_CLI, else build/hpcz or build-cpu/hpcz under the checkout, else on PATH; None."""
+    import shutil
+
+    for cli in (os.environ.get("HPCZ_CLI"), ROOT / "build" / "hpcz", ROOT / "build-cpu" / "hpcz"):
+        if cli and pathlib.Path(cli).is_file():
+            return pathlib.Path(cli)
+    return shutil.which("hpcz")
+
+
 @pytest.fixture(params=sorted(FIELDS), ids=lambda n: n.split("_")[0])
 def field(request):
     return request.param, FIELDS[request.param]

@@ -1,4 +1,3 @@
-import shutil
 import subprocess
 import threading
 
@@ -6,7 +5,7 @@ import numpy as np
 import pytest
 
 import hpcz
-from conftest import ROOT, violations
+from conftest import ROOT, find_cli, violations
 
 
 @pytest.mark.parametrize("mode", ["fast", "ratio", "interp"])
@@ -32,9 +31,7 @@ def test_lossless_stage_shrinks_and_decodes(field):
 
 
 def test_same_bytes_as_the_cli(tmp_path):
-    cli = ROOT / "build" / "hpcz"
-    if not cli.exists():
-        cli = shutil.which("hpcz")
+    cli = find_cli()
     if cli is None:
         pytest.skip("no hpcz CLI built in build/")
     src = ROOT / "data" / "climate-ncar_csm_b003_ts_100x64x128_f32.bin"
@@ -213,3 +210,112 @@ def test_version_is_the_library_release_and_the_package_version():
     if toml.exists():
         m = re.search(r'^version = "([^"]+)"', toml.read_text(), re.M)
         assert m and m.group(1) == hpcz.__version__
+
+
+# Pairs of keys that name one field in hpcz.info() and `hpcz info --json` (README, "Archive info keys").
+_SAME_FIELD = [("version", "format_version"), ("shape", "dims"), ("mode", "codec"), ("bound_kind", "bound_mode"),
+               ("lossless", "second_stage"), ("archive_size", "archive_bytes")]
+
+
+def _plain(x):
+    """Tuples as lists (JSON has only lists), recursively."""
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
+@pytest.mark.parametrize("kw", [dict(mode="fast", rel=1e-3), dict(mode="ratio", abs=0.05, lossless=True, fill=-1e10),
+                                dict(mode="interp", rel=1e-4, fill=-1e10)])
+def test_info_gives_the_clis_keys_and_values(tmp_path, kw):
+    cli = find_cli()
+    if cli is None:
+        pytest.skip("no hpcz CLI built")
+    import json
+
+    a = np.fromfile(ROOT / "data" / "climate-ncar_csm_b003_ts_100x64x128_f32.bin", dtype=np.float32)
+    a = a.reshape(100, 64, 128).copy()
+    a[3, :5] = -1e10
+    blob = hpcz.compress(a, device="cpu", **kw)
+    path = tmp_path / "a.hpcz"
+    path.write_bytes(blob)
+    out = subprocess.run([str(cli), "info", "--json", str(path)], check=True, capture_output=True, text=True).stdout
+    shell, py = json.loads(out), _plain(hpcz.info(blob))
+    assert sorted(shell) == sorted(py)  # the union of both outputs' keys, in each
+    for k in shell:
+        if k == "dtype":  # the one key spelt two ways, kept as each always was
+            assert (shell[k], py[k]) == ("f32", "float32")
+        else:
+            assert shell[k] == py[k], k
+    for one, other in _SAME_FIELD:
+        assert py[one] == py[other] and shell[one] == shell[other], (one, other)
+    assert (py["mode"], py["bound_kind"], py["lossless"]) == (kw["mode"], "abs" if "abs" in kw else "rel",
+                                                             kw.get("lossless", False))
+    assert ("stages" in py) == (kw["mode"] != "fast") and len(py["chunks"]) == py["n_chunks"]
+    assert py["compression_ratio"] == a.nbytes / len(blob)
+    # Without verify only the header is read: no chunk table, no stages; the rest as with it.
+    head = hpcz.info(blob, verify=False)
+    assert "chunks" not in head and "stages" not in head
+    assert {k: v for k, v in _plain(head).items()} == {k: v for k, v in py.items() if k not in ("chunks", "stages")}
+
+
+def test_one_vocabulary_from_the_library():
+    from hpcz import _hpcz
+
+    # The codec names and numbers are the library's (its registry), the ones the archive header, the C API
+    # and the HDF5 filter's words use; the Python front ends take them from there.
+    assert _hpcz.codecs() == {"fast": 1, "ratio": 2, "interp": 3}
+    assert hpcz._MODES == ("fast", "ratio", "interp")
+    assert _hpcz.bound_modes() == {"abs": 1, "rel": 2}
+    assert _hpcz.dtypes() == {"float32": 1, "float64": 2}
+    assert [_hpcz.parse_bound_mode(s) for s in ("abs", "absolute", "rel", "relative", "pw_rel")] == [
+        "abs", "abs", "rel", "rel", None]
+    a = np.ones(100, dtype=np.float32)
+    for call in (lambda: hpcz.compress(a, rel=1e-3, mode="lorenzo"),
+                 lambda: hpcz.compress_batch([a], rel=1e-3, mode="lorenzo")):
+        with pytest.raises(hpcz.InvalidArgumentError, match="mode must be 'fast', 'ratio' or 'interp', not 'lorenzo'"):
+            call()
+    # The module itself refuses a bound kind it does not know (it mapped anything but "abs" to rel).
+    with pytest.raises(hpcz.InvalidArgumentError, match="bound kind must be 'abs' or 'rel', not 'pw_rel'"):
+        _hpcz.compress(a, "fast", "pw_rel", 1e-3, False, None, "cpu")
+    blob = _hpcz.compress(a, "fast", "absolute", 0.5, False, None, "cpu")
+    assert hpcz.info(blob)["bound_kind"] == "abs"
+
+
+def test_keyword_arguments_in_one_order():
+    import inspect
+
+    import hpcz.numcodecs
+    import hpcz.zarr
+
+    order = ["abs", "rel", "mode", "lossless", "fill", "device"]
+
+    def shared(f):
+        return [p for p in inspect.signature(f).parameters if p in order]
+
+    for f in (hpcz.compress, hpcz.compress_batch, hpcz.zarr.Hpcz.__init__):
+        assert shared(f) == [p for p in order if p in shared(f)], f
+    assert shared(hpcz.compress) == order
+    # numcodecs' Hpcz takes mode first, by position too (Hpcz("ratio", 0.01)): kept for its callers.
+    params = list(inspect.signature(hpcz.numcodecs.Hpcz.__init__).parameters.values())
+    assert [p.name for p in params[1:6]] == ["mode", "abs", "rel", "lossless", "fill"]
+    assert all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params[1:6])
+    assert hpcz.numcodecs.Hpcz("ratio", 0.01).get_config()["abs"] == 0.01
+
+
+def test_numcodecs_and_zarr_take_hdf5plugins_spellings():
+    import hpcz.numcodecs
+    import hpcz.zarr
+
+    assert hpcz.numcodecs.Hpcz(relative=1e-3).get_config() == hpcz.numcodecs.Hpcz(rel=1e-3).get_config()
+    assert hpcz.numcodecs.Hpcz(absolute=0.5, mode="ratio").get_config() == hpcz.numcodecs.Hpcz(abs=0.5, mode="ratio").get_config()
+    assert hpcz.zarr.Hpcz(relative=1e-3).to_dict() == hpcz.zarr.Hpcz(rel=1e-3).to_dict()
+    assert hpcz.zarr.Hpcz(absolute=0.5).to_dict()["configuration"]["abs"] == 0.5
+    for make in (hpcz.numcodecs.Hpcz, hpcz.zarr.Hpcz):
+        with pytest.raises(hpcz.InvalidArgumentError, match="abs= or absolute="):
+            make(abs=0.1, absolute=0.1)
+        with pytest.raises(hpcz.InvalidArgumentError, match="rel= or relative="):
+            make(rel=0.1, relative=0.1)
+        with pytest.raises(hpcz.InvalidArgumentError, match="exactly one of abs= and rel="):
+            make(absolute=0.1, relative=0.1)

@@ -259,3 +259,25 @@ def test_batch_read_of_a_partly_written_dataset(tmp_path):
             hh.write(d, a[:50])
         with pytest.raises(hpcz.InvalidArgumentError):
             hh.read(d, out=np.empty((100, 64, 127), np.float32))
+
+
+def test_hdf5plugins_spellings_and_the_librarys_numbers(tmp_path):
+    from hpcz import _hpcz
+
+    # absolute= / relative=, as hdf5plugin's SZ and SZ3 take them: the same words as abs= / rel=.
+    assert hh.Hpcz(absolute=0.25, mode="ratio").filter_options == hh.Hpcz(abs=0.25, mode="ratio").filter_options
+    assert hh.Hpcz(relative=1e-3, fill=-1.0).filter_options == hh.Hpcz(rel=1e-3, fill=-1.0).filter_options
+    assert hh.Hpcz(0.25).filter_options == hh.Hpcz(abs=0.25).filter_options  # positional as before
+    with pytest.raises(hpcz.InvalidArgumentError, match="abs= or absolute="):
+        hh.Hpcz(abs=0.1, absolute=0.1)
+    with pytest.raises(hpcz.InvalidArgumentError, match="exactly one of abs= and rel="):
+        hh.Hpcz(absolute=0.1, relative=0.1)
+    # Words 1 and 2 are the library's codec and bound mode numbers, and read back as their names.
+    for mode, number in _hpcz.codecs().items():
+        words = hh.Hpcz(relative=1e-2, mode=mode).filter_options
+        assert (words[1], words[2]) == (number, _hpcz.bound_modes()["rel"])
+        a = np.linspace(0, 1, 64 * 64, dtype=np.float32).reshape(64, 64)
+        with h5py.File(tmp_path / f"{mode}.h5", "w") as f:
+            d = f.create_dataset("x", data=a, chunks=(32, 64), **hh.Hpcz(absolute=1e-3, mode=mode))
+            assert hh._options(d) == {"mode": mode, "abs": 1e-3, "lossless": False, "fill": None}
+            assert violations(a, d[...], 1e-3) == 0

@@ -31,18 +31,22 @@ struct Request {
   std::vector<uint64_t> dims;
   hpcz::Options opt;
 };
+// The C enums' numbers are the C++ enums' (hpcz.hpp, "names"): an unknown one is refused, never
+// mapped to a default.
 Request request_of(int dtype, const uint64_t* dims, int ndims, const hpcz_options* opt) {
-  if (!opt || !dims || ndims < 1 || ndims > 4 || (dtype != HPCZ_F32 && dtype != HPCZ_F64) ||
-      (opt->mode != HPCZ_ABS && opt->mode != HPCZ_REL) || opt->backend < HPCZ_AUTO || opt->backend > HPCZ_GPU ||
-      (opt->codec != 0 && opt->codec != HPCZ_FAST && opt->codec != HPCZ_RATIO && opt->codec != HPCZ_INTERP))
+  if (!opt || !dims || ndims < 1 || ndims > 4 || opt->backend < HPCZ_AUTO || opt->backend > HPCZ_GPU)
     throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
-  Request r{hpcz::DType(dtype), std::vector<uint64_t>(dims, dims + ndims), {}};
+  const auto t = dtype < 0 ? std::nullopt : hpcz::dtype_of_id(unsigned(dtype));
+  const auto mode = opt->mode < 0 ? std::nullopt : hpcz::bound_mode_of_id(unsigned(opt->mode));
+  const auto codec = opt->codec <= 0 ? std::nullopt : hpcz::codec_of_id(unsigned(opt->codec));
+  if (!t || !mode || (opt->codec != 0 && !codec)) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+  Request r{*t, std::vector<uint64_t>(dims, dims + ndims), {}};
   hpcz::Options& o = r.opt;
-  o.mode = opt->mode == HPCZ_ABS ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
+  o.mode = *mode;
   o.bound = opt->bound;
   if (opt->has_fill) o.fill = opt->fill;
   o.backend = backend_of(opt->backend);
-  o.codec = opt->codec == HPCZ_RATIO ? hpcz::Codec::ratio : (opt->codec == HPCZ_INTERP ? hpcz::Codec::interp : hpcz::Codec::fast);
+  o.codec = codec.value_or(hpcz::Options{}.codec);  // 0: the default
   if (opt->radius) o.radius = opt->radius;
   o.second_stage = opt->second_stage != 0;
   return r;
@@ -76,9 +80,20 @@ std::vector<hpcz::ArchiveInfo> device_batch_infos(size_t n, const void* headers,
 
 extern "C" {
 
+const char* hpcz_codec_name(int codec) {
+  const auto c = codec <= 0 ? std::nullopt : hpcz::codec_of_id(unsigned(codec));
+  return c ? hpcz::codec_name(*c) : nullptr;
+}
+
+int hpcz_parse_codec(const char* name) {
+  const auto c = name ? hpcz::parse_codec(name) : std::nullopt;
+  return c ? int(*c) : 0;
+}
+
 size_t hpcz_max_compressed_size(uint64_t n, int dtype) {
-  if (dtype != HPCZ_F32 && dtype != HPCZ_F64) return 0;
-  return hpcz::max_compressed_size(n, dtype == HPCZ_F64 ? hpcz::DType::f64 : hpcz::DType::f32);
+  const auto t = dtype < 0 ? std::nullopt : hpcz::dtype_of_id(unsigned(dtype));
+  if (!t) return 0;
+  return hpcz::max_compressed_size(n, *t);
 }
 
 int hpcz_compress(const void* data, int dtype, const uint64_t* dims, int ndims, const hpcz_options* opt, void* out,
