@@ -117,6 +117,24 @@ def compress(array, mode, kind, bound, lossless, fill):
     return out[:n]
 
 
+def _device_out(cupy, head, dtype, out, dev):
+    """A new array on device dev for the archive whose header is head, or out once checked to take its
+    values there; with its _View."""
+    if out is None:
+        out = cupy.empty(head["shape"], dtype=dtype)
+    if not is_device_array(out):
+        raise InvalidArgumentError("out must be an array on the GPU for an archive there", 1)
+    o = _View(out, "out")
+    if _device_of(cupy, o.ptr, out) != dev:
+        raise InvalidArgumentError("out is on another GPU than the archive", 1)
+    if o.dtype != dtype or o.size != head["n_values"]:
+        raise InvalidArgumentError(
+            f"out is {o.dtype} of {o.size} values; the archive holds {dtype} of shape {head['shape']}", 1)
+    if o.readonly:
+        raise InvalidArgumentError("out is read-only", 1)
+    return out, o
+
+
 def _header(cupy, archive):
     n = min(_hpcz.header_size(), archive.size)
     return cupy.asnumpy(archive[:n])
@@ -156,16 +174,7 @@ def decompress(data, out, stream_from=None, check=None):
             dtype = np.dtype(head["dtype"])
             if check is not None:
                 check(head, dtype)
-            if out is None:
-                out = cupy.empty(head["shape"], dtype=dtype)
-            o = _View(out, "out")
-            if _device_of(cupy, o.ptr, out) != dev:
-                raise InvalidArgumentError("out is on another GPU than the archive", 1)
-            if o.dtype != dtype or o.size != head["n_values"]:
-                raise InvalidArgumentError(
-                    f"out is {o.dtype} of {o.size} values; the archive holds {dtype} of shape {head['shape']}", 1)
-            if o.readonly:
-                raise InvalidArgumentError("out is read-only", 1)
+            out, o = _device_out(cupy, head, dtype, out, dev)
             ws_size = _hpcz.decompress_device_workspace(header)
             ws = cupy.empty(max(ws_size, 1), dtype=cupy.uint8)
             status = cupy.zeros(1, dtype=cupy.uint32)
@@ -288,17 +297,7 @@ def decompress_batch(blobs, outs):
                         raise InvalidArgumentError(
                             "an archive with the lossless stage decodes on the host (hpcz.decompress of its bytes)", 1)
                     dtype = np.dtype(head["dtype"])
-                    out = None if outs is None else outs[i]
-                    if out is None:
-                        out = cupy.empty(head["shape"], dtype=dtype)
-                    o = _View(out, "out")
-                    if not is_device_array(out) or _device_of(cupy, o.ptr, out) != dev:
-                        raise InvalidArgumentError("out is not on the archive's GPU", 1)
-                    if o.dtype != dtype or o.size != head["n_values"]:
-                        raise InvalidArgumentError(
-                            f"out is {o.dtype} of {o.size} values; the archive holds {dtype} of shape {head['shape']}", 1)
-                    if o.readonly:
-                        raise InvalidArgumentError("out is read-only", 1)
+                    out, o = _device_out(cupy, head, dtype, None if outs is None else outs[i], dev)
                     if o.ptr % 16:  # the kernels store 16 bytes at a time: decoded beside it, then copied
                         plan.append((i, header, out, cupy.empty(o.size, dtype=dtype)))
                     elif head["n_values"]:
