@@ -96,6 +96,18 @@ int lane_blocks(const std::vector<uint8_t>& a) {
   return n;
 }
 
+// A golden row's options (both tables), on the CPU backend.
+template <class Row>
+hpcz::Options golden_options(const Row& g) {
+  hpcz::Options o;
+  o.mode = g.mode;
+  o.bound = g.bound;
+  o.codec = g.codec;
+  o.second_stage = g.second_stage;
+  o.backend = hpcz::Backend::cpu;
+  return o;
+}
+
 // The first 20 time steps of the bundled sample (as f64 for the f64 golden: exact conversion), or
 // the sparse field made from them.
 std::vector<uint8_t> golden_input(hpcz::DType t, bool above295) {
@@ -116,12 +128,7 @@ TEST(golden_archives) {
   for (const Golden& g : kGolden) {
     auto input = golden_input(g.dtype, g.above295);
     REQUIRE(input.size() == 20 * 64 * 128 * hpcz::dtype_size(g.dtype));
-    hpcz::Options o;
-    o.mode = g.mode;
-    o.bound = g.bound;
-    o.codec = g.codec;
-    o.second_stage = g.second_stage;
-    o.backend = hpcz::Backend::cpu;
+    const hpcz::Options o = golden_options(g);
     auto now = hpcz::compress(input.data(), g.dtype, {20, 64, 128}, o);
     const std::string path = std::string(HPCZ_SOURCE_DIR) + "/tests/golden/" + g.file;
     if (g.current && std::getenv("HPCZ_WRITE_GOLDEN")) {
@@ -191,12 +198,7 @@ TEST(golden_small_arrays) {
     for (uint64_t d : g.dims) n *= d;
     auto input = golden_input(g.dtype, false);
     input.resize(n * hpcz::dtype_size(g.dtype));
-    hpcz::Options o;
-    o.mode = g.mode;
-    o.bound = g.bound;
-    o.codec = g.codec;
-    o.second_stage = g.second_stage;
-    o.backend = hpcz::Backend::cpu;
+    const hpcz::Options o = golden_options(g);
     const auto now = hpcz::compress(input.data(), g.dtype, g.dims, o);
     const std::string path = std::string(HPCZ_SOURCE_DIR) + "/tests/golden/" + g.file;
     if (g.current && std::getenv("HPCZ_WRITE_GOLDEN")) {

@@ -220,18 +220,14 @@ def zarr_rows(a, mode, reps, bus, device):
     # before it writes it; the second setting lets zarr batch and write as it goes.
     settings = ({"codec_pipeline.batch_size": 1},
                 {"codec_pipeline.batch_size": 64, "array.write_empty_chunks": True})
-    for cfg in settings:
-        with zarr.config.set(cfg):
-            z = write_plain()
-            label = f"zarr v3 alone (no codec work), 4 MiB chunks, {cfg}"
-            row(f"{label}: write", a.nbytes, median_time(write_plain, reps), bus)
-            row(f"{label}: read", a.nbytes, median_time(lambda: z[...], reps), bus)
-    for cfg in settings:
-        with zarr.config.set(cfg):
-            z = write()
-            label = f"{mode} zarr v3, 4 MiB chunks, memory store, {cfg}"
-            row(f"{label}: write", a.nbytes, median_time(write, reps), bus)
-            row(f"{label}: read", a.nbytes, median_time(lambda: z[...], reps), bus)
+    for name, writer in (("zarr v3 alone (no codec work), 4 MiB chunks", write_plain),
+                         (f"{mode} zarr v3, 4 MiB chunks, memory store", write)):
+        for cfg in settings:
+            with zarr.config.set(cfg):
+                z = writer()
+                label = f"{name}, {cfg}"
+                row(f"{label}: write", a.nbytes, median_time(writer, reps), bus)
+                row(f"{label}: read", a.nbytes, median_time(lambda: z[...], reps), bus)
 
 
 def hdf5_rows(a, mode, reps, bus, device, where):
