@@ -89,7 +89,7 @@ int bench_main(const std::vector<std::string>& args) {
     else if (args[i] == "--device") device = val();
     else if (args[i] == "--mode") mode = val();
     else if (args[i] == "--quick") quick = true;
-    else throw UsageError("unknown bench option " + args[i]);
+    else throw UsageError("unknown bench option '" + args[i] + "'");
   }
   if (device != "gpu" && device != "cpu") throw UsageError("--device must be gpu or cpu");
   if (reps < 1) throw UsageError("--reps must be >= 1");

@@ -58,7 +58,7 @@ int bench_codebook_main(const std::vector<std::string>& args) {
     else if (args[i] == "--out") out_path = val();
     else if (args[i] == "--device") device = val();
     else if (args[i] == "--size-mib" || args[i] == "--bounds") val();  // other modes' options: no effect here
-    else if (args[i] != "--quick") throw UsageError("unknown bench option " + args[i]);
+    else if (args[i] != "--quick") throw UsageError("unknown bench option '" + args[i] + "'");
   }
   if (device != "gpu" && device != "cpu") throw UsageError("--device must be gpu or cpu");
   if (reps < 1) throw UsageError("--reps must be >= 1");

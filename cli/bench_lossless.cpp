@@ -224,7 +224,7 @@ int bench_lossless_main(const std::vector<std::string>& args) {
     else if (args[i] == "--dump") dump_dir = val();
     else if (args[i] == "--text") text = val();
     else if (args[i] == "--no-second-stage") stage_table = false;
-    else throw UsageError("unknown bench option " + args[i]);
+    else throw UsageError("unknown bench option '" + args[i] + "'");
   }
   if (reps < 1) throw UsageError("--reps must be >= 1");
   const bool gpu = gpu_available();

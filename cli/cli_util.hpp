@@ -20,8 +20,12 @@ namespace hpcz::cli {
 enum Exit { kOk = 0, kUsage = 1, kBadInput = 2, kRuntime = 3 };
 
 // Every error message is "hpcz: " and what() of one of these; about a file, what() is "FILE: reason".
+// A usage error is printed in one line, then "Try 'hpcz VERB --help'." where the command line is at
+// fault (an unknown option, a missing value); not where a file is (an existing output, a terminal).
 struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit UsageError(const std::string& what, bool point_to_help = true)
+      : std::runtime_error(what), point_to_help(point_to_help) {}
+  bool point_to_help;
 };
 struct InputError : std::runtime_error {  // exit 2
   using std::runtime_error::runtime_error;

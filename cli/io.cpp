@@ -281,7 +281,7 @@ bool rename_new(const std::string& from, const std::string& to) {
 OutputFile::OutputFile(const std::string& path, bool force, const std::vector<std::string>& inputs)
     : path_(path), name_(path == "-" ? "standard output" : path), force_(force) {
   if (path == "-") {
-    if (isatty(1) && !force) throw UsageError("standard output is a terminal: not writing binary data to it (-f to force)");
+    if (isatty(1) && !force) throw UsageError("standard output is a terminal: not writing binary data to it (-f to force)", false);
     fd_ = 1;
     streamed_ = true;
     return;
@@ -301,7 +301,7 @@ OutputFile::OutputFile(const std::string& path, bool force, const std::vector<st
       struct stat st;
       if (in != "-" && !S_ISCHR(out.st_mode) && ::stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev &&
           st.st_ino == out.st_ino)
-        throw UsageError(path + ": is also the input");
+        throw UsageError(path + ": is also the input", false);
     }
     if (S_ISCHR(out.st_mode) || S_ISFIFO(out.st_mode)) {  // written into, never replaced (a FIFO: once read)
       fd_ = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
@@ -313,7 +313,7 @@ OutputFile::OutputFile(const std::string& path, bool force, const std::vector<st
         ::close(fd_);
         fd_ = -1;
         if (!same) throw OutputError(path, "was replaced while being opened");
-        throw UsageError(path + ": is a terminal: not writing binary data to it (-f to force)");
+        throw UsageError(path + ": is a terminal: not writing binary data to it (-f to force)", false);
       }
       streamed_ = true;
       return;
@@ -327,7 +327,7 @@ OutputFile::OutputFile(const std::string& path, bool force, const std::vector<st
       streamed_ = true;
       return;
     }
-    if (!force) throw UsageError(path + ": exists (-f to overwrite it)");
+    if (!force) throw UsageError(path + ": exists (-f to overwrite it)", false);
     if (link) {  // the file the link points at is replaced; the link stays
       char* real = ::realpath(path.c_str(), nullptr);
       if (!real) throw OutputError(path, errno_text());

@@ -597,7 +597,8 @@ int cmd_compare(const std::vector<std::string>& args) {
 int run_verb(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
-    std::fprintf(stderr, "hpcz: no command given\n%s", usage_text().c_str());
+    std::fprintf(stderr, "hpcz: no command given (compress, decompress, test, info, compare, lossless, bench)\n"
+                         "Try 'hpcz --help'.\n");
     return kUsage;
   }
   if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
@@ -625,8 +626,9 @@ int run_verb(int argc, char** argv) {
     if (cmd == "lossless") return cmd_lossless(args);
     if (cmd == "bench") return bench_main(args);
     throw UsageError("unknown command '" + cmd + "'");
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "hpcz: %s\n%s", e.what(), (known ? verb_usage(cmd) : usage_text()).c_str());
+  } catch (const UsageError& e) {  // one line and where help is, as gzip; not the whole usage
+    std::fprintf(stderr, "hpcz: %s\n", e.what());
+    if (e.point_to_help) std::fprintf(stderr, "Try 'hpcz%s%s --help'.\n", known ? " " : "", known ? cmd.c_str() : "");
     return kUsage;
   } catch (const InputError& e) {
     std::fprintf(stderr, "hpcz: %s\n", e.what());
