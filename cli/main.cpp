@@ -9,6 +9,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <sys/resource.h>
@@ -20,11 +21,11 @@ namespace hpcz::cli {
 // {CODECS}: the codec names (hpcz::codec_names), joined by |.
 static const char* kUsageTemplate =
     "usage:\n"
-    "  hpcz compress -i IN -o OUT -t f32|f64 -d DIMS (--abs E | --rel E) [--mode {CODECS}]\n"
+    "  hpcz compress IN [-o OUT | -c] -t f32|f64 -d DIMS (--abs E | --rel E) [--mode {CODECS}]\n"
     "                [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--fill V] [--radius R]\n"
     "                [--lossless] [-f] [-q] [--verbose]\n"
-    "  hpcz decompress -i IN -o OUT [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--max-output SIZE]\n"
-    "                [-f] [-q] [--verbose]\n"
+    "  hpcz decompress IN [-o OUT | -c] [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE]\n"
+    "                [--max-output SIZE] [-f] [-q] [--verbose]\n"
     "  hpcz test ARCHIVE... [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--max-output SIZE] [-q]\n"
     "  hpcz info IN [--json]\n"
     "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
@@ -33,8 +34,10 @@ static const char* kUsageTemplate =
     "  hpcz lossless compress|decompress [--codec rle1|rle2|deflate] -i IN -o OUT [--elem 1|2|4|8] [--signed]\n"
     "                [--device auto|gpu|cpu] [--chunk-kib K] [-f] [-q]\n"
     "Any size streams through bounded memory, on every GPU (--gpus 0,1: those; --gpu-memory 8G: at most\n"
-    "that much of each) or the CPU. IN '-': standard input, spooled to $TMPDIR first (compression reads\n"
-    "its input twice); OUT '-': standard output. An existing OUT is kept unless -f;\n"
+    "that much of each) or the CPU. IN: a file, or '-': standard input, spooled to $TMPDIR first (compression\n"
+    "reads its input twice); -i IN works too. Without -o, OUT is standard output for -c (--stdout) or IN '-',\n"
+    "else IN.hpcz (compress) or IN less .hpcz (decompress). OUT '-': standard output, never a terminal\n"
+    "unless -f. Options go in any order; --opt=V is --opt V. An existing OUT is kept unless -f;\n"
     "OUT is made unnamed in its directory and named at the end, so a failed or killed run leaves nothing;\n"
     "it takes IN's permission bits and times. A FIFO or character device (/dev/null) as OUT is written\n"
     "into, never replaced; a directory, socket or block device is refused. Messages go to stderr\n"
@@ -132,24 +135,94 @@ struct Args {
   }
 };
 
+// As zstd and gzip take them: options and arguments in any order; a long option's value after it or
+// after '=' (--rel 1e-3, --rel=1e-3); "--" ends the options; "-" alone is an argument (standard input
+// or output); "-5" too (a negative number). Messages name an option as it was typed.
 Args parse(const std::vector<std::string>& a, const std::vector<std::string>& with_value,
            const std::vector<std::string>& flags) {
+  static const std::map<std::string, std::string> alias = {{"--force", "-f"}, {"--quiet", "-q"}, {"--stdout", "-c"}};
+  const auto among = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
   Args r;
+  bool options = true;
   for (size_t i = 0; i < a.size(); ++i) {
-    const std::string s = a[i] == "--force" ? "-f" : a[i] == "--quiet" ? "-q" : a[i];
-    bool takes = std::find(with_value.begin(), with_value.end(), s) != with_value.end();
-    bool is_flag = std::find(flags.begin(), flags.end(), s) != flags.end();
-    if (takes) {
-      if (i + 1 >= a.size()) throw UsageError(s + " needs a value");
-      if (r.opt.count(s)) throw UsageError(s + " given twice");
-      r.opt[s] = a[++i];
-    } else if (is_flag) {
-      r.opt[s] = "";
-    } else if (s.size() > 1 && s[0] == '-' && !std::isdigit(static_cast<unsigned char>(s[1]))) {
-      throw UsageError("unknown option " + s);
-    } else {
+    std::string s = a[i];
+    if (!options || s.size() < 2 || s[0] != '-' || std::isdigit(static_cast<unsigned char>(s[1]))) {
       r.pos.push_back(s);
+      continue;
     }
+    if (s == "--") {
+      options = false;
+      continue;
+    }
+    std::optional<std::string> value;
+    const size_t eq = s.find('=');
+    if (s.compare(0, 2, "--") == 0 && eq != std::string::npos) value = s.substr(eq + 1), s.resize(eq);
+    const std::string typed = s;
+    if (const auto it = alias.find(s); it != alias.end()) s = it->second;
+    if (among(with_value, s)) {
+      if (r.opt.count(s)) throw UsageError(typed + " given twice");
+      if (!value) {
+        if (i + 1 >= a.size()) throw UsageError(typed + " needs a value");
+        value = a[++i];
+      }
+      r.opt[s] = *value;
+    } else if (among(flags, s)) {
+      if (value) throw UsageError(typed + " takes no value");
+      r.opt[s] = "";
+    } else {
+      throw UsageError("unknown option '" + typed + "'");
+    }
+  }
+  return r;
+}
+
+// bench's own parsers read "--opt VALUE": "--opt=VALUE" is split for them (its flags left whole, so
+// that "--quick=1" is refused as unknown rather than "1").
+std::vector<std::string> split_long_values(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (const std::string& s : args) {
+    const size_t eq = s.find('=');
+    if (s.compare(0, 2, "--") == 0 && eq != std::string::npos && s.compare(0, eq, "--quick") != 0 &&
+        s.compare(0, eq, "--no-second-stage") != 0) {
+      out.push_back(s.substr(0, eq));
+      out.push_back(s.substr(eq + 1));
+    } else {
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+// IN and OUT of compress and decompress, as zstd takes them: IN as an argument or -i IN ('-': standard
+// input); OUT from -o, else standard output (-c, or IN '-', as zstd in a pipe), else named after IN:
+// IN.hpcz (compress), IN less its .hpcz (decompress; another suffix is refused, as gzip does).
+struct InOut {
+  std::string in, out;
+};
+InOut in_and_out(const Args& a, bool compressing) {
+  if (a.flag("-i") && !a.pos.empty())
+    throw UsageError("unexpected argument '" + a.pos[0] + "' (the input is -i " + a.get("-i") + ")");
+  if (a.pos.size() > 1) throw UsageError("one input at a time, not '" + a.pos[0] + "' and '" + a.pos[1] + "'");
+  if (!a.flag("-i") && a.pos.empty()) throw UsageError("missing -i IN (or IN alone; '-' for standard input)");
+  InOut r;
+  r.in = a.flag("-i") ? a.get("-i") : a.pos[0];
+  if (a.flag("-c")) {
+    if (a.flag("-o") && a.get("-o") != "-") throw UsageError("-c writes to standard output: not with -o " + a.get("-o"));
+    r.out = "-";
+  } else if (a.flag("-o")) {
+    r.out = a.get("-o");
+  } else if (r.in == "-") {
+    r.out = "-";
+  } else if (compressing) {
+    r.out = r.in + ".hpcz";
+  } else {
+    const std::string ext = ".hpcz";
+    const size_t name = r.in.rfind('/') + 1;  // 0 without a directory; a name of ext alone has no stem
+    if (r.in.size() - name <= ext.size() || r.in.compare(r.in.size() - ext.size(), ext.size(), ext) != 0)
+      throw UsageError(r.in + ": no .hpcz suffix to take off for the output's name: give -o OUT (or -c)", false);
+    r.out = r.in.substr(0, r.in.size() - ext.size());
   }
   return r;
 }
@@ -282,10 +355,10 @@ void print_stats(const StreamStats& st) {
 int cmd_compress(const std::vector<std::string>& args) {
   Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--mode", "--device", "--fill", "--radius", "--gpus",
                         "--gpu-memory"},
-                 {"--lossless", "--verbose", "-f", "-q"});
-  if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
+                 {"--lossless", "--verbose", "-f", "-q", "-c"});
   set_quiet(a.flag("-q"));
-  const std::string in = a.get("-i"), out = a.get("-o");
+  const InOut io = in_and_out(a, true);
+  const std::string &in = io.in, &out = io.out;
   const DType t = parse_dtype(a.get("-t"));
   const auto dims = parse_dims(a.get("-d"));
   if (a.flag("--abs") == a.flag("--rel")) throw UsageError("give exactly one of --abs E or --rel E");
@@ -344,13 +417,13 @@ int cmd_compress(const std::vector<std::string>& args) {
 }
 
 int cmd_decompress(const std::vector<std::string>& args) {
-  Args a = parse(args, {"-i", "-o", "--device", "--gpus", "--gpu-memory", "--max-output"}, {"--verbose", "-f", "-q"});
-  if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
+  Args a = parse(args, {"-i", "-o", "--device", "--gpus", "--gpu-memory", "--max-output"}, {"--verbose", "-f", "-q", "-c"});
   set_quiet(a.flag("-q"));
+  const InOut io = in_and_out(a, false);
+  const std::string &in = io.in, &out = io.out;
   Backend asked = parse_backend(a);
   StreamOptions so = stream_options(a, asked);
   const DecodeLimits limits = decode_limits(a);
-  const std::string in = a.get("-i"), out = a.get("-o");
   OutputFile sink(out, a.flag("-f"), {in});
   auto t0 = std::chrono::steady_clock::now();
   PhaseClock clock;
@@ -624,7 +697,7 @@ int run_verb(int argc, char** argv) {
     if (cmd == "info") return cmd_info(args);
     if (cmd == "compare") return cmd_compare(args);
     if (cmd == "lossless") return cmd_lossless(args);
-    if (cmd == "bench") return bench_main(args);
+    if (cmd == "bench") return bench_main(split_long_values(args));
     throw UsageError("unknown command '" + cmd + "'");
   } catch (const UsageError& e) {  // one line and where help is, as gzip; not the whole usage
     std::fprintf(stderr, "hpcz: %s\n", e.what());
