@@ -374,7 +374,12 @@ int cmd_compress(const std::vector<std::string>& args) {
     if (!(r >= 1 && r <= 2048) || r != std::floor(r)) throw UsageError("--radius must be an integer 1 to 2048");
     o.radius = uint32_t(r);
   }
-  if (a.flag("--fill")) o.fill = parse_number(a.get("--fill"), "--fill");
+  if (a.flag("--fill")) {
+    o.fill = parse_number(a.get("--fill"), "--fill");
+    if (!std::isfinite(*o.fill))  // the library's "must be finite" would read as if NaN could not be kept
+      throw UsageError("--fill " + a.get("--fill") + ": NaN and Inf need no fill value; they come back bit for bit without one",
+                       false);
+  }
   o.backend = parse_backend(a);
   StreamOptions so = stream_options(a, o.backend);
   uint64_t n = 1;
@@ -544,7 +549,8 @@ int cmd_info(const std::vector<std::string>& args) {
     return kOk;
   }
   std::printf("hpcz archive, format version %u\n", i.version);
-  std::printf("  array        %s %s (%llu values, %.0f bytes)\n", dt, dims_string(i.dims).c_str(),
+  // Dims as -d takes them: a reversed -d cannot be told from the file's size, but shows here.
+  std::printf("  array        %s %s (dims slowest to fastest; %llu values, %.0f bytes)\n", dt, dims_string(i.dims).c_str(),
               (unsigned long long)i.n_values, raw);
   if (i.codec == Codec::ratio) {
     std::printf("  codec        ratio (Lorenzo + Huffman, radius %u)\n", i.block_values);
