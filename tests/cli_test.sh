@@ -453,5 +453,135 @@ expect 2 "decompress --max-output below the array" "$hpcz" decompress --max-outp
 expect 0 "decompress --max-output at the array" "$hpcz" decompress --max-output 3276800 -i "$tmp/a.hpcz" -o "$tmp/lim.out"
 expect 2 "decompress --max-output of the zeros archive" "$hpcz" decompress --max-output 64M -i "$src/tests/hostile/stage_zeros_ratio.hpcz" -o "$tmp/lim2.out"
 expect 1 "bad --max-output" "$hpcz" test --max-output lots "$tmp/a.hpcz"
+# zstd and gzip habits (issue 44): IN as an argument, options in any order, --opt=V, -c and the
+# default names IN.hpcz / IN less .hpcz, '-' in a pipe, short usage errors, no binary on a terminal.
+lines() {  # description N: the last command's stderr has at most N lines
+  [ "$(wc -l <"$tmp/err")" -le "$2" ] && ok || bad "$1: more than $2 lines on stderr: $(head -5 "$tmp/err")"
+}
+expect 0 "compress IN -o OUT" "$hpcz" compress "$in" -o "$tmp/pos.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --device cpu
+cmp -s "$tmp/pos.hpcz" "$tmp/a.hpcz" && ok || bad "compress IN -o OUT: other bytes than -i IN"
+expect 0 "options after and around IN" "$hpcz" compress -t f32 "$in" --rel 1e-3 -o "$tmp/pos2.hpcz" --device cpu -d 100x64x128
+cmp -s "$tmp/pos2.hpcz" "$tmp/a.hpcz" && ok || bad "options around IN: other bytes"
+expect 0 "decompress IN -o OUT" "$hpcz" decompress "$tmp/pos.hpcz" -o "$tmp/pos.out" --device cpu
+cmp -s "$tmp/pos.out" "$tmp/a.out" && ok || bad "decompress IN -o OUT: other bytes than -i IN"
+expect 0 "--opt=value" "$hpcz" compress "$in" -o "$tmp/eq.hpcz" -t f32 -d 100x64x128 --rel=1e-3 --device=cpu
+cmp -s "$tmp/eq.hpcz" "$tmp/a.hpcz" && ok || bad "--rel=1e-3 --device=cpu: other bytes than --rel 1e-3 --device cpu"
+expect 0 "--mode=ratio" "$hpcz" compress "$in" -o "$tmp/eqr.hpcz" -t f32 -d 100x64x128 --rel=1e-3 --mode=ratio --device=cpu
+cmp -s "$tmp/eqr.hpcz" "$tmp/r.hpcz" && ok || bad "--mode=ratio: other bytes than --mode ratio"
+expect 0 "--max-output=SIZE" "$hpcz" test --max-output=4M --device=cpu "$tmp/a.hpcz"
+expect 2 "--max-output=SIZE below the array" "$hpcz" test --max-output=1M "$tmp/a.hpcz"
+expect 1 "--rel= (empty)" "$hpcz" compress "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel=
+expect 1 "--force=1 (a flag with a value)" "$hpcz" compress "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --force=1
+grep -q "takes no value" "$tmp/err" && ok || bad "--force=1: $(cat "$tmp/err")"
+expect 1 "two inputs" "$hpcz" compress "$in" "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3
+expect 1 "-i and IN" "$hpcz" decompress -i "$tmp/a.hpcz" "$tmp/r.hpcz" -o "$tmp/c"
+expect 1 "-c with -o FILE" "$hpcz" decompress "$tmp/a.hpcz" -c -o "$tmp/c"
+[ ! -e "$tmp/c" ] && ok || bad "a refused command line wrote $tmp/c"
+# Pipes: '-' in, and without -o the output is standard output (as zstd in a pipe); within the bound.
+cat "$in" | "$hpcz" compress - -t f32 -d 100x64x128 --rel 1e-3 --device cpu 2>"$tmp/err" \
+  | "$hpcz" decompress - --device cpu 2>>"$tmp/err" >"$tmp/p2.out"
+st="${PIPESTATUS[*]}"
+[ "$st" = "0 0 0" ] && cmp -s "$tmp/p2.out" "$tmp/a.out" && ok || bad "cat | compress - | decompress -: exit $st, $(cat "$tmp/err")"
+expect 0 "compare the piped round trip" "$hpcz" compare -t f32 -d 100x64x128 "$in" "$tmp/p2.out"
+awk '/max rel error/ { exit !($4 <= 1e-3) }' "$tmp/out" && ok || bad "piped round trip: $(grep 'max rel' "$tmp/out")"
+expect 0 "-c" "$hpcz" decompress "$tmp/a.hpcz" -c --device cpu
+cmp -s "$tmp/out" "$tmp/a.out" && ok || bad "decompress -c: stdout is not the array"
+expect 0 "--stdout" "$hpcz" compress "$in" --stdout -t f32 -d 100x64x128 --rel 1e-3 --device cpu
+cmp -s "$tmp/out" "$tmp/a.hpcz" && ok || bad "compress --stdout: stdout is not the archive"
+# Default names: x.bin -> x.bin.hpcz -> x.bin, which exists: refused (one line) until -f.
+mkdir "$tmp/names" && cp "$in" "$tmp/names/x.bin"
+expect 0 "compress IN (named IN.hpcz)" "$hpcz" compress "$tmp/names/x.bin" -t f32 -d 100x64x128 --rel 1e-3 --device cpu
+cmp -s "$tmp/names/x.bin.hpcz" "$tmp/a.hpcz" && cmp -s "$tmp/names/x.bin" "$in" && [ ! -s "$tmp/out" ] && ok \
+  || bad "compress x.bin: no x.bin.hpcz, or x.bin changed, or stdout written: $(ls "$tmp/names")"
+expect 1 "compress IN again (IN.hpcz exists)" "$hpcz" compress "$tmp/names/x.bin" -t f32 -d 100x64x128 --rel 1e-3
+one_line "compress IN again" "$tmp/names/x.bin.hpcz: exists (-f to overwrite it)"
+expect 1 "decompress IN.hpcz (IN exists)" "$hpcz" decompress "$tmp/names/x.bin.hpcz" --device cpu
+one_line "decompress IN.hpcz (IN exists)" "$tmp/names/x.bin: exists (-f to overwrite it)"
+cmp -s "$tmp/names/x.bin" "$in" && [ "$(ls -A "$tmp/names" | tr '\n' ' ')" = "x.bin x.bin.hpcz " ] && ok \
+  || bad "a refused decompress touched x.bin or left: $(ls -A "$tmp/names")"
+expect 0 "decompress IN.hpcz -f" "$hpcz" decompress "$tmp/names/x.bin.hpcz" -f --device cpu
+cmp -s "$tmp/names/x.bin" "$tmp/a.out" && ok || bad "decompress x.bin.hpcz -f: x.bin is not the decompressed array"
+rm "$tmp/names/x.bin"
+expect 0 "decompress IN.hpcz (named IN)" "$hpcz" decompress "$tmp/names/x.bin.hpcz" --device cpu
+cmp -s "$tmp/names/x.bin" "$tmp/a.out" && ok || bad "decompress x.bin.hpcz: x.bin is not the decompressed array"
+expect 1 "decompress without .hpcz and without -o" "$hpcz" decompress "$tmp/names/x.bin"
+one_line "decompress without .hpcz" "$tmp/names/x.bin: no .hpcz suffix to take off for the output's name: give -o OUT (or -c)"
+cp "$tmp/a.hpcz" "$tmp/names/.hpcz"
+expect 1 "decompress a file named .hpcz" "$hpcz" decompress "$tmp/names/.hpcz"
+[ "$(ls -A "$tmp/names" | tr '\n' ' ')" = ".hpcz x.bin x.bin.hpcz " ] && ok || bad "decompress .hpcz left: $(ls -A "$tmp/names")"
+cp "$tmp/a.hpcz" "$tmp/-dash.hpcz"
+(cd "$tmp" && "$hpcz" decompress -c --device cpu -- -dash.hpcz >"$tmp/dash.out" 2>"$tmp/err")
+cmp -s "$tmp/dash.out" "$tmp/a.out" && ok || bad "-- then a name starting with '-': $(cat "$tmp/err")"
+# Usage errors: one line and where the help is, exit 1; --help still prints the whole usage (stdout, 0).
+expect 1 "unknown option" "$hpcz" compress "$in" -t f32 -d 100x64x128 --rel 1e-3 --foo
+[ "$(cat "$tmp/err")" = "hpcz: unknown option '--foo'
+Try 'hpcz compress --help'." ] && ok || bad "unknown option: not the two lines: $(cat "$tmp/err")"
+for cmdline in "" "frobnicate" "compress" "decompress -i" "compress $tmp/names/x.bin -t f32 -d 100x64x128" "info" \
+               "lossless compress --codec lz4 -i $in -o $tmp/c" "bench --frob" "compress $tmp/names/x.bin -t f16 -d 10 --abs 1"; do
+  expect 1 "usage error: hpcz $cmdline" "$hpcz" $cmdline
+  lines "usage error: hpcz $cmdline" 2
+done
+expect 0 "compress -h" "$hpcz" compress -h
+[ "$(wc -l <"$tmp/out")" -gt 5 ] && grep -q "hpcz compress IN" "$tmp/out" && [ ! -s "$tmp/err" ] && ok || bad "compress -h: not the usage on stdout"
+# --fill nan: refused, saying why (NaN needs none); and indeed NaN (payloads, sign) and Inf come back
+# bit for bit without a fill value, in each mode.
+expect 1 "--fill nan" "$hpcz" compress "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --fill nan
+one_line "--fill nan" "--fill nan: NaN and Inf need no fill value; they come back bit for bit without one"
+expect 1 "--fill=inf" "$hpcz" compress "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --fill=-inf
+python3 -c 'import struct, sys
+v = [i * 0.37 for i in range(4096)]
+bits = [0x7fc00000, 0xffc00000, 0x7fc00001, 0x7f800001, 0xff812345, 0x7f800000, 0xff800000]
+out = bytearray(struct.pack("<4096f", *v))
+for k, b in enumerate(bits * 40):
+    struct.pack_into("<I", out, 4 * (k * 13 % 4096), b)
+open(sys.argv[1], "wb").write(out)' "$tmp/nonfinite.bin"
+for mode in fast ratio interp; do
+  "$hpcz" compress "$tmp/nonfinite.bin" -o "$tmp/nf.$mode.hpcz" -t f32 -d 4096 --rel 1e-3 --mode $mode --device cpu -q \
+    && "$hpcz" decompress "$tmp/nf.$mode.hpcz" -o "$tmp/nf.$mode.out" --device cpu -q \
+    && python3 -c 'import struct, sys
+a, b = (struct.unpack("<4096I", open(p, "rb").read()) for p in sys.argv[1:3])
+nf = [i for i in range(4096) if a[i] & 0x7f800000 == 0x7f800000]
+sys.exit(not (len(nf) > 200 and all(a[i] == b[i] for i in nf)))' "$tmp/nonfinite.bin" "$tmp/nf.$mode.out" \
+    && ok || bad "$mode: NaN or Inf not back bit for bit without --fill"
+done
+# Reversed dims cannot be told from the size (the product is the same): info shows the dims as -d
+# took them, slowest to fastest, for the user to check.
+expect 0 "compress with reversed dims" "$hpcz" compress "$in" -o "$tmp/rev.hpcz" -t f32 -d 128x64x100 --rel 1e-3 --device cpu
+expect 0 "info of reversed dims" "$hpcz" info "$tmp/rev.hpcz"
+grep -q "array  *f32 128x64x100 (dims slowest to fastest" "$tmp/out" && ok || bad "info does not show the dims: $(grep array "$tmp/out")"
+expect 0 "info" "$hpcz" info "$tmp/a.hpcz"
+grep -q "array  *f32 100x64x128 (dims slowest to fastest" "$tmp/out" && ok || bad "info does not show the dims: $(grep array "$tmp/out")"
+# A terminal as standard output (a pseudo-terminal, where python3 has pty): no binary data written to it
+# (one line, exit 1) unless -f; so too when IN '-' sends the output there by default.
+tty_run() {  # command...: prints "EXIT BYTES-ON-THE-TERMINAL STDERR-LINES"
+  python3 -c 'import os, pty, select, subprocess, sys
+m, s = pty.openpty()
+p = subprocess.Popen(sys.argv[2:], stdin=open(sys.argv[1], "rb"), stdout=s, stderr=subprocess.PIPE)
+os.close(s)
+got = 0
+while True:
+    if select.select([m], [], [], 0.1)[0]:
+        try:
+            k = len(os.read(m, 1 << 16))
+        except OSError:
+            break
+        if not k:
+            break
+        got += k
+    elif p.poll() is not None:
+        break
+err = p.stderr.read().decode()
+print(p.wait(), got, len(err.splitlines()))' "$@"
+}
+if python3 -c 'import pty; pty.openpty()' 2>/dev/null; then
+  cp "$tmp/nf.fast.hpcz" "$tmp/small.hpcz"
+  [ "$(tty_run /dev/null "$hpcz" decompress "$tmp/small.hpcz" -c)" = "1 0 1" ] && ok || bad "decompress -c to a terminal: $(tty_run /dev/null "$hpcz" decompress "$tmp/small.hpcz" -c)"
+  [ "$(tty_run "$tmp/small.hpcz" "$hpcz" decompress -)" = "1 0 1" ] && ok || bad "decompress - to a terminal: not refused"
+  [ "$(tty_run "$tmp/nonfinite.bin" "$hpcz" compress - -t f32 -d 4096 --abs 1)" = "1 0 1" ] && ok || bad "compress - to a terminal: not refused"
+  read -r st got _ < <(tty_run /dev/null "$hpcz" decompress "$tmp/small.hpcz" -c -f -q)
+  [ "$st" = 0 ] && [ "$got" -ge 16384 ] && ok || bad "decompress -c -f to a terminal: exit $st, $got bytes"
+else
+  echo "note: no pseudo-terminal here; the terminal checks are skipped"
+fi
 echo "cli: $pass passed, $fails failed"
 [ "$fails" -eq 0 ]
