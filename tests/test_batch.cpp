@@ -2,6 +2,8 @@
 // call's, byte for byte, on either backend; a bad item gets its status and leaves the others whole.
 #include "common.hpp"
 #include "hpcz/hpcz.h"
+#include "format/header.hpp"
+#include "gpu/decode_status.hpp"
 #include "pipeline/host_copy.hpp"
 
 #include <memory>
@@ -369,6 +371,11 @@ void device_batch_matches_one_item_calls(const std::vector<Piece>& ps, int copie
     CHECK_MSG(st[i] == 0 || infos[i].n_values == 0, "array " << i << ": status " << st[i]);
     const Check c = strict_check(p.bytes, v, p.dtype, infos[i].eb_abs, o.fill);
     CHECK_MSG(c.violations == 0, "array " << i << ": " << c.violations << " values outside the bound");
+    std::vector<uint8_t> cpu;
+    std::vector<uint8_t> a(infos[i].archive_size);
+    REQUIRE(cudaMemcpy(a.data(), outs[i], a.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+    hpcz::decompress(a.data(), a.size(), cpu, hpcz::Backend::cpu);
+    CHECK_MSG(v == cpu, "array " << i << ": the batch decoder's values differ from the CPU decoder's");
   }
   std::fprintf(stderr, "  %s %s %g%s: %zu arrays, %zu archives identical to compress()'s\n",
                o.codec == hpcz::Codec::fast ? "fast" : "ratio", o.mode == hpcz::BoundMode::rel ? "rel" : "abs", o.bound,
@@ -392,6 +399,86 @@ TEST(roundtrip_device_batch_matches_one_item_calls) {
   hpcz::Options o;  // a fill value that occurs in the data: each array's first value
   o.fill = double(reinterpret_cast<const float*>(ps[0].bytes.data())[0]);
   device_batch_matches_one_item_calls(ps, 2, o);
+}
+
+// decompress_device_batch over archives of every kind at once: f32 and f64, fast-mode versions 1 to 5
+// (both chunk checksums), the ratio and interp codecs, empty arrays, and damaged archives (a chunk's
+// byte, a table entry's size, the table checksum): each damaged one gets its status, and every other
+// one decodes to the CPU decoder's values, bit for bit.
+TEST(roundtrip_device_batch_decode_mixed_and_damaged) {
+  if (no_gpu()) return;
+  std::vector<std::vector<uint8_t>> archives;
+  for (const char* g : {"ncar_ts_20x64x128_rel1e-3_v1.hpcz", "ncar_ts_20x64x128_f64_abs1e-2_v1.hpcz",
+                        "ncar_ts_20x64x128_rel1e-2_v3.hpcz", "ncar_ts_20x64x128_abs5_v3.hpcz",
+                        "ncar_ts_20x64x128_above295_abs5e-2_v4.hpcz", "ncar_ts_20x64x128_f64_abs1e-2_v4.hpcz",
+                        "ncar_ts_20x64x128_rel1e-2_v5.hpcz", "ncar_ts_20x64x128_f64_abs1e-2_v5.hpcz",
+                        "small_32x128_ratio_rel1e-3_v1.hpcz", "small_32x128_interp_rel1e-3_v1.hpcz",
+                        "small_4096_rel1e-3_v5.hpcz"}) {
+    archives.push_back(read_all(std::string(HPCZ_SOURCE_DIR) + "/tests/golden/" + g));
+    REQUIRE(!archives.back().empty());
+  }
+  hpcz::Options cpu;
+  cpu.backend = hpcz::Backend::cpu;
+  for (const Piece& p : pieces(false)) archives.push_back(hpcz::compress(p.bytes.data(), p.dtype, p.dims, cpu));
+  // Damaged copies of today's archives of several chunks: a chunk's last byte, a chunk's size in the
+  // table (the next chunk's offset then disagrees), the table checksum.
+  std::vector<size_t> damaged;
+  std::vector<uint8_t> base;
+  for (const auto& a : archives) {
+    const hpcz::ArchiveInfo info = hpcz::inspect_header(a.data(), a.size());
+    if (info.codec == hpcz::Codec::fast && info.version >= 5 && info.n_chunks >= 3 && !info.second_stage) base = a;
+  }
+  REQUIRE(!base.empty());
+  const hpcz::ArchiveInfo bi = hpcz::inspect_header(base.data(), base.size());
+  for (int kind = 0; kind < 3; ++kind) {
+    std::vector<uint8_t> a = base;
+    const size_t entry = hpcz::format::kHeaderBytes + hpcz::format::kChunkEntryBytes;  // chunk 1's
+    if (kind == 0) a[bi.archive_size - 1] ^= 0x5A;
+    if (kind == 1) a[entry + 8] ^= 1;
+    if (kind == 2) {  // the header's table checksum, and its header checksum made to match
+      a[hpcz::format::kOffTableChecksum] ^= 1;
+      const uint32_t h = hpcz::format::header_checksum(a.data());
+      for (int b = 0; b < 4; ++b) a[hpcz::format::kOffHeaderChecksum + b] = uint8_t(h >> (8 * b));
+    }
+    damaged.push_back(archives.size());
+    archives.push_back(std::move(a));
+  }
+  const size_t n = archives.size();
+  std::vector<hpcz::ArchiveInfo> infos;
+  std::vector<std::unique_ptr<DeviceBuffer>> dev_in, dev_out;
+  std::vector<const void*> ins;
+  std::vector<void*> outs;
+  for (const auto& a : archives) {
+    infos.push_back(hpcz::inspect_header(a.data(), a.size()));
+    dev_in.push_back(std::make_unique<DeviceBuffer>(a.size()));
+    REQUIRE(cudaMemcpy(dev_in.back()->p, a.data(), a.size(), cudaMemcpyHostToDevice) == cudaSuccess);
+    dev_out.push_back(std::make_unique<DeviceBuffer>(infos.back().n_values * hpcz::dtype_size(infos.back().dtype) + 16));
+    ins.push_back(dev_in.back()->p);
+    outs.push_back(dev_out.back()->p);
+  }
+  const size_t ws = hpcz::decompress_device_batch_workspace_size(infos);
+  DeviceBuffer w(ws), status(4 * n);
+  REQUIRE(cudaMemset(status.p, 0xFF, 4 * n) == cudaSuccess);
+  hpcz::decompress_device_batch(infos, ins.data(), outs.data(), static_cast<uint32_t*>(status.p), w.p, ws, nullptr);
+  std::vector<uint32_t> st(n);
+  REQUIRE(cudaMemcpy(st.data(), status.p, 4 * n, cudaMemcpyDeviceToHost) == cudaSuccess);
+  size_t same = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const bool bad = std::find(damaged.begin(), damaged.end(), i) != damaged.end();
+    if (bad) {
+      CHECK_MSG(st[i] != 0, "damaged archive " << i << " decoded with status 0");
+      continue;
+    }
+    CHECK_MSG(st[i] == 0, "archive " << i << ": status " << st[i]);
+    std::vector<uint8_t> want, got(infos[i].n_values * hpcz::dtype_size(infos[i].dtype));
+    hpcz::decompress(archives[i].data(), archives[i].size(), want, hpcz::Backend::cpu);
+    if (!got.empty()) REQUIRE(cudaMemcpy(got.data(), outs[i], got.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK_MSG(got == want, "archive " << i << " (version " << infos[i].version << "): values differ from the CPU decoder's");
+    same += got == want;
+  }
+  CHECK_MSG(st[damaged[2]] == hpcz::gpu::kBadTable, "table checksum damage: status " << st[damaged[2]]);
+  std::fprintf(stderr, "  %zu archives decoded in one batch, %zu identical to the CPU decoder, %zu damaged refused\n", n,
+               same, damaged.size());
 }
 
 // An empty device batch enqueues nothing; a bad capacity is refused before anything is enqueued.

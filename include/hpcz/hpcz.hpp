@@ -246,7 +246,8 @@ void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& o
                            const size_t* out_capacities, uint64_t* d_sizes, void* d_workspace, size_t workspace_size,
                            void* stream);
 // Archive i (infos[i] from inspect_header) at d_archives[i] to d_outs[i], its status word (as
-// decompress_device's) to d_status[i] (a device array of u32, one per archive).
+// decompress_device's) to d_status[i] (a device array of u32, one per archive). Fast-mode archives are
+// decoded in one set of launches (one per dtype); others one after another.
 size_t decompress_device_batch_workspace_size(const std::vector<ArchiveInfo>& infos);
 void decompress_device_batch(const std::vector<ArchiveInfo>& infos, const void* const* d_archives, void* const* d_outs,
                              uint32_t* d_status, void* d_workspace, size_t workspace_size, void* stream);

@@ -52,6 +52,14 @@ struct DeviceBatchItem {
   uint64_t* d_size;  // device
 };
 
+// An archive of a device batch to decode: its header, its bytes, its values' place, its status word.
+struct DeviceDecodeItem {
+  format::HeaderFields h;
+  const uint8_t* d_archive;
+  void* d_out;
+  uint32_t* d_status;  // device
+};
+
 struct DeviceOps {
   size_t (*compress_workspace)(const format::HeaderFields& h, const Slab& slab);
   void (*compress)(const void* d_in, const format::HeaderFields& h, const Slab& slab, uint8_t* d_out,
@@ -64,6 +72,10 @@ struct DeviceOps {
   // copied there from host memory (a copy that may wait for the stream's earlier work).
   size_t (*compress_batch_workspace)(const DeviceBatchItem* items, size_t n);
   void (*compress_batch)(const DeviceBatchItem* items, size_t n, void* d_ws, void* stream);
+  // Optional, as compress_batch: archives (any dtype) decoded in as few sets of launches as their
+  // dtypes and versions allow, each one's status to its d_status.
+  size_t (*decompress_batch_workspace)(const DeviceDecodeItem* items, size_t n);
+  void (*decompress_batch)(const DeviceDecodeItem* items, size_t n, void* d_ws, void* stream);
 };
 
 struct CodecOps {

@@ -199,19 +199,61 @@ void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_o
   device.decompress(h, codecs::Slab{}, static_cast<const uint8_t*>(d_archive), d_out, d_status, d_ws, stream);
 }
 
-// One archive after another on the stream, in one workspace (a batched decoder is the codec's to add).
+// A codec with a batched decoder takes all its archives at once; others decode one after another. All
+// run on the stream in one workspace, in turn.
+namespace {
+std::vector<std::vector<codecs::DeviceDecodeItem>> decode_groups(const std::vector<ArchiveInfo>& infos,
+                                                                 const void* const* d_archives, void* const* d_outs,
+                                                                 uint32_t* d_status) {
+  std::vector<std::vector<codecs::DeviceDecodeItem>> groups;
+  std::vector<Codec> codecs_of;
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const ArchiveInfo& info = infos[i];
+    if (info.second_stage)
+      fail(ErrorCode::unsupported, "archive " + std::to_string(i) +
+                                       ": archives with the lossless second stage decode through the host API (decompress)");
+    const void* a = d_archives ? d_archives[i] : nullptr;
+    void* o = d_outs ? d_outs[i] : nullptr;
+    if ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(o)) & 15)
+      fail(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned (archive " + std::to_string(i) + ")");
+    size_t g = 0;
+    while (g < codecs_of.size() && codecs_of[g] != info.codec) ++g;
+    if (g == codecs_of.size()) {
+      codecs_of.push_back(info.codec);
+      groups.emplace_back();
+    }
+    groups[g].push_back({pipeline::header_of(info), static_cast<const uint8_t*>(a), o, d_status ? d_status + i : nullptr});
+  }
+  return groups;
+}
+}  // namespace
+
 size_t decompress_device_batch_workspace_size(const std::vector<ArchiveInfo>& infos) {
   size_t need = 1;
-  for (const ArchiveInfo& info : infos) need = std::max(need, decompress_device_workspace_size(info));
+  for (const auto& g : decode_groups(infos, nullptr, nullptr, nullptr)) {
+    const codecs::DeviceOps& device = device_of(g[0].h.codec);
+    if (device.decompress_batch) need = std::max(need, device.decompress_batch_workspace(g.data(), g.size()));
+    else
+      for (const auto& item : g) need = std::max(need, device.decompress_workspace(item.h, codecs::Slab{}));
+  }
   return need;
 }
 
 void decompress_device_batch(const std::vector<ArchiveInfo>& infos, const void* const* d_archives, void* const* d_outs,
                              uint32_t* d_status, void* d_ws, size_t ws_size, void* stream) {
-  if (ws_size < decompress_device_batch_workspace_size(infos))
+  if (!gpu_available()) pipeline::fail_no_gpu();
+  if (infos.empty()) return;
+  if (ws_size < decompress_device_batch_workspace_size(infos) || !d_ws)
     fail(ErrorCode::invalid_argument, "workspace below decompress_device_batch_workspace_size()");
-  for (size_t i = 0; i < infos.size(); ++i)
-    decompress_device(infos[i], d_archives[i], d_outs[i], d_status + i, d_ws, ws_size, stream);
+  for (const auto& g : decode_groups(infos, d_archives, d_outs, d_status)) {
+    const codecs::DeviceOps& device = device_of(g[0].h.codec);
+    if (device.decompress_batch) {
+      device.decompress_batch(g.data(), g.size(), d_ws, stream);
+    } else {
+      for (const auto& item : g)
+        device.decompress(item.h, codecs::Slab{}, item.d_archive, item.d_out, item.d_status, d_ws, stream);
+    }
+  }
 }
 
 namespace pipeline {

@@ -51,12 +51,13 @@ __device__ __forceinline__ void store_group_paired(T* dst, const T* v, uint32_t 
 }
 
 // Decodes chunk c with its bytes staged in `stage` (stage_cap bytes). A chunk that does not fit is
-// appended to `large` ([0] count, then chunk ids) for the second pass instead, when large is given.
-// kSum32: the chunk checksums are HPCZ-SUM32 (version 5 on), else HPCZ-SUM.
+// appended to `large` ([0] count, then ids: list_id for this one) for the second pass instead, when
+// large is given. kSum32: the chunk checksums are HPCZ-SUM32 (version 5 on), else HPCZ-SUM.
 template <class T, bool kSum32>
 __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, const uint8_t* __restrict__ a,
                              unsigned long long archive_size, unsigned long long n, const QuantParams<T>& p,
-                             T* __restrict__ out, uint32_t* status, uint8_t* stage, uint32_t stage_cap, uint32_t* large) {
+                             T* __restrict__ out, uint32_t* status, uint8_t* stage, uint32_t stage_cap, uint32_t* large,
+                             uint32_t list_id) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
   using Scan32 = cub::BlockScan<uint32_t, kThreads>;
   using Scan = cub::BlockScan<unsigned long long, kThreads>;
@@ -90,7 +91,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
   // Chunk byte p lands at stage[shift + p]; 16-byte loads for the aligned middle.
   const uint32_t shift = uint32_t(off & 15);
   if (uint64_t(shift) + size + 8 > stage_cap) {  // too large for this pass (the same on every thread)
-    if (threadIdx.x == 0) large[1 + atomicAdd(large, 1u)] = uint32_t(c);
+    if (threadIdx.x == 0) large[1 + atomicAdd(large, 1u)] = list_id;
     return;
   }
   {
@@ -278,7 +279,7 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) decode_kernel(con
     const uint8_t* e = a + format::kHeaderBytes + 16ull * blockIdx.x;
     atomicAdd(table_sum, format::chunk_entry_terms(blockIdx.x, load_u64_le(e), load_u32_le(e + 8), load_u32_le(e + 12)));
   }
-  decode_chunk<T, kSum32>(blockIdx.x, gridDim.x, a, archive_size, n, p, out, status, stage, kSmallStage, large);
+  decode_chunk<T, kSum32>(blockIdx.x, gridDim.x, a, archive_size, n, p, out, status, stage, kSmallStage, large, blockIdx.x);
 }
 
 // Second pass: a fixed grid walks the list of large chunks with the full stage.
@@ -296,8 +297,97 @@ static __global__ void __launch_bounds__(kThreads) decode_large_kernel(const uin
     atomicOr(status, kBadTable);
   const uint32_t count = *(volatile const uint32_t*)large;
   for (uint32_t i = blockIdx.x; i < count; i += gridDim.x) {
-    decode_chunk<T, kSum32>(large[1 + i], n_chunks, a, archive_size, n, p, out, status, stage, decode_stage_bytes<T>(), nullptr);
+    decode_chunk<T, kSum32>(large[1 + i], n_chunks, a, archive_size, n, p, out, status, stage, decode_stage_bytes<T>(), nullptr, 0);
     __syncthreads();  // the stage and the shared arrays are reused by the next chunk
+  }
+}
+
+// A batch of archives decoded in one set of launches: chunk ids run across the batch (an archive's
+// first chunk id in `firsts`), and the list of large chunks holds those ids.
+template <class T> struct DecodeTarget {
+  const uint8_t* a;
+  unsigned long long archive_size, n, n_chunks;
+  QuantParams<T> p;
+  T* out;
+  uint32_t* status;
+  unsigned long long* table_sum;
+  uint32_t table_checksum;
+};
+template <class T> struct ArchiveBatch {
+  const DecodeTarget<T>* targets;
+  const unsigned long long* firsts;  // n_items + 1
+  unsigned n_items;
+  uint32_t* large;                   // [0] count, then chunk ids
+  // The archive that batch chunk `id` belongs to (the last one whose first chunk is <= id: archives
+  // without chunks are passed over).
+  __device__ unsigned item_of(unsigned long long id) const {
+    unsigned lo = 0, hi = n_items - 1;
+    while (lo < hi) {
+      const unsigned mid = (lo + hi + 1) / 2;
+      if (firsts[mid] <= id) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+};
+
+// Every archive's status word and table sum, and the list's count, zeroed.
+template <class T>
+static __global__ void decode_batch_reset_kernel(ArchiveBatch<T> b) {
+  let_dependents_launch();
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 0) *b.large = 0;
+  if (i < b.n_items) {
+    *b.targets[i].status = 0;
+    *b.targets[i].table_sum = 0;
+  }
+}
+
+// decode_kernel over a batch: a block a chunk of any archive. The archive's target is held in shared
+// memory (decode_chunk reads its parameters throughout).
+template <class T, bool kSum32, int kMinBlocks = 1>
+static __global__ void __launch_bounds__(kThreads, kMinBlocks) decode_batch_kernel(ArchiveBatch<T> b) {
+  extern __shared__ __align__(16) uint8_t stage[];
+  __shared__ DecodeTarget<T> t;
+  __shared__ unsigned long long c;
+  wait_for_prior_grid();  // launched dependent on decode_batch_reset_kernel
+  let_dependents_launch();
+  if (threadIdx.x == 0) {  // the archive, and this chunk's table entry (4 words) into its table sum
+    const unsigned i = b.item_of(blockIdx.x);
+    t = b.targets[i];
+    c = blockIdx.x - b.firsts[i];
+    const uint8_t* e = t.a + format::kHeaderBytes + 16ull * c;
+    atomicAdd(t.table_sum, format::chunk_entry_terms(c, load_u64_le(e), load_u32_le(e + 8), load_u32_le(e + 12)));
+  }
+  __syncthreads();
+  decode_chunk<T, kSum32>(c, t.n_chunks, t.a, t.archive_size, t.n, t.p, t.out, t.status, stage, kSmallStage, b.large,
+                          blockIdx.x);
+}
+
+// decode_large_kernel over a batch; its first block checks every archive's table sum.
+template <class T, bool kSum32>
+static __global__ void __launch_bounds__(kThreads) decode_large_batch_kernel(ArchiveBatch<T> b) {
+  extern __shared__ __align__(16) uint8_t stage[];
+  __shared__ DecodeTarget<T> t;
+  __shared__ unsigned long long c;
+  wait_for_prior_grid();  // launched dependent on decode_batch_kernel: its list and table sums
+  if (blockIdx.x == 0)
+    for (unsigned i = threadIdx.x; i < b.n_items; i += blockDim.x) {
+      const DecodeTarget<T>& a = b.targets[i];
+      if (a.n_chunks && format::checksum_fold(*a.table_sum) != a.table_checksum) atomicOr(a.status, kBadTable);
+    }
+  const uint32_t count = *(volatile const uint32_t*)b.large;
+  for (uint32_t k = blockIdx.x; k < count; k += gridDim.x) {
+    if (threadIdx.x == 0) {
+      const unsigned long long id = b.large[1 + k];
+      const unsigned i = b.item_of(id);
+      t = b.targets[i];
+      c = id - b.firsts[i];
+    }
+    __syncthreads();
+    decode_chunk<T, kSum32>(c, t.n_chunks, t.a, t.archive_size, t.n, t.p, t.out, t.status, stage,
+                            decode_stage_bytes<T>(), nullptr, 0);
+    __syncthreads();  // the stage, the target and the shared arrays are reused by the next chunk
   }
 }
 

@@ -205,6 +205,92 @@ void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d
         "decode kernel (large chunks)");
 }
 
+// A device batch's decoding workspace: the large chunks' list ([0] count, then batch chunk ids), then
+// the archives' table sums, first chunk ids and targets (the last two one copy from the host).
+struct DecodeBatchLayout {
+  size_t sums, firsts, targets, total;
+};
+DecodeBatchLayout decode_batch_layout(size_t n, uint64_t chunks) {
+  auto round = [](size_t x) { return (x + 255) & ~size_t(255); };
+  DecodeBatchLayout l;
+  l.sums = round(4 * (chunks + 1));
+  l.firsts = l.sums + round(8 * n);
+  l.targets = l.firsts + round(8 * (n + 1));
+  l.total = l.targets + round(n * std::max(sizeof(cuda::DecodeTarget<float>), sizeof(cuda::DecodeTarget<double>)));
+  return l;
+}
+
+// The launch sets of a decoding batch: one per dtype and chunk checksum.
+std::vector<std::vector<size_t>> decode_sets(const codecs::DeviceDecodeItem* items, size_t n) {
+  std::vector<std::vector<size_t>> sets(4);
+  for (size_t i = 0; i < n; ++i)
+    sets[(items[i].h.dtype == DType::f64 ? 2 : 0) + (format::chunk_sum32(items[i].h.version) ? 1 : 0)].push_back(i);
+  return sets;
+}
+
+size_t decompress_batch_workspace(const codecs::DeviceDecodeItem* items, size_t n) {
+  size_t need = 0;
+  for (const auto& set : decode_sets(items, n)) {
+    uint64_t chunks = 0;
+    for (size_t i : set) chunks += items[i].h.n_chunks;
+    if (chunks > (1ull << 31)) fail(ErrorCode::invalid_argument, "a device batch of more than 2^31 chunks");
+    if (!set.empty()) need = std::max(need, decode_batch_layout(set.size(), chunks).total);
+  }
+  return need;
+}
+
+// decompress_device_t's launches, once for the archives `set` of a batch (of type T and checksum kind).
+template <class T, bool kSum32>
+void decompress_batch_t(const codecs::DeviceDecodeItem* items, const std::vector<size_t>& set, void* d_ws,
+                        cudaStream_t s) {
+  const size_t n = set.size();
+  uint64_t total = 0;
+  for (size_t i : set) total += items[i].h.n_chunks;
+  const DecodeBatchLayout l = decode_batch_layout(n, total);
+  auto* ws = static_cast<uint8_t*>(d_ws);
+  auto* sums = reinterpret_cast<unsigned long long*>(ws + l.sums);
+  auto* firsts = reinterpret_cast<unsigned long long*>(ws + l.firsts);
+  auto* targets = reinterpret_cast<cuda::DecodeTarget<T>*>(ws + l.targets);
+  std::vector<uint8_t> tables(l.targets - l.firsts + n * sizeof(cuda::DecodeTarget<T>));
+  auto* h_firsts = reinterpret_cast<unsigned long long*>(tables.data());
+  auto* h_targets = reinterpret_cast<cuda::DecodeTarget<T>*>(tables.data() + (l.targets - l.firsts));
+  uint64_t first = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const codecs::DeviceDecodeItem& it = items[set[k]];
+    const format::HeaderFields& h = it.h;
+    h_firsts[k] = first;
+    h_targets[k] = {it.d_archive, h.archive_size, h.n_values, h.n_chunks, quant::encoder_params<T>(h),
+                    static_cast<T*>(it.d_out), it.d_status, sums + k, h.table_checksum};
+    first += h.n_chunks;
+  }
+  h_firsts[n] = first;
+  check(cudaMemcpyAsync(firsts, tables.data(), tables.size(), cudaMemcpyHostToDevice, s), "batch tables");
+  const cuda::ArchiveBatch<T> b{targets, firsts, unsigned(n), reinterpret_cast<uint32_t*>(ws)};
+  // Each kernel after the reset is launched dependent on the one before (gpu/dependent_launch.cuh).
+  cuda::decode_batch_reset_kernel<T><<<unsigned((n + 255) / 256), 256, 0, s>>>(b);
+  check(cudaGetLastError(), "batch decode reset kernel");
+  if (total == 0) return;
+  // As decompress_device_t: pass 1 every chunk with a small stage, pass 2 the large ones.
+  auto k1 = cuda::decode_batch_kernel<T, kSum32, sizeof(T) == 4 ? 6 : 1>;
+  check(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, cuda::kSmallStage), "smem attribute");
+  check(gpu::launch_dependent(k1, unsigned(total), kThreads, cuda::kSmallStage, s, b), "batch decode kernel");
+  auto k2 = cuda::decode_large_batch_kernel<T, kSum32>;
+  constexpr uint32_t smem2 = cuda::decode_stage_bytes<T>();
+  check(cudaFuncSetAttribute(k2, cudaFuncAttributeMaxDynamicSharedMemorySize, smem2), "smem attribute");
+  const unsigned grid2 = (unsigned)std::min<uint64_t>(total, uint64_t(gpu::sm_count()) * 3);
+  check(gpu::launch_dependent(k2, grid2, kThreads, smem2, s, b), "batch decode kernel (large chunks)");
+}
+
+void decompress_batch(const codecs::DeviceDecodeItem* items, size_t n, void* d_ws, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  const auto sets = decode_sets(items, n);
+  // Sets run one after another in the same workspace (the stream orders them).
+  if (!sets[0].empty()) decompress_batch_t<float, false>(items, sets[0], d_ws, s);
+  if (!sets[1].empty()) decompress_batch_t<float, true>(items, sets[1], d_ws, s);
+  if (!sets[2].empty()) decompress_batch_t<double, false>(items, sets[2], d_ws, s);
+  if (!sets[3].empty()) decompress_batch_t<double, true>(items, sets[3], d_ws, s);
+}
+
 // Chunks do not depend on where they sit in the array: a slab is coded as an array of its values.
 size_t compress_workspace(const format::HeaderFields& h, const codecs::Slab&) { return state_bytes(h.n_chunks); }
 
@@ -229,7 +315,8 @@ void decompress_device(const format::HeaderFields& h, const codecs::Slab&, const
 }  // namespace
 
 extern const codecs::DeviceOps kDevice;
-const codecs::DeviceOps kDevice = {compress_workspace, compress_device,  decompress_workspace,
-                                   decompress_device,  compress_batch_workspace, compress_batch};
+const codecs::DeviceOps kDevice = {compress_workspace,       compress_device, decompress_workspace,
+                                   decompress_device,        compress_batch_workspace, compress_batch,
+                                   decompress_batch_workspace, decompress_batch};
 
 }  // namespace hpcz::fast

@@ -523,6 +523,6 @@ std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>& hists, uint32_
 
 extern const codecs::DeviceOps kDevice;
 const codecs::DeviceOps kDevice = {compress_workspace, compress_device, decompress_workspace, decompress_device,
-                                   nullptr, nullptr};
+                                   nullptr, nullptr, nullptr, nullptr};
 
 }  // namespace hpcz::ratio
