@@ -5,7 +5,8 @@
 # same bytes, in the same run.
 # usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
 # lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES] [MODES=fast,ratio]
-#   STAGES: any of build,tests,sanitize,pytest,ab,probe,bench (default all but ab and probe)
+#   STAGES: any of build,tests,sanitize,pytest,ab,probe,sizes,profile,f2f,install,bench (default all but ab,
+#   probe, sizes, profile, f2f and install)
 set -u
 out=${1:?OUTDIR}
 old=${2:-}
@@ -81,8 +82,30 @@ if has probe; then
   cmake --build build-gpu -j 12 --target hpcz_host_path_probe >"$out/build-probe.log" 2>&1 || tail -5 "$out/build-probe.log"
   timeout 200 build-gpu/hpcz_host_path_probe .data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin 1 5 | tee "$out/probe.txt"
 fi
+field=.data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin
+if has sizes; then
+  echo "== host batches by item size, the library alone (bench/host/batch_sizes.cpp) =="
+  cmake --build build-gpu -j 12 --target hpcz_batch_sizes >"$out/build-sizes.log" 2>&1 || tail -5 "$out/build-sizes.log"
+  timeout 200 build-gpu/hpcz_batch_sizes "$field" "$size" "$reps" | tee "$out/batch_sizes.txt"
+fi
+if has profile; then
+  echo "== the Python layer of cupy batches (bench/python/profile_batch.py) =="
+  (root=$PWD; cd bench/python && PYTHONPATH=$root/build-gpu/pkg:${PYTHONPATH:-} timeout 200 python3 profile_batch.py \
+    "../../$field" "$size" 1 22) >"$out/profile.txt" 2>&1
+  echo "rc=$?"; grep -E "^## |us a chunk|^[a-z_.(]" "$out/profile.txt" | head -60
+fi
+if has f2f; then
+  echo "== file to file, 8 GiB (bench/host/file_to_file.sh) =="
+  cmake --build build-gpu -j 12 --target hpcz_cli >"$out/build-cli.log" 2>&1 || tail -5 "$out/build-cli.log"
+  REPS=2 timeout 400 bash bench/host/file_to_file.sh build-gpu/hpcz 8 /dev/shm "$field" 2>&1 | tee "$out/file_to_file.txt"
+fi
+if has install; then
+  echo "== cmake --install and a find_package consumer, CUDA build =="
+  cmake --build build-gpu -j 12 >"$out/build-all.log" 2>&1 || tail -5 "$out/build-all.log"
+  (cd build-gpu && timeout 300 ctest -R install --output-on-failure) >"$out/install.log" 2>&1
+  echo "install rc=$?"; tail -3 "$out/install.log"
+fi
 if has bench; then
-  field=.data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin
   for which in gpu old; do
     [ -d build-$which/pkg ] || continue
     echo "== host_batch.py, $which build =="
