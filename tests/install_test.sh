@@ -16,7 +16,7 @@ mv "$tmp/staged" "$tmp/prefix"
 P=$tmp/prefix
 (cd "$P" && find . -type f | sort)
 
-for f in bin/hpcz include/hpcz/hpcz.hpp include/hpcz/hpcz.h; do
+for f in bin/hpcz include/hpcz/hpcz.hpp include/hpcz/hpcz.h share/man/man1/hpcz.1; do
   [ -f "$P/$f" ] || fail "$f is not installed"
 done
 libdir=$(dirname "$(cd "$P" && find . -name libhpcz.a | head -1)")
