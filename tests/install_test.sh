@@ -35,7 +35,7 @@ fi
 
 "$P/bin/hpcz" --version || fail "$P/bin/hpcz --version failed"
 # The CLI carries the library (it uses internals too): it runs without libhpcz.so.
-if readelf -d "$P/bin/hpcz" | grep -q 'NEEDED.*libhpcz'; then fail "bin/hpcz needs libhpcz.so"; fi
+if grep -q 'NEEDED.*libhpcz' <<<"$(readelf -d "$P/bin/hpcz")"; then fail "bin/hpcz needs libhpcz.so"; fi
 
 # The shared library, where the build made it (HPCZ_SHARED, the default).
 shared=0
@@ -62,6 +62,7 @@ if grep -q 'libhpcz\.so' "$build/cmake_install.cmake"; then
   echo "libhpcz.so exports $(wc -l <"$tmp/exported") symbols, all of the public API"
 fi
 
+# (Output is matched captured: under pipefail, grep -q leaving early would fail its writer with SIGPIPE.)
 # The consumer with hpcz::hpcz (the shared library where there is one), with HPCZ_USE_STATIC_LIBS=ON
 # (the static one) and with hpcz::hpcz_static named.
 consumer() {  # NAME WANT_SHARED CMAKE_ARGS...
@@ -71,9 +72,10 @@ consumer() {  # NAME WANT_SHARED CMAKE_ARGS...
         -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_EXE_LINKER_FLAGS="$link_flags" "$@" >"$tmp/configure.log" 2>&1 ||
     { cat "$tmp/configure.log"; fail "the consumer's find_package(hpcz) failed ($name)"; }
   cmake --build "$tmp/$name" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "the consumer did not build ($name)"; }
-  if readelf -d "$tmp/$name/app" | grep -q 'NEEDED.*libhpcz\.so'; then
+  if grep -q 'NEEDED.*libhpcz\.so' <<<"$(readelf -d "$tmp/$name/app")"; then
     [ "$want" = 1 ] || fail "the consumer ($name) needs libhpcz.so"
-    ldd "$tmp/$name/app" | grep -q "$P/$libdir/libhpcz.so" || fail "the consumer ($name) does not find the installed libhpcz.so"
+    grep -qF "=> $P/$libdir/libhpcz.so" <<<"$(ldd "$tmp/$name/app")" ||
+      { ldd "$tmp/$name/app"; fail "the consumer ($name) does not find the installed libhpcz.so"; }
   else
     [ "$want" = 0 ] || fail "the consumer ($name) does not link libhpcz.so"
   fi
@@ -94,7 +96,7 @@ if command -v pkg-config >/dev/null; then
   "$cxx" -std=c++17 -O1 "$src/tests/install_consumer/main.cpp" -o "$tmp/app_pc" $flags $link_flags \
     -Wl,-rpath,"$P/$libdir" || fail "the consumer did not build with pkg-config's flags"
   if [ "$shared" = 1 ]; then
-    readelf -d "$tmp/app_pc" | grep -q 'NEEDED.*libhpcz\.so' || fail "pkg-config's flags do not link libhpcz.so"
+    grep -q 'NEEDED.*libhpcz\.so' <<<"$(readelf -d "$tmp/app_pc")" || fail "pkg-config's flags do not link libhpcz.so"
   fi
   "$tmp/app_pc" || fail "the consumer (pkg-config) failed"
 else
