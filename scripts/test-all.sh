@@ -19,7 +19,7 @@ if ! ls /usr/include/hdf5/serial/H5PLextern.h /usr/include/netcdf_filter.h /usr/
     apt-get install -y -qq "${debs[@]}" >/dev/null ||
       { apt-get update -qq >/dev/null && apt-get install -y -qq "${debs[@]}" >/dev/null; }
   else
-    echo "test-all: ${debs[*]} are missing: the HDF5 filter and its tests are left out" >&2
+    echo "test-all: ${debs[*]} are missing: the HDF5 filter's C, netCDF and MPI tests are left out" >&2
   fi
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
