@@ -14,10 +14,8 @@
 #include <cstring>
 #include <mutex>
 
-#include <H5PLextern.h>
-#include <H5Zpublic.h>
-
 #include "filter_params.hpp"
+#include "h5_decls.hpp"  // HDF5's declarations the plugin uses, so it builds without HDF5's headers
 #include "hpcz/hpcz.hpp"
 
 namespace {

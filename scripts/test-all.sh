@@ -6,18 +6,20 @@
 # above already compiles the CUDA code where nvcc is found).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The HDF5 filter builds against HDF5's headers; its tests run h5dump, h5ls, netCDF-C, ncdump and
-# parallel HDF5 under MPI (Debian packages).
+# The HDF5 filter's tests build against HDF5's and netCDF's headers and libraries and run h5dump, h5ls,
+# ncdump and parallel HDF5 under MPI (Debian packages; README, "Tests" under Install).
 debs=(libhdf5-dev hdf5-tools libnetcdf-dev netcdf-bin libhdf5-openmpi-dev openmpi-bin)
 if ! ls /usr/include/hdf5/serial/H5PLextern.h /usr/include/netcdf_filter.h /usr/include/hdf5/openmpi/H5FDmpio.h \
        >/dev/null 2>&1 || ! command -v h5dump >/dev/null || ! command -v ncdump >/dev/null ||
    ! command -v mpirun >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "test-all: apt-get install ${debs[*]} (HDF5 and netCDF headers and tools, parallel HDF5, MPI: the HDF5 filter's tests)" >&2
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq "${debs[@]}" >/dev/null 2>&1 ||
-      { apt-get update -qq && apt-get install -y -qq "${debs[@]}" >/dev/null; }
+    # apt's progress is dropped, its errors are shown; a failed install is retried after an update.
+    apt-get install -y -qq "${debs[@]}" >/dev/null ||
+      { apt-get update -qq >/dev/null && apt-get install -y -qq "${debs[@]}" >/dev/null; }
   else
-    echo "test-all: ${debs[*]} are missing: the HDF5 filter and its tests are left out" >&2
+    echo "test-all: ${debs[*]} are missing: the HDF5 filter's C, netCDF and MPI tests are left out" >&2
   fi
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
@@ -29,6 +31,7 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv" 2>/dev/null || {
     rm -rf "$venv"
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then  # Debian's python3 lacks venv
+      echo "test-all: apt-get install python3-venv (the virtual environment for the Python tests)" >&2
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
     fi
     python3 -m venv "$venv"
@@ -37,5 +40,6 @@ fi
 "$venv/bin/python" -m pip install -q --upgrade pip
 pyargs=(-C build-dir=build/python)
 nvidia-smi -L >/dev/null 2>&1 || pyargs+=(-C cmake.define.HPCZ_CUDA=OFF)
+echo "test-all: pip install .[test] into $venv (the test extra of pyproject.toml, from PyPI)" >&2
 "$venv/bin/python" -m pip install -q "${pyargs[@]}" ".[test]"
 "$venv/bin/python" -m pytest -q python/tests
