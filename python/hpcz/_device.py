@@ -2,6 +2,8 @@
 its device and stream, with no copy to the host. Outputs and workspace are cupy arrays on that
 device; the archive of a device array stays on the device (a cupy uint8 array)."""
 
+import math
+
 import numpy as np
 
 from . import _hpcz
@@ -34,7 +36,7 @@ class _View:
         self.ptr, self.readonly = cai["data"]
         self.shape = tuple(int(x) for x in cai["shape"])
         self.dtype = np.dtype(cai["typestr"])
-        self.size = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        self.size = math.prod(self.shape)
         strides = cai.get("strides")
         if strides is not None and self.size > 1:
             want, step = [], self.dtype.itemsize
@@ -117,19 +119,18 @@ def compress(array, mode, kind, bound, lossless, fill):
     return out[:n]
 
 
-def _device_out(cupy, head, dtype, out, dev):
-    """A new array on device dev for the archive whose header is head, or out once checked to take its
-    values there; with its _View."""
+def _device_out(cupy, shape, n_values, dtype, out, dev):
+    """A new array on device dev of this shape and dtype, or out once checked to take the values
+    there; with its view."""
     if out is None:
-        out = cupy.empty(head["shape"], dtype=dtype)
+        out = cupy.empty(shape, dtype=dtype)
     if not is_device_array(out):
         raise InvalidArgumentError("out must be an array on the GPU for an archive there", 1)
-    o = _View(out, "out")
+    o = _batch_view(cupy, out, "out")
     if _device_of(cupy, o.ptr, out) != dev:
         raise InvalidArgumentError("out is on another GPU than the archive", 1)
-    if o.dtype != dtype or o.size != head["n_values"]:
-        raise InvalidArgumentError(
-            f"out is {o.dtype} of {o.size} values; the archive holds {dtype} of shape {head['shape']}", 1)
+    if o.dtype != dtype or o.size != n_values:
+        raise InvalidArgumentError(f"out is {o.dtype} of {o.size} values; the archive holds {dtype} of shape {shape}", 1)
     if o.readonly:
         raise InvalidArgumentError("out is read-only", 1)
     return out, o
@@ -174,7 +175,7 @@ def decompress(data, out, stream_from=None, check=None):
             dtype = np.dtype(head["dtype"])
             if check is not None:
                 check(head, dtype)
-            out, o = _device_out(cupy, head, dtype, out, dev)
+            out, o = _device_out(cupy, head["shape"], head["n_values"], dtype, out, dev)
             ws_size = _hpcz.decompress_device_workspace(header)
             ws = cupy.empty(max(ws_size, 1), dtype=cupy.uint8)
             status = cupy.zeros(1, dtype=cupy.uint32)
@@ -190,6 +191,9 @@ def decompress(data, out, stream_from=None, check=None):
     if st:
         raise CorruptArchiveError("corrupt archive: " + "; ".join(m for b, m in _STATUS.items() if st & b), 2)
     return out
+
+
+_BITS_OF_DTYPE = {np.dtype("=f4"): 32, np.dtype("=f8"): 64}
 
 
 def _align(n):
@@ -208,13 +212,13 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill):
     plan, offset = [], 0
     for i, (a, v) in enumerate(zip(arrays, views)):
         try:
-            if v.dtype not in (np.float32, np.float64) or not v.dtype.isnative:
+            bits = _BITS_OF_DTYPE.get(v.dtype)  # native float32 and float64 only
+            if bits is None:
                 raise InvalidArgumentError(f"values must be float32 or float64, not {v.dtype}", 1)
             if not 1 <= len(v.shape) <= 4:
                 raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {len(v.shape)}", 1)
             if _device_of(cupy, v.ptr, a) != dev:
                 raise InvalidArgumentError("a device batch is on one GPU", 1)
-            bits = v.dtype.itemsize * 8
             cap = _hpcz.max_compressed_size(v.size, bits)
         except Exception as e:  # noqa: BLE001 - hpcz errors become the item's status
             statuses[i] = (getattr(e, "code", 1), str(e))
@@ -244,15 +248,21 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill):
             _hpcz.compress_device_batch(ptrs, bits, dims, mode, kind, bound, fill,
                                         [out.data.ptr + p[4] for p in plan], [p[3] for p in plan], sizes.data.ptr,
                                         ws.data.ptr, ws_size, stream.ptr)
-            n = sizes.get(stream=stream)  # the one wait
+            n = sizes.get(stream=stream).tolist()  # the one wait
+    base = out.data
     for j, (i, v, bits, cap, at) in enumerate(plan):
-        results[i] = out[at:at + int(n[j])]
+        results[i] = cupy.ndarray((n[j],), cupy.uint8, memptr=base + at)  # a view of out (cheaper than slicing)
     return results, statuses
 
 
+_DTYPE_OF_BITS = {32: np.dtype(np.float32), 64: np.dtype(np.float64)}
+
+
 def decompress_batch(blobs, outs):
-    """Device archives: their headers read in one wait, then every archive decoded on the first one's
-    stream, one wait for all statuses. Host archives with device outs: one at a time."""
+    """Device archives: their headers read and checked in one call (one wait), then every archive
+    decoded on the first one's stream (the fast mode in one set of launches), one wait for all
+    statuses. New outputs are views of one device buffer. Host archives with device outs: one at a
+    time."""
     cupy = _cupy()
     n = len(blobs)
     results, statuses = [None] * n, [(0, "")] * n
@@ -263,59 +273,69 @@ def decompress_batch(blobs, outs):
             except Exception as e:  # noqa: BLE001
                 statuses[i] = (getattr(e, "code", 1), str(e))
         return results, statuses
-    views = [_View(b, "an archive") for b in blobs]
+    views = [_batch_view(cupy, b, "an archive") for b in blobs]
     dev = _device_of(cupy, views[0].ptr, blobs[0])
-    hsize = _hpcz.header_size()
     with cupy.cuda.Device(dev):
         _hpcz.use_device(dev)
         stream = _stream(cupy, views[0].stream_handle)
         with stream:
-            archives = []
+            live, ptrs, sizes, keep = [], [], [], []
             for i, (b, v) in enumerate(zip(blobs, views)):
-                try:
-                    if v.dtype.itemsize != 1:
-                        raise InvalidArgumentError(f"a device archive must be a uint8 array, not {v.dtype}", 1)
-                    if _device_of(cupy, v.ptr, b) != dev:
-                        raise InvalidArgumentError("a device batch is on one GPU", 1)
-                    a = cupy.asarray(b).reshape(-1).view(cupy.uint8)
-                    archives.append(a if a.data.ptr % 16 == 0 else a.copy())  # 16-byte loads
-                except Exception as e:  # noqa: BLE001
-                    statuses[i] = (getattr(e, "code", 1), str(e))
-                    archives.append(None)
-            live = [i for i in range(n) if archives[i] is not None]
-            heads = _hpcz.device_headers([archives[i].data.ptr for i in live], [archives[i].size for i in live],
-                                         stream.ptr)
-            plan = []
+                if v.dtype.itemsize != 1:
+                    statuses[i] = (1, f"a device archive must be a uint8 array, not {v.dtype}")
+                    continue
+                if _device_of(cupy, v.ptr, b) != dev:
+                    statuses[i] = (1, "a device batch is on one GPU")
+                    continue
+                ptr = v.ptr
+                if ptr % 16:  # 16-byte loads: an archive off that alignment is copied once
+                    keep.append(cupy.asarray(b).reshape(-1).view(cupy.uint8).copy())
+                    ptr = keep[-1].data.ptr
+                live.append(i)
+                ptrs.append(ptr)
+                sizes.append(v.size)
+            heads, parsed = _hpcz.device_batch_heads(ptrs, sizes, stream.ptr)
+            buf, at = None, 0
+            if outs is None:  # one buffer for every new output, each at a 256-byte boundary
+                total = sum(_align(math.prod(p[3]) * p[2] // 8) for p in parsed if not p[0])
+                buf = cupy.empty(max(total, 1), dtype=cupy.uint8)
+            which, a_ptrs, o_ptrs, plan = [], [], [], []
             for k, i in enumerate(live):
-                try:
-                    header = np.frombuffer(heads, dtype=np.uint8, count=min(hsize, archives[i].size), offset=k * hsize)
-                    head = _hpcz.info(header, False)
-                    if archives[i].size != head["archive_size"]:
-                        raise CorruptArchiveError(
-                            f"archive of {archives[i].size} bytes; its header says {head['archive_size']}", 2)
-                    if head["lossless"]:
-                        raise InvalidArgumentError(
-                            "an archive with the lossless stage decodes on the host (hpcz.decompress of its bytes)", 1)
-                    dtype = np.dtype(head["dtype"])
-                    out, o = _device_out(cupy, head, dtype, None if outs is None else outs[i], dev)
-                    if o.ptr % 16:  # the kernels store 16 bytes at a time: decoded beside it, then copied
-                        plan.append((i, header, out, cupy.empty(o.size, dtype=dtype)))
-                    elif head["n_values"]:
-                        plan.append((i, header, out, None))
-                    else:
-                        results[i] = out
-                except Exception as e:  # noqa: BLE001
-                    statuses[i] = (getattr(e, "code", 1), str(e))
+                code, message, bits, shape = parsed[k]
+                if code:
+                    statuses[i] = (code, message)
+                    continue
+                dtype, n_values = _DTYPE_OF_BITS[bits], math.prod(shape)
+                tmp = None
+                if buf is not None:
+                    out = cupy.ndarray(shape, dtype, memptr=buf.data + at)
+                    at += _align(n_values * dtype.itemsize)
+                    target = out.data.ptr
+                else:
+                    try:
+                        out, o = _device_out(cupy, shape, n_values, dtype, outs[i], dev)
+                    except Exception as e:  # noqa: BLE001
+                        statuses[i] = (getattr(e, "code", 1), str(e))
+                        continue
+                    target = o.ptr
+                    if target % 16:  # the kernels store 16 bytes at a time: decoded beside it, then copied
+                        tmp = cupy.empty(n_values, dtype=dtype)
+                        target = tmp.data.ptr
+                if not n_values:
+                    results[i] = out
+                    continue
+                which.append(k)
+                a_ptrs.append(ptrs[k])
+                o_ptrs.append(target)
+                plan.append((i, out, tmp))
             if plan:
-                headers = [p[1] for p in plan]
-                ws_size = _hpcz.decompress_device_batch_workspace(headers)
-                ws = cupy.empty(ws_size, dtype=cupy.uint8)
+                ws_size = _hpcz.decompress_device_batch_workspace_packed(heads, which)
+                ws = cupy.empty(max(ws_size, 1), dtype=cupy.uint8)
                 status = cupy.zeros(len(plan), dtype=cupy.uint32)
-                _hpcz.decompress_device_batch(headers, [archives[p[0]].data.ptr for p in plan],
-                                              [_View(p[2] if p[3] is None else p[3], "out").ptr for p in plan],
-                                              status.data.ptr, ws.data.ptr, ws_size, stream.ptr)
+                _hpcz.decompress_device_batch_packed(heads, which, a_ptrs, o_ptrs, status.data.ptr, ws.data.ptr, ws_size,
+                                                     stream.ptr)
                 st = status.get(stream=stream)  # the one wait
-                for j, (i, _, out, tmp) in enumerate(plan):
+                for j, (i, out, tmp) in enumerate(plan):
                     if st[j]:
                         statuses[i] = (2, "corrupt archive: " + "; ".join(m for b, m in _STATUS.items() if st[j] & b))
                         continue

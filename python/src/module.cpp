@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "hpcz/hpcz.hpp"
 #ifdef HPCZ_HAS_CUDA
@@ -337,34 +338,114 @@ void compress_device_batch(const std::vector<uintptr_t>& ptrs, const std::vector
 
 // The first header_size() bytes of each device archive (fewer for a shorter one, zeros after), one
 // copy each into pinned memory and one wait: a device batch's headers for the host to read.
-nb::bytes device_headers(const std::vector<uintptr_t>& archives, const std::vector<size_t>& sizes, uintptr_t stream) {
 #ifdef HPCZ_HAS_CUDA
+// The first kHeaderSize bytes of each device archive, in one wait: copies into a pinned buffer kept
+// between calls (a batch reads thousands of headers; a pinned allocation a call cost more than them).
+std::string read_device_headers(const std::vector<uintptr_t>& archives, const std::vector<size_t>& sizes, uintptr_t stream) {
   if (sizes.size() != archives.size())
     throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a batch's archives and sizes differ in number");
+  static std::mutex kept_lock;
+  static uint8_t* kept = nullptr;
+  static size_t kept_size = 0;
   const size_t hs = hpcz::kHeaderSize, n = archives.size();
   std::string bytes(n * hs, '\0');
-  if (n == 0) return nb::bytes(bytes.data(), 0);
-  uint8_t* pinned = nullptr;
+  if (n == 0) return bytes;
   auto s = reinterpret_cast<cudaStream_t>(stream);
-  {
-    nb::gil_scoped_release unlocked;
-    cudaError_t e = cudaHostAlloc(reinterpret_cast<void**>(&pinned), n * hs, cudaHostAllocDefault);
-    if (e == cudaSuccess) {
-      std::memset(pinned, 0, n * hs);
-      for (size_t i = 0; i < n && e == cudaSuccess; ++i)
-        e = cudaMemcpyAsync(pinned + i * hs, reinterpret_cast<const void*>(archives[i]), std::min(hs, sizes[i]),
-                            cudaMemcpyDeviceToHost, s);
-      if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-      if (e == cudaSuccess) std::memcpy(bytes.data(), pinned, n * hs);
-    }
-    if (pinned) cudaFreeHost(pinned);
-    if (e != cudaSuccess) throw hpcz::Error(hpcz::ErrorCode::cuda, std::string("archive headers: ") + cudaGetErrorString(e));
+  nb::gil_scoped_release unlocked;
+  std::lock_guard<std::mutex> g(kept_lock);
+  cudaError_t e = cudaSuccess;
+  if (kept_size < n * hs) {
+    if (kept) cudaFreeHost(kept);
+    kept = nullptr, kept_size = 0;
+    e = cudaHostAlloc(reinterpret_cast<void**>(&kept), n * hs, cudaHostAllocDefault);
+    if (e == cudaSuccess) kept_size = n * hs;
   }
+  if (e == cudaSuccess) {
+    std::memset(kept, 0, n * hs);
+    for (size_t i = 0; i < n && e == cudaSuccess; ++i)
+      e = cudaMemcpyAsync(kept + i * hs, reinterpret_cast<const void*>(archives[i]), std::min(hs, sizes[i]),
+                          cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e == cudaSuccess) std::memcpy(bytes.data(), kept, n * hs);
+  }
+  if (e != cudaSuccess) throw hpcz::Error(hpcz::ErrorCode::cuda, std::string("archive headers: ") + cudaGetErrorString(e));
+  return bytes;
+}
+#endif
+
+nb::bytes device_headers(const std::vector<uintptr_t>& archives, const std::vector<size_t>& sizes, uintptr_t stream) {
+#ifdef HPCZ_HAS_CUDA
+  const std::string bytes = read_device_headers(archives, sizes, stream);
   return nb::bytes(bytes.data(), bytes.size());
 #else
   (void)archives, (void)sizes, (void)stream;
   throw hpcz::Error(hpcz::ErrorCode::backend_unavailable, "this build of hpcz has no CUDA");
 #endif
+}
+
+// A device batch's archives read and checked in one call: their headers (the bytes, for
+// decompress_device_batch_packed), and for archive i (0, "", bits, shape) where it decodes on the
+// device, else (error code, message, 0, None). What _device.decompress_batch did item by item.
+nb::tuple device_batch_heads(const std::vector<uintptr_t>& archives, const std::vector<size_t>& sizes, uintptr_t stream) {
+#ifdef HPCZ_HAS_CUDA
+  const std::string bytes = read_device_headers(archives, sizes, stream);
+  const size_t hs = hpcz::kHeaderSize;
+  nb::list items;
+  for (size_t i = 0; i < archives.size(); ++i) {
+    try {
+      const hpcz::ArchiveInfo info =
+          hpcz::inspect_header(reinterpret_cast<const uint8_t*>(bytes.data()) + i * hs, std::min(hs, sizes[i]));
+      if (sizes[i] != info.archive_size)
+        throw hpcz::Error(hpcz::ErrorCode::corrupt_archive, "archive of " + std::to_string(sizes[i]) +
+                                                                " bytes; its header says " + std::to_string(info.archive_size));
+      if (info.second_stage)
+        throw hpcz::Error(hpcz::ErrorCode::invalid_argument,
+                          "an archive with the lossless stage decodes on the host (hpcz.decompress of its bytes)");
+      nb::list shape;
+      for (uint64_t x : info.dims) shape.append(x);
+      items.append(nb::make_tuple(0, "", int(hpcz::dtype_size(info.dtype) * 8), nb::tuple(shape)));
+    } catch (const hpcz::Error& e) {
+      items.append(nb::make_tuple(int(e.code()), e.what(), 0, nb::none()));
+    }
+  }
+  return nb::make_tuple(nb::bytes(bytes.data(), bytes.size()), items);
+#else
+  (void)archives, (void)sizes, (void)stream;
+  throw hpcz::Error(hpcz::ErrorCode::backend_unavailable, "this build of hpcz has no CUDA");
+#endif
+}
+
+// The archives `which` of headers read by device_batch_heads (all of them valid there).
+std::vector<hpcz::ArchiveInfo> packed_infos(const nb::bytes& heads, const std::vector<size_t>& which) {
+  const size_t hs = hpcz::kHeaderSize;
+  std::vector<hpcz::ArchiveInfo> infos;
+  infos.reserve(which.size());
+  for (size_t k : which) {
+    if ((k + 1) * hs > heads.size()) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a header index past the headers");
+    infos.push_back(hpcz::inspect_header(static_cast<const uint8_t*>(heads.data()) + k * hs, hs));
+  }
+  return infos;
+}
+
+size_t decompress_device_batch_workspace_packed(const nb::bytes& heads, const std::vector<size_t>& which) {
+  return hpcz::decompress_device_batch_workspace_size(packed_infos(heads, which));
+}
+
+void decompress_device_batch_packed(const nb::bytes& heads, const std::vector<size_t>& which,
+                                    const std::vector<uintptr_t>& archives, const std::vector<uintptr_t>& outs,
+                                    uintptr_t status, uintptr_t workspace, size_t workspace_size, uintptr_t stream) {
+  if (archives.size() != which.size() || outs.size() != which.size())
+    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a batch's headers, archives and outputs differ in number");
+  const std::vector<hpcz::ArchiveInfo> infos = packed_infos(heads, which);
+  std::vector<const void*> a(archives.size());
+  std::vector<void*> o(outs.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = reinterpret_cast<const void*>(archives[i]);
+    o[i] = reinterpret_cast<void*>(outs[i]);
+  }
+  nb::gil_scoped_release unlocked;
+  hpcz::decompress_device_batch(infos, a.data(), o.data(), reinterpret_cast<uint32_t*>(status),
+                                reinterpret_cast<void*>(workspace), workspace_size, reinterpret_cast<void*>(stream));
 }
 
 // Archives' headers (each `header` bytes, host copies) decoded on the device one after another.
@@ -449,6 +530,9 @@ NB_MODULE(_hpcz, m) {
   m.def("decompress_device_batch_workspace", &decompress_device_batch_workspace);
   m.def("decompress_device_batch", &decompress_device_batch);
   m.def("device_headers", &device_headers);
+  m.def("device_batch_heads", &device_batch_heads);
+  m.def("decompress_device_batch_workspace_packed", &decompress_device_batch_workspace_packed);
+  m.def("decompress_device_batch_packed", &decompress_device_batch_packed);
   m.def("max_compressed_size", [](uint64_t n, int bits) { return hpcz::max_compressed_size(n, dtype_of(bits)); });
   m.def("header_size", [] { return hpcz::kHeaderSize; });
   m.def("gpu_available", [] { return hpcz::gpu_available(); });

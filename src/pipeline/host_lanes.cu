@@ -272,10 +272,12 @@ GpuRoom current_gpu_room() {
 
 void release_gpu_buffers() { pool().clear(); }
 
-size_t compress_gpu_host(const void* in, const format::HeaderFields& h, const std::function<uint8_t*(size_t)>& place) {
+namespace {
+// compress_gpu_host on a lane the caller holds.
+size_t compress_on_lane(Lane* lane, const void* in, const format::HeaderFields& h,
+                        const std::function<uint8_t*(size_t)>& place) {
   const size_t in_bytes = h.n_values * dtype_size(h.dtype), cap = max_compressed_size(h.n_values, h.dtype);
   const size_t ws_bytes = codecs::get(h.codec).device->compress_workspace(h, codecs::Slab{});
-  LaneLease lane;
   uint8_t* d_in = lane->d_in.get(in_bytes);
   uint8_t* d_out = lane->d_out.get(cap);
   uint8_t* d_ws = lane->d_ws.get(ws_bytes);
@@ -289,6 +291,12 @@ size_t compress_gpu_host(const void* in, const format::HeaderFields& h, const st
   if (size > cap) fail(ErrorCode::internal, "internal error: an archive beyond its bound");
   lane->download(place(size), d_out, size);
   return size;
+}
+}  // namespace
+
+size_t compress_gpu_host(const void* in, const format::HeaderFields& h, const std::function<uint8_t*(size_t)>& place) {
+  LaneLease lane;
+  return compress_on_lane(lane.operator->(), in, h, place);
 }
 
 void decompress_gpu_host(const uint8_t* archive, const ArchiveInfo& info, void* out) {
@@ -386,9 +394,21 @@ void compress_batch_gpu(const std::vector<BatchCompressItem>& items, const Place
   const std::vector<Round> rounds = plan_rounds(items.size(), in_bytes, cap);
   auto work = [&](const Round& r) {
     if (r.alone) {  // its own buffers, copied in pieces
+      // The archive comes back into the lane's pinned buffer where it fits (one copy from the device,
+      // no new memory to fault in), else into a vector.
+      LaneLease lane;
       std::vector<uint8_t> a;
-      compress_gpu_host(items[r.first].data, items[r.first].h, [&](size_t size) { a.resize(size); return a.data(); });
-      if (uint8_t* dst = place(r.first, a.data(), a.size())) parallel_copy(dst, a.data(), a.size());
+      uint8_t* staged = nullptr;
+      const size_t size = compress_on_lane(lane.operator->(), items[r.first].data, items[r.first].h, [&](size_t n) {
+        if (n <= kRoundOutBytes) {
+          staged = lane->pin_out.get(kRoundOutBytes);
+        } else {
+          a.resize(n);
+          staged = a.data();
+        }
+        return staged;
+      });
+      if (uint8_t* dst = place(r.first, staged, size)) parallel_copy(dst, staged, size);
       return;
     }
     LaneLease lane;
