@@ -3,7 +3,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +17,8 @@ namespace hpcz::h5z {
 constexpr unsigned kFilterId = 32767 + 1753;  // 34520, in the range HDF5 leaves unregistered
 constexpr unsigned kParamsVersion = 1;
 constexpr size_t kUserValues = 8;   // version, mode, bound kind, bound (2 words), flags, fill (2 words)
-constexpr size_t kLocalValues = 2;  // set_local adds: dtype, rank; then the chunk's dims
+constexpr size_t kLocalValues = 2;  // set_local adds: dtype, rank; then the chunk's dims; then, for a
+                                    // rel bound, 1 and the padding value (2 words), where it is finite
 constexpr unsigned kFlagFill = 1, kFlagLossless = 2;
 
 inline double double_of(unsigned lo, unsigned hi) {
@@ -39,6 +43,7 @@ struct FilterParams {
   DType dtype = DType::f32;
   std::vector<uint64_t> dims;  // coded_dims of the chunk
   uint64_t n_values = 0;
+  std::optional<double> padding;  // what HDF5 pads the chunks with, for a rel bound
 };
 
 // The bytes of a value of set_local's dtype word (the DType's number); 0 for an unknown one.
@@ -103,7 +108,55 @@ inline bool parse_params(size_t n, const unsigned* v, FilterParams& p) {
   p.dims = coded_dims(v + kUserValues + kLocalValues, rank);
   p.n_values = 1;
   for (uint64_t d : p.dims) p.n_values *= d;
+  const size_t at = kUserValues + kLocalValues + rank;
+  if (n >= at + 3 && v[at] == 1) p.padding = double_of(v[at + 1], v[at + 2]);
   return true;
+}
+
+// The finite values of x[0, n) that are not the fill value nor `skip`: their min and max; false if none.
+template <class T>
+bool value_range(const T* x, uint64_t n, const std::optional<double>& fill, const double* skip, double& lo, double& hi) {
+  T mn = 0, mx = 0;
+  bool any = false;
+  const T f = fill ? T(*fill) : T(0), s = skip ? T(*skip) : T(0);
+  for (uint64_t i = 0; i < n; ++i) {
+    const T v = x[i];
+    if (!(v - v == T(0)) || (fill && v == f) || (skip && v == s)) continue;
+    if (!any) mn = mx = v, any = true;
+    mn = v < mn ? v : mn, mx = v > mx ? v : mx;
+  }
+  lo = double(mn), hi = double(mx);
+  return any;
+}
+
+// rel x (hi - lo), rounded toward zero (never above the exact product): hi - lo rounded down where it
+// is not a double, then the product's rounding error (fma) decides (python/hpcz/_bounds.py, the same).
+inline double rel_to_abs(double rel, double lo, double hi) {
+  double r = hi - lo;
+  const double bv = r - hi, err = (hi - (r - bv)) + (-lo - bv);
+  if (err < 0) r = std::nextafter(r, 0.0);
+  if (!(r > 0) || !(rel > 0)) return 0.0;
+  if (!(r <= std::numeric_limits<double>::max())) r = std::numeric_limits<double>::max();
+  double p = rel * r;
+  if (!(p <= std::numeric_limits<double>::max())) return std::numeric_limits<double>::max();
+  if (std::fma(rel, r, -p) < 0) p = std::nextafter(p, 0.0);
+  return p;
+}
+
+// A rel bound over a chunk that HDF5 padded with `pad`: where pad is an end of the chunk's range it
+// would widen it, and the chunk is coded with abs = rel x the range of its other values (padding, and
+// values equal to it, are then within that bound: never looser than rel x the range written). Elsewhere
+// leaving it out changes nothing: the rel bound as it is.
+inline void leave_out_padding(const void* chunk, DType dtype, uint64_t n, double pad, Options& o) {
+  if (o.mode != BoundMode::rel) return;
+  double lo, hi;
+  auto range = [&](const double* skip) {
+    return dtype == DType::f32 ? value_range(static_cast<const float*>(chunk), n, o.fill, skip, lo, hi)
+                               : value_range(static_cast<const double*>(chunk), n, o.fill, skip, lo, hi);
+  };
+  if (!range(nullptr) || (lo != pad && hi != pad)) return;
+  const double bound = range(&pad) ? rel_to_abs(o.bound, lo, hi) : 0.0;
+  o.mode = BoundMode::abs, o.bound = bound;
 }
 
 }  // namespace hpcz::h5z

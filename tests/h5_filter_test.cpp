@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -213,7 +214,8 @@ void refusals(hid_t file) {
   refused(file, "fill_not_f32", f, 8, false, H5T_NATIVE_FLOAT, "not representable as float32");
   words(double(NAN), f + 6);
   refused(file, "fill_nan", f, 8, false, H5T_NATIVE_DOUBLE, "fill value must be finite");
-  refused(file, "ints_optional", cd, 8, false, H5T_NATIVE_INT, "not a little-endian float32 or float64");
+  refused(file, "ints_optional", cd, 8, false, H5T_NATIVE_INT, "an integer (4 bytes), not floating point");
+  refused(file, "big_endian", cd, 8, false, H5T_IEEE_F32BE, "big-endian float32");
 
   // Accepted words with the filter asked as optional: set_local makes it mandatory, so a chunk hpcz
   // could not code would fail the write rather than be stored raw. A filter after hpcz is fine.
@@ -253,6 +255,12 @@ int main(int argc, char** argv) {
   hid_t file = H5Fcreate(argv[2], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   roundtrip(file, "ts_fast", H5T_NATIVE_FLOAT, ts, {100, 64, 128}, {25, 64, 128}, 1, 1, 0.05, nullptr, 0.05);
   roundtrip(file, "ts_ratio_edge_chunks", H5T_NATIVE_FLOAT, ts, {100, 64, 128}, {30, 50, 128}, 2, 1, 0.05, nullptr, 0.05);
+  // rel in edge chunks: within rel x the range written (HDF5's zero padding, 200 K below these
+  // temperatures, is left out of the chunks' ranges).
+  const auto [lo, hi] = std::minmax_element(ts.begin(), ts.end());
+  for (unsigned mode : {1u, 2u})
+    roundtrip(file, mode == 1 ? "ts_rel_edge_fast" : "ts_rel_edge_ratio", H5T_NATIVE_FLOAT, ts, {100, 64, 128},
+              {30, 50, 128}, mode, 2, 1e-3, nullptr, 1e-3 * (double(*hi) - double(*lo)));
   std::vector<double> masked(ts.begin(), ts.end());
   for (size_t i = 0; i < masked.size(); i += 7) masked[i] = -1e10;
   masked[3] = NAN;

@@ -8,7 +8,8 @@ Importing this module registers the filter (id FILTER_ID) with h5py. hpcz.hdf5.w
 hpcz.hdf5.read(dset) move a whole dataset through the batch calls with direct chunk writes and reads,
 the same stored bytes as the filter's at the batch calls' speed. Other programs (h5dump, h5ls,
 netCDF, h5py without this import) find it with HDF5_PLUGIN_PATH=hpcz.hdf5.PLUGIN_PATH. One HDF5 chunk is
-one hpcz archive; a rel bound is relative to each chunk's own range. docs/FORMAT.md lists cd_values.
+one hpcz archive; a rel bound is relative to each chunk's own range, the padding of edge chunks left
+out, so never looser than rel x the range of the values written; Hpcz(rel=..., data=a) makes it rel x a's range for every chunk. docs/FORMAT.md lists cd_values.
 """
 
 import ctypes
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 import h5py
 
 from . import _aliases, _check_mode, _hpcz
+from ._bounds import abs_of_rel
 from ._errors import BackendUnavailableError, InvalidArgumentError
 
 FILTER_ID = 34520
@@ -44,6 +46,18 @@ def _register():
 _lib = _register()
 
 
+def _check_dtype(data):
+    """The filter's type check (set_local), made where the array is given, in Python's words."""
+    import numpy as np
+
+    dtype = np.asarray(data).dtype
+    if dtype.kind == "f" and dtype.itemsize in (4, 8) and dtype.byteorder == ">":
+        raise InvalidArgumentError(f"data is big-endian float{dtype.itemsize * 8} ({dtype.str}): the hpcz filter codes "
+                                   f"little-endian floats: convert it with .astype('<f{dtype.itemsize}')", 1)
+    if dtype not in (np.float32, np.float64):
+        raise InvalidArgumentError(f"the hpcz filter codes float32 and float64 datasets, not {dtype}", 1)
+
+
 def _words(x):
     lo, hi = struct.unpack("<II", struct.pack("<d", float(x)))
     return [lo, hi]
@@ -53,11 +67,18 @@ class Hpcz(Mapping):
     """The keyword arguments of h5py's create_dataset for the hpcz filter (compression,
     compression_opts). abs or rel: the bound (exactly one; hdf5plugin's absolute= and relative= are the
     same); mode: "fast", "ratio" or "interp"; lossless: the lossless stage; fill: a value kept exactly and
-    left out of the range."""
+    left out of the range.
+
+    rel is relative to each chunk's range, the chunk's padding left out: where the value HDF5 pads edge
+    chunks with (the dataset's fill value, 0 by default) is an end of a chunk's range, the filter codes
+    that chunk with abs = rel x the range of its other values. data=: the array to be written (numpy), with rel: the bound becomes abs = rel x the
+    range of data's finite values (those equal to fill left out), the same for every chunk, and data's
+    dtype is checked here."""
 
     filter_id = FILTER_ID
 
-    def __init__(self, abs=None, rel=None, mode="fast", lossless=False, fill=None, *, absolute=None, relative=None):
+    def __init__(self, abs=None, rel=None, mode="fast", lossless=False, fill=None, *, absolute=None, relative=None,
+                 data=None):
         # The filter's set_local refuses the same (docs/FORMAT.md, "HDF5 filter"), with the same words;
         # checked here too so that the mistake is named where it is made.
         abs, rel = _aliases(abs, rel, absolute, relative)
@@ -69,6 +90,12 @@ class Hpcz(Mapping):
             raise InvalidArgumentError(f"the error bound must be a finite number >= 0, not {bound!r}", 1)
         if fill is not None and not math.isfinite(float(fill)):
             raise InvalidArgumentError(f"the fill value must be finite, not {fill!r}", 1)
+        if data is not None:
+            if rel is None:
+                raise InvalidArgumentError("data= turns a rel bound into the array's abs bound: give rel=, not abs=", 1)
+            _check_dtype(data)
+            abs, rel = abs_of_rel(rel, data, fill), None
+            bound = abs
         flags = (1 if fill is not None else 0) | (2 if lossless else 0)
         # The words' numbers are the library's (its codec and bound mode numbers).
         kind = _hpcz.bound_modes()["abs" if abs is not None else "rel"]
@@ -110,12 +137,37 @@ def _options(dset):
             "lossless": bool(values[5] & 2), "fill": dbl(values[6], values[7]) if values[5] & 1 else None}
 
 
+def _stored_padding(dset):
+    """The padding value set_local stored after the chunk's dims for a rel bound (docs/FORMAT.md), or None."""
+    values = list(dset.id.get_create_plist().get_filter_by_id(FILTER_ID)[1])
+    at = 10 + (values[9] if len(values) > 9 else 0)
+    if len(values) >= at + 3 and values[at] == 1:
+        return struct.unpack("<d", struct.pack("<II", values[at + 1], values[at + 2]))[0]
+    return None
+
+
+def _bound_for(opts, pad, chunk):
+    """opts with the bound the filter codes `chunk` with: a rel bound leaves the padding out of its range
+    (the filter's leave_out_padding, the same double): the same bytes as the filter's."""
+    from ._bounds import chunk_bound
+    from . import _device
+
+    if opts.get("rel") is None:
+        return opts
+    host = chunk.get() if _device.is_device_array(chunk) else chunk
+    abs, rel = chunk_bound(host, None, opts["rel"], opts["fill"], pad)
+    out = {k: v for k, v in opts.items() if k not in ("abs", "rel")}
+    out["abs" if abs is not None else "rel"] = abs if abs is not None else rel
+    return out
+
+
 def write_chunk(dset, offset, chunk):
     """Writes one chunk of `dset` (created with the hpcz filter) directly, skipping HDF5's filter
     pipeline (H5Dwrite_chunk): compressed by hpcz.compress with the dataset's own options, on the GPU
     when `chunk` is there (cupy, torch, ...), so a GPU simulation writes at the speed of its GPU.
     offset: the chunk's first element (a multiple of the chunk shape); chunk: the chunk's values, of the
-    dataset's dtype, of the chunk shape or smaller at the dataset's edges (padded with 0, as HDF5 pads).
+    dataset's dtype, of the chunk shape or smaller at the dataset's edges (padded as HDF5 pads: with the
+    dataset's fill value).
     Readers decode it through the filter like any other chunk."""
     from . import _device, compress
 
@@ -134,16 +186,25 @@ def write_chunk(dset, offset, chunk):
         if any(n > c for n, c in zip(chunk.shape, shape)) or len(chunk.shape) != len(shape):
             raise InvalidArgumentError(f"chunk of shape {tuple(chunk.shape)} for chunks of {shape}", 1)
         xp = _device._cupy() if _device.is_device_array(chunk) else __import__("numpy")
-        full = xp.zeros(shape, dtype=chunk.dtype)
+        full = xp.full(shape, _padding(dset), dtype=chunk.dtype)
         full[tuple(slice(0, n) for n in chunk.shape)] = xp.asarray(chunk)
         chunk = full
     if str(chunk.dtype) != str(dset.dtype):
         raise InvalidArgumentError(f"chunk of {chunk.dtype} for a dataset of {dset.dtype}", 1)
     from ._shapes import coded_shape
 
-    arc = compress(chunk.reshape(coded_shape(chunk.shape)), **opts)
+    arc = compress(chunk.reshape(coded_shape(chunk.shape)), **_bound_for(opts, _stored_padding(dset), chunk))
     data = arc.get().tobytes() if _device.is_device_array(arc) else arc
     dset.id.write_direct_chunk(offset, data, filter_mask=0)
+
+
+def _padding(dset):
+    """What HDF5 pads a dataset's edge chunks with (the filter's set_local reads the same): its fill value,
+    or 0 where the fill time is "never" or no fill value was set."""
+    plist = dset.id.get_create_plist()
+    if plist.get_fill_time() == h5py.h5d.FILL_TIME_NEVER or plist.fill_value_defined() != h5py.h5d.FILL_VALUE_USER_DEFINED:
+        return 0
+    return dset.fillvalue
 
 
 # Chunks a write() or read() codes a call: about this many bytes of values (memory for the batch,
@@ -177,8 +238,7 @@ def write(dset, array, *, device="auto"):
     """Writes all of `array` (the dataset's shape and dtype, numpy) into `dset`, a dataset created with
     the hpcz filter, every chunk compressed in batches (hpcz.compress_batch with the dataset's own
     options) and stored by direct chunk writes: the same bytes the filter would store, at the speed of
-    the batch calls rather than one filter call a chunk. Edge chunks are padded with the dataset's fill
-    value, as HDF5 pads them."""
+    the batch calls rather than one filter call a chunk. Edge chunks are padded as HDF5 pads them (_padding)."""
     import numpy as np
 
     from . import compress_batch
@@ -191,18 +251,26 @@ def write(dset, array, *, device="auto"):
     if array.dtype != dset.dtype:
         raise InvalidArgumentError(f"array of {array.dtype} for a dataset of {dset.dtype}", 1)
     chunks, offsets = _chunk_grid(dset)
+    pad = _stored_padding(dset)
     for group in _batches(offsets, int(np.prod(chunks)) * array.dtype.itemsize):
         pieces = []
         for off in group:
             sel = tuple(slice(o, min(o + c, n)) for o, c, n in zip(off, chunks, dset.shape))
             piece = array[sel]
             if piece.shape != chunks:
-                full = np.full(chunks, dset.fillvalue, dtype=array.dtype)
+                full = np.full(chunks, _padding(dset), dtype=array.dtype)
                 full[tuple(slice(0, n) for n in piece.shape)] = piece
                 piece = full
             pieces.append(np.ascontiguousarray(piece).reshape(coded_shape(chunks)))
-        for off, blob in zip(group, compress_batch(pieces, device=device, **opts)):
-            dset.id.write_direct_chunk(off, blob, filter_mask=0)
+        bounds = {}  # chunks coded with the same bound (a rel bound's, or its padding's abs): one call each
+        for k, piece in enumerate(pieces):
+            o = _bound_for(opts, pad, piece)
+            bounds.setdefault(("abs", o["abs"]) if "abs" in o else ("rel", o["rel"]), []).append(k)
+        for (kind, bound), ks in bounds.items():
+            o = {k: v for k, v in opts.items() if k not in ("abs", "rel")}
+            o[kind] = bound
+            for k, blob in zip(ks, compress_batch([pieces[k] for k in ks], device=device, **o)):
+                dset.id.write_direct_chunk(group[k], blob, filter_mask=0)
 
 
 def read(dset, *, out=None, device="auto"):

@@ -3,6 +3,10 @@
 Registered through the ``numcodecs.codecs`` entry point, so a process that has hpcz installed finds
 it without importing it. Chunks of more than 4 dimensions are coded with their slowest dimensions
 merged (the same values in the same order); a 0-d chunk as one value.
+
+A rel bound is relative to each chunk's range, 0 left out: Zarr pads edge chunks with the array's
+fill_value, 0 by default (NaN is left out of the range anyway; another one needs fill= that value). Where
+0 is an end of a chunk's range, the chunk is coded with abs = rel x the range of its other values. Hpcz(rel=..., data=a): abs = rel x a's range.
 """
 
 import numpy as np
@@ -10,6 +14,7 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like, ndarray_copy
 
 import hpcz
+from hpcz._bounds import abs_of_rel, chunk_bound
 from hpcz._shapes import as_coded_shape, check_archive_fits
 
 
@@ -18,7 +23,9 @@ class Hpcz(Codec):
 
     mode: "fast", "ratio" or "interp"; abs or rel: the error bound (exactly one; hdf5plugin's absolute=
     and relative= are the same); lossless: a lossless stage after the codec; fill: a value kept exactly
-    and left out of the range (masked cells).
+    and left out of the range (masked cells). A rel bound leaves 0 (Zarr's padding) out of the range.
+    data=: the whole array (numpy) with rel: the bound becomes abs = rel x the range of data's finite
+    values (those equal to fill left out).
 
     The other wrappers take abs, rel, mode, lossless, fill in that order; this one keeps mode first, as
     it always had, for callers that pass these by position (Hpcz("ratio", 0.01)).
@@ -26,11 +33,16 @@ class Hpcz(Codec):
 
     codec_id = "hpcz"
 
-    def __init__(self, mode="fast", abs=None, rel=None, lossless=False, fill=None, *, absolute=None, relative=None):
+    def __init__(self, mode="fast", abs=None, rel=None, lossless=False, fill=None, *, absolute=None, relative=None,
+                 data=None):
         abs, rel = hpcz._aliases(abs, rel, absolute, relative)
         if (abs is None) == (rel is None):
             raise hpcz.InvalidArgumentError("give exactly one of abs= and rel=", 1)
         hpcz._check_mode(mode)
+        if data is not None:
+            if rel is None:
+                raise hpcz.InvalidArgumentError("data= turns a rel bound into the array's abs bound: give rel=, not abs=", 1)
+            abs, rel = abs_of_rel(rel, data, fill), None
         self.mode = mode
         self.abs = None if abs is None else float(abs)
         self.rel = None if rel is None else float(rel)
@@ -39,7 +51,14 @@ class Hpcz(Codec):
 
     def encode(self, buf):
         array = buf if isinstance(buf, np.ndarray) else np.asarray(buf)
-        return hpcz.compress(as_coded_shape(array), abs=self.abs, rel=self.rel, mode=self.mode,
+        if array.dtype.kind != "f":
+            # Raw bytes carry no dtype or shape: np.asarray makes them one string ("|S3276800").
+            got = (f"{type(buf).__name__} ({memoryview(buf).nbytes} bytes): pass the array itself, not its bytes"
+                   if isinstance(buf, (bytes, bytearray, memoryview)) else f"an array of {array.dtype}")
+            raise hpcz.InvalidArgumentError(f"the hpcz codec takes a float32 or float64 array, not {got}", 1)
+        # Zarr pads edge chunks with the array's fill_value, 0 by default: left out of a rel bound's range.
+        abs, rel = chunk_bound(array, self.abs, self.rel, self.fill, 0.0)
+        return hpcz.compress(as_coded_shape(array), abs=abs, rel=rel, mode=self.mode,
                              lossless=self.lossless, fill=self.fill)
 
     def decode(self, buf, out=None):

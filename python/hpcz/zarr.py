@@ -9,6 +9,10 @@ Every batch of chunks zarr hands the codec is one hpcz.compress_batch / decompre
 the event loop (so that zarr's other chunk reads and writes go on meanwhile). zarr hands codecs one
 chunk at a time unless told otherwise: ``zarr.config.set({"codec_pipeline.batch_size": 64})`` lets
 hpcz code 64 chunks a call.
+
+A rel bound is relative to each chunk's range, the chunk's padding left out: zarr pads edge chunks with
+the array's fill_value; where that value is an end of a chunk's range the chunk is coded with abs = rel x
+the range of its other values, so the error is never above rel x the range of the values written. Hpcz(rel=..., data=a): abs = rel x a's range.
 """
 
 import asyncio
@@ -19,12 +23,23 @@ from zarr.abc.codec import ArrayBytesCodec
 from zarr.registry import register_codec
 
 import hpcz
+from hpcz._bounds import abs_of_rel, chunk_bound
 from hpcz._shapes import as_coded_shape, check_archive_fits
+
+
+def _padding(spec):
+    """The array's fill_value, which zarr pads edge chunks with, as a float (None where it is not one)."""
+    pad = spec.fill_value
+    return float(pad) if pad is not None and np.ndim(pad) == 0 and np.asarray(pad).dtype.kind == "f" else None
 
 
 @dataclass(frozen=True)
 class Hpcz(ArrayBytesCodec):
-    """Error-bounded lossy compression of float32/float64 chunks (see hpcz.compress)."""
+    """Error-bounded lossy compression of float32/float64 chunks (see hpcz.compress).
+
+    abs or rel: the bound; a rel bound leaves each chunk's padding (the array's fill_value) out of its
+    range (see the module's doc). data=: the whole array (numpy) with rel: the bound stored is abs = rel x the range of data's
+    finite values (those equal to fill left out)."""
 
     is_fixed_size = False
 
@@ -36,11 +51,16 @@ class Hpcz(ArrayBytesCodec):
 
     # absolute= and relative=: hdf5plugin's spellings of abs= and rel= (stored, and written to the
     # array's metadata, as abs and rel).
-    def __init__(self, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, absolute=None, relative=None):
+    def __init__(self, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, absolute=None, relative=None,
+                 data=None):
         abs, rel = hpcz._aliases(abs, rel, absolute, relative)
         if (abs is None) == (rel is None):
             raise hpcz.InvalidArgumentError("give exactly one of abs= and rel=", 1)
         hpcz._check_mode(mode)
+        if data is not None:
+            if rel is None:
+                raise hpcz.InvalidArgumentError("data= turns a rel bound into the array's abs bound: give rel=, not abs=", 1)
+            abs, rel = abs_of_rel(rel, data, fill), None
         object.__setattr__(self, "mode", mode)
         object.__setattr__(self, "abs", None if abs is None else float(abs))
         object.__setattr__(self, "rel", None if rel is None else float(rel))
@@ -62,6 +82,10 @@ class Hpcz(ArrayBytesCodec):
 
     def validate(self, *, shape, dtype, chunk_grid):
         native = dtype.to_native_dtype()
+        if native.kind == "f" and native.itemsize in (4, 8) and native.byteorder == ">":
+            raise hpcz.InvalidArgumentError(
+                f"hpcz codes little-endian floats, not big-endian float{native.itemsize * 8} ({native.str}): "
+                f"create the array with dtype '<f{native.itemsize}'", 1)
         if native not in (np.float32, np.float64):
             raise hpcz.InvalidArgumentError(f"hpcz codes float32 and float64 arrays, not {native}", 1)
 
@@ -77,8 +101,16 @@ class Hpcz(ArrayBytesCodec):
 
         def code():
             arrays = [as_coded_shape(c.as_numpy_array()) for _, c, _ in todo]
-            return hpcz.compress_batch(arrays, abs=self.abs, rel=self.rel, mode=self.mode, lossless=self.lossless,
-                                       fill=self.fill)
+            groups = {}  # chunks coded with the same bound: one batch call each
+            for k, (a, (_, _, spec)) in enumerate(zip(arrays, todo)):
+                groups.setdefault(chunk_bound(a, self.abs, self.rel, self.fill, _padding(spec)), []).append(k)
+            blobs = [None] * len(arrays)
+            for (abs, rel), ks in groups.items():
+                coded = hpcz.compress_batch([arrays[k] for k in ks], abs=abs, rel=rel, mode=self.mode,
+                                            lossless=self.lossless, fill=self.fill)
+                for k, blob in zip(ks, coded):
+                    blobs[k] = blob
+            return blobs
         out = [None] * len(items)
         for (i, _, spec), blob in zip(todo, await asyncio.to_thread(code)):
             out[i] = spec.prototype.buffer.from_bytes(blob)

@@ -7,12 +7,24 @@ import pytest
 import zarr
 
 import hpcz
-from conftest import violations
+from conftest import ROOT, violations
 
 
 def eb_of(a, rel):
     finite = a[np.isfinite(a)]
     return hpcz.info(hpcz.compress(a, rel=rel))["eb_abs"] if finite.size else 0.0
+
+
+def written_range_bound(a, rel, fill=None):
+    """rel x (max - min) of a's finite values (fill left out): what a rel bound promises for the array."""
+    v = a[np.isfinite(a)].astype(np.float64)
+    if fill is not None:
+        v = v[v != fill]
+    return rel * (v.max() - v.min())
+
+
+def sample():
+    return np.fromfile(ROOT / "data" / "climate-ncar_csm_b003_ts_100x64x128_f32.bin", np.float32).reshape(100, 64, 128)
 
 
 def run_alone(code):
@@ -62,14 +74,8 @@ def test_zarr_v2_with_the_numcodecs_codec(tmp_path, field):
                           zarr_format=2, compressors=codec, filters=None)
     z[...] = a
     back = zarr.open_array(str(tmp_path / "v2.zarr"), mode="r")[...]
-    # rel is relative to each chunk's range, an edge chunk's padding (the array's fill value, 0) included
-    def padded(k):
-        c = np.zeros(chunks, dtype=a.dtype)
-        c[: min(chunks[0], a.shape[0] - k)] = a[k:k + chunks[0]]
-        return c
-
-    eb = max(eb_of(padded(k), 1e-3) for k in range(0, a.shape[0], chunks[0]))
-    assert violations(a, back, eb) == 0
+    # rel is relative to each chunk's range, an edge chunk's padding (the array's fill value, 0) left out
+    assert violations(a, back, written_range_bound(a, 1e-3)) == 0
 
 
 def test_zarr_v3_serializer_read_by_a_process_that_imports_only_zarr(tmp_path, field):
@@ -139,3 +145,71 @@ def test_zarr_v3_refuses_a_chunk_of_another_shape_or_dtype(tmp_path, other):
     (tmp_path / "a.zarr" / "c" / "0" / "0").write_bytes((tmp_path / "b.zarr" / "c" / "0" / "0").read_bytes())
     with pytest.raises(hpcz.InvalidArgumentError, match=f"the archive holds 128 {other['dtype']} values"):
         zarr.open_array(str(tmp_path / "a.zarr"), mode="r")[...]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("mode", ["fast", "interp"])
+def test_zarr_rel_is_relative_to_the_values_written_in_edge_chunks(tmp_path, fmt, mode):
+    # Temperatures (200-310 K) in chunks that do not divide the shape: zarr pads edge chunks with the
+    # fill_value (0), which counted in their range loosened rel=1e-3 2.6x (0.31 against 0.12).
+    a = sample()
+    codec = dict(compressors=hpcz.numcodecs.Hpcz(rel=1e-3, mode=mode), filters=None) if fmt == 2 else \
+        dict(serializer=hpcz.zarr.Hpcz(rel=1e-3, mode=mode), compressors=None)
+    z = zarr.create_array(str(tmp_path / "t.zarr"), shape=a.shape, chunks=(16, 48, 48), dtype=a.dtype,
+                          zarr_format=fmt, **codec)
+    z[...] = a
+    back = zarr.open_array(str(tmp_path / "t.zarr"), mode="r")[...]
+    assert violations(a, back, written_range_bound(a, 1e-3)) == 0
+
+
+@pytest.mark.parametrize("fill", [None, -999.0, -9999.0])
+def test_zarr_v3_rel_with_a_fill_value_and_chunks_of_only_fill(tmp_path, fill):
+    # The array's fill_value (-999) pads the edge chunks and is the minimum: left out of the range with
+    # fill= absent, -999 (the same) or -9999 (another). Whole chunks of only -999 are written too.
+    a = sample()
+    a[:, :10, :10] = -999.0
+    a[64:80] = -999.0
+    if fill == -9999.0:
+        a[:, 60:, 120:] = -9999.0  # the user's masked cells
+    with zarr.config.set({"array.write_empty_chunks": True, "codec_pipeline.batch_size": 8}):
+        z = zarr.create_array(str(tmp_path / "f.zarr"), shape=a.shape, chunks=(16, 48, 48), dtype=a.dtype,
+                              fill_value=-999.0, serializer=hpcz.zarr.Hpcz(rel=1e-3, fill=fill), compressors=None)
+        z[...] = a
+    back = zarr.open_array(str(tmp_path / "f.zarr"), mode="r")[...]
+    v = a[np.isfinite(a) & (a != -999.0) & (a != (fill or 0.5))].astype(np.float64)
+    assert violations(a, back, 1e-3 * (v.max() - v.min()), fill=fill) == 0
+    assert np.array_equal(back[64:80], a[64:80])  # chunks of only the fill value come back as they were
+
+
+def test_rel_with_data_is_the_arrays_abs_bound():
+    a = sample()
+    a[0, :5, :5] = -9999.0
+    a[1, 0, :2] = [np.nan, np.inf]
+    for fill in (None, -9999.0):
+        v = a[np.isfinite(a)].astype(np.float64)
+        v = v if fill is None else v[v != fill]
+        by_hand = 1e-3 * (v.max() - v.min())
+        z = hpcz.zarr.Hpcz(rel=1e-3, data=a, fill=fill)
+        n = hpcz.numcodecs.Hpcz(rel=1e-3, data=a, fill=fill)
+        assert z.rel is None and n.rel is None
+        assert z.abs == pytest.approx(by_hand, rel=1e-15, abs=0) and n.abs == z.abs
+        assert z.to_dict()["configuration"]["abs"] == z.abs and n.get_config()["abs"] == z.abs
+    with pytest.raises(ValueError, match="give rel="):
+        hpcz.zarr.Hpcz(abs=0.1, data=a)
+    with pytest.raises(ValueError, match="give rel="):
+        hpcz.numcodecs.Hpcz(abs=0.1, data=a)
+
+
+def test_clear_messages_for_bytes_and_byte_order(tmp_path):
+    codec = hpcz.numcodecs.Hpcz(rel=1e-3)
+    a = sample()
+    with pytest.raises(hpcz.InvalidArgumentError, match="takes a float32 or float64 array, not bytes \\(3276800 bytes\\)"):
+        codec.encode(a.tobytes())
+    with pytest.raises(hpcz.InvalidArgumentError, match="not an array of int32"):
+        codec.encode(np.arange(10, dtype=np.int32))
+    for call in (lambda: codec.encode(a.astype(">f4")), lambda: hpcz.compress(a.astype(">f4"), rel=1e-3)):
+        with pytest.raises(hpcz.InvalidArgumentError, match=r"big-endian float32 \(>f4\).*\.astype\('<f4'\)"):
+            call()
+    with pytest.raises(hpcz.InvalidArgumentError, match=r"big-endian float64 \(>f8\).*'<f8'"):
+        zarr.create_array(str(tmp_path / "b.zarr"), shape=(10,), dtype=">f8", serializer=hpcz.zarr.Hpcz(rel=1e-3),
+                          compressors=None)

@@ -278,3 +278,119 @@ def test_hdf5plugins_spellings_and_the_librarys_numbers(tmp_path):
             d = f.create_dataset("x", data=a, chunks=(32, 64), **hh.Hpcz(absolute=1e-3, mode=mode))
             assert hh._options(d) == {"mode": mode, "abs": 1e-3, "lossless": False, "fill": None}
             assert violations(a, d[...], 1e-3) == 0
+
+
+def sample():
+    return np.fromfile(SAMPLE, dtype=np.float32).reshape(100, 64, 128)
+
+
+def written_range_bound(a, rel, fill=None):
+    """rel x (max - min) of a's finite values (fill left out): what a rel bound promises for the array."""
+    v = a[np.isfinite(a)].astype(np.float64)
+    if fill is not None:
+        v = v[v != fill]
+    return rel * (v.max() - v.min())
+
+
+@pytest.mark.parametrize("chunks", [True, (16, 48, 48)])
+@pytest.mark.parametrize("mode", ["fast", "ratio"])
+def test_rel_is_relative_to_the_values_written_in_edge_chunks(tmp_path, chunks, mode):
+    # Surface temperatures (about 200-310 K) in chunks that do not divide the shape: HDF5 pads the edge
+    # chunks with 0, which counted in their range loosened rel=1e-3 2.6x (max error 0.31 against 0.12).
+    a = sample()
+    with h5py.File(tmp_path / "t.h5", "w") as f:
+        d = f.create_dataset("x", data=a, chunks=chunks, **hh.Hpcz(rel=1e-3, mode=mode))
+        assert any(n % c for n, c in zip(a.shape, d.chunks)), d.chunks  # edge chunks, padded
+        assert hh._stored_padding(d) == 0.0  # set_local's word: what the filter leaves out of the range
+    with h5py.File(tmp_path / "t.h5", "r") as f:  # read from the file, not from h5py's chunk cache
+        back = f["x"][...]
+    assert violations(a, back, written_range_bound(a, 1e-3)) == 0
+    with h5py.File(tmp_path / "t.h5", "r") as f:  # the batch path stores and reads the same
+        with h5py.File(tmp_path / "w.h5", "w") as g:
+            e = g.create_dataset("x", shape=a.shape, dtype=a.dtype, chunks=f["x"].chunks, **hh.Hpcz(rel=1e-3, mode=mode))
+            hh.write(e, a)
+            assert violations(a, hh.read(e), written_range_bound(a, 1e-3)) == 0
+            corner = tuple((n - 1) // c * c for n, c in zip(a.shape, e.chunks))
+            for off in [(0, 0, 0), corner]:  # an inner chunk and the corner one, as the filter stored them
+                assert e.id.read_direct_chunk(off)[1] == f["x"].id.read_direct_chunk(off)[1]
+
+
+def test_rel_with_the_datasets_fill_value_and_a_chunk_of_only_fill(tmp_path):
+    a = sample()
+    a[:, :10, :10] = -999.0  # masked cells, the dataset's fill value
+    a[64:80] = -999.0  # whole chunks of only the fill value
+    with h5py.File(tmp_path / "m.h5", "w") as f:
+        d = f.create_dataset("x", data=a, chunks=(16, 48, 48), fillvalue=-999.0, **hh.Hpcz(rel=1e-3))
+        assert hh._stored_padding(d) == -999.0 and hh._options(d)["fill"] is None
+    with h5py.File(tmp_path / "m.h5", "r") as f:
+        back = f["x"][...]
+    # -999 (the padding, and the minimum of the chunks with masked cells) is left out of every range
+    assert violations(a, back, written_range_bound(a, 1e-3, fill=-999.0)) == 0
+    assert np.array_equal(back[64:80], a[64:80])  # chunks of only the padding value: abs 0, exact
+
+
+def test_rel_with_a_fill_and_many_zeros(tmp_path):
+    # The user's fill (-9999) is not the padding (0); and a field whose values are mostly 0 (the padding
+    # value too) keeps its ratio: the zeros are coded as values, not kept exactly.
+    a = sample()
+    a[:, 60:, 120:] = -9999.0
+    p = np.maximum(sample() - 290, 0).astype(np.float32)
+    with h5py.File(tmp_path / "c.h5", "w") as f:
+        f.create_dataset("x", data=a, chunks=(16, 48, 48), **hh.Hpcz(rel=1e-3, fill=-9999.0))
+        f.create_dataset("p", data=p, chunks=(16, 48, 48), **hh.Hpcz(rel=1e-3, mode="ratio"))
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        assert violations(a, f["x"][...], written_range_bound(a, 1e-3, -9999.0), fill=-9999.0) == 0
+        assert violations(p, f["p"][...], written_range_bound(p, 1e-3)) == 0
+        assert p.nbytes / f["p"].id.get_storage_size() > 5  # 1.0 with the zeros kept exactly
+
+
+def test_rel_with_data_is_the_arrays_abs_bound(tmp_path):
+    import struct
+    from fractions import Fraction
+
+    a = sample()
+    a[0, :5, :5] = -9999.0
+    a[1, 0, :3] = [np.nan, np.inf, -np.inf]
+    for fill in (None, -9999.0):
+        words = hh.Hpcz(rel=1e-3, data=a, fill=fill, mode="ratio")["compression_opts"]
+        got = struct.unpack("<d", struct.pack("<II", *words[3:5]))[0]
+        v = a[np.isfinite(a)].astype(np.float64)
+        v = v if fill is None else v[v != fill]
+        assert words[2] == hpcz._hpcz.bound_modes()["abs"]
+        assert got == pytest.approx(1e-3 * (v.max() - v.min()), rel=1e-15, abs=0)
+        assert Fraction(got) <= Fraction(1e-3) * (Fraction(v.max()) - Fraction(v.min()))  # never above it
+    assert hh.Hpcz(rel=1e-3, data=a, fill=-9999.0)["compression_opts"] != hh.Hpcz(rel=1e-3, data=a)["compression_opts"]
+    with h5py.File(tmp_path / "d.h5", "w") as f:
+        f.create_dataset("x", data=a, chunks=(16, 48, 48), **hh.Hpcz(rel=1e-3, data=a, fill=-9999.0))
+    with h5py.File(tmp_path / "d.h5", "r") as f:
+        assert violations(a, f["x"][...], written_range_bound(a, 1e-3, -9999.0), fill=-9999.0) == 0
+    with pytest.raises(ValueError, match="give rel="):
+        hh.Hpcz(abs=0.1, data=a)
+    with pytest.raises(ValueError, match="float32 and float64 datasets, not int32"):
+        hh.Hpcz(rel=1e-3, data=np.arange(10, dtype=np.int32))
+    with pytest.raises(ValueError, match=r"big-endian float32.*astype\('<f4'\)"):
+        hh.Hpcz(rel=1e-3, data=a.astype(">f4"))
+
+
+@pytest.mark.parametrize("dtype, reason", [("int32", "an integer"), (">f4", r"big-endian float32.*'<f4'"),
+                                           (">f8", r"big-endian float64.*'<f8'"), ("f2", "2-byte float")])
+def test_types_the_filter_does_not_code_are_refused_with_the_reason(tmp_path, dtype, reason):
+    with h5py.File(tmp_path / "t.h5", "w") as f:
+        with pytest.raises(ValueError, match=reason):
+            f.create_dataset("x", data=np.arange(100).astype(dtype), chunks=(50,), **hh.Hpcz(abs=1))
+
+
+def test_datasets_are_created_with_only_the_plugin_path(tmp_path):
+    # h5py finds the filter through HDF5_PLUGIN_PATH without importing hpcz: its HDF5 is private, so
+    # set_local looks up the HDF5 that calls it (it once failed every dataset: "error during user callback").
+    code = ("import h5py, numpy as np\n"
+            "a = np.linspace(250, 300, 1000, dtype='f4')\n"
+            "with h5py.File('p.h5', 'w') as f:\n"
+            "    f.create_dataset('x', data=a, chunks=(300,), compression=34520)\n"
+            "    assert np.abs(f['x'][...] - a).max() <= 1e-3 * 50\n"
+            "    try:\n"
+            "        f.create_dataset('i', data=np.arange(10, dtype='i4'), chunks=(5,), compression=34520)\n"
+            "        raise SystemExit('an int32 dataset was created')\n"
+            "    except ValueError as e:\n"
+            "        assert 'an integer' in str(e), str(e)\n")
+    run_alone(code, tmp_path)

@@ -1,0 +1,84 @@
+"""A rel bound turned into the abs bound it means for a whole array, for front ends that code the array
+in chunks: each chunk's own range is never wider than the array's, but a chunk's padding can be."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ._errors import InvalidArgumentError
+
+_BLOCK = 1 << 22  # values a pass looks at once: the masks stay small for arrays of any size
+
+
+def value_range(data, fill=None, skip=None):
+    """(min, max) of the finite values of `data` not equal to `fill` or `skip`, or None where there are
+    none: the range a rel bound is relative to (hpcz.info's "range")."""
+    a = np.asarray(data)
+    if a.dtype not in (np.float32, np.float64):
+        raise InvalidArgumentError(f"data= must be a float32 or float64 array, not {a.dtype}", 1)
+    flat = a.reshape(-1)
+    lo = hi = None
+    for k in range(0, flat.size, _BLOCK):
+        part = flat[k:k + _BLOCK]
+        keep = np.isfinite(part)
+        for v in (fill, skip):
+            if v is not None:
+                keep &= part != part.dtype.type(v)
+        if keep.all():
+            sel = part
+        elif keep.any():
+            sel = part[keep]
+        else:
+            continue
+        a_lo, a_hi = float(sel.min()), float(sel.max())
+        lo = a_lo if lo is None else min(lo, a_lo)
+        hi = a_hi if hi is None else max(hi, a_hi)
+    return None if lo is None else (lo, hi)
+
+
+def _toward_zero(rel, lo, hi):
+    """rel x (hi - lo), never above the exact product: hi - lo rounded down where it is not a double,
+    the product rounded toward zero (hdf5/filter_params.hpp's rel_to_abs, the same double)."""
+    r = hi - lo
+    bv = r - hi
+    if (hi - (r - bv)) + (-lo - bv) < 0:
+        r = math.nextafter(r, 0.0)
+    if not (r > 0 and rel > 0):
+        return 0.0
+    r = min(r, _MAX)
+    exact = Fraction(rel) * Fraction(r)
+    if exact > Fraction(_MAX):
+        return _MAX
+    bound = float(exact)
+    return math.nextafter(bound, 0.0) if Fraction(bound) > exact else bound
+
+
+_MAX = float(np.finfo(np.float64).max)
+
+
+def abs_of_rel(rel, data, fill=None, skip=None):
+    """rel x (max - min) over `data` (value_range), rounded toward zero so that it is never above the
+    exact product: the bound rel promises, as an abs bound. 0 where data has no such values."""
+    rel = float(rel)
+    if not (rel >= 0 and math.isfinite(rel)):
+        raise InvalidArgumentError(f"the error bound must be a finite number >= 0, not {rel!r}", 1)
+    r = value_range(data, fill, skip)
+    return 0.0 if r is None else _toward_zero(rel, *r)
+
+
+def chunk_bound(chunk, abs, rel, fill, pad):
+    """(abs, rel) to code a chunk padded with `pad` with: a rel bound leaves the padding out of the
+    chunk's range. Where pad is an end of that range it would widen it: abs = rel x the range of the
+    other values (the padding, and values equal to it, then within that bound). Elsewhere leaving it out
+    changes nothing: the bound as given. The HDF5 filter does the same (leave_out_padding)."""
+    if rel is None or pad is None or not math.isfinite(pad):
+        return abs, rel
+    a = np.asarray(chunk)
+    lo, hi = a.min(initial=np.inf), a.max(initial=-np.inf)  # the quick test: no NaN, Inf or fill inside
+    if fill is None and math.isfinite(lo) and math.isfinite(hi) and not (lo <= pad <= hi):
+        return abs, rel
+    r = value_range(a, fill)
+    if r is None or pad not in r:
+        return abs, rel
+    return abs_of_rel(rel, a, fill, pad), None
