@@ -19,6 +19,8 @@ constexpr unsigned kFlagOptional = 0x0001;   // H5Z_FLAG_OPTIONAL
 constexpr unsigned kFlagReverse = 0x0100;    // H5Z_FLAG_REVERSE
 constexpr int kErrorDefault = 0;             // H5E_DEFAULT
 constexpr int kTypeFilter = 0;               // H5PL_TYPE_FILTER
+constexpr int kFillTimeNever = 1;            // H5D_FILL_TIME_NEVER
+constexpr int kFillUserDefined = 2;          // H5D_FILL_VALUE_USER_DEFINED
 constexpr int kFloat = 1;                    // H5T_FLOAT
 constexpr int kOrderLE = 0;                  // H5T_ORDER_LE
 }  // namespace hpcz_h5_abi
@@ -55,6 +57,20 @@ typedef enum H5T_order_t {
   H5T_ORDER_NONE = 4
 } H5T_order_t;
 
+typedef enum H5D_fill_time_t {
+  H5D_FILL_TIME_ERROR = -1,
+  H5D_FILL_TIME_ALLOC = 0,
+  H5D_FILL_TIME_NEVER = hpcz_h5_abi::kFillTimeNever,
+  H5D_FILL_TIME_IFSET = 2
+} H5D_fill_time_t;
+
+typedef enum H5D_fill_value_t {
+  H5D_FILL_VALUE_ERROR = -1,
+  H5D_FILL_VALUE_UNDEFINED = 0,
+  H5D_FILL_VALUE_DEFAULT = 1,
+  H5D_FILL_VALUE_USER_DEFINED = hpcz_h5_abi::kFillUserDefined
+} H5D_fill_value_t;
+
 typedef enum H5PL_type_t {
   H5PL_TYPE_ERROR = -1,
   H5PL_TYPE_FILTER = hpcz_h5_abi::kTypeFilter,
@@ -89,7 +105,8 @@ static_assert(std::is_same_v<hid_t, int64_t> && std::is_same_v<herr_t, int> && s
               std::is_same_v<H5Z_filter_t, int>);
 static_assert(sizeof(hsize_t) == 8 && std::is_unsigned_v<hsize_t>);
 static_assert(sizeof(H5T_class_t) == sizeof(int) && sizeof(H5T_order_t) == sizeof(int) &&
-              sizeof(H5PL_type_t) == sizeof(int));
+              sizeof(H5PL_type_t) == sizeof(int) && sizeof(H5D_fill_time_t) == sizeof(int) &&
+              sizeof(H5D_fill_value_t) == sizeof(int));
 // H5Z_class2_t: int, int, unsigned, unsigned, then four pointers.
 static_assert(offsetof(H5Z_class2_t, id) == 4 && offsetof(H5Z_class2_t, encoder_present) == 8 &&
               offsetof(H5Z_class2_t, decoder_present) == 12 && offsetof(H5Z_class2_t, name) == 16 &&
@@ -114,6 +131,9 @@ int H5Pget_chunk(hid_t plist_id, int max_ndims, hsize_t dim[]);
 H5T_class_t H5Tget_class(hid_t type_id);
 size_t H5Tget_size(hid_t type_id);
 H5T_order_t H5Tget_order(hid_t type_id);
+herr_t H5Pget_fill_time(hid_t plist_id, H5D_fill_time_t* fill_time);
+herr_t H5Pfill_value_defined(hid_t plist, H5D_fill_value_t* status);
+herr_t H5Pget_fill_value(hid_t plist_id, hid_t type_id, void* value);
 int H5Sget_simple_extent_ndims(hid_t space_id);
 int H5Sget_simple_extent_dims(hid_t space_id, hsize_t dims[], hsize_t maxdims[]);
 herr_t H5Epush2(hid_t err_stack, const char* file, const char* func, unsigned line, hid_t cls_id, hid_t maj_id,
