@@ -456,6 +456,23 @@ TEST(roundtrip_device_batch_decode_mixed_and_damaged) {
     ins.push_back(dev_in.back()->p);
     outs.push_back(dev_out.back()->p);
   }
+  // The headers read back in one gather: each archive's first kHeaderSize bytes; of one declared
+  // shorter (the last), its bytes then zeros.
+  {
+    std::vector<size_t> sizes;
+    for (const auto& a : archives) sizes.push_back(a.size());
+    sizes.back() = 100;
+    const size_t hws = hpcz::read_device_headers_workspace_size(n);
+    DeviceBuffer hw(hws);
+    std::vector<uint8_t> heads(n * hpcz::kHeaderSize, 0xEE);
+    hpcz::read_device_headers(ins.data(), sizes.data(), n, heads.data(), hw.p, hws, nullptr);
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<uint8_t> want(archives[i].begin(), archives[i].begin() + std::min<size_t>(sizes[i], hpcz::kHeaderSize));
+      want.resize(hpcz::kHeaderSize, 0);
+      CHECK_MSG(std::equal(want.begin(), want.end(), heads.begin() + i * hpcz::kHeaderSize),
+                "archive " << i << ": the header read from the device differs");
+    }
+  }
   const size_t ws = hpcz::decompress_device_batch_workspace_size(infos);
   DeviceBuffer w(ws), status(4 * n);
   REQUIRE(cudaMemset(status.p, 0xFF, 4 * n) == cudaSuccess);

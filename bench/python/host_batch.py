@@ -52,6 +52,9 @@ def limits(nbytes, reps):
             list(pool.map(lambda p: np.copyto(dst[p[0]:p[-1] + 1], src[p[0]:p[-1] + 1]), parts))
         out["memcpy, every core"] = nbytes / median_time(par_copy, reps) / 1e9
     out["memcpy, one core"] = nbytes / median_time(lambda: np.copyto(dst, src), reps) / 1e9
+    # What an output in new memory costs (a bytes object, an array HDF5 or zarr allocates): first-touch
+    # page faults, one core.
+    out["new memory written, one core"] = nbytes / median_time(lambda: np.ones(nbytes // 8), reps) / 1e9
     try:
         import cupy
         n = min(nbytes, 1 << 30)

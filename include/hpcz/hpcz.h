@@ -96,6 +96,11 @@ int hpcz_compress_device_batch(size_t n, const void* const* d_in, const int* dty
                                const int* ndims, const hpcz_options* opt, void* const* d_outs,
                                const size_t* out_capacities, uint64_t* d_sizes, void* d_workspace,
                                size_t workspace_size, void* stream);
+/* The first HPCZ header bytes (hpcz_header_size) of each of n device archives, header after header,
+ * into host memory h_headers; see hpcz::read_device_headers. */
+int hpcz_read_device_headers_workspace_size(size_t n, size_t* workspace_size);
+int hpcz_read_device_headers(const void* const* d_archives, const size_t* sizes, size_t n, void* h_headers,
+                             void* d_workspace, size_t workspace_size, void* stream);
 /* headers: n host copies of the archives' first header_size bytes, header_size apart. Archive i at
  * d_archives[i] to d_outs[i]; its status word (as hpcz_decompress_device's) to d_status[i] (a device
  * array of n uint32_t). */

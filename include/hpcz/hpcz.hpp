@@ -248,6 +248,13 @@ void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& o
 // Archive i (infos[i] from inspect_header) at d_archives[i] to d_outs[i], its status word (as
 // decompress_device's) to d_status[i] (a device array of u32, one per archive). Fast-mode archives are
 // decoded in one set of launches (one per dtype); others one after another.
+// The first kHeaderSize bytes of each of n device archives (sizes[i] bytes at d_archives[i]; of one
+// shorter than that its bytes, then zeros) into h_headers (n * kHeaderSize bytes of host memory), in
+// one gather on the stream and one copy back: what a batch reader inspects (inspect_header) to size
+// its outputs. Returns when the bytes are there (it waits for the stream).
+size_t read_device_headers_workspace_size(size_t n);
+void read_device_headers(const void* const* d_archives, const size_t* sizes, size_t n, uint8_t* h_headers,
+                         void* d_workspace, size_t workspace_size, void* stream);
 size_t decompress_device_batch_workspace_size(const std::vector<ArchiveInfo>& infos);
 void decompress_device_batch(const std::vector<ArchiveInfo>& infos, const void* const* d_archives, void* const* d_outs,
                              uint32_t* d_status, void* d_workspace, size_t workspace_size, void* stream);

@@ -12,8 +12,13 @@ from ._errors import BackendUnavailableError, CorruptArchiveError, InvalidArgume
 _STATUS = {1: "chunk checksum mismatch", 2: "malformed chunk or chunk table entry", 4: "chunk table checksum mismatch"}
 
 
+# Array types always on the GPU (cupy's ndarray once cupy is imported): a type test instead of building
+# the interface's dict, for batches of thousands of arrays.
+_DEVICE_TYPES = set()
+
+
 def is_device_array(x):
-    return hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray)
+    return type(x) in _DEVICE_TYPES or (hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray))
 
 
 def _cupy():
@@ -22,6 +27,7 @@ def _cupy():
     except ImportError:
         raise BackendUnavailableError("arrays on the GPU need cupy (pip install cupy-cuda12x or -cuda13x)", 4) from None
     _hpcz.require_gpu()  # BackendUnavailableError with the reason (no CUDA build, no GPU, a forked child)
+    _DEVICE_TYPES.add(cupy.ndarray)
     return cupy
 
 
@@ -294,7 +300,9 @@ def decompress_batch(blobs, outs):
                 live.append(i)
                 ptrs.append(ptr)
                 sizes.append(v.size)
-            heads, parsed = _hpcz.device_batch_heads(ptrs, sizes, stream.ptr)
+            hws_size = _hpcz.device_headers_workspace(len(ptrs))
+            hws = cupy.empty(hws_size, dtype=cupy.uint8)
+            heads, parsed = _hpcz.device_batch_heads(ptrs, sizes, hws.data.ptr, hws_size, stream.ptr)
             buf, at = None, 0
             if outs is None:  # one buffer for every new output, each at a 256-byte boundary
                 total = sum(_align(math.prod(p[3]) * p[2] // 8) for p in parsed if not p[0])

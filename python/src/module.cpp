@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 
 #include "hpcz/hpcz.hpp"
 #ifdef HPCZ_HAS_CUDA
@@ -338,57 +337,34 @@ void compress_device_batch(const std::vector<uintptr_t>& ptrs, const std::vector
 
 // The first header_size() bytes of each device archive (fewer for a shorter one, zeros after), one
 // copy each into pinned memory and one wait: a device batch's headers for the host to read.
-#ifdef HPCZ_HAS_CUDA
-// The first kHeaderSize bytes of each device archive, in one wait: copies into a pinned buffer kept
-// between calls (a batch reads thousands of headers; a pinned allocation a call cost more than them).
-std::string read_device_headers(const std::vector<uintptr_t>& archives, const std::vector<size_t>& sizes, uintptr_t stream) {
+size_t device_headers_workspace(size_t n) { return hpcz::read_device_headers_workspace_size(n); }
+
+// The first kHeaderSize bytes of each device archive (hpcz::read_device_headers: one gather, one wait).
+std::string read_headers(const std::vector<uintptr_t>& archives, const std::vector<size_t>& sizes, uintptr_t workspace,
+                         size_t workspace_size, uintptr_t stream) {
   if (sizes.size() != archives.size())
     throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a batch's archives and sizes differ in number");
-  static std::mutex kept_lock;
-  static uint8_t* kept = nullptr;
-  static size_t kept_size = 0;
-  const size_t hs = hpcz::kHeaderSize, n = archives.size();
-  std::string bytes(n * hs, '\0');
-  if (n == 0) return bytes;
-  auto s = reinterpret_cast<cudaStream_t>(stream);
+  std::string bytes(archives.size() * hpcz::kHeaderSize, '\0');
+  std::vector<const void*> a(archives.size());
+  for (size_t i = 0; i < a.size(); ++i) a[i] = reinterpret_cast<const void*>(archives[i]);
   nb::gil_scoped_release unlocked;
-  std::lock_guard<std::mutex> g(kept_lock);
-  cudaError_t e = cudaSuccess;
-  if (kept_size < n * hs) {
-    if (kept) cudaFreeHost(kept);
-    kept = nullptr, kept_size = 0;
-    e = cudaHostAlloc(reinterpret_cast<void**>(&kept), n * hs, cudaHostAllocDefault);
-    if (e == cudaSuccess) kept_size = n * hs;
-  }
-  if (e == cudaSuccess) {
-    std::memset(kept, 0, n * hs);
-    for (size_t i = 0; i < n && e == cudaSuccess; ++i)
-      e = cudaMemcpyAsync(kept + i * hs, reinterpret_cast<const void*>(archives[i]), std::min(hs, sizes[i]),
-                          cudaMemcpyDeviceToHost, s);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    if (e == cudaSuccess) std::memcpy(bytes.data(), kept, n * hs);
-  }
-  if (e != cudaSuccess) throw hpcz::Error(hpcz::ErrorCode::cuda, std::string("archive headers: ") + cudaGetErrorString(e));
+  hpcz::read_device_headers(a.data(), sizes.data(), a.size(), reinterpret_cast<uint8_t*>(bytes.data()),
+                            reinterpret_cast<void*>(workspace), workspace_size, reinterpret_cast<void*>(stream));
   return bytes;
 }
-#endif
 
-nb::bytes device_headers(const std::vector<uintptr_t>& archives, const std::vector<size_t>& sizes, uintptr_t stream) {
-#ifdef HPCZ_HAS_CUDA
-  const std::string bytes = read_device_headers(archives, sizes, stream);
+nb::bytes device_headers(const std::vector<uintptr_t>& archives, const std::vector<size_t>& sizes, uintptr_t workspace,
+                         size_t workspace_size, uintptr_t stream) {
+  const std::string bytes = read_headers(archives, sizes, workspace, workspace_size, stream);
   return nb::bytes(bytes.data(), bytes.size());
-#else
-  (void)archives, (void)sizes, (void)stream;
-  throw hpcz::Error(hpcz::ErrorCode::backend_unavailable, "this build of hpcz has no CUDA");
-#endif
 }
 
 // A device batch's archives read and checked in one call: their headers (the bytes, for
 // decompress_device_batch_packed), and for archive i (0, "", bits, shape) where it decodes on the
 // device, else (error code, message, 0, None). What _device.decompress_batch did item by item.
-nb::tuple device_batch_heads(const std::vector<uintptr_t>& archives, const std::vector<size_t>& sizes, uintptr_t stream) {
-#ifdef HPCZ_HAS_CUDA
-  const std::string bytes = read_device_headers(archives, sizes, stream);
+nb::tuple device_batch_heads(const std::vector<uintptr_t>& archives, const std::vector<size_t>& sizes, uintptr_t workspace,
+                             size_t workspace_size, uintptr_t stream) {
+  const std::string bytes = read_headers(archives, sizes, workspace, workspace_size, stream);
   const size_t hs = hpcz::kHeaderSize;
   nb::list items;
   for (size_t i = 0; i < archives.size(); ++i) {
@@ -409,10 +385,6 @@ nb::tuple device_batch_heads(const std::vector<uintptr_t>& archives, const std::
     }
   }
   return nb::make_tuple(nb::bytes(bytes.data(), bytes.size()), items);
-#else
-  (void)archives, (void)sizes, (void)stream;
-  throw hpcz::Error(hpcz::ErrorCode::backend_unavailable, "this build of hpcz has no CUDA");
-#endif
 }
 
 // The archives `which` of headers read by device_batch_heads (all of them valid there).
@@ -529,6 +501,7 @@ NB_MODULE(_hpcz, m) {
   m.def("compress_device_batch", &compress_device_batch);
   m.def("decompress_device_batch_workspace", &decompress_device_batch_workspace);
   m.def("decompress_device_batch", &decompress_device_batch);
+  m.def("device_headers_workspace", &device_headers_workspace);
   m.def("device_headers", &device_headers);
   m.def("device_batch_heads", &device_batch_heads);
   m.def("decompress_device_batch_workspace_packed", &decompress_device_batch_workspace_packed);

@@ -272,6 +272,23 @@ int hpcz_compress_device_batch(size_t n, const void* const* d_in, const int* dty
   });
 }
 
+int hpcz_read_device_headers_workspace_size(size_t n, size_t* workspace_size) {
+  return guard([&] {
+    if (!workspace_size) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+    *workspace_size = hpcz::read_device_headers_workspace_size(n);
+    return int(HPCZ_OK);
+  });
+}
+
+int hpcz_read_device_headers(const void* const* d_archives, const size_t* sizes, size_t n, void* h_headers,
+                             void* d_workspace, size_t workspace_size, void* stream) {
+  return guard([&] {
+    if (n && (!d_archives || !sizes || !h_headers)) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "invalid argument");
+    hpcz::read_device_headers(d_archives, sizes, n, static_cast<uint8_t*>(h_headers), d_workspace, workspace_size, stream);
+    return int(HPCZ_OK);
+  });
+}
+
 int hpcz_decompress_device_batch_workspace_size(size_t n, const void* headers, size_t header_size,
                                                 size_t* workspace_size) {
   return guard([&] {

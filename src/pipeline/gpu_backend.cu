@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "common/cuda_check.hpp"
 #include "gpu/decode_status.hpp"
@@ -197,6 +198,41 @@ void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_o
   if (ws_size < need || (!d_ws && h.n_chunks))
     fail(ErrorCode::invalid_argument, "workspace below decompress_device_workspace_size()");
   device.decompress(h, codecs::Slab{}, static_cast<const uint8_t*>(d_archive), d_out, d_status, d_ws, stream);
+}
+
+namespace {
+// A warp an archive: its first kHeaderSize bytes (zeros past its end) into headers.
+__global__ void gather_headers_kernel(const unsigned long long* table, size_t n, uint8_t* headers) {
+  for (size_t i = blockIdx.x; i < n; i += gridDim.x) {
+    const uint8_t* a = reinterpret_cast<const uint8_t*>(table[2 * i]);
+    const unsigned long long size = table[2 * i + 1];
+    for (unsigned b = threadIdx.x; b < kHeaderSize; b += blockDim.x) headers[i * kHeaderSize + b] = b < size ? a[b] : 0;
+  }
+}
+size_t headers_table_bytes(size_t n) { return (16 * n + 255) & ~size_t(255); }
+}  // namespace
+
+size_t read_device_headers_workspace_size(size_t n) { return std::max<size_t>(1, headers_table_bytes(n) + n * kHeaderSize); }
+
+void read_device_headers(const void* const* d_archives, const size_t* sizes, size_t n, uint8_t* h_headers, void* d_ws,
+                         size_t ws_size, void* stream) {
+  if (!gpu_available()) pipeline::fail_no_gpu();
+  if (n == 0) return;
+  if (!d_ws || ws_size < read_device_headers_workspace_size(n))
+    fail(ErrorCode::invalid_argument, "workspace below read_device_headers_workspace_size()");
+  auto s = static_cast<cudaStream_t>(stream);
+  std::vector<unsigned long long> table(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    table[2 * i] = reinterpret_cast<uintptr_t>(d_archives[i]);
+    table[2 * i + 1] = sizes[i];
+  }
+  auto* d_table = static_cast<unsigned long long*>(d_ws);
+  auto* d_headers = static_cast<uint8_t*>(d_ws) + headers_table_bytes(n);
+  check(cudaMemcpyAsync(d_table, table.data(), 16 * n, cudaMemcpyHostToDevice, s), "header table");
+  gather_headers_kernel<<<unsigned(std::min<size_t>(n, 65535)), 32, 0, s>>>(d_table, n, d_headers);
+  check(cudaGetLastError(), "header gather kernel");
+  check(cudaMemcpyAsync(h_headers, d_headers, n * kHeaderSize, cudaMemcpyDeviceToHost, s), "headers to host");
+  check(cudaStreamSynchronize(s), "headers to host");
 }
 
 // A codec with a batched decoder takes all its archives at once; others decode one after another. All

@@ -17,6 +17,8 @@ void decompress_device(const ArchiveInfo&, const void*, void*, uint32_t*, void*,
 size_t compress_device_batch_workspace_size(const std::vector<ArrayRef>&, const Options&) { none(); }
 void compress_device_batch(const std::vector<ArrayRef>&, const Options&, void* const*, const size_t*, uint64_t*, void*,
                            size_t, void*) { none(); }
+size_t read_device_headers_workspace_size(size_t) { none(); }
+void read_device_headers(const void* const*, const size_t*, size_t, uint8_t*, void*, size_t, void*) { none(); }
 size_t decompress_device_batch_workspace_size(const std::vector<ArchiveInfo>&) { none(); }
 void decompress_device_batch(const std::vector<ArchiveInfo>&, const void* const*, void* const*, uint32_t*, void*, size_t,
                              void*) { none(); }
