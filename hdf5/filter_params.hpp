@@ -146,7 +146,8 @@ inline double rel_to_abs(double rel, double lo, double hi) {
 // A rel bound over a chunk that HDF5 padded with `pad`: where pad is an end of the chunk's range it
 // would widen it, and the chunk is coded with abs = rel x the range of its other values (padding, and
 // values equal to it, are then within that bound: never looser than rel x the range written). Elsewhere
-// leaving it out changes nothing: the rel bound as it is.
+// leaving it out changes nothing: the rel bound as it is. (The filter calls it only where the rel
+// archive's header says pad is an end of the range.)
 inline void leave_out_padding(const void* chunk, DType dtype, uint64_t n, double pad, Options& o) {
   if (o.mode != BoundMode::rel) return;
   double lo, hi;

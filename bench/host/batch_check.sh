@@ -5,6 +5,7 @@
 # same bytes, in the same run.
 # usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
 # lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES] [MODES=fast,ratio]
+#   [ROWS=numpy,cupy,zarr,hdf5] (host_batch.py's sets of rows)
 #   STAGES: any of build,tests,sanitize,pytest,ab,probe,sizes,profile,f2f,install,bench (default all but ab,
 #   probe, sizes, profile, f2f and install)
 set -u
@@ -14,6 +15,7 @@ size=${3:-1024}
 reps=${4:-5}
 stages=${5:-build,tests,sanitize,pytest,bench}
 modes=${6:-fast,ratio}
+rows=${7:-numpy,cupy,zarr,hdf5}
 has() { [[ ",$stages," == *",$1,"* ]]; }
 mkdir -p "$out"
 export HPCZ_SHARED_DATA=$PWD/.data PYTHONUNBUFFERED=1
@@ -110,7 +112,7 @@ if has bench; then
     [ -d build-$which/pkg ] || continue
     echo "== host_batch.py, $which build =="
     (root=$PWD; cd bench/python && PYTHONPATH=$root/build-$which/pkg:${PYTHONPATH:-} timeout 280 python3 host_batch.py "../../$field" "$size" \
-      "$reps" gpu "$modes") >"$out/host_batch-$which.txt" 2>&1
+      "$reps" gpu "$modes" /dev/shm "$rows") >"$out/host_batch-$which.txt" 2>&1
     echo "rc=$?"; cat "$out/host_batch-$which.txt"
   done
 fi

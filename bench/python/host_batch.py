@@ -16,6 +16,7 @@ limit. Rows this hpcz cannot run (an older one without batches) say so. Archives
 checked against the one-call archives.
 
     python bench/python/host_batch.py [FIELD] [SIZE_MIB=1024] [REPS=5] [DEVICE=gpu] [MODES=fast,ratio] [DIR]
+                                      [ROWS=numpy,cupy,zarr,hdf5]
 """
 
 import concurrent.futures
@@ -90,6 +91,7 @@ def main():
     device = sys.argv[4] if len(sys.argv) > 4 else "gpu"
     modes = (sys.argv[5] if len(sys.argv) > 5 else "fast,ratio").split(",")
     where = sys.argv[6] if len(sys.argv) > 6 else "/dev/shm"
+    parts = (sys.argv[7] if len(sys.argv) > 7 else "numpy,cupy,zarr,hdf5").split(",")
     a, copies, _, _ = tiled(field, size_mib)
     a = a[: max(1, (size_mib << 20) // (a.nbytes // a.shape[0]))].copy()  # exactly about SIZE MiB
     has_batch = hasattr(hpcz, "compress_batch")
@@ -107,31 +109,34 @@ def main():
     plane = a.nbytes // a.shape[0]
     for mode in modes:
         kw = dict(rel=1e-3, mode=mode, device=device)
-        blob = hpcz.compress(a, **kw)
-        out = np.empty_like(a)
-        row(f"{mode} compress, one call", a.nbytes, median_time(lambda: hpcz.compress(a, **kw), reps), bus)
-        row(f"{mode} decompress(out=), one call", a.nbytes,
-            median_time(lambda: hpcz.decompress(blob, out=out, device=device), reps), bus)
-        for mib in (1, 4, 16, 64):
-            rows = max(1, (mib << 20) // plane)
-            chunks = [a[i:i + rows] for i in range(0, a.shape[0], rows)]
-            blobs = [hpcz.compress(c, **kw) for c in chunks]
-            outs = [np.empty_like(c) for c in chunks]
-            label = f"{mode} {mib:2} MiB chunks ({len(chunks)})"
-            row(f"{label}: compress, a call each", a.nbytes,
-                median_time(lambda: [hpcz.compress(c, **kw) for c in chunks], reps), bus)
-            row(f"{label}: decompress(out=), a call each", a.nbytes,
-                median_time(lambda: [hpcz.decompress(b, out=o, device=device) for b, o in zip(blobs, outs)], reps), bus)
-            if has_batch:
-                got = hpcz.compress_batch(chunks, **kw)
-                assert got == blobs, "a batch archive differs from the one-call archive"
-                row(f"{label}: compress_batch", a.nbytes, median_time(lambda: hpcz.compress_batch(chunks, **kw), reps), bus)
-                row(f"{label}: decompress_batch(out=)", a.nbytes,
-                    median_time(lambda: hpcz.decompress_batch(blobs, out=outs, device=device), reps), bus)
-        if device != "cpu":
+        if "numpy" in parts:
+            blob = hpcz.compress(a, **kw)
+            out = np.empty_like(a)
+            row(f"{mode} compress, one call", a.nbytes, median_time(lambda: hpcz.compress(a, **kw), reps), bus)
+            row(f"{mode} decompress(out=), one call", a.nbytes,
+                median_time(lambda: hpcz.decompress(blob, out=out, device=device), reps), bus)
+            for mib in (1, 4, 16, 64):
+                rows = max(1, (mib << 20) // plane)
+                chunks = [a[i:i + rows] for i in range(0, a.shape[0], rows)]
+                blobs = [hpcz.compress(c, **kw) for c in chunks]
+                outs = [np.empty_like(c) for c in chunks]
+                label = f"{mode} {mib:2} MiB chunks ({len(chunks)})"
+                row(f"{label}: compress, a call each", a.nbytes,
+                    median_time(lambda: [hpcz.compress(c, **kw) for c in chunks], reps), bus)
+                row(f"{label}: decompress(out=), a call each", a.nbytes,
+                    median_time(lambda: [hpcz.decompress(b, out=o, device=device) for b, o in zip(blobs, outs)], reps), bus)
+                if has_batch:
+                    got = hpcz.compress_batch(chunks, **kw)
+                    assert got == blobs, "a batch archive differs from the one-call archive"
+                    row(f"{label}: compress_batch", a.nbytes, median_time(lambda: hpcz.compress_batch(chunks, **kw), reps), bus)
+                    row(f"{label}: decompress_batch(out=)", a.nbytes,
+                        median_time(lambda: hpcz.decompress_batch(blobs, out=outs, device=device), reps), bus)
+        if device != "cpu" and "cupy" in parts:
             cupy_rows(a, mode, reps, has_batch)
-        zarr_rows(a, mode, reps, bus, device)
-        hdf5_rows(a, mode, reps, bus, device, where)
+        if "zarr" in parts:
+            zarr_rows(a, mode, reps, bus, device)
+        if "hdf5" in parts:
+            hdf5_rows(a, mode, reps, bus, device, where)
 
 
 def cupy_rows(a, mode, reps, has_batch):

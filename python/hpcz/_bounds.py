@@ -67,18 +67,37 @@ def abs_of_rel(rel, data, fill=None, skip=None):
     return 0.0 if r is None else _toward_zero(rel, *r)
 
 
-def chunk_bound(chunk, abs, rel, fill, pad):
-    """(abs, rel) to code a chunk padded with `pad` with: a rel bound leaves the padding out of the
-    chunk's range. Where pad is an end of that range it would widen it: abs = rel x the range of the
-    other values (the padding, and values equal to it, then within that bound). Elsewhere leaving it out
-    changes nothing: the bound as given. The HDF5 filter does the same (leave_out_padding)."""
+def archive_range(blob):
+    """The range an archive's header records (hpcz.info's "range": the finite, non-fill values the
+    encoder saw), read from its first header bytes; a device archive's are copied to the host."""
+    from . import _device, _hpcz
+
+    n = _hpcz.header_size()
+    head = blob[:n].get() if _device.is_device_array(blob) else np.frombuffer(memoryview(blob).cast("B")[:n], np.uint8)
+    return _hpcz.info(head, False)["range"]
+
+
+def recode_padded(blobs, chunks, rel, fill, pad, code):
+    """Chunks padded with `pad` and coded with a rel bound (blobs, in place of chunks): those whose
+    padding is an end of the range their archive's header records would have it widen their bound, and
+    are coded again by code(those chunks, abs) with abs = rel x the range of their other values (toward
+    zero; the padding, and values equal to it, then within it). The range is the encoder's own, so other
+    chunks cost no pass of their own. The HDF5 filter does the same (h5z_hpcz.cpp)."""
     if rel is None or pad is None or not math.isfinite(pad):
-        return abs, rel
-    a = np.asarray(chunk)
-    lo, hi = a.min(initial=np.inf), a.max(initial=-np.inf)  # the quick test: no NaN, Inf or fill inside
-    if fill is None and math.isfinite(lo) and math.isfinite(hi) and not (lo <= pad <= hi):
-        return abs, rel
-    r = value_range(a, fill)
-    if r is None or pad not in r:
-        return abs, rel
-    return abs_of_rel(rel, a, fill, pad), None
+        return blobs
+    from . import _device
+
+    redo = {}
+    for k, (blob, chunk) in enumerate(zip(blobs, chunks)):
+        if blob is None:
+            continue
+        p = float(np.asarray(pad, dtype=chunk.dtype))  # as the chunk holds it
+        r = archive_range(blob)
+        if r is not None and p in r:
+            host = chunk.get() if _device.is_device_array(chunk) else chunk
+            redo.setdefault(abs_of_rel(rel, host, fill, p), []).append(k)
+    blobs = list(blobs)
+    for bound, ks in redo.items():
+        for k, blob in zip(ks, code([chunks[k] for k in ks], bound)):
+            blobs[k] = blob
+    return blobs

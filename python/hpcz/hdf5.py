@@ -146,19 +146,16 @@ def _stored_padding(dset):
     return None
 
 
-def _bound_for(opts, pad, chunk):
-    """opts with the bound the filter codes `chunk` with: a rel bound leaves the padding out of its range
-    (the filter's leave_out_padding, the same double): the same bytes as the filter's."""
-    from ._bounds import chunk_bound
-    from . import _device
+def _coded_padded(opts, pad, chunks, code):
+    """Archives of chunks coded with opts by code(chunks, **opts), as the filter codes them: a rel bound
+    leaves the padding out of a chunk's range where it is an end of it (the filter's rule, the same
+    bytes)."""
+    from ._bounds import recode_padded
 
-    if opts.get("rel") is None:
-        return opts
-    host = chunk.get() if _device.is_device_array(chunk) else chunk
-    abs, rel = chunk_bound(host, None, opts["rel"], opts["fill"], pad)
-    out = {k: v for k, v in opts.items() if k not in ("abs", "rel")}
-    out["abs" if abs is not None else "rel"] = abs if abs is not None else rel
-    return out
+    blobs = code(chunks, **opts)
+    base = {k: v for k, v in opts.items() if k not in ("abs", "rel")}
+    return recode_padded(blobs, chunks, opts.get("rel"), opts.get("fill"), pad,
+                         lambda redo, bound: code(redo, abs=bound, **base))
 
 
 def write_chunk(dset, offset, chunk):
@@ -193,7 +190,8 @@ def write_chunk(dset, offset, chunk):
         raise InvalidArgumentError(f"chunk of {chunk.dtype} for a dataset of {dset.dtype}", 1)
     from ._shapes import coded_shape
 
-    arc = compress(chunk.reshape(coded_shape(chunk.shape)), **_bound_for(opts, _stored_padding(dset), chunk))
+    arc = _coded_padded(opts, _stored_padding(dset), [chunk.reshape(coded_shape(chunk.shape))],
+                        lambda chunks, **o: [compress(c, **o) for c in chunks])[0]
     data = arc.get().tobytes() if _device.is_device_array(arc) else arc
     dset.id.write_direct_chunk(offset, data, filter_mask=0)
 
@@ -262,15 +260,9 @@ def write(dset, array, *, device="auto"):
                 full[tuple(slice(0, n) for n in piece.shape)] = piece
                 piece = full
             pieces.append(np.ascontiguousarray(piece).reshape(coded_shape(chunks)))
-        bounds = {}  # chunks coded with the same bound (a rel bound's, or its padding's abs): one call each
-        for k, piece in enumerate(pieces):
-            o = _bound_for(opts, pad, piece)
-            bounds.setdefault(("abs", o["abs"]) if "abs" in o else ("rel", o["rel"]), []).append(k)
-        for (kind, bound), ks in bounds.items():
-            o = {k: v for k, v in opts.items() if k not in ("abs", "rel")}
-            o[kind] = bound
-            for k, blob in zip(ks, compress_batch([pieces[k] for k in ks], device=device, **o)):
-                dset.id.write_direct_chunk(group[k], blob, filter_mask=0)
+        blobs = _coded_padded(opts, pad, pieces, lambda chunks, **o: compress_batch(chunks, device=device, **o))
+        for off, blob in zip(group, blobs):
+            dset.id.write_direct_chunk(off, blob, filter_mask=0)
 
 
 def read(dset, *, out=None, device="auto"):

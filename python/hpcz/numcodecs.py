@@ -14,7 +14,7 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like, ndarray_copy
 
 import hpcz
-from hpcz._bounds import abs_of_rel, chunk_bound
+from hpcz._bounds import abs_of_rel, recode_padded
 from hpcz._shapes import as_coded_shape, check_archive_fits
 
 
@@ -57,9 +57,11 @@ class Hpcz(Codec):
                    if isinstance(buf, (bytes, bytearray, memoryview)) else f"an array of {array.dtype}")
             raise hpcz.InvalidArgumentError(f"the hpcz codec takes a float32 or float64 array, not {got}", 1)
         # Zarr pads edge chunks with the array's fill_value, 0 by default: left out of a rel bound's range.
-        abs, rel = chunk_bound(array, self.abs, self.rel, self.fill, 0.0)
-        return hpcz.compress(as_coded_shape(array), abs=abs, rel=rel, mode=self.mode,
-                             lossless=self.lossless, fill=self.fill)
+        array = as_coded_shape(array)
+        kw = dict(mode=self.mode, lossless=self.lossless, fill=self.fill)
+        blob = hpcz.compress(array, abs=self.abs, rel=self.rel, **kw)
+        return recode_padded([blob], [array], self.rel, self.fill, 0.0,
+                             lambda chunks, bound: [hpcz.compress(c, abs=bound, **kw) for c in chunks])[0]
 
     def decode(self, buf, out=None):
         buf = ensure_contiguous_ndarray(buf)

@@ -23,7 +23,7 @@ from zarr.abc.codec import ArrayBytesCodec
 from zarr.registry import register_codec
 
 import hpcz
-from hpcz._bounds import abs_of_rel, chunk_bound
+from hpcz._bounds import abs_of_rel, recode_padded
 from hpcz._shapes import as_coded_shape, check_archive_fits
 
 
@@ -101,14 +101,16 @@ class Hpcz(ArrayBytesCodec):
 
         def code():
             arrays = [as_coded_shape(c.as_numpy_array()) for _, c, _ in todo]
-            groups = {}  # chunks coded with the same bound: one batch call each
-            for k, (a, (_, _, spec)) in enumerate(zip(arrays, todo)):
-                groups.setdefault(chunk_bound(a, self.abs, self.rel, self.fill, _padding(spec)), []).append(k)
-            blobs = [None] * len(arrays)
-            for (abs, rel), ks in groups.items():
-                coded = hpcz.compress_batch([arrays[k] for k in ks], abs=abs, rel=rel, mode=self.mode,
-                                            lossless=self.lossless, fill=self.fill)
-                for k, blob in zip(ks, coded):
+            kw = dict(mode=self.mode, lossless=self.lossless, fill=self.fill)
+            blobs = hpcz.compress_batch(arrays, abs=self.abs, rel=self.rel, **kw)
+            # A rel bound leaves each chunk's padding (the array's fill_value) out of its range.
+            pads = {}
+            for k, (_, _, spec) in enumerate(todo):
+                pads.setdefault(_padding(spec), []).append(k)
+            for pad, ks in pads.items():
+                redone = recode_padded([blobs[k] for k in ks], [arrays[k] for k in ks], self.rel, self.fill, pad,
+                                       lambda chunks, bound: hpcz.compress_batch(chunks, abs=bound, **kw))
+                for k, blob in zip(ks, redone):
                     blobs[k] = blob
             return blobs
         out = [None] * len(items)
