@@ -117,7 +117,7 @@ if has ncu-lossless; then
   for k in 2 0; do
     timeout 120 ncu --kernel-name-base demangled --kernel-name "regex:batch_kernel<\\(int\\)$k" --launch-count 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats \
-      --section InstructionStats build-gpu/hpcz bench --mode lossless --data .data --fields era5 --reps 1 --size-mib 512 \
+      --section InstructionStats build-gpu/hpcz_bench_internal --mode lossless --data .data --fields era5 --reps 1 --size-mib 512 \
       --no-second-stage >"$out/ncu-lossless-$k.txt" 2>&1
     grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Warp Cycles Per Issued|Executed Ipc A|No Eligible|Stall|Executed Instructions  " "$out/ncu-lossless-$k.txt" | head -24
   done
@@ -127,10 +127,12 @@ if has ncu-deflate-ab; then
   f=${NCU_FIELD:-wrf}
   for bin in ${AB_BASE:-} build-gpu/hpcz; do
     echo "== $bin ($f) =="
+    # The lossless bench is hpcz_bench_internal's beside hpcz; a base built before it moved has it in hpcz.
+    lb="$(dirname $bin)/hpcz_bench_internal"; [ -x "$lb" ] || lb="$bin bench"
     timeout 200 ncu --kernel-name-base demangled --kernel-name "regex:batch_kernel<\\(int\\)2" --launch-count 1 \
       --section WarpStateStats --section InstructionStats --section Occupancy --section SchedulerStats --section LaunchStats \
       --section SpeedOfLight --section MemoryWorkloadAnalysis \
-      $bin bench --mode lossless --data .data --fields $f --reps 1 --size-mib 512 --no-second-stage \
+      $lb --mode lossless --data .data --fields $f --reps 1 --size-mib 512 --no-second-stage \
       >"$out/ncu-deflate-ab-$(basename $(dirname $bin))-$f.txt" 2>&1
     grep -E "Duration|Executed Instructions  |Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Achieved Active Warps|Grid Size|Registers Per|Stall|L2 Hit|Mem Busy|Max Bandwidth" \
       "$out/ncu-deflate-ab-$(basename $(dirname $bin))-$f.txt" | head -24
@@ -142,12 +144,12 @@ if has ncu-deflate-source; then
   f=${NCU_FIELD:-levitus}
   timeout 300 ncu --kernel-name-base demangled --kernel-name "regex:batch_kernel<\\(int\\)2" --launch-count 1 \
     --section SourceCounters --section WarpStateStats --section InstructionStats --section SchedulerStats \
-    build-gpu/hpcz bench --mode lossless --data .data --fields $f --reps 1 --size-mib 512 --no-second-stage \
+    build-gpu/hpcz_bench_internal --mode lossless --data .data --fields $f --reps 1 --size-mib 512 --no-second-stage \
     >"$out/ncu-deflate-$f.txt" 2>&1
   echo "ncu rc=$?"; grep -E "Duration|Executed Instructions  |Issue Slots Busy|No Eligible|Warp Cycles Per Issued" "$out/ncu-deflate-$f.txt" | head
   timeout 300 ncu --kernel-name-base demangled --kernel-name "regex:batch_kernel<\\(int\\)2" --launch-count 1 \
     --section SourceCounters --page source --print-source sass --csv \
-    build-gpu/hpcz bench --mode lossless --data .data --fields $f --reps 1 --size-mib 512 --no-second-stage \
+    build-gpu/hpcz_bench_internal --mode lossless --data .data --fields $f --reps 1 --size-mib 512 --no-second-stage \
     2>/dev/null | gzip >"$out/ncu-deflate-$f-sass.csv.gz"
   echo "ncu source rc=$?"
 fi

@@ -119,7 +119,7 @@ if [ $build = 1 ]; then
   if ! cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=Release "${cfg[@]}" >"$tmp/cmake.log" 2>&1; then
     show_tail "$tmp/cmake.log" 30; fail "cmake"; exit 3
   fi
-  if ! cmake --build "$bdir" -j "$(nproc)" --target hpcz_cli >"$tmp/build.log" 2>&1 &&
+  if ! cmake --build "$bdir" -j "$(nproc)" --target hpcz_cli hpcz_bench_internal >"$tmp/build.log" 2>&1 &&
      ! cmake --build "$bdir" -j "$(nproc)" >>"$tmp/build.log" 2>&1; then  # all targets if hpcz_cli was renamed
     grep -E "error" "$tmp/build.log" | head -30 | tee -a "$log"; fail "build"; exit 3
   fi
@@ -131,6 +131,7 @@ fi
 bin=$bdir/hpcz
 [ -x "$bin" ] || bin=$(find "$bdir" -maxdepth 3 -type f -name hpcz -perm -u+x 2>/dev/null | head -1)
 [ -n "$bin" ] && [ -x "$bin" ] || { fail "no hpcz binary in $bdir (build it, or leave out --no-build)"; exit 3; }
+ibin=$(dirname "$bin")/hpcz_bench_internal  # --modes lossless
 
 # --- compare with the baseline, then write ---
 publish() {  # NAME [compare]: $tmp/NAME.md -> $out/NAME.md and bench/results/NAME.md
@@ -156,17 +157,19 @@ publish() {  # NAME [compare]: $tmp/NAME.md -> $out/NAME.md and bench/results/NA
 }
 
 run_bench() {  # MODE
-  local m=$1 args=(bench --mode "$1" --data "$data" --size-mib "$size" --reps "$reps")
+  local m=$1 prog=("$bin" bench) args=(--mode "$1" --data "$data" --size-mib "$size" --reps "$reps")
   case $m in
     fast|ratio|interp) args+=(--device "$device") ;;
-    lossless) [ $device = gpu ] && args+=(--dump "$tmp/dump") ;;  # lossless takes no --device: GPU if any
+    lossless)  # lossless takes no --device: GPU if any; it needs the library's internals (bench/internal/)
+      prog=("$ibin")
+      [ $device = gpu ] && args+=(--dump "$tmp/dump") ;;
   esac
-  say "== $kind-$m: hpcz ${args[*]} =="
+  say "== $kind-$m: $(basename "${prog[0]}") ${prog[*]:1} ${args[*]} =="
   rm -rf "$tmp/dump"
-  timeout "$timeout_s" "$bin" "${args[@]}" --out "$tmp/$kind-$m.md" >"$tmp/bench-$m.log" 2>&1
+  timeout "$timeout_s" "${prog[@]}" "${args[@]}" --out "$tmp/$kind-$m.md" >"$tmp/bench-$m.log" 2>&1
   local rc=$?
   if [ $rc -ne 0 ] || [ ! -s "$tmp/$kind-$m.md" ]; then
-    show_tail "$tmp/bench-$m.log"; fail "hpcz bench --mode $m (rc $rc)"; return 1
+    show_tail "$tmp/bench-$m.log"; fail "${prog[*]##*/} --mode $m (rc $rc)"; return 1
   fi
   if [ $m = lossless ] && [ $device = cpu ] && ! grep -q '^device: none' "$tmp/$kind-$m.md"; then
     fail "the lossless bench used a GPU ($bin is a CUDA build): not a $kind result"; return 1

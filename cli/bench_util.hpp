@@ -1,4 +1,4 @@
-// Helpers shared by the benchmarks (bench.cpp: the lossy modes; bench_lossless.cpp).
+// Helpers shared by the benchmarks (bench.cpp: the lossy modes; bench/internal/: lossless, codebook).
 #pragma once
 #include <dirent.h>
 #include <sys/stat.h>

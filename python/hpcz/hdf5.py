@@ -65,9 +65,11 @@ def _words(x):
 
 class Hpcz(Mapping):
     """The keyword arguments of h5py's create_dataset for the hpcz filter (compression,
-    compression_opts). abs or rel: the bound (exactly one; hdf5plugin's absolute= and relative= are the
-    same); mode: "fast", "ratio" or "interp"; lossless: the lossless stage; fill: a value kept exactly and
-    left out of the range.
+    compression_opts). Keywords, in the order of hpcz.compress and of the three codec classes
+    (hpcz.numcodecs.Hpcz, hpcz.zarr.Hpcz, hpcz.hdf5.Hpcz), and by position in the same order: abs or rel:
+    the bound (exactly one; hdf5plugin's absolute= and relative= are the same); mode: "fast", "ratio" or
+    "interp"; lossless: the lossless stage; fill: a value kept exactly and left out of the range; data=
+    (below).
 
     rel is relative to each chunk's range, the chunk's padding left out: where the value HDF5 pads edge
     chunks with (the dataset's fill value, 0 by default) is an end of a chunk's range, the filter codes

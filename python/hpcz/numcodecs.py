@@ -18,23 +18,45 @@ from hpcz._bounds import abs_of_rel, recode_padded
 from hpcz._shapes import as_coded_shape, check_archive_fits
 
 
+class _Default:
+    """A keyword's default (shown as the value itself), told apart from the same value given."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return repr(self.value)
+
+
 class Hpcz(Codec):
     """Error-bounded lossy compression of float32/float64 chunks.
 
-    mode: "fast", "ratio" or "interp"; abs or rel: the error bound (exactly one; hdf5plugin's absolute=
-    and relative= are the same); lossless: a lossless stage after the codec; fill: a value kept exactly
-    and left out of the range (masked cells). A rel bound leaves 0 (Zarr's padding) out of the range.
-    data=: the whole array (numpy) with rel: the bound becomes abs = rel x the range of data's finite
-    values (those equal to fill left out).
+    Keywords, in the order of hpcz.compress and of the three codec classes (hpcz.numcodecs.Hpcz,
+    hpcz.zarr.Hpcz, hpcz.hdf5.Hpcz): abs or rel: the error bound (exactly one; hdf5plugin's absolute=
+    and relative= are the same); mode: "fast", "ratio" or "interp"; lossless: a lossless stage after the
+    codec; fill: a value kept exactly and left out of the range (masked cells); data=: the whole array
+    (numpy) with rel: the bound becomes abs = rel x the range of data's finite values (those equal to
+    fill left out). A rel bound leaves 0 (Zarr's padding) out of the range.
 
-    The other wrappers take abs, rel, mode, lossless, fill in that order; this one keeps mode first, as
-    it always had, for callers that pass these by position (Hpcz("ratio", 0.01)).
+    By position this class takes mode first, as it always has: Hpcz("ratio", 0.01) is
+    Hpcz(mode="ratio", abs=0.01); then abs, rel, lossless, fill.
     """
 
     codec_id = "hpcz"
 
-    def __init__(self, mode="fast", abs=None, rel=None, lossless=False, fill=None, *, absolute=None, relative=None,
-                 data=None):
+    # By position: the order this class has always taken, for the callers that pass them so.
+    _positional = ("mode", "abs", "rel", "lossless", "fill")
+
+    def __init__(self, *args, abs=_Default(None), rel=_Default(None), mode=_Default("fast"),
+                 lossless=_Default(False), fill=_Default(None), absolute=None, relative=None, data=None):
+        if len(args) > len(self._positional):
+            raise TypeError(f"Hpcz takes at most {len(self._positional)} arguments by position ({len(args)} given)")
+        given = {"abs": abs, "rel": rel, "mode": mode, "lossless": lossless, "fill": fill}
+        for name, value in zip(self._positional, args):
+            if not isinstance(given[name], _Default):
+                raise TypeError(f"Hpcz got two values for {name}, by position and as {name}=")
+            given[name] = value
+        abs, rel, mode, lossless, fill = (v.value if isinstance(v, _Default) else v for v in given.values())
         abs, rel = hpcz._aliases(abs, rel, absolute, relative)
         if (abs is None) == (rel is None):
             raise hpcz.InvalidArgumentError("give exactly one of abs= and rel=", 1)

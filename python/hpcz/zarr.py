@@ -37,9 +37,13 @@ def _padding(spec):
 class Hpcz(ArrayBytesCodec):
     """Error-bounded lossy compression of float32/float64 chunks (see hpcz.compress).
 
-    abs or rel: the bound; a rel bound leaves each chunk's padding (the array's fill_value) out of its
-    range (see the module's doc). data=: the whole array (numpy) with rel: the bound stored is abs = rel x the range of data's
-    finite values (those equal to fill left out)."""
+    Keywords only, in the order of hpcz.compress and of the three codec classes (hpcz.numcodecs.Hpcz,
+    hpcz.zarr.Hpcz, hpcz.hdf5.Hpcz): abs or rel: the bound (exactly one; hdf5plugin's absolute= and
+    relative= are the same, stored as abs and rel); mode: "fast", "ratio" or "interp"; lossless: a
+    lossless stage after the codec; fill: a value kept exactly and left out of the range; data=: the
+    whole array (numpy) with rel: the bound stored is abs = rel x the range of data's finite values
+    (those equal to fill left out). A rel bound leaves each chunk's padding (the array's fill_value) out
+    of its range (see the module's doc)."""
 
     is_fixed_size = False
 

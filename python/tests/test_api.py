@@ -294,14 +294,25 @@ def test_keyword_arguments_in_one_order():
     def shared(f):
         return [p for p in inspect.signature(f).parameters if p in order]
 
-    for f in (hpcz.compress, hpcz.compress_batch, hpcz.zarr.Hpcz.__init__):
+    codecs = (hpcz.numcodecs.Hpcz.__init__, hpcz.zarr.Hpcz.__init__)  # hpcz.hdf5.Hpcz: test_hdf5.py
+    for f in (hpcz.compress, hpcz.compress_batch) + codecs:
         assert shared(f) == [p for p in order if p in shared(f)], f
     assert shared(hpcz.compress) == order
-    # numcodecs' Hpcz takes mode first, by position too (Hpcz("ratio", 0.01)): kept for its callers.
-    params = list(inspect.signature(hpcz.numcodecs.Hpcz.__init__).parameters.values())
-    assert [p.name for p in params[1:6]] == ["mode", "abs", "rel", "lossless", "fill"]
-    assert all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params[1:6])
-    assert hpcz.numcodecs.Hpcz("ratio", 0.01).get_config()["abs"] == 0.01
+    # The codec classes: the same keywords in the same order, hdf5plugin's spellings and data= after them.
+    rest = ["absolute", "relative", "data"]
+    for f in codecs:
+        assert [p for p in inspect.signature(f).parameters if p in order + rest] == order[:5] + rest, f
+    # numcodecs' Hpcz takes mode first by position (Hpcz("ratio", 0.01)), as it always has.
+    config = hpcz.numcodecs.Hpcz("ratio", 0.01).get_config()
+    assert (config["mode"], config["abs"]) == ("ratio", 0.01)
+    config = hpcz.numcodecs.Hpcz("interp", None, 1e-3, True, -1.0).get_config()
+    assert (config["mode"], config["rel"], config["lossless"], config["fill"]) == ("interp", 1e-3, True, -1.0)
+    assert hpcz.numcodecs.Hpcz("ratio", rel=0.01).get_config() == hpcz.numcodecs.Hpcz(mode="ratio", rel=0.01).get_config()
+    assert "mode='fast'" in str(inspect.signature(hpcz.numcodecs.Hpcz.__init__))  # the default, as it reads
+    with pytest.raises(TypeError, match="two values for mode"):
+        hpcz.numcodecs.Hpcz("ratio", mode="fast", abs=0.1)
+    with pytest.raises(TypeError, match="at most 5"):
+        hpcz.numcodecs.Hpcz("ratio", 0.1, None, False, None, 1)
 
 
 def test_numcodecs_and_zarr_take_hdf5plugins_spellings():

@@ -258,6 +258,18 @@ def test_batch_read_of_a_partly_written_dataset(tmp_path):
             hh.read(d, out=np.empty((100, 64, 127), np.float32))
 
 
+def test_keyword_arguments_in_the_codecs_order():
+    import inspect
+
+    # The order of hpcz.compress and the other codec classes (test_api.py), and by position the same.
+    names = ["abs", "rel", "mode", "lossless", "fill", "absolute", "relative", "data"]
+    params = list(inspect.signature(hh.Hpcz.__init__).parameters.values())[1:]
+    assert [p.name for p in params] == names
+    assert [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD] == names[:5]
+    assert hh.Hpcz(1e-3, None, "ratio", True, -1.0).filter_options == \
+        hh.Hpcz(abs=1e-3, mode="ratio", lossless=True, fill=-1.0).filter_options
+
+
 def test_hdf5plugins_spellings_and_the_librarys_numbers(tmp_path):
     from hpcz import _hpcz
 

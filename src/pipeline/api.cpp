@@ -1,60 +1,10 @@
 // Convenience API: validate, pick a backend, run it.
 #include <cstring>
-#include <cmath>
 #include <string>
 
 #include "pipeline/internal.hpp"
 
 namespace hpcz {
-
-namespace pipeline {
-
-format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
-  if (dtype != DType::f32 && dtype != DType::f64) fail(ErrorCode::invalid_argument, "dtype must be f32 or f64");
-  if (dims.empty() || dims.size() > 4) fail(ErrorCode::invalid_argument, "rank must be 1 to 4");
-  if (!(opt.bound >= 0) || !std::isfinite(opt.bound))
-    fail(ErrorCode::invalid_argument, "error bound must be a finite number >= 0");
-  if (opt.mode != BoundMode::abs && opt.mode != BoundMode::rel) fail(ErrorCode::invalid_argument, "bound mode");
-  const codecs::CodecOps& codec = codecs::get(opt.codec);
-  if (opt.fill && !std::isfinite(*opt.fill)) fail(ErrorCode::invalid_argument, "fill value must be finite");
-  if (opt.fill && dtype == DType::f32 && double(float(*opt.fill)) != *opt.fill)
-    fail(ErrorCode::invalid_argument, "fill value is not representable as f32");
-  format::HeaderFields h{};
-  h.dtype = dtype;
-  h.ndims = uint8_t(dims.size());
-  h.mode = opt.mode;
-  h.codec = opt.codec;
-  h.flags = opt.fill ? format::kFlagFill : 0;
-  uint64_t n = 1;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] != 0 && n > (uint64_t(1) << 60) / dims[i]) fail(ErrorCode::invalid_argument, "array too large");
-    n *= dims[i];
-    h.dims[i] = dims[i];
-  }
-  h.n_values = n;
-  h.bound = opt.bound;
-  h.fill = opt.fill ? *opt.fill : 0.0;
-  h.codec_params = codec.codec_params;
-  codec.plan(h, opt);
-  return h;
-}
-
-}  // namespace pipeline
-
-Backend resolve_backend(Backend b) {
-  if (b == Backend::cpu) return b;
-  if (b == Backend::gpu) {
-    if (!gpu_available()) pipeline::fail_no_gpu();
-    return b;
-  }
-  return gpu_available() ? Backend::gpu : Backend::cpu;
-}
-
-Backend resolve_backend(Backend b, Codec codec) {
-  const codecs::CodecOps* c = codecs::find(codec);
-  if (b == Backend::automatic && c && !c->device) return Backend::cpu;
-  return resolve_backend(b);
-}
 
 namespace pipeline {
 void check_reads_back(const uint8_t* a, size_t size) {
@@ -104,15 +54,6 @@ size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims
   return a.size();
 }
 
-namespace pipeline {
-void check_limits(const ArchiveInfo& info, const DecodeLimits& limits) {
-  const uint64_t need = info.n_values * dtype_size(info.dtype);
-  if (limits.max_output && need > limits.max_output)
-    fail(ErrorCode::invalid_argument, "the archive's array is " + std::to_string(need) +
-                                          " bytes, above the max_output limit of " + std::to_string(limits.max_output));
-}
-}  // namespace pipeline
-
 namespace {
 // Decodes an archive that inspect() accepted (info) into out, which holds n_values values.
 ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend) {
@@ -154,6 +95,32 @@ ArchiveInfo decompress(const uint8_t* archive, size_t size, void* out, size_t ou
     throw Error(ErrorCode::invalid_argument, "output buffer of " + std::to_string(out_capacity) + " bytes; the array needs " +
                                                  std::to_string(need));
   return decode_into(archive, size, info, out, backend);
+}
+
+StageSizes stage_sizes(const uint8_t* archive, size_t size) {
+  const ArchiveInfo info = inspect(archive, size);
+  StageSizes z;
+  z.header_and_table = info.data_offset;
+  const codecs::CodecOps& codec = codecs::get(info.codec);
+  // Each chunk's first bytes only (its stage header, and under the stage the beginning of its first
+  // piece): memory and time do not grow with what the chunks declare.
+  std::vector<uint8_t> head(codec.stage_head_bytes);
+  for (uint64_t c = 0; c < info.n_chunks; ++c) {
+    const ChunkEntry& e = info.chunks[c];
+    const uint8_t* s = archive + e.offset;
+    uint64_t plain = e.size;
+    const uint8_t* h = s;
+    if (info.second_stage) {
+      const pipeline::StageHead sh = pipeline::read_stage_head(s, e.size, info, c);
+      plain = sh.plain;
+      if (codec.chunk_stages) pipeline::stage_plain_head(s, sh, head.data(), head.size());
+      h = head.data();
+      z.second_stage_saved += int64_t(plain) - int64_t(e.size);
+    }
+    if (codec.chunk_stages && !codec.chunk_stages(info, c, h, uint32_t(plain), z))
+      fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": malformed");
+  }
+  return z;
 }
 
 // The release, the format versions written (format::archive_version) and the newest one read.

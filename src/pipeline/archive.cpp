@@ -4,6 +4,7 @@
 #include <string>
 
 #include "pipeline/internal.hpp"
+#include "pipeline/stage_layout.hpp"
 
 namespace hpcz::pipeline {
 
@@ -130,32 +131,6 @@ ArchiveInfo inspect(const uint8_t* archive, size_t size) { return pipeline::pars
 
 ArchiveInfo inspect_header(const uint8_t* archive, size_t available) {
   return pipeline::parse_archive(archive, available, false);
-}
-
-StageSizes stage_sizes(const uint8_t* archive, size_t size) {
-  const ArchiveInfo info = inspect(archive, size);
-  StageSizes z;
-  z.header_and_table = info.data_offset;
-  const codecs::CodecOps& codec = codecs::get(info.codec);
-  // Each chunk's first bytes only (its stage header, and under the stage the beginning of its first
-  // piece): memory and time do not grow with what the chunks declare.
-  std::vector<uint8_t> head(codec.stage_head_bytes);
-  for (uint64_t c = 0; c < info.n_chunks; ++c) {
-    const ChunkEntry& e = info.chunks[c];
-    const uint8_t* s = archive + e.offset;
-    uint64_t plain = e.size;
-    const uint8_t* h = s;
-    if (info.second_stage) {
-      const pipeline::StageHead sh = pipeline::read_stage_head(s, e.size, info, c);
-      plain = sh.plain;
-      if (codec.chunk_stages) pipeline::stage_plain_head(s, sh, head.data(), head.size());
-      h = head.data();
-      z.second_stage_saved += int64_t(plain) - int64_t(e.size);
-    }
-    if (codec.chunk_stages && !codec.chunk_stages(info, c, h, uint32_t(plain), z))
-      fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": malformed");
-  }
-  return z;
 }
 
 size_t archive_prefix_size(const uint8_t* header, size_t available) {

@@ -1,4 +1,8 @@
-// Glue between the public API, the archive format, the codecs and the backends.
+// Glue between the public API, the archive format, the codecs and the backends. Each section names the
+// file that defines it. The files call downwards only, so that each can be read and tested above the
+// ones it uses: request.cpp and archive.cpp; the CPU backend and the GPU part; backend.cpp (which of
+// them a call takes); second_stage.cpp; the streaming files; on top api.cpp, batch.cpp, c_api.cpp
+// (docs/DESIGN.md, Layers).
 #pragma once
 #include <functional>
 #include <vector>
@@ -11,6 +15,7 @@
 
 namespace hpcz::pipeline {
 
+// ---- a call's request (request.cpp) ----
 // Checks the request and fills every header field that does not depend on the data (the codec
 // plans its chunks).
 format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& dims, const Options& opt);
@@ -18,6 +23,7 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
 // Error(invalid_argument) where the archive's array is above limits.max_output.
 void check_limits(const ArchiveInfo& info, const DecodeLimits& limits);
 
+// ---- reading archives (archive.cpp) ----
 // Parses the header; with full, also the chunk table, which must lie inside `size` bytes.
 ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full);
 
@@ -27,7 +33,8 @@ void parse_table(ArchiveInfo& info, const uint8_t* table);
 // The header fields of a parsed archive (what the codecs' decoders take).
 format::HeaderFields header_of(const ArchiveInfo& info);
 
-// The lossless second stage (second_stage.cpp): wraps a finished version 1 archive (CPU), and unwraps
+// ---- the lossless second stage (second_stage.cpp; a stored chunk's layout: stage_layout.hpp) ----
+// Wraps a finished version 1 archive (CPU), and unwraps
 // a version 2 archive with the stage into the plain archive (the chunk decoding on `backend`).
 std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain);
 // One chunk's stored form under the stage (the smallest of as-is, Deflate, ORC RLE v2); one thread.
@@ -61,9 +68,6 @@ uint64_t stage_head_bytes(const uint8_t* s, uint32_t size);
 void check_stage_heads(const uint8_t* archive, const ArchiveInfo& info);
 // The plain chunk's first min(want, sh.plain) bytes into out: decodes the beginning of its first piece only.
 uint64_t stage_plain_head(const uint8_t* s, const StageHead& sh, uint8_t* out, uint64_t want);
-// The most plain bytes a stored chunk of `stored` bytes can hold, whatever its tag: a chunk table entry
-// of a staged archive is refused where this cannot reach the codec's chunk_min.
-uint64_t stage_plain_bound(uint64_t stored);
 // The pieces are decoded in batches of at most batch_bytes decoded bytes (16 Ki pieces of 16 KiB: a batch
 // still gives every warp of a large GPU work), each densely into a scratch buffer, then placed: the
 // memory removal takes beyond the plain archive is that, whatever the archive's size.
@@ -76,7 +80,7 @@ std::vector<uint8_t> remove_second_stage(const uint8_t* archive, size_t size, co
 void decompress_staged_cpu(const uint8_t* archive, const ArchiveInfo& info, void* out,
                            uint64_t batch_bytes = kStageBatchBytes);
 
-// ---- the streaming path (stream.cpp) ----
+// ---- the streaming path (stream.cpp, stream_pool, stream_plan, stream_lanes, stream_io) ----
 // A lane's coder: the buffers of one slab (codecs::Slab) and the calls that code it, on the CPU or on
 // one GPU. Results stay valid until the next call.
 class SlabCoder {
@@ -131,7 +135,7 @@ void decompress_host_stream(const uint8_t* archive, size_t size, void* out, size
 
 // ---- batches (batch.cpp; the GPU side in host_lanes.cu) ----
 // hpcz never hands out an archive it cannot read back: the whole frame is checked (header, codec
-// fields, chunk table: a pass over the table, not over the data); Error(internal) otherwise.
+// fields, chunk table: a pass over the table, not over the data); Error(internal) otherwise (api.cpp).
 void check_reads_back(const uint8_t* a, size_t size);
 struct BatchCompressItem {
   size_t index;  // in the caller's batch

@@ -19,6 +19,7 @@
 #include "format/header.hpp"
 #include "lossless/lossless_internal.hpp"
 #include "pipeline/internal.hpp"
+#include "pipeline/stage_layout.hpp"
 
 namespace hpcz::pipeline {
 namespace {
@@ -26,11 +27,6 @@ namespace {
 using detail::load_u32_le;
 using detail::store_u32_le;
 using detail::store_u64_le;
-
-enum StageTag : uint8_t { kStored = 0, kDeflate = 1, kRle2 = 2 };
-constexpr int kPieceLog2 = 14;                    // 16 KiB of plain chunk per piece (what the encoder writes)
-constexpr int kMinPieceLog2 = 10, kMaxPieceLog2 = 24;
-constexpr uint64_t kStageHeader = 1 + 1 + 4;      // tag, piece size log2, plain size; then a u32 per piece
 
 // Rewrites version, flag, archive size and both checksums of a header whose table is at a + 144.
 void reseal(std::vector<uint8_t>& a, uint16_t version, bool staged, uint64_t n_chunks) {
@@ -92,13 +88,6 @@ std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain) {
   }
   reseal(out, format::archive_version(info.codec, true), true, n);
   return out;
-}
-
-uint64_t stage_plain_bound(uint64_t stored) {
-  const uint64_t as_is = stored ? stored - 1 : 0;  // tag 0
-  // Tags 1, 2: at least one piece (a plain chunk is never empty), its 4-byte size, then encoded bytes.
-  const uint64_t over = kStageHeader + 4, coded = stored > over ? lossless::kMaxDeflateExpansion * (stored - over) : 0;
-  return std::max(as_is, coded);
 }
 
 StageHead read_stage_head(const uint8_t* s, uint32_t size, const ArchiveInfo& info, uint64_t c) {

@@ -10,187 +10,28 @@
 // Decompression: the header and table are read and checked first; each lane then reads a slab's
 // chunks, rebuilds the slab archive around them (its own header and table, offsets from its start),
 // decodes it and writes the values at their place.
+//
+// Here: the two calls, the range pass and the host calls that stream. Beside it: stream_pool (the I/O
+// threads and the gate that orders slabs), stream_plan (slabs and lanes within the budgets),
+// stream_lanes (a lane's thread and coder), stream_io (sources and sinks).
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstring>
-#include <chrono>
-#include <deque>
-#include <exception>
 #include <mutex>
 #include <numeric>
 #include <string>
-#include <thread>
-
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "pipeline/internal.hpp"
 #include "pipeline/stream_io.hpp"
+#include "pipeline/stream_lanes.hpp"
+#include "pipeline/stream_plan.hpp"
+#include "pipeline/stream_pool.hpp"
 #include "quant/range.hpp"
 #include "quant/range_cpu.hpp"
 
 namespace hpcz {
 namespace pipeline {
 namespace {
-
-// Pieces the I/O threads read and write: large enough for the kernel's fast path, small enough that
-// a slab is spread over every thread.
-constexpr uint64_t kIoPiece = uint64_t(4) << 20;
-// The slab size when the budgets allow it: about 1 ms of PCIe copy, so a lane's fixed costs (launches,
-// two synchronizations) stay small, and 3 lanes x 2 buffers of it stay well under the host budget.
-constexpr uint64_t kDefaultSlabBytes = uint64_t(128) << 20;
-
-// A fixed set of threads for the lanes' reads, writes and per-chunk work. run() may be called from
-// several lanes at once; the caller works on its own job too.
-class Pool {
- public:
-  explicit Pool(unsigned n) {
-    try {
-      for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
-    } catch (...) {  // no thread to be had (a process limit): stop those started, then report it
-      stop();
-      throw;
-    }
-  }
-  ~Pool() { stop(); }
-  // fn(i) for every i < n; rethrows the first exception once all have run.
-  void run(uint64_t n, const std::function<void(uint64_t)>& fn) {
-    if (!n) return;
-    Job j(&fn, n);
-    {
-      std::lock_guard<std::mutex> g(m_);
-      jobs_.push_back(&j);
-    }
-    cv_.notify_all();
-    for (;;) {  // help until every index is claimed
-      uint64_t i;
-      {
-        std::lock_guard<std::mutex> g(m_);
-        if (!claim(&j, i)) break;
-      }
-      execute(&j, i);
-    }
-    std::unique_lock<std::mutex> g(j.m);
-    j.cv.wait(g, [&] { return j.done == j.n; });
-    if (j.err) std::rethrow_exception(j.err);
-  }
-
- private:
-  struct Job {
-    Job(const std::function<void(uint64_t)>* f, uint64_t count) : fn(f), n(count) {}
-    const std::function<void(uint64_t)>* fn;
-    uint64_t n, next = 0, done = 0;
-    std::exception_ptr err;
-    std::mutex m;
-    std::condition_variable cv;
-  };
-  // Under m_: the next index of j; the last claim takes j off the queue (nothing touches it after).
-  bool claim(Job* j, uint64_t& i) {
-    if (j->next >= j->n) return false;
-    i = j->next++;
-    if (j->next == j->n) jobs_.erase(std::find(jobs_.begin(), jobs_.end(), j));
-    return true;
-  }
-  void execute(Job* j, uint64_t i) {
-    std::exception_ptr e;
-    try {
-      (*j->fn)(i);
-    } catch (...) {
-      e = std::current_exception();
-    }
-    std::lock_guard<std::mutex> g(j->m);
-    if (e && !j->err) j->err = e;
-    if (++j->done == j->n) j->cv.notify_all();
-  }
-  void stop() {
-    {
-      std::lock_guard<std::mutex> g(m_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
-    threads_.clear();
-  }
-  void work() {
-    for (;;) {
-      Job* j;
-      uint64_t i;
-      {
-        std::unique_lock<std::mutex> g(m_);
-        cv_.wait(g, [&] { return stop_ || !jobs_.empty(); });
-        if (stop_) return;
-        j = jobs_.front();
-        claim(j, i);
-      }
-      execute(j, i);
-    }
-  }
-  std::vector<std::thread> threads_;
-  std::deque<Job*> jobs_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-};
-
-unsigned io_threads() { return std::max(4u, std::min(32u, std::thread::hardware_concurrency())); }
-
-// Reads [off, off + n) of `in` into dst, in pieces over the pool.
-void read_range(Pool& pool, Source& in, uint64_t off, uint8_t* dst, uint64_t n) {
-  pool.run((n + kIoPiece - 1) / kIoPiece, [&](uint64_t k) {
-    const uint64_t at = k * kIoPiece;
-    in.read(off + at, dst + at, size_t(std::min(kIoPiece, n - at)));
-  });
-}
-void write_range(Pool& pool, Sink& out, uint64_t off, const uint8_t* src, uint64_t n) {
-  if (out.sequential()) {
-    out.write(off, src, n);
-    return;
-  }
-  pool.run((n + kIoPiece - 1) / kIoPiece, [&](uint64_t k) {
-    const uint64_t at = k * kIoPiece;
-    out.write(off + at, src + at, size_t(std::min(kIoPiece, n - at)));
-  });
-}
-
-// Slabs pass in order: slab k learns where it goes (the sum of the sizes before it) once slabs < k
-// have passed. abort() wakes every waiter with the error of the lane that failed.
-class Gate {
- public:
-  uint64_t wait(uint64_t k) {
-    std::unique_lock<std::mutex> g(m_);
-    cv_.wait(g, [&] { return aborted_ || passed_ == k; });
-    if (aborted_) throw Error(ErrorCode::internal, "aborted");  // never surfaces: the first error does
-    return base_;
-  }
-  void pass(uint64_t size) {
-    {
-      std::lock_guard<std::mutex> g(m_);
-      base_ += size;
-      ++passed_;
-    }
-    cv_.notify_all();
-  }
-  void abort() {
-    {
-      std::lock_guard<std::mutex> g(m_);
-      aborted_ = true;
-    }
-    stopped_ = true;
-    cv_.notify_all();
-  }
-  // A lane failed: the others take no further slab.
-  bool stopped() const { return stopped_; }
-
- private:
-  std::mutex m_;
-  std::condition_variable cv_;
-  uint64_t passed_ = 0, base_ = 0;
-  bool aborted_ = false;
-  std::atomic<bool> stopped_{false};
-};
 
 template <class T> void settle_range_stream(Pool& pool, Source& in, format::HeaderFields& h) {
   using K = typename detail::Bits<T>::type;
@@ -234,168 +75,6 @@ template <class T> void settle_range_stream(Pool& pool, Source& in, format::Head
   h.sample_maxabs = detail::from_bits<double>(mag);
   quant::settle_range(h, kmin, kmax);
 }
-
-// How a call is cut: slab_chunks chunks a slab, one lane per entry of `lanes` (a GPU id, or -1: the CPU).
-struct Plan {
-  uint64_t slab_chunks = 1, n_slabs = 0;
-  std::vector<int> lanes;
-  size_t in_bytes = 0, out_bytes = 0, ws_bytes = 0;  // a lane's buffers
-};
-
-Plan plan_stream(const format::HeaderFields& h, Backend backend, const StreamOptions& so, bool compress) {
-  Plan p;
-  const uint64_t vb = dtype_size(h.dtype), chunk_bytes = uint64_t(h.chunk_values) * vb;
-  std::vector<int> devices;
-  if (backend == Backend::gpu) {
-    const int count = gpu_count();
-    if (so.devices.empty())
-      for (int d = 0; d < count; ++d) devices.push_back(d);
-    for (int d : so.devices) {
-      if (d < 0 || d >= count)
-        fail(ErrorCode::invalid_argument, "no GPU " + std::to_string(d) + " (" + std::to_string(count) + " visible)");
-      if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
-    }
-    if (devices.empty()) fail_no_gpu();
-  }
-  int per_device = devices.empty() ? 2 : std::max(1, so.lanes_per_device);
-  const uint64_t n_lanes = devices.empty() ? 2 : devices.size() * per_device;
-  uint64_t target = so.slab_bytes ? so.slab_bytes : std::min<uint64_t>(kDefaultSlabBytes, so.host_memory / (2 * n_lanes));
-  p.slab_chunks = std::max<uint64_t>(1, std::min<uint64_t>(target / chunk_bytes, h.n_chunks));
-  auto sizes = [&](uint64_t chunks) {
-    const format::HeaderFields sh = codecs::slab_header(h, 0, std::min(chunks, h.n_chunks));
-    const size_t values = sh.n_values * vb, archive = max_compressed_size(sh.n_values, h.dtype);
-    p.in_bytes = compress ? values : archive;
-    p.out_bytes = compress ? archive : values;
-    p.ws_bytes = devices.empty() ? 0 : gpu_slab_workspace(sh, compress);
-    return p.in_bytes + p.out_bytes + p.ws_bytes;
-  };
-  if (!devices.empty()) {  // within the device budget: smaller slabs, then fewer lanes
-    while (p.slab_chunks > 1 && per_device * sizes(p.slab_chunks) > so.device_memory) p.slab_chunks /= 2;
-    const size_t need = sizes(p.slab_chunks);
-    if (need > so.device_memory)
-      fail(ErrorCode::invalid_argument, "a GPU memory budget of " + std::to_string(so.device_memory) +
-                                            " bytes is below one slab's " + std::to_string(need));
-    per_device = int(std::min<size_t>(per_device, so.device_memory / need));
-  }
-  sizes(p.slab_chunks);
-  p.n_slabs = h.n_chunks ? (h.n_chunks + p.slab_chunks - 1) / p.slab_chunks : 0;
-  // Device by device in turn, so that a call of few slabs (lanes beyond the slabs would only hold
-  // memory) still spreads them over every GPU.
-  if (devices.empty()) p.lanes.assign(2, -1);
-  for (int k = 0; k < per_device; ++k)
-    for (int d : devices) p.lanes.push_back(d);
-  if (p.lanes.size() > p.n_slabs) p.lanes.resize(p.n_slabs);
-  return p;
-}
-
-std::unique_ptr<SlabCoder> make_coder(int lane, const format::HeaderFields& h, const Plan& p) {
-  if (lane < 0) return make_cpu_coder(h, p.in_bytes, p.out_bytes);
-  return make_gpu_coder(lane, h, p.in_bytes, p.out_bytes, p.ws_bytes);
-}
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// A lane's time by phase, added to the call's StreamStats when the lane ends.
-struct LaneTimes {
-  double read = 0, code = 0, write = 0;
-};
-
-// One thread per lane. Each makes its coder at once (pinned buffers, a GPU's context: the slowest part
-// of a start), then waits for go() (compression: once the range pass has settled the header) and runs
-// fn. The first error stops the other lanes (through the gate) and is rethrown by join().
-class Lanes {
- public:
-  Lanes(const Plan& p, const format::HeaderFields& h, Gate& gate,
-        std::function<void(SlabCoder&, LaneTimes&)> fn)
-      : gate_(gate), fn_(std::move(fn)) {
-    try {
-      for (int lane : p.lanes) start(lane, h, p);
-    } catch (...) {  // no thread to be had: the lanes started end without running, then the error
-      release(false);
-      for (auto& t : threads_) t.join();
-      threads_.clear();
-      throw;
-    }
-  }
-  ~Lanes() {
-    if (!threads_.empty()) {
-      release(false);
-      for (auto& t : threads_) t.join();
-    }
-  }
-  void go() { release(true); }
-  // Waits for every lane; rethrows the first error. Adds the lanes' times to stats.
-  void join(StreamStats* stats) {
-    release(false);  // no-op after go()
-    for (auto& t : threads_) t.join();
-    threads_.clear();
-    if (stats) {
-      stats->setup = setup_;
-      stats->read = times_.read, stats->code = times_.code, stats->write = times_.write;
-    }
-    if (first_) std::rethrow_exception(first_);
-  }
-
- private:
-  void start(int lane, const format::HeaderFields& h, const Plan& p) {
-    threads_.emplace_back([this, lane, h, &p] {
-      LaneTimes t;
-      try {
-        const Clock::time_point t0 = Clock::now();
-        std::unique_ptr<SlabCoder> coder = make_coder(lane, h, p);
-        note_setup(since(t0));
-        if (wait_go()) fn_(*coder, t);
-      } catch (...) {
-        std::lock_guard<std::mutex> g(m_);
-        if (!first_) first_ = std::current_exception();
-        gate_.abort();
-      }
-      std::lock_guard<std::mutex> g(m_);
-      times_.read += t.read, times_.code += t.code, times_.write += t.write;
-    });
-  }
-  void release(bool run) {
-    {
-      std::lock_guard<std::mutex> g(m_);
-      if (released_) return;
-      released_ = true;
-      run_ = run;
-    }
-    cv_.notify_all();
-  }
-  bool wait_go() {
-    std::unique_lock<std::mutex> g(m_);
-    cv_.wait(g, [&] { return released_; });
-    return run_;
-  }
-  void note_setup(double s) {
-    std::lock_guard<std::mutex> g(m_);
-    setup_ = std::max(setup_, s);
-  }
-  Gate& gate_;
-  std::function<void(SlabCoder&, LaneTimes&)> fn_;
-  std::vector<std::thread> threads_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool released_ = false, run_ = false;
-  std::exception_ptr first_;
-  double setup_ = 0;
-  LaneTimes times_;
-};
-
-struct Progress {
-  Progress(const StreamOptions& o, uint64_t t) : so(o), total(t) {}
-  const StreamOptions& so;
-  uint64_t total, done = 0;
-  std::mutex m;
-  void add(uint64_t bytes) {
-    if (!so.progress) return;
-    std::lock_guard<std::mutex> g(m);
-    done += bytes;
-    so.progress(done, total);
-  }
-};
 
 // Table entries of a slab archive, moved to where the slab's chunks lie in the whole archive.
 struct SlabTable {
@@ -653,22 +332,6 @@ ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const Stre
 }
 
 // ---- the host calls on the streaming path -----------------------------------------------------------
-
-namespace {
-// A sink over a caller's buffer of fixed capacity (each byte written once, from any thread).
-class BufferSink : public Sink {
- public:
-  BufferSink(uint8_t* p, uint64_t capacity) : p_(p), capacity_(capacity) {}
-  void write(uint64_t off, const void* src, size_t n) override {
-    if (off > capacity_ || n > capacity_ - off) fail(ErrorCode::internal, "internal error: a write past the buffer");
-    std::memcpy(p_ + off, src, n);
-  }
-
- private:
-  uint8_t* p_;
-  uint64_t capacity_;
-};
-}  // namespace
 
 namespace pipeline {
 

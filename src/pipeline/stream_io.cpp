@@ -1,5 +1,5 @@
 // Sources and sinks of the streaming calls: a file descriptor (pread; a regular output file written
-// through a shared mapping by several threads), a buffer in memory.
+// through a shared mapping by several threads), a buffer in memory, a caller's buffer to write into.
 #include "pipeline/stream_io.hpp"
 
 #include <fcntl.h>
@@ -57,6 +57,11 @@ void FdSource::populate(uint64_t off, uint64_t n) {
 
 void FdSource::unmap_range(uint64_t off, uint64_t n) {
   if (map_) ::madvise(map_ + off, size_t(n), MADV_DONTNEED);
+}
+
+void BufferSink::write(uint64_t off, const void* src, size_t n) {
+  if (off > capacity_ || n > capacity_ - off) fail(ErrorCode::internal, "internal error: a write past the buffer");
+  std::memcpy(p_ + off, src, n);
 }
 
 }  // namespace pipeline

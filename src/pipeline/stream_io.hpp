@@ -1,5 +1,5 @@
 // The streaming path's file source (stream_io.cpp, with the other sources and sinks): the range pass
-// reads a file through its mapping.
+// reads a file through its mapping; and the sink over a caller's buffer that the host calls stream into.
 #pragma once
 #include <mutex>
 
@@ -25,6 +25,17 @@ class FdSource : public Source {
   uint64_t size_;
   uint8_t* map_ = nullptr;
   std::once_flag once_;
+};
+
+// A sink over a caller's buffer of fixed capacity (each byte written once, from any thread).
+class BufferSink : public Sink {
+ public:
+  BufferSink(uint8_t* p, uint64_t capacity) : p_(p), capacity_(capacity) {}
+  void write(uint64_t off, const void* src, size_t n) override;
+
+ private:
+  uint8_t* p_;
+  uint64_t capacity_;
 };
 
 }  // namespace hpcz::pipeline

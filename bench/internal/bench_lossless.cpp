@@ -1,4 +1,4 @@
-// hpcz bench --mode lossless: decoding throughput of the lossless codecs.
+// hpcz_bench_internal --mode lossless: decoding throughput of the lossless codecs.
 //
 // Datasets from each real float32 field: two integer columns (int32) for ORC RLE v1 and v2, the field
 // quantized at rel 1e-2 ("run-rich": smooth fields repeat or ramp for several values) and at rel 1e-5

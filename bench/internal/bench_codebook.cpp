@@ -1,4 +1,4 @@
-// hpcz bench --mode codebook: the ratio mode's codebook construction (Tian et al.'s two phases: code
+// hpcz_bench_internal --mode codebook: the ratio mode's codebook construction (Tian et al.'s two phases: code
 // lengths by the parallel rounds of Ostadzadeh et al., then canonical codes) for one histogram on
 // the GPU (one thread block: book_kernel, as the compressor launches it per chunk) against the CPU build
 // of the same book (sort, Moffat-Katajainen, length limit, canonical codes; one core), at 1,024, 2,048

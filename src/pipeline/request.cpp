@@ -1,0 +1,47 @@
+// What every call checks of its request before any work: the compression request, which becomes the
+// header template, and a decoding call's limits. Below the calls and the backends, which all use it.
+#include <cmath>
+#include <string>
+
+#include "pipeline/internal.hpp"
+
+namespace hpcz::pipeline {
+
+format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
+  if (dtype != DType::f32 && dtype != DType::f64) fail(ErrorCode::invalid_argument, "dtype must be f32 or f64");
+  if (dims.empty() || dims.size() > 4) fail(ErrorCode::invalid_argument, "rank must be 1 to 4");
+  if (!(opt.bound >= 0) || !std::isfinite(opt.bound))
+    fail(ErrorCode::invalid_argument, "error bound must be a finite number >= 0");
+  if (opt.mode != BoundMode::abs && opt.mode != BoundMode::rel) fail(ErrorCode::invalid_argument, "bound mode");
+  const codecs::CodecOps& codec = codecs::get(opt.codec);
+  if (opt.fill && !std::isfinite(*opt.fill)) fail(ErrorCode::invalid_argument, "fill value must be finite");
+  if (opt.fill && dtype == DType::f32 && double(float(*opt.fill)) != *opt.fill)
+    fail(ErrorCode::invalid_argument, "fill value is not representable as f32");
+  format::HeaderFields h{};
+  h.dtype = dtype;
+  h.ndims = uint8_t(dims.size());
+  h.mode = opt.mode;
+  h.codec = opt.codec;
+  h.flags = opt.fill ? format::kFlagFill : 0;
+  uint64_t n = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != 0 && n > (uint64_t(1) << 60) / dims[i]) fail(ErrorCode::invalid_argument, "array too large");
+    n *= dims[i];
+    h.dims[i] = dims[i];
+  }
+  h.n_values = n;
+  h.bound = opt.bound;
+  h.fill = opt.fill ? *opt.fill : 0.0;
+  h.codec_params = codec.codec_params;
+  codec.plan(h, opt);
+  return h;
+}
+
+void check_limits(const ArchiveInfo& info, const DecodeLimits& limits) {
+  const uint64_t need = info.n_values * dtype_size(info.dtype);
+  if (limits.max_output && need > limits.max_output)
+    fail(ErrorCode::invalid_argument, "the archive's array is " + std::to_string(need) +
+                                          " bytes, above the max_output limit of " + std::to_string(limits.max_output));
+}
+
+}  // namespace hpcz::pipeline
