@@ -198,18 +198,19 @@ def cupy_rows(a, mode, reps, has_batch):
                 stream.synchronize()
             row(f"{mode} cupy {mib:2} MiB chunks, own buffers: the library call alone", a.nbytes,
                 median_time(library, reps), None)
-            if hasattr(_hpcz, "decompress_device_batch"):  # decoding, its headers read and lists prepared
+            if hasattr(_hpcz, "decompress_device_batch_packed"):  # decoding, its headers read and lists prepared
                 blobs = hpcz.compress_batch(own, rel=1e-3, mode=mode)
                 backs = [cupy.empty_like(c) for c in own]
-                heads = [cupy.asnumpy(b[:_hpcz.header_size()]) for b in blobs]
-                dws_size = _hpcz.decompress_device_batch_workspace(heads)
+                heads = b"".join(cupy.asnumpy(b[:_hpcz.header_size()]).tobytes() for b in blobs)
+                which = list(range(len(blobs)))
+                dws_size = _hpcz.decompress_device_batch_workspace_packed(heads, which)
                 dws = cupy.empty(max(dws_size, 1), dtype=cupy.uint8)
                 status = cupy.zeros(len(own), dtype=cupy.uint32)
-                dargs = (heads, [b.data.ptr for b in blobs], [o.data.ptr for o in backs], status.data.ptr, dws.data.ptr,
-                         dws_size, stream.ptr)
+                dargs = (heads, which, [b.data.ptr for b in blobs], [o.data.ptr for o in backs], status.data.ptr,
+                         dws.data.ptr, dws_size, stream.ptr)
 
                 def library_back():
-                    _hpcz.decompress_device_batch(*dargs)
+                    _hpcz.decompress_device_batch_packed(*dargs)
                     stream.synchronize()
                 row(f"{mode} cupy {mib:2} MiB chunks, own buffers: decoding, the library call alone", a.nbytes,
                     median_time(library_back, reps), None)

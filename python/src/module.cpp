@@ -420,31 +420,6 @@ void decompress_device_batch_packed(const nb::bytes& heads, const std::vector<si
                                 reinterpret_cast<void*>(workspace), workspace_size, reinterpret_cast<void*>(stream));
 }
 
-// Archives' headers (each `header` bytes, host copies) decoded on the device one after another.
-size_t decompress_device_batch_workspace(const std::vector<Bytes>& headers) {
-  std::vector<hpcz::ArchiveInfo> infos;
-  for (const Bytes& h : headers) infos.push_back(hpcz::inspect_header(h.data(), h.size()));
-  return hpcz::decompress_device_batch_workspace_size(infos);
-}
-
-void decompress_device_batch(const std::vector<Bytes>& headers, const std::vector<uintptr_t>& archives,
-                             const std::vector<uintptr_t>& outs, uintptr_t status, uintptr_t workspace,
-                             size_t workspace_size, uintptr_t stream) {
-  if (archives.size() != headers.size() || outs.size() != headers.size())
-    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a batch's headers, archives and outputs differ in number");
-  std::vector<hpcz::ArchiveInfo> infos;
-  for (const Bytes& h : headers) infos.push_back(hpcz::inspect_header(h.data(), h.size()));
-  std::vector<const void*> a(archives.size());
-  std::vector<void*> o(outs.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    a[i] = reinterpret_cast<const void*>(archives[i]);
-    o[i] = reinterpret_cast<void*>(outs[i]);
-  }
-  nb::gil_scoped_release unlocked;
-  hpcz::decompress_device_batch(infos, a.data(), o.data(), reinterpret_cast<uint32_t*>(status),
-                                reinterpret_cast<void*>(workspace), workspace_size, reinterpret_cast<void*>(stream));
-}
-
 size_t decompress_device_workspace(Bytes header) {
   return hpcz::decompress_device_workspace_size(hpcz::inspect_header(header.data(), header.size()));
 }
@@ -499,8 +474,6 @@ NB_MODULE(_hpcz, m) {
   m.def("decompress_device", &decompress_device);
   m.def("compress_device_batch_workspace", &compress_device_batch_workspace);
   m.def("compress_device_batch", &compress_device_batch);
-  m.def("decompress_device_batch_workspace", &decompress_device_batch_workspace);
-  m.def("decompress_device_batch", &decompress_device_batch);
   m.def("device_headers_workspace", &device_headers_workspace);
   m.def("device_headers", &device_headers);
   m.def("device_batch_heads", &device_batch_heads);
