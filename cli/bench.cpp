@@ -19,6 +19,7 @@
 
 #include "bench_util.hpp"
 #include "cli_util.hpp"
+#include "common/dtype.hpp"
 #if HPCZ_HAS_CUDA
 #include <cuda_runtime.h>
 #endif
@@ -247,11 +248,11 @@ int bench_main(const std::vector<std::string>& args) {
       ArchiveInfo info = inspect(archive.data(), archive.size());
       Metrics m = compare(data.data(), back.data(), f.dtype, n);
       uint64_t viol = 0;
-      double worst = f.dtype == DType::f32
-                         ? max_err_over_bound(reinterpret_cast<const float*>(data.data()),
-                                              reinterpret_cast<const float*>(back.data()), n, info.eb_abs, viol)
-                         : max_err_over_bound(reinterpret_cast<const double*>(data.data()),
-                                              reinterpret_cast<const double*>(back.data()), n, info.eb_abs, viol);
+      const double worst = detail::dispatch_dtype(f.dtype, [&](auto tr) {
+        using T = typename decltype(tr)::value_type;
+        return max_err_over_bound(reinterpret_cast<const T*>(data.data()), reinterpret_cast<const T*>(back.data()), n,
+                                  info.eb_abs, viol);
+      });
       const double in_b = double(data.size()), out_b = double(archive.size());
       const double gc = in_b / tc / 1e9, gd = in_b / td / 1e9;
       all_c.push_back(gc);
