@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codecs/fast/decode_kernels.cuh"
+#include "codecs/fast/policy.hpp"
 #include "common/cuda_check.hpp"
 #include "common/dtype.hpp"
 #include "common/error.hpp"
@@ -49,10 +50,10 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
     }
     auto k = fold ? cuda::encode_kernel<T, true> : cuda::encode_kernel<T, false>;
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-    // f32: a persistent grid, as many blocks as fit at once (the kernel takes chunk after chunk);
-    // f64: a block a chunk.
+    // Persistent (FastPolicy): as many blocks as fit at once (the kernel takes chunk after chunk);
+    // otherwise a block a chunk.
     uint64_t grid = nc;
-    if (sizeof(T) == 4) {
+    if (FastPolicy<T>::persistent) {
       int per_sm = 0;
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem), "occupancy");
       grid = std::min<uint64_t>(nc, uint64_t(sms) * uint64_t(std::max(per_sm, 1)));
@@ -150,7 +151,7 @@ void compress_batch_t(const codecs::DeviceBatchItem* items, size_t n, void* d_ws
     auto k = fold ? cuda::encode_batch_kernel<T, true> : cuda::encode_batch_kernel<T, false>;
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
     uint64_t grid = total;
-    if (sizeof(T) == 4) {
+    if (FastPolicy<T>::persistent) {
       int per_sm = 0;
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem), "occupancy");
       grid = std::min<uint64_t>(total, uint64_t(sms) * uint64_t(std::max(per_sm, 1)));
@@ -191,11 +192,11 @@ void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d
   // by the second: a separate one-block kernel over the table cost about 2% of the decoding time.
   const auto p = quant::encoder_params<T>(h);
   // Pass 1: every chunk, a small stage; pass 2: the chunks that did not fit, full stage, fixed grid.
-  // f32: compiled for 6 blocks per SM (40 registers, a few spills), 13% faster than the natural 4
-  // blocks on an H200 (docs/EXPERIMENTS.md).
+  // The first pass's blocks per SM: FastPolicy's decode_min_blocks.
   // The chunk checksum by the archive's version (format::chunk_sum32).
   const bool sum32 = format::chunk_sum32(h.version);
-  auto k1 = sum32 ? cuda::decode_kernel<T, true, sizeof(T) == 4 ? 6 : 1> : cuda::decode_kernel<T, false, sizeof(T) == 4 ? 6 : 1>;
+  constexpr int kDecodeBlocks = FastPolicy<T>::decode_min_blocks;
+  auto k1 = sum32 ? cuda::decode_kernel<T, true, kDecodeBlocks> : cuda::decode_kernel<T, false, kDecodeBlocks>;
   constexpr uint32_t smem1 = cuda::kSmallStage;
   check(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, smem1), "smem attribute");
   check(gpu::launch_dependent(k1, unsigned(h.n_chunks), kThreads, smem1, s, d_a, h.archive_size, h.n_values, p, d_out,
@@ -280,7 +281,7 @@ void decompress_batch_t(const codecs::DeviceDecodeItem* items, const std::vector
   check(cudaGetLastError(), "batch decode reset kernel");
   if (total == 0) return;
   // As decompress_device_t: pass 1 every chunk with a small stage, pass 2 the large ones.
-  auto k1 = cuda::decode_batch_kernel<T, kSum32, sizeof(T) == 4 ? 6 : 1>;
+  auto k1 = cuda::decode_batch_kernel<T, kSum32, FastPolicy<T>::decode_min_blocks>;
   check(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, cuda::kSmallStage), "smem attribute");
   check(gpu::launch_dependent(k1, unsigned(total), kThreads, cuda::kSmallStage, s, b), "batch decode kernel");
   auto k2 = cuda::decode_large_batch_kernel<T, kSum32>;
