@@ -59,6 +59,8 @@ template <class F> void for_each_dtype(F&& f) { for_each_dtype_in(f, AllDTypes{}
               "unsupported dtype " + std::to_string(unsigned(t)) + " (supported: " + known + ")");
 }
 
+// The recursion comes before the call: the types are instantiated from the list's end, the order in
+// which nvcc then emits their kernels (a .cu file's cubin layout).
 template <class F, class T0, class... Ts>
 decltype(auto) dispatch_dtype_in(DType t, F&& f, DTypeList<T0, Ts...>) {
   if constexpr (sizeof...(Ts) > 0) {
