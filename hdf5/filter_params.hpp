@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/dtype.hpp"  // header-only: the plugin and the chunk writer take src/ for it alone
 #include "hpcz/hpcz.hpp"
 
 namespace hpcz::h5z {
@@ -86,7 +87,12 @@ inline const char* invalid_words(size_t n, const unsigned* v, size_t value_bytes
     if (n < 8) return "hpcz: the fill flag is set but no fill value is given (words 6 and 7)";
     const double fill = double_of(v[6], v[7]);
     if (fill - fill != 0) return "hpcz: the fill value must be finite";
-    if (value_bytes == 4 && double(float(fill)) != fill) return "hpcz: the fill value is not representable as float32";
+    const char* why = nullptr;  // the fill must be a value of the dataset's type (by its width)
+    detail::for_each_dtype([&](auto tr) {
+      static const std::string msg = std::string("hpcz: the fill value is not representable as ") + tr.name;
+      if (8 * value_bytes == tr.bits && double(typename decltype(tr)::value_type(fill)) != fill) why = msg.c_str();
+    });
+    if (why) return why;
   }
   return nullptr;
 }
@@ -152,8 +158,9 @@ inline void leave_out_padding(const void* chunk, DType dtype, uint64_t n, double
   if (o.mode != BoundMode::rel) return;
   double lo, hi;
   auto range = [&](const double* skip) {
-    return dtype == DType::f32 ? value_range(static_cast<const float*>(chunk), n, o.fill, skip, lo, hi)
-                               : value_range(static_cast<const double*>(chunk), n, o.fill, skip, lo, hi);
+    return detail::dispatch_dtype(dtype, [&](auto tr) {
+      return value_range(static_cast<const typename decltype(tr)::value_type*>(chunk), n, o.fill, skip, lo, hi);
+    });
   };
   if (!range(nullptr) || (lo != pad && hi != pad)) return;
   const double bound = range(&pad) ? rel_to_abs(o.bound, lo, hi) : 0.0;

@@ -115,12 +115,21 @@ herr_t refuse(const Hdf5* api, const char* why) {
   return -1;
 }
 
+// The DType of an HDF5 float of `size` bytes (hpcz's float types by their width); none for another size.
+std::optional<hpcz::DType> float_dtype_of(size_t size) {
+  std::optional<hpcz::DType> t;
+  hpcz::detail::for_each_dtype([&](auto tr) {
+    if (8 * size == tr.bits) t = tr.dtype;
+  });
+  return t;
+}
+
 // Why the dataset's type is not one hpcz codes (little-endian float32 or float64), or nullptr if it is one.
 const char* type_refusal(const Hdf5* api, hid_t type, char* why, size_t n) {
   const H5T_class_t cls = api->type_class(type);
   const size_t size = api->type_size(type);
-  if (cls == H5T_FLOAT && (size == 4 || size == 8) && api->type_order(type) == H5T_ORDER_LE) return nullptr;
-  if (cls == H5T_FLOAT && (size == 4 || size == 8))
+  if (cls == H5T_FLOAT && float_dtype_of(size) && api->type_order(type) == H5T_ORDER_LE) return nullptr;
+  if (cls == H5T_FLOAT && float_dtype_of(size))
     std::snprintf(why, n, "hpcz: the dataset's type is big-endian float%d: hpcz codes little-endian floats: "
                   "create it with a little-endian type (numpy '<f%d', H5T_IEEE_F%dLE)", int(size * 8), int(size), int(size * 8));
   else if (cls == H5T_FLOAT)
@@ -141,15 +150,16 @@ bool padding_of(const Hdf5* api, hid_t dcpl, hid_t type, size_t size, double& pa
   if (api->fill_time(dcpl, &when) < 0 || api->fill_defined(dcpl, &status) < 0) return false;
   pad = 0;
   if (when == H5D_FILL_TIME_NEVER || status != H5D_FILL_VALUE_USER_DEFINED) return true;
-  unsigned char bytes[8];
+  const std::optional<hpcz::DType> t = float_dtype_of(size);  // type_refusal accepted the type
+  if (!t) return false;
+  unsigned char bytes[16];
   if (api->fill_value(dcpl, type, bytes) < 0) return false;
-  if (size == 4) {
-    float f;
-    std::memcpy(&f, bytes, 4);
-    pad = f;
-  } else {
-    std::memcpy(&pad, bytes, 8);
-  }
+  hpcz::detail::dispatch_dtype(*t, [&](auto tr) {
+    typename decltype(tr)::value_type v;
+    static_assert(sizeof v <= sizeof bytes);
+    std::memcpy(&v, bytes, sizeof v);
+    pad = double(v);
+  });
   return true;
 }
 
@@ -193,7 +203,7 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t) {
   hsize_t dims[32];
   const int rank = api->get_chunk(dcpl, 32, dims);
   if (rank < 1) return refuse(api, "hpcz: the dataset is not chunked");
-  values[n++] = unsigned(size == 8 ? hpcz::DType::f64 : hpcz::DType::f32);  // the DType's number
+  values[n++] = unsigned(*float_dtype_of(size));  // the DType's number (type_refusal accepted the size)
   values[n++] = unsigned(rank);
   for (int i = 0; i < rank; ++i) {
     if (dims[i] > 0xffffffffull) return refuse(api, "hpcz: a chunk dimension above 2^32 - 1");

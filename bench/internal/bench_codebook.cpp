@@ -12,6 +12,7 @@
 #include "codecs/ratio/ratio_gpu.hpp"
 #include "predict/lorenzo.hpp"
 #include "codecs/ratio/chunk.hpp"
+#include "common/dtype.hpp"
 
 namespace hpcz::cli {
 namespace {
@@ -80,7 +81,10 @@ int bench_codebook_main(const std::vector<std::string>& args) {
   for (uint32_t nsym : {1024u, 2048u, 4096u}) {
     std::vector<std::pair<std::string, std::vector<uint32_t>>> hists{{"dense geometric", dense_histogram(nsym)}};
     for (const Field& f : fields) {
-      auto h = f.dtype == DType::f64 ? field_histogram<double>(f, nsym / 2) : field_histogram<float>(f, nsym / 2);
+      auto h = detail::dispatch_dtype(f.dtype, [&](auto tr) {
+        using T = typename decltype(tr)::value_type;
+        return field_histogram<T>(f, nsym / 2);
+      });
       if (!h.empty()) hists.push_back({f.name + " rel 1e-3", std::move(h)});
     }
     for (const auto& [name, h] : hists) {

@@ -29,7 +29,8 @@ enum class BoundMode : uint8_t { abs = 1, rel = 2 };  // rel: relative to max - 
 enum class Codec : uint8_t { fast = 1, ratio = 2, interp = 3 };
 enum class Backend { automatic, cpu, gpu };
 
-inline size_t dtype_size(DType t) { return t == DType::f64 ? 8 : 4; }
+// Bytes of a value of t; throws Error(invalid_argument) naming a value that is no supported dtype.
+size_t dtype_size(DType t);
 
 // ---- names: the one vocabulary of codecs, dtypes and bound modes -----------------------------------
 // Every front end (CLI, Python, numcodecs, Zarr, HDF5, C) names and parses these through here, so a

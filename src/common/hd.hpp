@@ -7,6 +7,8 @@
 #include <cstring>
 #include <cmath>
 
+#include "dtype.hpp"
+
 #if defined(__CUDACC__)
 #define HPCZ_HD __host__ __device__ __forceinline__
 #define HPCZ_UNROLL _Pragma("unroll")
@@ -73,9 +75,7 @@ HPCZ_HD void store_u64_le(uint8_t* p, uint64_t v) {
   store_u32_le(p, uint32_t(v)); store_u32_le(p + 4, uint32_t(v >> 32));
 }
 
-template <class T> struct Bits;
-template <> struct Bits<float> { using type = uint32_t; };
-template <> struct Bits<double> { using type = uint64_t; };
+template <class T> struct Bits { using type = typename DTypeTraits<T>::bits_type; };
 
 template <class T> HPCZ_HD typename Bits<T>::type to_bits(T v) {
   typename Bits<T>::type u;

@@ -159,10 +159,11 @@ __device__ __forceinline__ void range_blocks(const T* in, unsigned long long n, 
   const unsigned long long t = block * (unsigned long long)kPassThreads + threadIdx.x;
   for (unsigned long long back = t; back < nvec; back += stride) {
     const unsigned long long i = nvec - 1 - back;
-    if constexpr (sizeof(T) == 4) {
+    if constexpr (std::is_same_v<T, float>) {
       float4 f = __ldg(reinterpret_cast<const float4*>(in) + i);
       take(f.x, 4 * i); take(f.y, 4 * i + 1); take(f.z, 4 * i + 2); take(f.w, 4 * i + 3);
     } else {
+      static_assert(std::is_same_v<T, double>, "a 16-byte vector load for this type");
       double2 f = __ldg(reinterpret_cast<const double2*>(in) + i);
       take(f.x, 2 * i); take(f.y, 2 * i + 1);
     }

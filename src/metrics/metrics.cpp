@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "common/dtype.hpp"
 #include "common/parallel.hpp"  // its fork handlers: this file has OpenMP regions
 #include "hpcz/hpcz.hpp"
 
@@ -47,9 +48,10 @@ Metrics compare_t(const T* a, const T* b, uint64_t n, std::optional<double> fill
 }  // namespace
 
 Metrics compare(const void* original, const void* reconstructed, DType dtype, uint64_t n, std::optional<double> fill) {
-  if (dtype == DType::f64)
-    return compare_t(static_cast<const double*>(original), static_cast<const double*>(reconstructed), n, fill);
-  return compare_t(static_cast<const float*>(original), static_cast<const float*>(reconstructed), n, fill);
+  return detail::dispatch_dtype(dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    return compare_t(static_cast<const T*>(original), static_cast<const T*>(reconstructed), n, fill);
+  });
 }
 
 }  // namespace hpcz

@@ -3,6 +3,7 @@
 // chunks (CodecOps::chunk_bound).
 #include <string>
 
+#include "common/dtype.hpp"
 #include "pipeline/internal.hpp"
 #include "pipeline/stage_layout.hpp"
 
@@ -51,7 +52,7 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
                                      " is newer than this hpcz reads (" + std::to_string(kVersion) + ")");
   if (!checksum_matches(header_checksum(a), s.header_checksum)) corrupt("header checksum mismatch");
   if (s.header_bytes != kHeaderBytes) corrupt("header size field");
-  if (h.dtype != DType::f32 && h.dtype != DType::f64) corrupt("dtype " + std::to_string(int(h.dtype)));
+  if (!dtype_of_id(unsigned(h.dtype))) corrupt("dtype " + std::to_string(int(h.dtype)));
   if (h.ndims < 1 || h.ndims > 4) corrupt("rank " + std::to_string(int(h.ndims)));
   if (h.mode != BoundMode::abs && h.mode != BoundMode::rel) corrupt("error-bound mode " + std::to_string(int(h.mode)));
   const codecs::CodecOps* codec = codecs::find(h.codec);
@@ -76,7 +77,9 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   info.range_valid = h.flags & kFlagRangeValid;
   if (h.flags & kFlagFill) info.fill = h.fill;
   // The step is a value of the array's type, >= 0, and never above 2 eb (except eb == 0, see FORMAT.md).
-  const double step_t = info.dtype == DType::f32 ? double(float(info.step)) : info.step;
+  const double step_t = detail::dispatch_dtype(info.dtype, [&](auto tr) {
+    return double(typename decltype(tr)::value_type(info.step));
+  });
   if (!(info.step >= 0) || step_t != info.step || (info.eb_abs > 0 && info.step > 2 * info.eb_abs))
     corrupt("quantization step");
   // Ratio and interp archives are written at versions 1 and 2 only (format::archive_version); one

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/dtype.hpp"
 #include "common/parallel.hpp"
 #include "pipeline/internal.hpp"
 #include "quant/range.hpp"
@@ -72,8 +73,10 @@ void settle_range(const T* in, format::HeaderFields& h) {
 }  // namespace
 
 std::vector<uint8_t> compress_cpu(const void* in, format::HeaderFields h) {
-  if (h.dtype == DType::f64) settle_range(static_cast<const double*>(in), h);
-  else settle_range(static_cast<const float*>(in), h);
+  detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    settle_range(static_cast<const T*>(in), h);
+  });
   return assemble(h, codecs::get(h.codec).encode(in, h, codecs::Slab{}));
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
+#include "common/dtype.hpp"
 #include "gpu/decode_status.hpp"
 #include "pipeline/internal.hpp"
 
@@ -122,7 +123,7 @@ namespace {
 
 // A device batch's arrays by dtype (each group one set of launches), with their header templates.
 struct DeviceBatchPlan {
-  std::vector<codecs::DeviceBatchItem> groups[2];  // f32, f64
+  std::vector<codecs::DeviceBatchItem> groups[detail::kDTypeCount];  // by detail::dtype_index
   size_t workspace = 0;
 };
 DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Options& opt, void* const* d_outs,
@@ -132,7 +133,7 @@ DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Opt
   DeviceBatchPlan plan;
   for (size_t i = 0; i < arrays.size(); ++i) {
     const format::HeaderFields h = pipeline::header_template(arrays[i].dtype, arrays[i].dims, opt);
-    plan.groups[h.dtype == DType::f64].push_back(
+    plan.groups[detail::dtype_index(h.dtype)].push_back(
         {arrays[i].data, h, d_outs ? static_cast<uint8_t*>(d_outs[i]) : nullptr, d_sizes ? d_sizes + i : nullptr});
   }
   for (const auto& g : plan.groups) {

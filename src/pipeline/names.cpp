@@ -1,6 +1,9 @@
 // The one vocabulary (hpcz.hpp, "names"): codec names come from the codec registry; dtype and bound
 // mode names are listed here, once.
+#include <array>
+
 #include "codecs/codec.hpp"
+#include "common/dtype.hpp"
 #include "hpcz/hpcz.hpp"
 
 namespace hpcz {
@@ -11,7 +14,12 @@ struct DTypeName {
   const char* name;
   const char* short_name;
 };
-constexpr DTypeName kDTypes[] = {{DType::f32, "float32", "f32"}, {DType::f64, "float64", "f64"}};
+template <class... Ts> constexpr auto dtype_table(detail::DTypeList<Ts...>) {
+  using detail::DTypeTraits;
+  return std::array<DTypeName, sizeof...(Ts)>{
+      {{DTypeTraits<Ts>::dtype, DTypeTraits<Ts>::name, DTypeTraits<Ts>::short_name}...}};
+}
+constexpr auto kDTypes = dtype_table(detail::AllDTypes{});  // from the traits: a new type is named there
 
 struct BoundModeName {
   BoundMode m;

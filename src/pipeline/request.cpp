@@ -3,20 +3,25 @@
 #include <cmath>
 #include <string>
 
+#include "common/dtype.hpp"
 #include "pipeline/internal.hpp"
 
 namespace hpcz::pipeline {
 
 format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
-  if (dtype != DType::f32 && dtype != DType::f64) fail(ErrorCode::invalid_argument, "dtype must be f32 or f64");
+  // The fill value must be a value of the array's type; an unknown dtype is refused by its number.
+  const bool fill_exact = detail::dispatch_dtype(dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    return !opt.fill || !std::isfinite(*opt.fill) || double(T(*opt.fill)) == *opt.fill;
+  });
   if (dims.empty() || dims.size() > 4) fail(ErrorCode::invalid_argument, "rank must be 1 to 4");
   if (!(opt.bound >= 0) || !std::isfinite(opt.bound))
     fail(ErrorCode::invalid_argument, "error bound must be a finite number >= 0");
   if (opt.mode != BoundMode::abs && opt.mode != BoundMode::rel) fail(ErrorCode::invalid_argument, "bound mode");
   const codecs::CodecOps& codec = codecs::get(opt.codec);
   if (opt.fill && !std::isfinite(*opt.fill)) fail(ErrorCode::invalid_argument, "fill value must be finite");
-  if (opt.fill && dtype == DType::f32 && double(float(*opt.fill)) != *opt.fill)
-    fail(ErrorCode::invalid_argument, "fill value is not representable as f32");
+  if (!fill_exact)
+    fail(ErrorCode::invalid_argument, std::string("fill value is not representable as ") + dtype_short_name(dtype));
   format::HeaderFields h{};
   h.dtype = dtype;
   h.ndims = uint8_t(dims.size());

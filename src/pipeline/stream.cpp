@@ -21,6 +21,7 @@
 #include <numeric>
 #include <string>
 
+#include "common/dtype.hpp"
 #include "pipeline/internal.hpp"
 #include "pipeline/stream_io.hpp"
 #include "pipeline/stream_lanes.hpp"
@@ -177,8 +178,7 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
     }
   });
   const Clock::time_point t_range = Clock::now();
-  if (dtype == DType::f64) settle_range_stream<double>(pool, in, h);
-  else settle_range_stream<float>(pool, in, h);
+  detail::dispatch_dtype(dtype, [&](auto tr) { settle_range_stream<typename decltype(tr)::value_type>(pool, in, h); });
   const double range_s = since(t_range);
   out.reserve(max_compressed_size(h.n_values, h.dtype));
   lanes.go();

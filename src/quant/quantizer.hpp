@@ -8,6 +8,9 @@ namespace hpcz::quant {
 using namespace hpcz::detail;
 
 constexpr int32_t kQLimit = 1 << 30;  // |q| < 2^30, so deltas of neighbouring q fit in 31 bits + sign
+// Whether rint of a value below 2^30 in magnitude may be 2^30 itself: only where the type has values
+// between integers there (more than 30 significand bits; a float's are spaced 64 apart).
+template <class T> constexpr bool kMayRoundToLimit = DTypeTraits<T>::digits > 30;
 
 template <class T>
 struct QuantParams {
@@ -20,10 +23,7 @@ struct QuantParams {
   T fill_test;   // fill, or NaN without one: x != fill_test is the quick path's fill test, with no flag
 };
 
-template <class T> HPCZ_HD T max_finite() {
-  return from_bits<T>(sizeof(T) == 4 ? typename Bits<T>::type(0x7f7fffffu)
-                                     : typename Bits<T>::type(0x7fefffffffffffffull));
-}
+template <class T> HPCZ_HD T max_finite() { return from_bits<T>(DTypeTraits<T>::max_finite_bits); }
 
 template <class T> HPCZ_HD T ulp_of(T m) {  // distance to the next representable value above |m|
   m = from_bits<T>(to_bits(m) & (~typename Bits<T>::type(0) >> 1));  // |m|, -0 included (the margin's sign)
@@ -77,8 +77,7 @@ HPCZ_HD QuantParams<T> make_params(double eb, double step, bool has_fill, double
   p.eb_below = e;
   p.has_fill = has_fill ? 1 : 0;
   p.fill = has_fill ? T(fill) : T(0);
-  p.fill_test = has_fill ? T(fill) : from_bits<T>(sizeof(T) == 4 ? typename Bits<T>::type(0x7fc00000u)
-                                                                  : typename Bits<T>::type(0x7ff8000000000000ull));
+  p.fill_test = has_fill ? T(fill) : from_bits<T>(DTypeTraits<T>::quiet_nan_bits);
   return p;
 }
 
@@ -134,7 +133,7 @@ HPCZ_HD QuantResult quantize_fast(T x, const QuantParams<T>& p, int32_t& q) {
   q = q0;
   // A float below 2^30 in magnitude rounds to an integer below it (floats there are spaced 64 apart);
   // a double may round up to 2^30 itself.
-  if (sizeof(T) == 8 && !(q0 > -kQLimit && q0 < kQLimit)) return kQuantSearch;
+  if (kMayRoundToLimit<T> && !(q0 > -kQLimit && q0 < kQLimit)) return kQuantSearch;
   const T d = dequantize(q0, p.step) - x;
   return abs_value(d) < p.eb_below ? kQuantOk : kQuantSearch;
 }
@@ -143,8 +142,9 @@ HPCZ_HD QuantResult quantize_fast(T x, const QuantParams<T>& p, int32_t& q) {
 // conversion saturates; on the host an out-of-range conversion would be undefined, so it is guarded.
 template <class T> HPCZ_HD int32_t round_to_int(T s) {
 #if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(T) == 4) return __float2int_rn(s);
-  else return __double2int_rn(s);
+  if constexpr (std::is_same_v<T, float>) return __float2int_rn(s);
+  else if constexpr (std::is_same_v<T, double>) return __double2int_rn(s);
+  else static_assert(kUnsupportedDType<T>, "no rounding conversion for this type");
 #else
   return abs_value(s) < T(kQLimit) ? int32_t(round_half_even(s)) : 0;
 #endif
@@ -159,7 +159,7 @@ template <class T> HPCZ_HD bool quantize_quick(T x, const QuantParams<T>& p, int
   const T s = x * p.recip;
   q = round_to_int(s);
   const T d = dequantize(q, p.step) - x;
-  constexpr T lim = sizeof(T) == 4 ? T(kQLimit) : T(kQLimit) - T(0.5);
+  constexpr T lim = kMayRoundToLimit<T> ? T(kQLimit) - T(0.5) : T(kQLimit);
   return (x != p.fill_test) & (abs_value(s) < lim) & (abs_value(d) < p.eb_below);
 }
 

@@ -127,6 +127,8 @@ HPCZ_HD void settle_range(format::HeaderFields& h, uint64_t key_min, uint64_t ke
   h.range_max = valid ? range_value(key_max) : 0.0;
   h.eb_abs = absolute_bound(h.mode, h.bound, valid, h.range_min, h.range_max);
   const double maxabs = step_from_sample(h.mode, h.bound) ? h.sample_maxabs : range_maxabs(valid, h.range_min, h.range_max);
+  // Also run on the GPU, which cannot throw: h.dtype was checked on the host (header_template). A new
+  // dtype adds its choose_step here (docs/DESIGN.md, "Adding a dtype").
   h.step = h.dtype == DType::f32 ? choose_step<float>(h.eb_abs, valid, h.range_min, h.range_max, maxabs)
                         : choose_step<double>(h.eb_abs, valid, h.range_min, h.range_max, maxabs);
 }

@@ -24,9 +24,10 @@ __device__ __forceinline__ void store_group_paired(T* dst, const T* v, uint32_t 
   uint32_t w[4 * kPieces];                           // the group's words, little-endian
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    if constexpr (sizeof(T) == 4) {
+    if constexpr (std::is_same_v<T, float>) {
       w[i] = __float_as_uint(v[i]);
     } else {
+      static_assert(std::is_same_v<T, double>, "the words of a value of this type");
       w[2 * i] = uint32_t(__double_as_longlong(v[i]));
       w[2 * i + 1] = uint32_t(uint64_t(__double_as_longlong(v[i])) >> 32);
     }

@@ -5,6 +5,7 @@
 
 #include "codecs/codec.hpp"
 #include "codecs/fast/chunk.hpp"
+#include "common/dtype.hpp"
 #include "common/error.hpp"
 #include "common/parallel.hpp"
 #include "quant/range.hpp"
@@ -65,14 +66,17 @@ codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h) {
 
 // Chunks do not depend on where they sit in the array: a slab is coded as an array of its values.
 codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, const codecs::Slab&) {
-  if (h.dtype == DType::f64) return encode_t(static_cast<const double*>(in), h);
-  return encode_t(static_cast<const float*>(in), h);
+  return detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    return encode_t(static_cast<const T*>(in), h);
+  });
 }
 
 bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out, int) {
-  if (h.dtype == DType::f64)
-    return decode_chunk<double>(src, size, chunk_count(h, c), quant::encoder_params<double>(h), static_cast<double*>(out));
-  return decode_chunk<float>(src, size, chunk_count(h, c), quant::encoder_params<float>(h), static_cast<float*>(out));
+  return detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    return decode_chunk<T>(src, size, chunk_count(h, c), quant::encoder_params<T>(h), static_cast<T*>(out));
+  });
 }
 
 }  // namespace

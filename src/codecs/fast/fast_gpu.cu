@@ -2,11 +2,15 @@
 // the caller's stream in the caller's workspace.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "codecs/codec.hpp"
 #include <vector>
 
 #include "codecs/fast/decode_kernels.cuh"
+#include "codecs/fast/policy.hpp"
 #include "common/cuda_check.hpp"
+#include "common/dtype.hpp"
 #include "common/error.hpp"
 #include "gpu/batch_passes.cuh"
 #include "gpu/device.hpp"
@@ -46,10 +50,10 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
     }
     auto k = fold ? cuda::encode_kernel<T, true> : cuda::encode_kernel<T, false>;
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-    // f32: a persistent grid, as many blocks as fit at once (the kernel takes chunk after chunk);
-    // f64: a block a chunk.
+    // Persistent (FastPolicy): as many blocks as fit at once (the kernel takes chunk after chunk);
+    // otherwise a block a chunk.
     uint64_t grid = nc;
-    if (sizeof(T) == 4) {
+    if (FastPolicy<T>::persistent) {
       int per_sm = 0;
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem), "occupancy");
       grid = std::min<uint64_t>(nc, uint64_t(sms) * uint64_t(std::max(per_sm, 1)));
@@ -147,7 +151,7 @@ void compress_batch_t(const codecs::DeviceBatchItem* items, size_t n, void* d_ws
     auto k = fold ? cuda::encode_batch_kernel<T, true> : cuda::encode_batch_kernel<T, false>;
     check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
     uint64_t grid = total;
-    if (sizeof(T) == 4) {
+    if (FastPolicy<T>::persistent) {
       int per_sm = 0;
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem), "occupancy");
       grid = std::min<uint64_t>(total, uint64_t(sms) * uint64_t(std::max(per_sm, 1)));
@@ -161,8 +165,10 @@ void compress_batch_t(const codecs::DeviceBatchItem* items, size_t n, void* d_ws
 }
 
 void compress_batch(const codecs::DeviceBatchItem* items, size_t n, void* d_ws, void* stream) {
-  if (n && items[0].h.dtype == DType::f64) compress_batch_t<double>(items, n, d_ws, static_cast<cudaStream_t>(stream));
-  else compress_batch_t<float>(items, n, d_ws, static_cast<cudaStream_t>(stream));
+  if (n == 0) return;
+  detail::dispatch_dtype(items[0].h.dtype, [&](auto tr) {
+    compress_batch_t<typename decltype(tr)::value_type>(items, n, d_ws, static_cast<cudaStream_t>(stream));
+  });
 }
 
 // The fast mode's decoding workspace: the chunk table's checksum sum (8 bytes, summed by the first
@@ -186,11 +192,11 @@ void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d
   // by the second: a separate one-block kernel over the table cost about 2% of the decoding time.
   const auto p = quant::encoder_params<T>(h);
   // Pass 1: every chunk, a small stage; pass 2: the chunks that did not fit, full stage, fixed grid.
-  // f32: compiled for 6 blocks per SM (40 registers, a few spills), 13% faster than the natural 4
-  // blocks on an H200 (docs/EXPERIMENTS.md).
+  // The first pass's blocks per SM: FastPolicy's decode_min_blocks.
   // The chunk checksum by the archive's version (format::chunk_sum32).
   const bool sum32 = format::chunk_sum32(h.version);
-  auto k1 = sum32 ? cuda::decode_kernel<T, true, sizeof(T) == 4 ? 6 : 1> : cuda::decode_kernel<T, false, sizeof(T) == 4 ? 6 : 1>;
+  constexpr int kDecodeBlocks = FastPolicy<T>::decode_min_blocks;
+  auto k1 = sum32 ? cuda::decode_kernel<T, true, kDecodeBlocks> : cuda::decode_kernel<T, false, kDecodeBlocks>;
   constexpr uint32_t smem1 = cuda::kSmallStage;
   check(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, smem1), "smem attribute");
   check(gpu::launch_dependent(k1, unsigned(h.n_chunks), kThreads, smem1, s, d_a, h.archive_size, h.n_values, p, d_out,
@@ -210,21 +216,25 @@ void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d
 struct DecodeBatchLayout {
   size_t sums, firsts, targets, total;
 };
+// The targets' table is sized for the largest type's (a workspace serves every set of a batch).
+template <class... Ts> constexpr size_t max_decode_target_bytes(detail::DTypeList<Ts...>) {
+  return std::max({sizeof(cuda::DecodeTarget<Ts>)...});
+}
 DecodeBatchLayout decode_batch_layout(size_t n, uint64_t chunks) {
   auto round = [](size_t x) { return (x + 255) & ~size_t(255); };
   DecodeBatchLayout l;
   l.sums = round(4 * (chunks + 1));
   l.firsts = l.sums + round(8 * n);
   l.targets = l.firsts + round(8 * (n + 1));
-  l.total = l.targets + round(n * std::max(sizeof(cuda::DecodeTarget<float>), sizeof(cuda::DecodeTarget<double>)));
+  l.total = l.targets + round(n * max_decode_target_bytes(detail::AllDTypes{}));
   return l;
 }
 
-// The launch sets of a decoding batch: one per dtype and chunk checksum.
+// The launch sets of a decoding batch: one per dtype and chunk checksum, [2 x the dtype's index + sum32].
 std::vector<std::vector<size_t>> decode_sets(const codecs::DeviceDecodeItem* items, size_t n) {
-  std::vector<std::vector<size_t>> sets(4);
+  std::vector<std::vector<size_t>> sets(2 * detail::kDTypeCount);
   for (size_t i = 0; i < n; ++i)
-    sets[(items[i].h.dtype == DType::f64 ? 2 : 0) + (format::chunk_sum32(items[i].h.version) ? 1 : 0)].push_back(i);
+    sets[2 * detail::dtype_index(items[i].h.dtype) + (format::chunk_sum32(items[i].h.version) ? 1 : 0)].push_back(i);
   return sets;
 }
 
@@ -271,7 +281,7 @@ void decompress_batch_t(const codecs::DeviceDecodeItem* items, const std::vector
   check(cudaGetLastError(), "batch decode reset kernel");
   if (total == 0) return;
   // As decompress_device_t: pass 1 every chunk with a small stage, pass 2 the large ones.
-  auto k1 = cuda::decode_batch_kernel<T, kSum32, sizeof(T) == 4 ? 6 : 1>;
+  auto k1 = cuda::decode_batch_kernel<T, kSum32, FastPolicy<T>::decode_min_blocks>;
   check(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, cuda::kSmallStage), "smem attribute");
   check(gpu::launch_dependent(k1, unsigned(total), kThreads, cuda::kSmallStage, s, b), "batch decode kernel");
   auto k2 = cuda::decode_large_batch_kernel<T, kSum32>;
@@ -285,10 +295,12 @@ void decompress_batch(const codecs::DeviceDecodeItem* items, size_t n, void* d_w
   auto s = static_cast<cudaStream_t>(stream);
   const auto sets = decode_sets(items, n);
   // Sets run one after another in the same workspace (the stream orders them).
-  if (!sets[0].empty()) decompress_batch_t<float, false>(items, sets[0], d_ws, s);
-  if (!sets[1].empty()) decompress_batch_t<float, true>(items, sets[1], d_ws, s);
-  if (!sets[2].empty()) decompress_batch_t<double, false>(items, sets[2], d_ws, s);
-  if (!sets[3].empty()) decompress_batch_t<double, true>(items, sets[3], d_ws, s);
+  detail::for_each_dtype([&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    const auto& unsummed = sets[2 * detail::kDTypeIndex<T>], &summed = sets[2 * detail::kDTypeIndex<T> + 1];
+    if (!unsummed.empty()) decompress_batch_t<T, false>(items, unsummed, d_ws, s);
+    if (!summed.empty()) decompress_batch_t<T, true>(items, summed, d_ws, s);
+  });
 }
 
 // Chunks do not depend on where they sit in the array: a slab is coded as an array of its values.
@@ -297,8 +309,10 @@ size_t compress_workspace(const format::HeaderFields& h, const codecs::Slab&) { 
 void compress_device(const void* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
                      uint64_t* d_size, void* d_ws, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  if (h.dtype == DType::f64) compress_device_t(static_cast<const double*>(d_in), h, slab, d_out, d_size, d_ws, s);
-  else compress_device_t(static_cast<const float*>(d_in), h, slab, d_out, d_size, d_ws, s);
+  detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    compress_device_t(static_cast<const T*>(d_in), h, slab, d_out, d_size, d_ws, s);
+  });
 }
 
 size_t decompress_workspace(const format::HeaderFields& h, const codecs::Slab&) {
@@ -308,8 +322,10 @@ size_t decompress_workspace(const format::HeaderFields& h, const codecs::Slab&) 
 void decompress_device(const format::HeaderFields& h, const codecs::Slab&, const uint8_t* d_archive, void* d_out,
                        uint32_t* d_status, void* d_ws, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  if (h.dtype == DType::f64) decompress_device_t(h, d_archive, static_cast<double*>(d_out), d_status, d_ws, s);
-  else decompress_device_t(h, d_archive, static_cast<float*>(d_out), d_status, d_ws, s);
+  detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    decompress_device_t(h, d_archive, static_cast<T*>(d_out), d_status, d_ws, s);
+  });
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include "codecs/fast/chunk.hpp"
+#include "codecs/fast/policy.hpp"
 #include "format/header.hpp"
 #include "gpu/archive_passes.cuh"
 #include "gpu/async_copy.cuh"
@@ -31,19 +32,19 @@ using namespace gpu;  // the archive passes, the look-back, DecodeStatus
 constexpr int kThreads = 256;
 // Blocks per SM the encoder is compiled for (a template argument: the register budget is 65536 /
 // (256 x blocks), 128 at 2 and 80 at 3; shared memory fits 2 f32 blocks, a 66 KiB stage and a 32 KiB
-// round buffer each, and 3 f64 ones). Two: at 3 the registers spill, and the kernel is short of issue,
-// not of warps (3 measured slower: docs/EXPERIMENTS.md).
-template <class T> constexpr int encode_min_blocks() { return 2; }
+// round buffer each, and 3 f64 ones): FastPolicy.
+template <class T> constexpr int encode_min_blocks() { return FastPolicy<T>::encode_min_blocks; }
 
 template <class T> constexpr uint32_t stage_bytes() {
   // codes + the worst-case payload/exception region + slack for funnel-shift reads past the end
   return chunk_values<T>() / kB + chunk_values<T>() * sizeof(T) + 48;
 }
 
-// f32 (persistent) reads a round's input through shared memory: copied there by cp.async (coalesced,
-// no registers held: the next round's copy is in flight while this one is coded), each thread then
-// reading its block's row. f64 (one round a chunk, a chunk a block) loads into registers.
-template <class T> constexpr bool staged_rounds() { return sizeof(T) == 4; }
+// Staged (FastPolicy; f32, persistent): a round's input goes through shared memory, copied there by
+// cp.async (coalesced, no registers held: the next round's copy is in flight while this one is coded),
+// each thread then reading its block's row. Unstaged (f64: one round a chunk, a chunk a block): loads
+// into registers.
+template <class T> constexpr bool staged_rounds() { return FastPolicy<T>::staged_rounds; }
 constexpr uint32_t kRowBytes = kB * 4;  // a block's row: 32 f32 values
 template <class T> constexpr uint32_t round_buffer_offset() { return (stage_bytes<T>() + 15) / 16 * 16; }
 // The encoder's dynamic shared memory: the stage, then the round buffer (staged rounds only).
@@ -101,7 +102,7 @@ template <class T>
 __device__ __forceinline__ void load_block(const T* in, unsigned long long first, unsigned long long n, T* v, int& count) {
   if (first + kB <= n) {
     count = kB;
-    if constexpr (sizeof(T) == 4) {
+    if constexpr (std::is_same_v<T, float>) {
       const float4* p = reinterpret_cast<const float4*>(in + first);
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
@@ -109,6 +110,7 @@ __device__ __forceinline__ void load_block(const T* in, unsigned long long first
         v[4 * k] = f.x; v[4 * k + 1] = f.y; v[4 * k + 2] = f.z; v[4 * k + 3] = f.w;
       }
     } else {
+      static_assert(std::is_same_v<T, double>, "a 16-byte vector load for this type");
       const double2* p = reinterpret_cast<const double2*>(in + first);
 #pragma unroll
       for (int k = 0; k < 16; ++k) {
@@ -131,7 +133,7 @@ __device__ __forceinline__ void fold_block_keys(const T* v, typename detail::Bit
 #pragma unroll
   for (int i = 0; i < kB; i += 2) {
     const auto a = narrow_key(v[i]), b = narrow_key(v[i + 1]);
-    if constexpr (sizeof(T) == 4) {
+    if constexpr (std::is_same_v<typename detail::Bits<T>::type, uint32_t>) {
       lo = __vimin3_u32(lo, a, b);
       hi = __vimax3_u32(hi, a, b);
     } else {
@@ -407,7 +409,7 @@ __device__ __forceinline__ void encode_chunks(const Source& src) {
   // taking an id to publishing its chunk's size (the copy-out before it, its rounds) a block waits on
   // no other block, so every size is published and every look-back ends (chunk 0's is inclusive).
   // f64 keeps one chunk a block: held across chunks its registers spill (3-6% slower).
-  constexpr bool kPersistent = sizeof(T) == 4;
+  constexpr bool kPersistent = FastPolicy<T>::persistent;
   constexpr bool kStaged = staged_rounds<T>();
   static_assert(!kStaged || kPersistent, "the round buffer's copies are waited for where a persistent block's are");
   constexpr uint32_t kRoundValues = kThreads * kB;

@@ -19,6 +19,7 @@
 #pragma once
 #include "codecs/ratio/interp_layout.hpp"
 #include "codecs/ratio/kernels_common.cuh"
+#include "codecs/ratio/policy.hpp"
 
 namespace hpcz::ratio::cuda {
 
@@ -234,12 +235,10 @@ struct PassPlan {
   unsigned long long g0;
 };
 constexpr int kMaxPasses = 12;  // levels x axes of extent > 1: 4 x 3, 6 x 2 or 12 x 1
-// Threads of a tile block (the encoder's, the decoder's and the sampling's) and the blocks an SM is to
-// hold, about 1,280 threads (registers: 64 Ki / 1,152 = 56 a thread at 192 threads). 192 threads with
-// f32 boxes (6 blocks an SM) compressed faster than 256 (5) or 128 (10); f64 boxes take twice the
-// shared memory, so fewer, larger blocks.
+// Threads of a tile block (the encoder's, the decoder's and the sampling's: RatioPolicy) and the blocks
+// an SM is to hold, about 1,280 threads (registers: 64 Ki / 1,152 = 56 a thread at 192 threads).
 template <class T>
-constexpr uint32_t kTileThreads = sizeof(T) == 4 ? 192 : 256;
+constexpr uint32_t kTileThreads = RatioPolicy<T>::interp_tile_threads;
 template <class T>
 constexpr int kTileBlocksPerSM = int(5 * 256 / kTileThreads<T>);
 

@@ -36,10 +36,11 @@ static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __re
   const uint32_t step = uint32_t((4 * stride) % cxe);
   for (; k < n4; k += stride) {
     T v[4];
-    if constexpr (sizeof(T) == 4) {
+    if constexpr (std::is_same_v<T, float>) {
       const float4 f = __ldg(reinterpret_cast<const float4*>(in) + k);
       v[0] = f.x; v[1] = f.y; v[2] = f.z; v[3] = f.w;
     } else {
+      static_assert(std::is_same_v<T, double>, "four values' loads for this type");
       const double2 a = __ldg(reinterpret_cast<const double2*>(in) + 2 * k);
       const double2 b = __ldg(reinterpret_cast<const double2*>(in) + 2 * k + 1);
       v[0] = a.x; v[1] = a.y; v[2] = b.x; v[3] = b.y;

@@ -8,6 +8,7 @@
 #include "codecs/ratio/chunk.hpp"
 #include "codecs/ratio/interp_chunk.hpp"
 #include "codecs/ratio/ratio_gpu.hpp"
+#include "common/dtype.hpp"
 #include "common/error.hpp"
 #include "common/parallel.hpp"
 #include "quant/range.hpp"
@@ -90,31 +91,34 @@ codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h, uint6
 }
 
 codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, const codecs::Slab& slab) {
-  if (h.dtype == DType::f64) return encode_t<double, false>(static_cast<const double*>(in), h, slab.first_chunk);
-  return encode_t<float, false>(static_cast<const float*>(in), h, slab.first_chunk);
+  return detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    return encode_t<T, false>(static_cast<const T*>(in), h, slab.first_chunk);
+  });
 }
 
 codecs::EncodedChunks encode_best(const void* in, const format::HeaderFields& h, const codecs::Slab& slab) {
-  if (h.dtype == DType::f64) return encode_t<double, true>(static_cast<const double*>(in), h, slab.first_chunk);
-  return encode_t<float, true>(static_cast<const float*>(in), h, slab.first_chunk);
+  return detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    return encode_t<T, true>(static_cast<const T*>(in), h, slab.first_chunk);
+  });
 }
 
 bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out, int threads) {
   const predict::ChunkShape cs = predict::chunk_shape(shape_of(h), c);
-  if (h.dtype == DType::f64)
-    return decode_chunk<double>(src, size, cs, quant::encoder_params<double>(h), h.block_param,
-                                static_cast<double*>(out), threads);
-  return decode_chunk<float>(src, size, cs, quant::encoder_params<float>(h), h.block_param, static_cast<float*>(out),
-                             threads);
+  return detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    return decode_chunk<T>(src, size, cs, quant::encoder_params<T>(h), h.block_param, static_cast<T*>(out), threads);
+  });
 }
 
 bool decode_best(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out, int threads) {
   const predict::ChunkShape cs = predict::chunk_shape(shape_of(h), c);
-  if (h.dtype == DType::f64)
-    return decode_best_chunk<double>(src, size, cs, quant::encoder_params<double>(h), h.block_param,
-                                     static_cast<double*>(out), threads);
-  return decode_best_chunk<float>(src, size, cs, quant::encoder_params<float>(h), h.block_param,
-                                  static_cast<float*>(out), threads);
+  return detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    return decode_best_chunk<T>(src, size, cs, quant::encoder_params<T>(h), h.block_param, static_cast<T*>(out),
+                                threads);
+  });
 }
 
 // A chunk's sections from its header words alone (the first 16 bytes, 24 for an interpolation chunk).

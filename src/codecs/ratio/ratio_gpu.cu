@@ -18,6 +18,7 @@
 #include "codecs/codec.hpp"
 #include "codecs/ratio/ratio_gpu.hpp"
 #include "common/cuda_check.hpp"
+#include "common/dtype.hpp"
 #include "gpu/device.hpp"
 
 namespace hpcz::ratio {
@@ -467,8 +468,10 @@ size_t compress_workspace(const format::HeaderFields& h, const codecs::Slab& sla
 void compress_device(const void* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
                      uint64_t* d_size, void* ws, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  if (h.dtype == DType::f64) compress_t(static_cast<const double*>(d_in), h, slab, d_out, d_size, ws, s);
-  else compress_t(static_cast<const float*>(d_in), h, slab, d_out, d_size, ws, s);
+  detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    compress_t(static_cast<const T*>(d_in), h, slab, d_out, d_size, ws, s);
+  });
 }
 
 size_t decompress_workspace(const format::HeaderFields& h, const codecs::Slab& slab) {
@@ -480,8 +483,10 @@ void decompress_device(const format::HeaderFields& h, const codecs::Slab& slab, 
   auto s = static_cast<cudaStream_t>(stream);
   check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
   if (!h.n_chunks) return;
-  if (h.dtype == DType::f64) decompress_t(h, slab, d_archive, static_cast<double*>(d_out), d_status, ws, s);
-  else decompress_t(h, slab, d_archive, static_cast<float*>(d_out), d_status, ws, s);
+  detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    decompress_t(h, slab, d_archive, static_cast<T*>(d_out), d_status, ws, s);
+  });
 }
 
 }  // namespace
