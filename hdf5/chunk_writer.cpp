@@ -51,6 +51,7 @@ ChunkCoding chunk_coding(hid_t dset) {
   c.dtype = p.dtype;
   c.dims = p.dims;
   c.n_values = p.n_values;
+  c.padding = p.padding;
   c.chunk.resize(values[h5z::kUserValues + 1]);
   if (H5Pget_chunk(dcpl.id, int(c.chunk.size()), c.chunk.data()) != int(c.chunk.size()))
     fail(ErrorCode::invalid_argument, "hpcz::hdf5: the dataset's chunk dims do not match its filter parameters");
@@ -71,7 +72,9 @@ void write_archive(hid_t dset, const hsize_t* offset, const void* archive, size_
 size_t write_chunk(hid_t dset, const hsize_t* offset, const void* chunk, Backend backend) {
   ChunkCoding c = chunk_coding(dset);
   c.options.backend = backend;
-  const std::vector<uint8_t> archive = compress(chunk, c.dtype, c.dims, c.options);
+  std::vector<uint8_t> archive = compress(chunk, c.dtype, c.dims, c.options);
+  if (c.padding && h5z::padding_recode(archive.data(), archive.size(), chunk, c.dtype, c.n_values, *c.padding, c.options))
+    archive = compress(chunk, c.dtype, c.dims, c.options);
   write_archive(dset, offset, archive.data(), archive.size());
   return archive.size();
 }
@@ -125,6 +128,16 @@ size_t DeviceChunkWriter::write(const hsize_t* offset, const void* d_chunk, void
   if (size == 0 || size > capacity_) fail(ErrorCode::internal, "hpcz::hdf5: the device reported an archive of bad size");
   check(cudaMemcpyAsync(h_archive_, d_archive_, size, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
   check(cudaStreamSynchronize(s), "cudaMemcpyAsync");
+  if (coding_.padding && coding_.options.mode == BoundMode::rel && h5z::padding_at_end(h_archive_, size, *coding_.padding)) {
+    // The filter's rel padding rule: the few chunks it codes again, from a host copy.
+    std::vector<uint8_t> host(coding_.n_values * dtype_size(coding_.dtype));
+    check(cudaMemcpy(host.data(), d_chunk, host.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    Options o = coding_.options;
+    h5z::leave_out_padding(host.data(), coding_.dtype, coding_.n_values, *coding_.padding, o);
+    const std::vector<uint8_t> archive = compress(host.data(), coding_.dtype, coding_.dims, o);
+    write_archive(dset_, offset, archive.data(), archive.size());
+    return archive.size();
+  }
   write_archive(dset_, offset, h_archive_, size);
   return size;
 }

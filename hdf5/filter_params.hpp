@@ -167,4 +167,20 @@ inline void leave_out_padding(const void* chunk, DType dtype, uint64_t n, double
   o.mode = BoundMode::abs, o.bound = bound;
 }
 
+// Whether pad is an end of the range an archive's header records (the encoder's own: no pass of ours).
+inline bool padding_at_end(const uint8_t* archive, size_t size, double pad) {
+  const ArchiveInfo info = inspect_header(archive, size);
+  return info.range_valid && (info.range_min == pad || info.range_max == pad);
+}
+
+// The filter's rule, once: `archive` (size bytes) is the chunk coded with o. Where o is a rel bound and
+// pad an end of the chunk's range, o becomes the abs bound that leaves the padding out, and true says to
+// code the chunk again with it.
+inline bool padding_recode(const uint8_t* archive, size_t size, const void* chunk, DType dtype, uint64_t n, double pad,
+                           Options& o) {
+  if (o.mode != BoundMode::rel || !padding_at_end(archive, size, pad)) return false;
+  leave_out_padding(chunk, dtype, n, pad, o);
+  return true;
+}
+
 }  // namespace hpcz::h5z

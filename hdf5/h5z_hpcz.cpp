@@ -268,15 +268,9 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
     size_t size;
     try {
       size = hpcz::compress(*buf, dtype, dims, o, out, cap);
-      // A rel bound whose padding is an end of the range the archive's header records (the encoder's
-      // own range: other chunks pay no pass of their own): coded again with the padding left out.
-      if (p.padding && o.mode == hpcz::BoundMode::rel) {
-        const hpcz::ArchiveInfo info = hpcz::inspect_header(static_cast<const uint8_t*>(out), size);
-        if (info.range_valid && (info.range_min == *p.padding || info.range_max == *p.padding)) {
-          leave_out_padding(*buf, dtype, n, *p.padding, o);
-          size = hpcz::compress(*buf, dtype, dims, o, out, cap);
-        }
-      }
+      // A rel bound whose padding is an end of the chunk's range: coded again with the padding left out.
+      if (p.padding && padding_recode(static_cast<const uint8_t*>(out), size, *buf, dtype, n, *p.padding, o))
+        size = hpcz::compress(*buf, dtype, dims, o, out, cap);
     } catch (...) {
       std::free(out);
       throw;

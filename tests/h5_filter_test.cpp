@@ -144,6 +144,69 @@ void direct_chunks(hid_t file, const std::vector<float>& ts, bool lossless) {
   H5Sclose(space);
 }
 
+// A rel bound with edge chunks: chunks written directly (write_chunk, and DeviceChunkWriter with a
+// GPU), each padded with 0 as HDF5 pads them, store the bytes the filter stores for the same chunks,
+// the edge chunk's padding (0, below every temperature) left out of its range: the values read back
+// are within 1e-3 of the range written.
+void direct_rel_padding(hid_t file, const std::vector<float>& ts) {
+  const hsize_t dims[3] = {100, 64, 128}, chunk[3] = {30, 64, 128};
+  const size_t plane = 64 * 128, chunk_values = 30 * plane;
+  const double rel = 1e-3;
+  unsigned cd[8] = {1, 1, 2, 0, 0, 0, 0, 0};
+  words(rel, cd + 3);
+  hid_t space = H5Screate_simple(3, dims, nullptr), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 3, chunk);
+  H5Pset_filter(dcpl, kHpcz, H5Z_FLAG_MANDATORY, 8, cd);
+  hid_t through = H5Dcreate2(file, "rel_through_filter", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  hid_t direct = H5Dcreate2(file, "rel_direct", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  EXPECT(through >= 0 && direct >= 0);
+  EXPECT(H5Dwrite(through, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, ts.data()) >= 0);
+  const hpcz::hdf5::ChunkCoding coding = hpcz::hdf5::chunk_coding(direct);
+  EXPECT(coding.padding && *coding.padding == 0.0);
+  const bool gpu = hpcz::gpu_available();
+  for (int c = 0; c < 4; ++c) {
+    std::vector<float> piece(chunk_values, 0.0f);  // HDF5's padding: the default fill value, 0
+    const size_t rows = std::min<size_t>(30, 100 - 30 * c);
+    std::copy(ts.begin() + 30 * c * plane, ts.begin() + (30 * c + rows) * plane, piece.begin());
+    hsize_t offset[3] = {hsize_t(30 * c), 0, 0};
+#if HPCZ_HAS_CUDA
+    if (gpu && c % 2) {
+      hpcz::hdf5::DeviceChunkWriter writer(direct);
+      void* d = nullptr;
+      EXPECT(cudaMalloc(&d, chunk_values * 4) == cudaSuccess);
+      cudaMemcpy(d, piece.data(), chunk_values * 4, cudaMemcpyHostToDevice);
+      writer.write(offset, d);
+      cudaFree(d);
+      continue;
+    }
+#endif
+    hpcz::hdf5::write_chunk(direct, offset, piece.data(), hpcz::Backend::cpu);
+  }
+  for (int c = 0; c < 4; ++c) {
+    hsize_t offset[3] = {hsize_t(30 * c), 0, 0}, a = 0, b = 0;
+    uint32_t mask = 1;
+    EXPECT(H5Dget_chunk_storage_size(through, offset, &a) >= 0 && H5Dget_chunk_storage_size(direct, offset, &b) >= 0);
+    std::vector<uint8_t> x(a), y(b);
+    EXPECT(H5Dread_chunk(through, H5P_DEFAULT, offset, &mask, x.data()) >= 0);
+    EXPECT(H5Dread_chunk(direct, H5P_DEFAULT, offset, &mask, y.data()) >= 0);
+    EXPECT(x == y);
+  }
+  const auto [lo, hi] = std::minmax_element(ts.begin(), ts.end());
+  const double eb = rel * (double(*hi) - double(*lo));
+  for (hid_t ds : {through, direct}) {
+    std::vector<float> back(ts.size());
+    EXPECT(H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()) >= 0);
+    size_t bad = 0;
+    for (size_t i = 0; i < ts.size(); ++i) bad += !(std::fabs(double(ts[i]) - double(back[i])) <= eb);
+    EXPECT(bad == 0);
+    H5Dclose(ds);
+  }
+  std::printf("h5_filter_test: direct chunk writes with a rel bound and edge chunks: the filter's bytes (%s)\n",
+              gpu ? "CPU and GPU" : "CPU");
+  H5Pclose(dcpl);
+  H5Sclose(space);
+}
+
 // Whether HDF5's error stack holds a record whose description contains `what`.
 bool stack_says(const char* what) {
   struct Find {
@@ -268,6 +331,7 @@ int main(int argc, char** argv) {
   roundtrip(file, "masked_f64", H5T_NATIVE_DOUBLE, masked, {100, 64, 128}, {50, 64, 128}, 1, 1, 1e-3, &fill, 1e-3);
   direct_chunks(file, ts, false);
   direct_chunks(file, ts, true);
+  direct_rel_padding(file, ts);
   refusals(file);
   // A type the filter does not code is refused when the dataset is created.
   unsigned cd[8] = {1, 1, 2, 0, 0, 0, 0, 0};

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "hpcz/hpcz.hpp"
@@ -25,6 +26,9 @@ struct ChunkCoding {
   std::vector<uint64_t> dims;
   uint64_t n_values = 0;
   std::vector<hsize_t> chunk;  // HDF5's chunk dims
+  // What HDF5 pads edge chunks with, stored by the filter for a rel bound: a chunk whose range it would
+  // widen is coded with the padding left out, as the filter codes it.
+  std::optional<double> padding;
 };
 ChunkCoding chunk_coding(hid_t dset);
 
