@@ -31,7 +31,7 @@ static const char* kUsageTemplate =
     "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
     "  hpcz bench [--mode {CODECS}] [--data DIR] [--fields SUBSTR[,SUBSTR...]] [--size-mib N] [--reps N]\n"
     "             [--bounds rel:1e-2,abs:0.1,...] [--device gpu|cpu] [--quick] [--out FILE]\n"
-    "  hpcz lossless compress|decompress [--codec rle1|rle2|deflate] -i IN -o OUT [--elem 1|2|4|8] [--signed]\n"
+    "  hpcz lossless compress|decompress [--codec rle1|rle2|deflate] IN (-o OUT | -c) [--elem 1|2|4|8] [--signed]\n"
     "                [--device auto|gpu|cpu] [--chunk-kib K] [-f] [-q]\n"
     "Any size streams through bounded memory, on every GPU (--gpus 0,1: those; --gpu-memory 8G: at most\n"
     "that much of each) or the CPU. IN: a file, or '-': standard input, spooled to $TMPDIR first (compression\n"
@@ -147,13 +147,15 @@ std::vector<std::string> split_long_values(const std::vector<std::string>& args)
   return out;
 }
 
-// IN and OUT of compress and decompress, as zstd takes them: IN as an argument or -i IN ('-': standard
-// input); OUT from -o, else standard output (-c, or IN '-', as zstd in a pipe), else named after IN:
-// IN.hpcz (compress), IN less its .hpcz (decompress; another suffix is refused, as gzip does).
+// IN and OUT of compress, decompress and lossless, as zstd takes them: IN as an argument or -i IN ('-':
+// standard input); OUT from -o, else standard output (-c, or IN '-', as zstd in a pipe), else named
+// after IN: IN.hpcz (compress), IN less its .hpcz (decompress; another suffix is refused, as gzip
+// does). `Naming::none` (lossless, whose suffix depends on the codec): no name made, -o or -c needed.
 struct InOut {
   std::string in, out;
 };
-InOut in_and_out(const Args& a, bool compressing) {
+enum class Naming { add_suffix, drop_suffix, none };
+InOut in_and_out(const Args& a, Naming naming) {
   if (a.flag("-i") && !a.pos.empty())
     throw UsageError("unexpected argument '" + a.pos[0] + "' (the input is -i " + a.get("-i") + ")");
   if (a.pos.size() > 1) throw UsageError("one input at a time, not '" + a.pos[0] + "' and '" + a.pos[1] + "'");
@@ -167,7 +169,9 @@ InOut in_and_out(const Args& a, bool compressing) {
     r.out = a.get("-o");
   } else if (r.in == "-") {
     r.out = "-";
-  } else if (compressing) {
+  } else if (naming == Naming::none) {
+    throw UsageError("give -o OUT (or -c for standard output)");
+  } else if (naming == Naming::add_suffix) {
     r.out = r.in + ".hpcz";
   } else {
     const std::string ext = ".hpcz";
@@ -309,7 +313,7 @@ int cmd_compress(const std::vector<std::string>& args) {
                         "--gpu-memory"},
                  {"--lossless", "--verbose", "-f", "-q", "-c"});
   set_quiet(a.flag("-q"));
-  const InOut io = in_and_out(a, true);
+  const InOut io = in_and_out(a, Naming::add_suffix);
   const std::string &in = io.in, &out = io.out;
   const DType t = parse_dtype(a.get("-t"));
   const auto dims = parse_dims(a.get("-d"));
@@ -376,7 +380,7 @@ int cmd_compress(const std::vector<std::string>& args) {
 int cmd_decompress(const std::vector<std::string>& args) {
   Args a = parse(args, {"-i", "-o", "--device", "--gpus", "--gpu-memory", "--max-output"}, {"--verbose", "-f", "-q", "-c"});
   set_quiet(a.flag("-q"));
-  const InOut io = in_and_out(a, false);
+  const InOut io = in_and_out(a, Naming::drop_suffix);
   const std::string &in = io.in, &out = io.out;
   Backend asked = parse_backend(a);
   StreamOptions so = stream_options(a, asked);
@@ -554,10 +558,10 @@ int cmd_lossless(const std::vector<std::string>& args) {
     throw UsageError("lossless needs compress or decompress");
   const bool comp = args[0] == "compress";
   Args a = parse(std::vector<std::string>(args.begin() + 1, args.end()), {"--codec", "-i", "-o", "--elem", "--device", "--chunk-kib"},
-                 {"--signed", "-f", "-q"});
-  if (!a.pos.empty()) throw UsageError("unexpected argument '" + a.pos[0] + "'");
+                 {"--signed", "-f", "-q", "-c"});
   set_quiet(a.flag("-q"));
-  const std::string in = a.get("-i"), out = a.get("-o");
+  const InOut io = in_and_out(a, Naming::none);
+  const std::string &in = io.in, &out = io.out;
   OutputFile sink(out, a.flag("-f"), {in});
   auto t0 = std::chrono::steady_clock::now();
   auto data = read_file(in);

@@ -130,6 +130,12 @@ fi
 expect 2 "lossless container of another codec" "$hpcz" lossless decompress --codec rle2 -i "$tmp/l.c1" -o "$tmp/c"
 expect 1 "lossless bad chunk size" "$hpcz" lossless compress --codec rle1 --chunk-kib 0 -i "$in" -o "$tmp/c"
 expect 1 "lossless bad device" "$hpcz" lossless decompress --codec rle1 --device tpu -i "$tmp/l.c1" -o "$tmp/c"
+# lossless takes IN as an argument and -c too (no default name: its suffix would depend on the codec)
+expect 0 "lossless compress IN -o" "$hpcz" lossless compress --codec deflate "$in" -o "$tmp/lp.gz" -f
+"$hpcz" lossless decompress "$tmp/lp.gz" -c 2>/dev/null | cmp -s - "$in" && ok || { echo "FAIL: lossless decompress IN -c"; fails=$((fails + 1)); }
+"$hpcz" lossless compress --codec rle2 --elem 4 - <"$in" 2>/dev/null | "$hpcz" lossless decompress - 2>/dev/null | cmp -s - "$in" && ok ||
+  { echo "FAIL: lossless through a pipe"; fails=$((fails + 1)); }
+expect 1 "lossless without -o or -c" "$hpcz" lossless compress --codec deflate "$in"
 expect 1 "lossless bad codec" "$hpcz" lossless compress --codec lz4 -i "$in" -o "$tmp/c"
 expect 1 "lossless bad elem" "$hpcz" lossless compress --codec rle1 --elem 3 -i "$in" -o "$tmp/c"
 expect 1 "lossless no verb" "$hpcz" lossless --codec rle1 -i "$in" -o "$tmp/c"
