@@ -3,8 +3,12 @@
 #pragma once
 #include "codecs/ratio/kernels_common.cuh"
 #include "common/cuda_check.hpp"
+#include "huffman/length_counts.cuh"
 
 namespace hpcz::ratio::cuda {
+
+using huffman::LenCounts;
+using huffman::LenCountsAdd;
 
 // One block per chunk: the codebook and the chunk's total bits. The same book as build_book on the CPU,
 // built in parallel (Tian et al.'s two phases, after Ostadzadeh et al.):
@@ -16,18 +20,6 @@ namespace hpcz::ratio::cuda {
 //     length limit and hand-out as the CPU (limit_depths, length_of_rank).
 //  2. codewords: canonical; a symbol's code is the first code of its length plus its rank among the
 //     symbols of that length (a block scan of per-length counts).
-constexpr int kSortPerThread = kMaxRadius * 2 / kThreads;  // 16 keys per thread: 4096 symbols
-struct LenCounts {
-  uint16_t n[huffman::kMaxLen + 1];
-};
-struct LenCountsAdd {
-  __device__ LenCounts operator()(const LenCounts& a, const LenCounts& b) const {
-    LenCounts r;
-#pragma unroll
-    for (int l = 0; l <= huffman::kMaxLen; ++l) r.n[l] = uint16_t(a.n[l] + b.n[l]);
-    return r;
-  }
-};
 // A book of up to cap symbols (kKeys * kThreads): its shared memory (keys, node weights, two buffers
 // each of ancestors and depths, lengths). Sized to the alphabet, not the largest one: at the default
 // radius (1,024 symbols) a quarter, so that several blocks share an SM (the sampling's many books).

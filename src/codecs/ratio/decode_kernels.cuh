@@ -2,10 +2,13 @@
 // stream a subsequence per thread, place the outliers.
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
-#include "codecs/ratio/book_kernels.cuh"  // LenCounts, the sort shape
 #include "codecs/ratio/kernels_common.cuh"
+#include "huffman/length_counts.cuh"
 
 namespace hpcz::ratio::cuda {
+
+using huffman::LenCounts;
+using huffman::LenCountsAdd;
 
 // One block per chunk: the table entry, the chunk's structure and its decode tables. The checksum is
 // verified apart (verify_kernel, many blocks per chunk); the decoders never read or write outside

@@ -42,6 +42,7 @@ using predict::ChunkShape;
 constexpr int kThreads = 256;
 constexpr int kPerThread = 16;
 constexpr uint32_t kTile = kThreads * kPerThread;  // 4096 values
+constexpr int kSortPerThread = kMaxRadius * 2 / kThreads;  // 16 keys per thread: 4096 symbols (books, decode tables)
 
 // Where chunk c and tile t sit; identical for every chunk but the last (host computes the same).
 struct Grid {
