@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "codecs/ratio/interp_chunk.hpp"
+#include "codecs/interp/interp_chunk.hpp"
 #include "common.hpp"
 #include "predict/interp.hpp"
 #include "quant/quantizer.hpp"

@@ -24,7 +24,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include "codecs/ratio/chunk.hpp"
-#include "codecs/ratio/interp_layout.hpp"
+#include "codecs/interp/interp_layout.hpp"
 #include "codecs/ratio/dual_plan.hpp"
 #include "codecs/ratio/recon_plan.hpp"
 #include "format/header.hpp"

@@ -6,7 +6,7 @@
 
 #include "codecs/codec.hpp"
 #include "codecs/ratio/chunk.hpp"
-#include "codecs/ratio/interp_chunk.hpp"
+#include "codecs/interp/interp_chunk.hpp"
 #include "codecs/ratio/ratio_gpu.hpp"
 #include "common/dtype.hpp"
 #include "common/error.hpp"

@@ -17,7 +17,7 @@
 //   codec's exception pass writes the exceptions and raw chunks last.
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
-#include "codecs/ratio/interp_layout.hpp"
+#include "codecs/interp/interp_layout.hpp"
 #include "codecs/ratio/kernels_common.cuh"
 #include "codecs/ratio/policy.hpp"
 

@@ -1,7 +1,7 @@
 // Interpolation codec kernels: decompression (the pipeline is described in interp_kernels.cuh).
 // Kernels are static: this header may be included by more than one translation unit.
 #pragma once
-#include "codecs/ratio/interp_kernels.cuh"
+#include "codecs/interp/interp_kernels.cuh"
 
 namespace hpcz::ratio::cuda {
 

@@ -21,7 +21,7 @@
 
 #include <cmath>
 
-#include "codecs/ratio/interp_layout.hpp"
+#include "codecs/interp/interp_layout.hpp"
 
 namespace hpcz::ratio {
 

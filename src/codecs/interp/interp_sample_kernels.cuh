@@ -3,7 +3,7 @@
 // described in interp_kernels.cuh. Kernels are static: this header may be included by more than one
 // translation unit.
 #pragma once
-#include "codecs/ratio/interp_kernels.cuh"
+#include "codecs/interp/interp_kernels.cuh"
 
 namespace hpcz::ratio::cuda {
 
