@@ -279,6 +279,11 @@ HPCZ_HD uint16_t long_entry(const CanonicalRanges& r, const uint16_t* sorted, ui
   }
   return 0;
 }
+// A book's long table as a decoder holds it: entries from window base, n of them (long_windows).
+struct LongTable {
+  uint32_t base, n;
+  uint16_t entry[kLongCap];
+};
 // decode_entry's result for every window, with the long table (longs[0..n), from long_base) in front of
 // the walk; the walk remains for windows past the table.
 HPCZ_HD uint32_t decode_entry_long(const uint32_t* fast, const uint16_t* longs, uint32_t base, uint32_t n,

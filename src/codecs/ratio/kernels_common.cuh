@@ -120,11 +120,8 @@ struct DecodeChunk {
 // interpolation chunks (interp_kernels.cuh).
 __device__ __forceinline__ bool lorenzo_skips(const DecodeChunk& d) { return d.bad || d.raw || d.kind == kKindInterp; }
 
-// A chunk's table of codes longer than kFastBits (huffman::long_entry), built by parse_kernel.
-struct LongTable {
-  uint32_t base, n;
-  uint16_t entry[huffman::kLongCap];
-};
+// A chunk's table of codes longer than kFastBits (huffman::LongTable), built by parse_kernel.
+using huffman::LongTable;
 
 // Checksums, for the encoder and the decoder (HPCZ-SUM is a sum of position-keyed terms: partial sums
 // from many blocks add up). This block's share of words [0, n) of w, added to *sum. Four loads in flight a
