@@ -9,6 +9,8 @@
 
 #include "codecs/ratio/quant_kernels.cuh"
 #include "codecs/ratio/book_kernels.cuh"
+#include "codecs/ratio/huffman_encode_kernels.cuh"
+#include "codecs/ratio/huffman_decode_kernels.cuh"
 #include "codecs/ratio/encode_kernels.cuh"
 #include "codecs/ratio/decode_kernels.cuh"
 #include "codecs/ratio/recon_kernels.cuh"
