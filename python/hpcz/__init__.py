@@ -203,6 +203,8 @@ def _finish(results, statuses, errors):
     """Items that failed: raise the first one's error (errors="raise"), or leave its exception in its place."""
     from ._errors import error_class
 
+    if statuses is None:  # every item coded (the cupy batches' word for it)
+        return results
     first = None
     for i, (code, message) in enumerate(statuses):
         if code:
@@ -232,6 +234,10 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
         raise InvalidArgumentError(f"errors must be 'raise' or 'return', not {errors!r}", 1)
     arrays = list(arrays)
     fill = None if fill is None else float(fill)
+    if device != "cpu" and not lossless:
+        got = _device.compress_batch_cupy(arrays, mode, kind, bound, fill)
+        if got is not None:
+            return _finish(got[0], got[1], errors)
     if arrays and all(_device.is_device_array(a) for a in arrays):
         if device == "cpu":
             raise InvalidArgumentError("device='cpu' for arrays on the GPU: copy them to the host first", 1)
@@ -266,6 +272,10 @@ def decompress_batch(blobs, *, out=None, device="auto", errors="raise"):
         out = list(out)
         if len(out) != len(blobs):
             raise InvalidArgumentError(f"{len(out)} outs for {len(blobs)} archives", 1)
+    if device != "cpu":
+        got = _device.decompress_batch_cupy(blobs, out)
+        if got is not None:
+            return _finish(got[0], got[1], errors)
     on_device = [_device.is_device_array(b) or (out is not None and _device.is_device_array(out[i]))
                  for i, b in enumerate(blobs)]
     if any(on_device):

@@ -3,14 +3,12 @@ its device and stream, with no copy to the host. Outputs and workspace are cupy 
 device; the archive of a device array stays on the device (a cupy uint8 array)."""
 
 import math
+import sys
 
 import numpy as np
 
 from . import _hpcz
 from ._errors import BackendUnavailableError, CorruptArchiveError, InvalidArgumentError
-
-_STATUS = {1: "chunk checksum mismatch", 2: "malformed chunk or chunk table entry", 4: "chunk table checksum mismatch"}
-
 
 # Array types always on the GPU (cupy's ndarray once cupy is imported): a type test instead of building
 # the interface's dict, for batches of thousands of arrays.
@@ -195,7 +193,7 @@ def decompress(data, out, stream_from=None, check=None):
             if not st and tmp is not None:
                 cupy.asarray(out).reshape(-1)[...] = tmp
     if st:
-        raise CorruptArchiveError("corrupt archive: " + "; ".join(m for b, m in _STATUS.items() if st & b), 2)
+        raise CorruptArchiveError(_hpcz.decode_status_message(st), 2)
     return out
 
 
@@ -204,6 +202,50 @@ _BITS_OF_DTYPE = {np.dtype("=f4"): 32, np.dtype("=f8"): 64}
 
 def _align(n):
     return (n + 255) // 256 * 256
+
+
+_F32, _F64, _U8 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.uint8)
+
+
+def _cupy_batch(items):
+    """cupy and the device of a batch whose first item is a plain cupy ndarray, for the module's
+    cupy_*_batch calls (which read every item in C++ and give None where the batch is anything else);
+    None where it is not."""
+    cupy = sys.modules.get("cupy")
+    if cupy is None or not items or type(items[0]) is not cupy.ndarray:
+        return None
+    _cupy()
+    return cupy, items[0].device.id
+
+
+def _empty(cupy):
+    return lambda n: cupy.empty(n, dtype=cupy.uint8)
+
+
+def compress_batch_cupy(arrays, mode, kind, bound, fill):
+    """compress_batch of plain cupy arrays of one device, read and placed in C++ (_hpcz.cupy_compress_batch):
+    (archives, None), or None for the general path."""
+    found = _cupy_batch(arrays)
+    if found is None:
+        return None
+    cupy, dev = found
+    with cupy.cuda.Device(dev):
+        _hpcz.use_device(dev)
+        return _hpcz.cupy_compress_batch(arrays, cupy.ndarray, _F32, _F64, _U8, dev, mode, kind, bound, fill,
+                                         _empty(cupy), cupy.cuda.get_current_stream().ptr)
+
+
+def decompress_batch_cupy(blobs, outs):
+    """decompress_batch of plain cupy archives (and outs) of one device, in C++ (_hpcz.cupy_decompress_batch):
+    (results, statuses or None), or None for the general path."""
+    found = _cupy_batch(blobs)
+    if found is None:
+        return None
+    cupy, dev = found
+    with cupy.cuda.Device(dev):
+        _hpcz.use_device(dev)
+        return _hpcz.cupy_decompress_batch(blobs, outs, cupy.ndarray, _F32, _F64, _U8, dev, _empty(cupy),
+                                           cupy.cuda.get_current_stream().ptr)
 
 
 def compress_batch(arrays, mode, kind, bound, lossless, fill):
@@ -345,7 +387,7 @@ def decompress_batch(blobs, outs):
                 st = status.get(stream=stream)  # the one wait
                 for j, (i, out, tmp) in enumerate(plan):
                     if st[j]:
-                        statuses[i] = (2, "corrupt archive: " + "; ".join(m for b, m in _STATUS.items() if st[j] & b))
+                        statuses[i] = (2, _hpcz.decode_status_message(int(st[j])))
                         continue
                     if tmp is not None:
                         cupy.asarray(out).reshape(-1)[...] = tmp

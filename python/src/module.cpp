@@ -1,6 +1,8 @@
 // hpcz._hpcz: the C++ host API for Python. Arrays arrive checked by hpcz/__init__.py (dtype, rank,
 // C order); this layer only moves pointers, releases the GIL while coding and maps hpcz::Error to the
 // hpcz.Error subclass of its code.
+#include "module.hpp"
+
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -17,11 +19,7 @@
 
 namespace nb = nanobind;
 
-namespace {
-
-using Bytes = nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using Values = nb::ndarray<nb::c_contig, nb::device::cpu>;            // written into
-using ReadValues = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;  // read only (read-only arrays too)
+namespace hpcz_python {
 
 hpcz::Codec codec_of(const std::string& mode) {
   if (const auto c = hpcz::parse_codec(mode)) return *c;
@@ -266,7 +264,6 @@ nb::dict info(Bytes archive, bool verify, bool detail) {
   return d;
 }
 
-// The device calls' options: plain archives, on the GPU.
 hpcz::Options options_of(const std::string& mode, const std::string& bound_kind, double bound,
                         std::optional<double> fill) {
   return host_options(mode, bound_kind, bound, false, fill, "gpu");
@@ -359,6 +356,32 @@ nb::bytes device_headers(const std::vector<uintptr_t>& archives, const std::vect
   return nb::bytes(bytes.data(), bytes.size());
 }
 
+hpcz::ArchiveInfo device_archive_info(const uint8_t* header, size_t available, size_t archive_size) {
+  const hpcz::ArchiveInfo info = hpcz::inspect_header(header, available);
+  if (archive_size != info.archive_size)
+    throw hpcz::Error(hpcz::ErrorCode::corrupt_archive, "archive of " + std::to_string(archive_size) +
+                                                            " bytes; its header says " + std::to_string(info.archive_size));
+  if (info.second_stage)
+    throw hpcz::Error(hpcz::ErrorCode::invalid_argument,
+                      "an archive with the lossless stage decodes on the host (hpcz.decompress of its bytes)");
+  return info;
+}
+
+std::string decode_status_message(uint32_t status) {
+  static const std::pair<uint32_t, const char*> kWords[] = {
+      {1, "chunk checksum mismatch"}, {2, "malformed chunk or chunk table entry"}, {4, "chunk table checksum mismatch"}};
+  std::string s = "corrupt archive: ";
+  bool first = true;
+  for (const auto& [bit, word] : kWords)
+    if (status & bit) {
+      s += first ? "" : "; ";
+      s += word;
+      first = false;
+    }
+  if (first) s += "status " + std::to_string(status);
+  return s;
+}
+
 // A device batch's archives read and checked in one call: their headers (the bytes, for
 // decompress_device_batch_packed), and for archive i (0, "", bits, shape) where it decodes on the
 // device, else (error code, message, 0, None). What _device.decompress_batch did item by item.
@@ -370,13 +393,7 @@ nb::tuple device_batch_heads(const std::vector<uintptr_t>& archives, const std::
   for (size_t i = 0; i < archives.size(); ++i) {
     try {
       const hpcz::ArchiveInfo info =
-          hpcz::inspect_header(reinterpret_cast<const uint8_t*>(bytes.data()) + i * hs, std::min(hs, sizes[i]));
-      if (sizes[i] != info.archive_size)
-        throw hpcz::Error(hpcz::ErrorCode::corrupt_archive, "archive of " + std::to_string(sizes[i]) +
-                                                                " bytes; its header says " + std::to_string(info.archive_size));
-      if (info.second_stage)
-        throw hpcz::Error(hpcz::ErrorCode::invalid_argument,
-                          "an archive with the lossless stage decodes on the host (hpcz.decompress of its bytes)");
+          device_archive_info(reinterpret_cast<const uint8_t*>(bytes.data()) + i * hs, std::min(hs, sizes[i]), sizes[i]);
       nb::list shape;
       for (uint64_t x : info.dims) shape.append(x);
       items.append(nb::make_tuple(0, "", int(hpcz::dtype_size(info.dtype) * 8), nb::tuple(shape)));
@@ -433,7 +450,9 @@ void decompress_device(Bytes header, uintptr_t archive, uintptr_t out, uintptr_t
                           reinterpret_cast<void*>(stream));
 }
 
-}  // namespace
+}  // namespace hpcz_python
+
+using namespace hpcz_python;
 
 NB_MODULE(_hpcz, m) {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
@@ -479,6 +498,8 @@ NB_MODULE(_hpcz, m) {
   m.def("device_batch_heads", &device_batch_heads);
   m.def("decompress_device_batch_workspace_packed", &decompress_device_batch_workspace_packed);
   m.def("decompress_device_batch_packed", &decompress_device_batch_packed);
+  m.def("decode_status_message", &decode_status_message);
+  bind_cupy_batches(m);
   m.def("max_compressed_size", [](uint64_t n, int bits) { return hpcz::max_compressed_size(n, dtype_of(bits)); });
   m.def("header_size", [] { return hpcz::kHeaderSize; });
   m.def("gpu_available", [] { return hpcz::gpu_available(); });

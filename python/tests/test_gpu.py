@@ -137,3 +137,46 @@ def test_device_batch_is_the_host_archives(field, mode):
         assert violations(h, b.get(), eb) == 0
     outs = [cupy.empty_like(x) for x in arrays[:-1]]
     assert all(o is r for o, r in zip(outs, hpcz.decompress_batch(archives, out=outs)))
+
+
+class _Interface:
+    """A device array behind a plain __cuda_array_interface__: what the general device path takes."""
+
+    def __init__(self, a):
+        self.a = a
+        self.__cuda_array_interface__ = a.__cuda_array_interface__
+
+
+def test_cupy_batches_read_in_cpp_are_the_general_path(field):
+    """Batches of plain cupy arrays are read and placed in C++ (_hpcz.cupy_compress_batch and
+    cupy_decompress_batch); the same arrays behind another __cuda_array_interface__ take the general
+    path. Both give the same archives, the same values and the same refusals, word for word."""
+    _, a = field
+    flat = a.reshape(-1)
+    host = [flat[:1], flat[:4096].reshape(64, 64), flat[: 1 << 18].astype(np.float64), np.empty(0, np.float32),
+            flat[-70001:]]
+    arrays = [cupy.asarray(h) for h in host]
+    assert hpcz._device.compress_batch_cupy(arrays, "fast", "rel", 1e-3, None) is not None  # the C++ path applies
+    fast = hpcz.compress_batch(arrays, rel=1e-3)
+    general = hpcz.compress_batch([_Interface(x) for x in arrays], rel=1e-3)
+    assert [x.get().tobytes() for x in fast] == [x.get().tobytes() for x in general]
+    assert [x.get().tobytes() for x in fast] == [hpcz.compress(h, rel=1e-3, device="cpu") for h in host]
+    for h, x, y in zip(host, hpcz.decompress_batch(fast), hpcz.decompress_batch([_Interface(x) for x in fast])):
+        assert x.shape == y.shape == h.shape and x.dtype == y.dtype == h.dtype
+        assert x.get().tobytes() == y.get().tobytes()
+    bad = fast[1].copy()
+    bad[-3] ^= 0xFF  # a payload byte: its chunk's checksum fails
+    blobs = [fast[0], bad, fast[2], fast[3], fast[4]]
+    outs = [cupy.empty_like(x) for x in arrays]
+    outs[2] = cupy.empty(outs[2].size, cupy.float32)  # the wrong dtype
+    outs[4] = cupy.empty(10, cupy.float32)  # the wrong size
+    got = hpcz.decompress_batch(blobs, out=outs, errors="return")
+    want = hpcz.decompress_batch([_Interface(b) for b in blobs], out=[_Interface(o) for o in outs], errors="return")
+    assert [type(x) for x in got] == [type(x) for x in want]
+    assert isinstance(got[1], hpcz.CorruptArchiveError) and isinstance(got[2], hpcz.InvalidArgumentError)
+    for x, y in zip(got, want):
+        if isinstance(x, Exception):
+            assert str(x) == str(y)
+    assert got[0] is outs[0] and got[3] is outs[3]
+    with pytest.raises(hpcz.CorruptArchiveError, match="item 1: corrupt archive: chunk checksum mismatch"):
+        hpcz.decompress_batch(blobs)
