@@ -64,9 +64,25 @@ def _batch_view(cupy, obj, what):
 
 
 def _device_of(cupy, ptr, obj=None):
+    """The device an array lives on; the current one for an empty array with no memory (pointer 0)."""
     if isinstance(obj, cupy.ndarray):
         return obj.device.id  # no driver query for cupy's own arrays
+    if not ptr:
+        return cupy.cuda.runtime.getDevice()
     return cupy.cuda.runtime.pointerGetAttributes(ptr).device
+
+
+def _batch_device(cupy, views, items):
+    """A batch's device: that of its first item with memory (the current one where none has any)."""
+    for v, x in zip(views, items):
+        if v.ptr or isinstance(x, cupy.ndarray):
+            return _device_of(cupy, v.ptr, x)
+    return cupy.cuda.runtime.getDevice()
+
+
+def _on_device(cupy, v, x, dev):
+    """Whether an item of a batch on device dev is there (an empty one with no memory is anywhere)."""
+    return (not v.ptr and not isinstance(x, cupy.ndarray)) or _device_of(cupy, v.ptr, x) == dev
 
 
 class _RawStream:
@@ -131,7 +147,7 @@ def _device_out(cupy, shape, n_values, dtype, out, dev):
     if not is_device_array(out):
         raise InvalidArgumentError("out must be an array on the GPU for an archive there", 1)
     o = _batch_view(cupy, out, "out")
-    if _device_of(cupy, o.ptr, out) != dev:
+    if not _on_device(cupy, o, out, dev):
         raise InvalidArgumentError("out is on another GPU than the archive", 1)
     if o.dtype != dtype or o.size != n_values:
         raise InvalidArgumentError(f"out is {o.dtype} of {o.size} values; the archive holds {dtype} of shape {shape}", 1)
@@ -256,7 +272,7 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill):
         raise InvalidArgumentError("lossless=True is for host arrays: the GPU path writes plain archives", 1)
     views = [_batch_view(cupy, a, "values") for a in arrays]
     statuses = [(0, "")] * len(arrays)
-    dev = _device_of(cupy, views[0].ptr, arrays[0])
+    dev = _batch_device(cupy, views, arrays)
     plan, offset = [], 0
     for i, (a, v) in enumerate(zip(arrays, views)):
         try:
@@ -265,7 +281,7 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill):
                 raise InvalidArgumentError(f"values must be float32 or float64, not {v.dtype}", 1)
             if not 1 <= len(v.shape) <= 4:
                 raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {len(v.shape)}", 1)
-            if _device_of(cupy, v.ptr, a) != dev:
+            if not _on_device(cupy, v, a, dev):
                 raise InvalidArgumentError("a device batch is on one GPU", 1)
             cap = _hpcz.max_compressed_size(v.size, bits)
         except Exception as e:  # noqa: BLE001 - hpcz errors become the item's status
@@ -322,7 +338,7 @@ def decompress_batch(blobs, outs):
                 statuses[i] = (getattr(e, "code", 1), str(e))
         return results, statuses
     views = [_batch_view(cupy, b, "an archive") for b in blobs]
-    dev = _device_of(cupy, views[0].ptr, blobs[0])
+    dev = _batch_device(cupy, views, blobs)
     with cupy.cuda.Device(dev):
         _hpcz.use_device(dev)
         stream = _stream(cupy, views[0].stream_handle)
@@ -332,7 +348,7 @@ def decompress_batch(blobs, outs):
                 if v.dtype.itemsize != 1:
                     statuses[i] = (1, f"a device archive must be a uint8 array, not {v.dtype}")
                     continue
-                if _device_of(cupy, v.ptr, b) != dev:
+                if not _on_device(cupy, v, b, dev):
                     statuses[i] = (1, "a device batch is on one GPU")
                     continue
                 ptr = v.ptr
