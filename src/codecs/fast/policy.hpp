@@ -52,9 +52,9 @@ struct SmemLimits {
 };
 
 // The round buffer where `blocks` blocks of block_bytes (static + dynamic shared memory with it) fit
-// an SM at once, as the encoder's launch bounds assume (FastPolicy<float>::encode_min_blocks: at
-// fewer, 8 warps an SM, the latency the buffer hides is better hidden by a second block without it);
-// else registers.
+// an SM at once, as the encoder's launch bounds assume (FastPolicy<float>::encode_min_blocks); else
+// registers. That a second block without the buffer beats one with it (16 warps an SM against 8) is
+// assumed, not measured (docs/DESIGN.md, "GPU generations").
 constexpr EncodeStaging choose_staging(uint32_t block_bytes, int blocks, const SmemLimits& l) {
   const uint64_t need = uint64_t(blocks) * (uint64_t(block_bytes) + l.reserved_per_block);
   return block_bytes <= l.per_block_optin && need <= l.per_sm ? EncodeStaging::round_buffer : EncodeStaging::registers;
