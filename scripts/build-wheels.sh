@@ -19,6 +19,8 @@ for py in "${pythons[@]}"; do
   export PATH="$PWD/$venv/bin:$PATH"
   args=(-C "build-dir=build/wheels/$tag")
   [ "${HPCZ_CUDA:-}" = OFF ] && args+=(-C cmake.define.HPCZ_CUDA=OFF)
+  # The GPUs the wheel's kernels are for (default: every generation, CMakeLists.txt's HPCZ_CUDA_ARCHS).
+  [ -n "${HPCZ_CUDA_ARCHS:-}" ] && args+=(-C "cmake.define.HPCZ_CUDA_ARCHS=$HPCZ_CUDA_ARCHS")
   rm -rf "build/wheels/raw-$tag"
   "$venv/bin/python" -m pip wheel -q --no-deps "${args[@]}" -w "build/wheels/raw-$tag" .
   "$venv/bin/python" -m auditwheel repair -w dist "build/wheels/raw-$tag"/hpcz-*.whl

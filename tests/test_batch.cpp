@@ -1,6 +1,7 @@
 // Batches (compress_batch / decompress_batch, and the C calls): each item's archive is the one-item
 // call's, byte for byte, on either backend; a bad item gets its status and leaves the others whole.
 #include "common.hpp"
+#include "codecs/fast/policy.hpp"
 #include "hpcz/hpcz.h"
 #include "format/header.hpp"
 #include "gpu/decode_status.hpp"
@@ -399,6 +400,28 @@ TEST(roundtrip_device_batch_matches_one_item_calls) {
   hpcz::Options o;  // a fill value that occurs in the data: each array's first value
   o.fill = double(reinterpret_cast<const float*>(ps[0].bytes.data())[0]);
   device_batch_matches_one_item_calls(ps, 2, o);
+}
+
+// The batch encoder with and without the f32 round buffer (codecs/fast/policy.hpp; forced, so that one
+// GPU checks both): compress()'s archives either way, blocks crossing from array to array.
+TEST(roundtrip_device_batch_stagings_match) {
+  if (no_gpu()) return;
+  const std::vector<Piece> ps = pieces(false);
+  for (auto s : {hpcz::fast::EncodeStaging::registers, hpcz::fast::EncodeStaging::round_buffer}) {
+    hpcz::fast::force_encode_staging(s);
+    try {
+      for (const auto& [mode, bound] : {std::pair{hpcz::BoundMode::rel, 1e-3}, std::pair{hpcz::BoundMode::abs, 1e-2}}) {
+        hpcz::Options o;
+        o.mode = mode;
+        o.bound = bound;
+        device_batch_matches_one_item_calls(ps, 3, o);
+      }
+    } catch (...) {
+      hpcz::fast::force_encode_staging(hpcz::fast::EncodeStaging::automatic);
+      throw;
+    }
+    hpcz::fast::force_encode_staging(hpcz::fast::EncodeStaging::automatic);
+  }
 }
 
 // decompress_device_batch over archives of every kind at once: f32 and f64, fast-mode versions 1 to 5

@@ -5,6 +5,7 @@
 
 #include "common.hpp"
 #include "codecs/fast/chunk.hpp"
+#include "codecs/fast/policy.hpp"
 #include "quant/range.hpp"
 
 using namespace hpcz::fast;
@@ -335,4 +336,30 @@ TEST(unit_rel_bound_rounds_toward_zero) {
   CHECK(absolute_bound(BoundMode::rel, 1.0, true, -big, big) == big);
   CHECK(absolute_bound(BoundMode::rel, 1e-3, true, 1.0, 1.0) == 0.0);
   CHECK(absolute_bound(BoundMode::abs, 2.5, true, 1.0, 1.0) == 2.5);
+}
+
+// The f32 encoder's staging by GPU (policy.hpp, choose_staging), on the shared memory of each generation
+// (CUDA Programming Guide, "Technical Specifications per Compute Capability": opt-in bytes a block, bytes
+// an SM; 1 KB reserved a block on all of them). Block bytes: ptxas -v's static shared memory of the f32
+// encode kernels (up to 4,224 bytes on sm_80-sm_120) plus the dynamic bytes of encode_smem_bytes: the 66,096-byte
+// stage, and the 32 KiB round buffer after it.
+TEST(unit_fast_staging_by_gpu) {
+  const SmemLimits hopper{227 * 1024, 228 * 1024, 1024};     // sm_90 (H100, H200); sm_100 (B200) the same
+  const SmemLimits a100{163 * 1024, 164 * 1024, 1024};       // sm_80
+  const SmemLimits ada{99 * 1024, 100 * 1024, 1024};         // sm_86, sm_89, sm_120 (RTX 30/40/50, A40, L40S)
+  const uint32_t stage = 66096, with_buffer = stage + 32768;
+  for (uint32_t stat : {4016u, 4224u}) {
+    // Two blocks an SM with the round buffer on Hopper and Blackwell: the measured configuration, unchanged.
+    CHECK(choose_staging(with_buffer + stat, FastPolicy<float>::encode_min_blocks, hopper) == EncodeStaging::round_buffer);
+    // An A100 holds one such block an SM; without the buffer it holds two.
+    CHECK(choose_staging(with_buffer + stat, FastPolicy<float>::encode_min_blocks, a100) == EncodeStaging::registers);
+    CHECK(choose_staging(stage + stat, FastPolicy<float>::encode_min_blocks, a100) == EncodeStaging::round_buffer);
+    // 99 KB parts: the buffer does not fit a block at all; without it, one block an SM.
+    CHECK(choose_staging(with_buffer + stat, 1, ada) == EncodeStaging::registers);
+    CHECK(choose_staging(stage + stat, 1, ada) == EncodeStaging::round_buffer);
+  }
+  // Exactly at the limits: fits; a byte over either: does not.
+  CHECK(choose_staging(1000, 2, SmemLimits{1000, 4000, 1000}) == EncodeStaging::round_buffer);
+  CHECK(choose_staging(1001, 2, SmemLimits{1000, 4000, 1000}) == EncodeStaging::registers);
+  CHECK(choose_staging(1000, 2, SmemLimits{1000, 3999, 1000}) == EncodeStaging::registers);
 }

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include "codecs/fast/chunk.hpp"
+#include "codecs/fast/policy.hpp"
 #include "common.hpp"
 
 using namespace testutil;
@@ -89,11 +90,7 @@ static void gpu_matches_cpu(hpcz::Codec codec) {
 // Every fifth chunk is noise of 2^20 steps of abs 1e-4 (about 20 bits a value, whatever the field),
 // so that at that bound chunks larger than half a raw chunk come between the field's (the look-back
 // summing sizes of both kinds, where the field's chunks are smaller).
-TEST(roundtrip_fast_gpu_many_chunks_matches_cpu) {
-  if (!hpcz::gpu_available()) {
-    std::fprintf(stderr, "  no GPU: skipped\n");
-    return;
-  }
+static void fast_gpu_many_chunks_matches_cpu() {
   const auto fields = real_fields();
   const Field* src = nullptr;
   for (const Field& f : fields)
@@ -147,6 +144,38 @@ TEST(roundtrip_fast_gpu_many_chunks_matches_cpu) {
                  (unsigned long long)info.n_chunks);
   }
 }
+
+TEST(roundtrip_fast_gpu_many_chunks_matches_cpu) {
+  if (!hpcz::gpu_available()) {
+    std::fprintf(stderr, "  no GPU: skipped\n");
+    return;
+  }
+  fast_gpu_many_chunks_matches_cpu();
+}
+
+#ifdef HPCZ_HAS_CUDA
+// The f32 encoder with and without its round buffer (codecs/fast/policy.hpp: the GPU picks one by its
+// shared memory; forced here, so that one GPU checks both): the CPU's archive either way, on the real
+// fields and on the many-chunks array (persistent blocks, a partial last chunk, large chunks).
+TEST(roundtrip_fast_gpu_stagings_match_cpu) {
+  if (!hpcz::gpu_available()) {
+    std::fprintf(stderr, "  no GPU: skipped\n");
+    return;
+  }
+  for (auto s : {hpcz::fast::EncodeStaging::registers, hpcz::fast::EncodeStaging::round_buffer}) {
+    std::fprintf(stderr, "  staging forced: %s\n", s == hpcz::fast::EncodeStaging::registers ? "registers" : "round buffer");
+    hpcz::fast::force_encode_staging(s);
+    try {
+      gpu_matches_cpu(hpcz::Codec::fast);
+      fast_gpu_many_chunks_matches_cpu();
+    } catch (...) {
+      hpcz::fast::force_encode_staging(hpcz::fast::EncodeStaging::automatic);
+      throw;
+    }
+    hpcz::fast::force_encode_staging(hpcz::fast::EncodeStaging::automatic);
+  }
+}
+#endif
 
 TEST(roundtrip_real_fields_cpu) { roundtrip_fields(hpcz::Backend::cpu, hpcz::Codec::fast); }
 TEST(roundtrip_real_fields_gpu_matches_cpu) { gpu_matches_cpu(hpcz::Codec::fast); }

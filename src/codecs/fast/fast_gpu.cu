@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "codecs/codec.hpp"
 #include <vector>
@@ -22,6 +23,53 @@ using gpu::CompressState;
 using cuda::kThreads;
 
 size_t state_bytes(uint64_t n_chunks) { return (sizeof(CompressState) + 8 * n_chunks + 255) & ~size_t(255); }
+
+// ---- the encoder's staging by device (policy.hpp) -------------------------------------------------
+std::atomic<int> g_forced_staging{int(EncodeStaging::automatic)};
+
+// Whether kernel k, FastPolicy<T>'s encoder with its round buffer (dyn bytes of dynamic shared memory),
+// runs on the current device: forced, or FastPolicy's blocks an SM fit (choose_staging). The answer
+// is kept per device and kernel (key: 2 x batch + fold).
+template <class T, class Kernel>
+bool use_round_buffer(Kernel k, uint32_t dyn, int key) {
+  const int forced = g_forced_staging.load(std::memory_order_relaxed);
+  if (forced != int(EncodeStaging::automatic)) return forced == int(EncodeStaging::round_buffer);
+  constexpr int kCached = 64;
+  static std::atomic<int> cache[kCached][4];  // 0: not asked yet, else an EncodeStaging
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
+  const bool cached = dev >= 0 && dev < kCached;
+  if (cached)
+    if (const int c = cache[dev][key].load(std::memory_order_relaxed)) return c == int(EncodeStaging::round_buffer);
+  int optin = 0, per_sm = 0, reserved = 0;
+  cudaFuncAttributes fa{};
+  // Where the device cannot be asked, the round buffer (the launch reports what fails).
+  EncodeStaging r = EncodeStaging::round_buffer;
+  if (dev >= 0 && cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev) == cudaSuccess &&
+      cudaFuncGetAttributes(&fa, k) == cudaSuccess)
+    r = choose_staging(uint32_t(fa.sharedSizeBytes) + dyn, FastPolicy<T>::encode_min_blocks,
+                       SmemLimits{uint32_t(optin), uint32_t(per_sm), uint32_t(reserved)});
+  if (cached) cache[dev][key].store(int(r), std::memory_order_relaxed);
+  return r == EncodeStaging::round_buffer;
+}
+
+// Launches encoder kernel k with smem bytes of dynamic shared memory, dependent on the kernel before
+// it: persistent, as many blocks as fit at once (the kernel takes chunk after chunk); otherwise a
+// block a chunk.
+template <class... Params, class... Args>
+void launch_encoder(void (*k)(Params...), uint32_t smem, bool persistent, uint64_t chunks, int sms, cudaStream_t s,
+                    const char* what, Args&&... args) {
+  check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
+  uint64_t grid = chunks;
+  if (persistent) {
+    int per_sm = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem), "occupancy");
+    grid = std::min<uint64_t>(chunks, uint64_t(sms) * uint64_t(std::max(per_sm, 1)));
+  }
+  check(gpu::launch_dependent(k, unsigned(grid), kThreads, smem, s, std::forward<Args>(args)...), what);
+}
 
 template <class T>
 void compress_device_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
@@ -48,20 +96,21 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
       gpu::range_kernel<T><<<grid, kThreads, 0, s>>>(d_in, h.n_values, has_fill, T(h.fill), st);
       check(cudaGetLastError(), "range kernel");
     }
-    auto k = fold ? cuda::encode_kernel<T, true> : cuda::encode_kernel<T, false>;
-    check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-    // Persistent (FastPolicy): as many blocks as fit at once (the kernel takes chunk after chunk);
-    // otherwise a block a chunk.
-    uint64_t grid = nc;
-    if (FastPolicy<T>::persistent) {
-      int per_sm = 0;
-      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem), "occupancy");
-      grid = std::min<uint64_t>(nc, uint64_t(sms) * uint64_t(std::max(per_sm, 1)));
-    }
     // The sample pass, the encoder and the seal kernel are launched dependent on the kernel before
     // them (gpu/dependent_launch.cuh): each launch overlaps that kernel's tail. (The range pass is an
-    // ordinary launch.)
-    check(gpu::launch_dependent(k, unsigned(grid), kThreads, smem, s, d_in, h.n_values, h, st, desc, d_out), "encode kernel");
+    // ordinary launch.) FastPolicy's encoder, or where its round buffer does not fit the device,
+    // FastPolicyNoRoundBuffer's (the same bytes).
+    auto k = fold ? cuda::encode_kernel<T, true> : cuda::encode_kernel<T, false>;
+    if constexpr (FastPolicy<T>::staged_rounds) {
+      using P = FastPolicyNoRoundBuffer<T>;
+      if (!use_round_buffer<T>(k, smem, int(fold))) {
+        launch_encoder(fold ? cuda::encode_policy_kernel<T, true, P> : cuda::encode_policy_kernel<T, false, P>,
+                       cuda::encode_smem_bytes<T, P>(), P::persistent, nc, sms, s, "encode kernel", d_in, h.n_values, h, st,
+                       desc, d_out);
+        k = nullptr;
+      }
+    }
+    if (k) launch_encoder(k, smem, FastPolicy<T>::persistent, nc, sms, s, "encode kernel", d_in, h.n_values, h, st, desc, d_out);
   }
   check(gpu::launch_dependent(gpu::seal_kernel, 1, 32, 0, s, h, st, d_out, reinterpret_cast<unsigned long long*>(d_size)),
         "seal kernel");
@@ -149,14 +198,15 @@ void compress_batch_t(const codecs::DeviceBatchItem* items, size_t n, void* d_ws
       check(cudaGetLastError(), "batch range kernel");
     }
     auto k = fold ? cuda::encode_batch_kernel<T, true> : cuda::encode_batch_kernel<T, false>;
-    check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-    uint64_t grid = total;
-    if (FastPolicy<T>::persistent) {
-      int per_sm = 0;
-      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem), "occupancy");
-      grid = std::min<uint64_t>(total, uint64_t(sms) * uint64_t(std::max(per_sm, 1)));
+    if constexpr (FastPolicy<T>::staged_rounds) {  // as compress_device_t
+      using P = FastPolicyNoRoundBuffer<T>;
+      if (!use_round_buffer<T>(k, smem, 2 + int(fold))) {
+        launch_encoder(fold ? cuda::encode_policy_batch_kernel<T, true, P> : cuda::encode_policy_batch_kernel<T, false, P>,
+                       cuda::encode_smem_bytes<T, P>(), P::persistent, total, sms, s, "batch encode kernel", batch);
+        k = nullptr;
+      }
     }
-    check(gpu::launch_dependent(k, unsigned(grid), kThreads, smem, s, batch), "batch encode kernel");
+    if (k) launch_encoder(k, smem, FastPolicy<T>::persistent, total, sms, s, "batch encode kernel", batch);
   }
   check(gpu::launch_dependent(gpu::seal_batch_kernel<T>, unsigned(std::min<size_t>(n, 65535)), 32, 0, s,
                               static_cast<const format::HeaderFields*>(headers), static_cast<const gpu::EncodeTarget<T>*>(targets),
@@ -329,6 +379,8 @@ void decompress_device(const format::HeaderFields& h, const codecs::Slab&, const
 }
 
 }  // namespace
+
+void force_encode_staging(EncodeStaging s) { g_forced_staging.store(int(s), std::memory_order_relaxed); }
 
 extern const codecs::DeviceOps kDevice;
 const codecs::DeviceOps kDevice = {compress_workspace,       compress_device, decompress_workspace,

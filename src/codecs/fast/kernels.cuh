@@ -31,8 +31,8 @@ using namespace gpu;  // the archive passes, the look-back, DecodeStatus
 
 constexpr int kThreads = 256;
 // Blocks per SM the encoder is compiled for (a template argument: the register budget is 65536 /
-// (256 x blocks), 128 at 2 and 80 at 3; shared memory fits 2 f32 blocks, a 66 KiB stage and a 32 KiB
-// round buffer each, and 3 f64 ones): FastPolicy.
+// (256 x blocks), 128 at 2 and 80 at 3; an H100's shared memory fits 2 f32 blocks, a 66 KiB stage and
+// a 32 KiB round buffer each, and 3 f64 ones): FastPolicy.
 template <class T> constexpr int encode_min_blocks() { return FastPolicy<T>::encode_min_blocks; }
 
 template <class T> constexpr uint32_t stage_bytes() {
@@ -47,9 +47,11 @@ template <class T> constexpr uint32_t stage_bytes() {
 template <class T> constexpr bool staged_rounds() { return FastPolicy<T>::staged_rounds; }
 constexpr uint32_t kRowBytes = kB * 4;  // a block's row: 32 f32 values
 template <class T> constexpr uint32_t round_buffer_offset() { return (stage_bytes<T>() + 15) / 16 * 16; }
-// The encoder's dynamic shared memory: the stage, then the round buffer (staged rounds only).
-template <class T> constexpr uint32_t encode_smem_bytes() {
-  return round_buffer_offset<T>() + (staged_rounds<T>() ? kThreads * kRowBytes : 0);
+// The encoder's dynamic shared memory: the stage, then the round buffer (staged rounds only). P: the
+// policy the kernel is compiled with (FastPolicy, or FastPolicyNoRoundBuffer where the GPU's shared
+// memory does not hold the buffer: policy.hpp).
+template <class T, class P = FastPolicy<T>> constexpr uint32_t encode_smem_bytes() {
+  return round_buffer_offset<T>() + (P::staged_rounds ? kThreads * kRowBytes : 0);
 }
 
 __device__ __forceinline__ uint32_t funnel_word(const uint32_t* w, uint32_t byte_pos) {
@@ -375,7 +377,8 @@ __device__ __forceinline__ void place_chunk(const uint8_t* stage, uint32_t start
 // the range as it reads.
 // Source: OneArray or ArrayBatch (a block's chunks may come from several of a batch's arrays; it
 // settles eb and the step again, and publishes the range it folded, where the array changes).
-template <class T, bool kFoldRange, class Source>
+// P: the policy (FastPolicy<T>, or FastPolicyNoRoundBuffer<T>: the same bytes, staged differently).
+template <class T, bool kFoldRange, class P = FastPolicy<T>, class Source>
 __device__ __forceinline__ void encode_chunks(const Source& src) {
   constexpr uint32_t kCV = chunk_values<T>(), kNB = kCV / kB, kRounds = (kNB + kThreads - 1) / kThreads;
   constexpr uint32_t kTop = kNB + kCV * sizeof(T);
@@ -409,8 +412,8 @@ __device__ __forceinline__ void encode_chunks(const Source& src) {
   // taking an id to publishing its chunk's size (the copy-out before it, its rounds) a block waits on
   // no other block, so every size is published and every look-back ends (chunk 0's is inclusive).
   // f64 keeps one chunk a block: held across chunks its registers spill (3-6% slower).
-  constexpr bool kPersistent = FastPolicy<T>::persistent;
-  constexpr bool kStaged = staged_rounds<T>();
+  constexpr bool kPersistent = P::persistent;
+  constexpr bool kStaged = P::staged_rounds;
   static_assert(!kStaged || kPersistent, "the round buffer's copies are waited for where a persistent block's are");
   constexpr uint32_t kRoundValues = kThreads * kB;
   uint8_t* round_buf = stage + round_buffer_offset<T>();
@@ -625,6 +628,20 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(con
 template <class T, bool kFoldRange, int kMinBlocks = encode_min_blocks<T>()>
 static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_batch_kernel(ArrayBatch<T> batch) {
   encode_chunks<T, kFoldRange>(batch);
+}
+
+// The same two kernels compiled with another policy P (FastPolicyNoRoundBuffer: GPUs whose shared
+// memory does not hold the f32 round buffer, policy.hpp). Kernels of their own, so that the default
+// ones above stay as they were.
+template <class T, bool kFoldRange, class P>
+static __global__ void __launch_bounds__(kThreads, P::encode_min_blocks) encode_policy_kernel(
+    const T* __restrict__ in, unsigned long long n, format::HeaderFields h, CompressState* st, unsigned long long* desc,
+    uint8_t* __restrict__ out) {
+  encode_chunks<T, kFoldRange, P>(OneArray<T>{EncodeTarget<T>{in, n, h.n_chunks, st, desc, out, nullptr}, h});
+}
+template <class T, bool kFoldRange, class P>
+static __global__ void __launch_bounds__(kThreads, P::encode_min_blocks) encode_policy_batch_kernel(ArrayBatch<T> batch) {
+  encode_chunks<T, kFoldRange, P>(batch);
 }
 
 }  // namespace hpcz::fast::cuda
