@@ -6,6 +6,7 @@
 #include "common.hpp"
 #include "codecs/fast/chunk.hpp"
 #include "codecs/fast/policy.hpp"
+#include "quant/bound.hpp"
 #include "quant/range.hpp"
 
 using namespace hpcz::fast;
@@ -362,4 +363,40 @@ TEST(unit_fast_staging_by_gpu) {
   CHECK(choose_staging(1000, 2, SmemLimits{1000, 4000, 1000}) == EncodeStaging::round_buffer);
   CHECK(choose_staging(1001, 2, SmemLimits{1000, 4000, 1000}) == EncodeStaging::registers);
   CHECK(choose_staging(1000, 2, SmemLimits{1000, 3999, 1000}) == EncodeStaging::registers);
+}
+
+// The bound layer: settle gives the range, eb and step of the keys and sample; store and bound_of carry
+// a settled bound through the header unchanged; no value (min key > max key) leaves no range.
+TEST(unit_bound_settles_and_round_trips_the_header) {
+  using hpcz::BoundMode;
+  namespace quant = hpcz::quant;
+  hpcz::format::HeaderFields h{};
+  h.dtype = hpcz::DType::f32;
+  h.mode = BoundMode::rel;
+  h.bound = 1e-3;
+  h.flags = hpcz::format::kFlagFill;
+  h.fill = -999.0;
+  const quant::Bound asked = quant::bound_of(h);
+  CHECK(asked.has_fill && asked.fill == -999.0 && !asked.range_valid && asked.transform == quant::Transform::identity);
+  const quant::Bound b = quant::settle(asked, quant::range_key(-2.0), quant::range_key(6.0), 0.0);
+  CHECK(b.range_valid && b.range_min == -2.0 && b.range_max == 6.0);
+  CHECK(b.eb_abs == quant::absolute_bound(BoundMode::rel, 1e-3, true, -2.0, 6.0));
+  CHECK(b.step == quant::choose_step<float>(b.eb_abs, true, -2.0, 6.0));
+  quant::store(h, b);
+  CHECK(h.flags == (hpcz::format::kFlagFill | hpcz::format::kFlagRangeValid) && h.eb_abs == b.eb_abs && h.step == b.step);
+  const quant::Bound back = quant::bound_of(h);
+  CHECK(back.range_valid && back.range_min == b.range_min && back.range_max == b.range_max && back.eb_abs == b.eb_abs &&
+        back.step == b.step && back.mode == b.mode && back.bound == b.bound && back.has_fill && back.fill == b.fill);
+  // An abs bound takes the step's margin from the sample, not the range.
+  quant::Bound a = asked;
+  a.mode = BoundMode::abs;
+  a.bound = 0.5;
+  const quant::Bound s = quant::settle(a, quant::range_key(-2.0), quant::range_key(6.0), 1e6);
+  CHECK(quant::settle_as<float>(a, quant::range_key(-2.0), quant::range_key(6.0), 1e6).step == s.step);
+  CHECK(s.eb_abs == 0.5 && s.step == quant::choose_step<float>(0.5, true, -2.0, 6.0, 1e6));
+  const quant::Bound none = quant::settle(asked, ~uint64_t(0), 0, 0.0);
+  CHECK(!none.range_valid && none.range_min == 0.0 && none.range_max == 0.0 && none.eb_abs == 0.0 && none.step == 0.0);
+  quant::store(h, none);
+  CHECK(h.flags == hpcz::format::kFlagFill);
+  CHECK(quant::mode_known(BoundMode::abs) && quant::mode_known(BoundMode::rel) && !quant::mode_known(BoundMode(7)));
 }

@@ -29,8 +29,10 @@ struct EncodedChunks {
 struct Slab {
   uint64_t first_chunk = 0;
   // Compression: the header's range fields are the whole array's (found by a first pass), so the
-  // encoder takes them instead of reducing its own input.
+  // encoder takes them instead of reducing its own input, and sample_maxabs is the whole array's step
+  // sample (quant::settle): a slab's bound is settled as the array's.
   bool range_given = false;
+  double sample_maxabs = 0.0;
 };
 
 // The slab header of chunks [first_chunk, first_chunk + n_chunks) of an array with header h.

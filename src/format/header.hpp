@@ -28,7 +28,8 @@ enum HeaderOffset : uint32_t {
 
 enum HeaderFlags : uint8_t { kFlagFill = 1, kFlagRangeValid = 2, kFlagSecondStage = 4 };
 
-// The fields write_header stores. Plain members, no containers: usable in device code.
+// The fields write_header stores (version as read back: see below). Plain members, no containers:
+// usable in device code. The range, bound and step are a quant::Bound's (quant::store, quant::bound_of).
 struct HeaderFields {
   DType dtype;
   uint8_t ndims;  // 1..4
@@ -48,11 +49,8 @@ struct HeaderFields {
   uint64_t archive_size;
   uint32_t table_checksum;
   uint64_t codec_params;  // 0 for fast; ratio, interp: max code length | predictor family << 8
-  // Not stored: the largest |x| among the sampled values (quant::fold_step_samples), from which an abs
-  // bound's step takes its margin; set by the encoder before settle_range.
-  double sample_maxabs;
-  // Not stored: the archive's format version, for readers (read_header, pipeline::header_of); writers
-  // write archive_version().
+  // The archive's format version, as read_header and pipeline::header_of find it (the decoders pick
+  // their chunk checksum by it); writers need not set it: write_header writes archive_version().
   uint16_t version;
 };
 

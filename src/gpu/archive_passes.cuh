@@ -7,7 +7,7 @@
 #include "format/header.hpp"
 #include "gpu/decode_status.hpp"
 #include "gpu/dependent_launch.cuh"
-#include "quant/range.hpp"
+#include "quant/bound.hpp"
 
 namespace hpcz::gpu {
 
@@ -42,17 +42,17 @@ template <class T> struct EncodeTarget {
 
 // The range keys a compression starts from: an empty range, for the range pass to reduce into, or a
 // slab's given range (the whole array's, codecs::Slab::range_given).
-// A given range comes with the whole array's step sample.
+// A given range comes with the whole array's step sample (sample_maxabs).
 struct RangeKeys {
   unsigned long long min = ~0ull, max = 0, sample = 0;
 };
-inline RangeKeys start_keys(const format::HeaderFields& h, bool range_given) {
+inline RangeKeys start_keys(const format::HeaderFields& h, bool range_given, double sample_maxabs) {
   RangeKeys k;
   if (range_given && (h.flags & format::kFlagRangeValid)) {
     k.min = range_key(h.range_min);
     k.max = range_key(h.range_max);
   }
-  if (range_given) k.sample = detail::to_bits(h.sample_maxabs);
+  if (range_given) k.sample = detail::to_bits(sample_maxabs);
   return k;
 }
 
@@ -73,10 +73,14 @@ static __global__ void init_kernel(CompressState* st, RangeKeys keys, unsigned l
   for (; i < n_chunks; i += gridDim.x * blockDim.x) desc[i] = 0;
 }
 
-// The header settled from the state: the range so far and the step's sample.
-__device__ __forceinline__ void settle_state(format::HeaderFields& h, const CompressState* st) {
-  h.sample_maxabs = detail::from_bits<double>(st->sample_key);
-  quant::settle_range(h, st->key_min, st->key_max);
+// The bound asked for settled from the state: the range so far and the step's sample.
+__device__ __forceinline__ quant::Bound settle_state(const quant::Bound& asked, const CompressState* st) {
+  return quant::settle(asked, st->key_min, st->key_max, detail::from_bits<double>(st->sample_key));
+}
+// The quantizer's parameters an encoder kernel of T codes with, from that bound.
+template <class T>
+__device__ __forceinline__ quant::QuantParams<T> settled_params(const quant::Bound& asked, const CompressState* st) {
+  return quant::quant_params<T>(quant::settle_as<T>(asked, st->key_min, st->key_max, detail::from_bits<double>(st->sample_key)));
 }
 
 // The step's sample (quant::step_from_sample): a thread a sampled value, a block's largest key to
@@ -191,7 +195,7 @@ __device__ __forceinline__ void seal_archive(format::HeaderFields h, const Compr
                                              unsigned long long* d_size) {
   __shared__ __align__(16) uint8_t head[format::kHeaderBytes];
   if (threadIdx.x == 0) {
-    settle_state(h, st);
+    quant::store(h, settle_state(quant::bound_of(h), st));
     h.archive_size = st->total_size;
     h.table_checksum = format::checksum_fold(st->table_sum);  // summed entry by entry as the table was written
     format::write_header_fields(head, h);

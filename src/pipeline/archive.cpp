@@ -6,6 +6,7 @@
 #include "common/dtype.hpp"
 #include "pipeline/internal.hpp"
 #include "pipeline/stage_layout.hpp"
+#include "quant/bound.hpp"
 
 namespace hpcz::pipeline {
 
@@ -54,7 +55,7 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   if (s.header_bytes != kHeaderBytes) corrupt("header size field");
   if (!dtype_of_id(unsigned(h.dtype))) corrupt("dtype " + std::to_string(int(h.dtype)));
   if (h.ndims < 1 || h.ndims > 4) corrupt("rank " + std::to_string(int(h.ndims)));
-  if (h.mode != BoundMode::abs && h.mode != BoundMode::rel) corrupt("error-bound mode " + std::to_string(int(h.mode)));
+  if (!quant::mode_known(h.mode)) corrupt("error-bound mode " + std::to_string(int(h.mode)));
   const codecs::CodecOps* codec = codecs::find(h.codec);
   if (!codec) fail(ErrorCode::unsupported, "unknown codec id " + std::to_string(int(h.codec)));
   if (h.flags & ~(kFlagFill | kFlagRangeValid | kFlagSecondStage) || !s.reserved_zero) corrupt("reserved header bits set");

@@ -1,5 +1,5 @@
 // CPU backend (OpenMP over chunks): the range pass, the codec's chunks, the archive around them. Writes
-// the same bytes as the CUDA backend: both settle the range with quant::settle_range, the codecs share
+// the same bytes as the CUDA backend: both settle the bound with quant::settle, the codecs share
 // their per-block code with their kernels, and both write the header with format::write_header.
 #include <algorithm>
 #include <atomic>
@@ -9,7 +9,7 @@
 #include "common/dtype.hpp"
 #include "common/parallel.hpp"
 #include "pipeline/internal.hpp"
-#include "quant/range.hpp"
+#include "quant/bound.hpp"
 #include "quant/range_cpu.hpp"
 
 namespace hpcz::pipeline {
@@ -40,9 +40,10 @@ std::vector<uint8_t> assemble(format::HeaderFields& h, const codecs::EncodedChun
 
 namespace {
 
-// The range keys of the finite, non-fill values, as the GPU's range pass computes them.
+// The bound asked for, settled from the range keys of the finite, non-fill values (as the GPU's range
+// pass computes them) and the step's sample.
 template <class T>
-void settle_range(const T* in, format::HeaderFields& h) {
+quant::Bound settled_bound(const T* in, const format::HeaderFields& h) {
   const bool has_fill = h.flags & format::kFlagFill;
   const T fill = T(h.fill);
   using K = typename detail::Bits<T>::type;  // keys in the value's own width, widened once (as on the GPU)
@@ -61,23 +62,27 @@ void settle_range(const T* in, format::HeaderFields& h) {
   }
   uint64_t kmin, kmax;
   quant::widen_keys<T>(nmin, nmax, kmin, kmax);
-  // The step's sample only where an abs bound takes its step from it (sample_maxabs is not stored); an
-  // array of at most kStepSamples values is all sample, and its range gives it.
+  // The step's sample only where an abs bound takes its step from it; an array of at most kStepSamples
+  // values is all sample, and its range gives it.
+  double sample_maxabs = 0.0;
   if (quant::step_from_sample(h.mode, h.bound))
-    h.sample_maxabs = detail::from_bits<double>(
+    sample_maxabs = detail::from_bits<double>(
         h.n_values <= quant::kStepSamples ? quant::step_samples_from_range<T>(nmin, nmax)
                                           : quant::fold_step_samples(in, 0, h.n_values, h.n_values, has_fill, fill, 0));
-  quant::settle_range(h, kmin, kmax);
+  return quant::settle_as<T>(quant::bound_of(h), kmin, kmax, sample_maxabs);
 }
 
 }  // namespace
 
 std::vector<uint8_t> compress_cpu(const void* in, format::HeaderFields h) {
+  // The bound's value transform (quant::Transform) runs here, before the range pass: the values coded
+  // are the transform's (identity, every mode's today: the input itself).
+  const void* values = in;
   detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
-    settle_range(static_cast<const T*>(in), h);
+    quant::store(h, settled_bound(static_cast<const T*>(values), h));
   });
-  return assemble(h, codecs::get(h.codec).encode(in, h, codecs::Slab{}));
+  return assemble(h, codecs::get(h.codec).encode(values, h, codecs::Slab{}));
 }
 
 void decode_chunks_cpu(const uint8_t* a, const format::HeaderFields& h, const std::vector<ChunkEntry>& entries,
@@ -109,6 +114,8 @@ void decode_chunks_cpu(const uint8_t* a, const format::HeaderFields& h, const st
   if (bad_chunk >= 0)
     fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(first_chunk + bad_chunk.load()) +
                                          (bad_kind == 1 ? ": checksum mismatch" : ": malformed block data"));
+  // The inverse of the bound's value transform (quant::Transform) runs here, over out's values: every
+  // CPU decode (one-shot and streamed slabs) ends here. Identity today: nothing to undo.
 }
 
 void decompress_cpu(const uint8_t* a, const ArchiveInfo& info, void* out) {

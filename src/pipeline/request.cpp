@@ -5,6 +5,7 @@
 
 #include "common/dtype.hpp"
 #include "pipeline/internal.hpp"
+#include "quant/bound.hpp"
 
 namespace hpcz::pipeline {
 
@@ -17,7 +18,7 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   if (dims.empty() || dims.size() > 4) fail(ErrorCode::invalid_argument, "rank must be 1 to 4");
   if (!(opt.bound >= 0) || !std::isfinite(opt.bound))
     fail(ErrorCode::invalid_argument, "error bound must be a finite number >= 0");
-  if (opt.mode != BoundMode::abs && opt.mode != BoundMode::rel) fail(ErrorCode::invalid_argument, "bound mode");
+  if (!quant::mode_known(opt.mode)) fail(ErrorCode::invalid_argument, "unknown bound mode " + std::to_string(int(opt.mode)));
   const codecs::CodecOps& codec = codecs::get(opt.codec);
   if (opt.fill && !std::isfinite(*opt.fill)) fail(ErrorCode::invalid_argument, "fill value must be finite");
   if (!fill_exact)

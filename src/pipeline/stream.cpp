@@ -27,14 +27,16 @@
 #include "pipeline/stream_lanes.hpp"
 #include "pipeline/stream_plan.hpp"
 #include "pipeline/stream_pool.hpp"
-#include "quant/range.hpp"
+#include "quant/bound.hpp"
 #include "quant/range_cpu.hpp"
 
 namespace hpcz {
 namespace pipeline {
 namespace {
 
-template <class T> void settle_range_stream(Pool& pool, Source& in, format::HeaderFields& h) {
+// The bound settled (into h) from the whole input's range and step sample (sample_maxabs: the slabs'
+// encoders settle the same bound from the range and it, codecs::Slab).
+template <class T> void settle_range_stream(Pool& pool, Source& in, format::HeaderFields& h, double& sample_maxabs) {
   using K = typename detail::Bits<T>::type;
   const bool has_fill = h.flags & format::kFlagFill;
   const T fill = T(h.fill);
@@ -73,8 +75,8 @@ template <class T> void settle_range_stream(Pool& pool, Source& in, format::Head
   });
   uint64_t kmin, kmax;
   quant::widen_keys<T>(nmin, nmax, kmin, kmax);
-  h.sample_maxabs = detail::from_bits<double>(mag);
-  quant::settle_range(h, kmin, kmax);
+  sample_maxabs = detail::from_bits<double>(mag);
+  quant::store(h, quant::settle_as<T>(quant::bound_of(h), kmin, kmax, sample_maxabs));
 }
 
 // Table entries of a slab archive, moved to where the slab's chunks lie in the whole archive.
@@ -126,6 +128,7 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
   Gate gate;
   std::atomic<uint64_t> next{0};
   Progress progress(so, h.n_values * vb);
+  double sample_maxabs = 0.0;  // the step's sample, set by the range pass before lanes.go()
   Lanes lanes(p, h, gate, [&](SlabCoder& coder, LaneTimes& lt) {
     std::vector<std::vector<uint8_t>> staged;
     for (uint64_t k; !gate.stopped() && (k = next++) < p.n_slabs;) {
@@ -136,7 +139,7 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
       lt.read += since(t0);
       t0 = Clock::now();
       uint64_t size = 0;
-      const uint8_t* a = coder.compress(sh, codecs::Slab{c0, true}, size);
+      const uint8_t* a = coder.compress(sh, codecs::Slab{c0, true, sample_maxabs}, size);
       const SlabTable t{a, count};
       const uint64_t sdata = format::data_offset(count);
       // The slab's chunks must be what the codec may write (the whole archive is checked again at the end).
@@ -178,7 +181,7 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
     }
   });
   const Clock::time_point t_range = Clock::now();
-  detail::dispatch_dtype(dtype, [&](auto tr) { settle_range_stream<typename decltype(tr)::value_type>(pool, in, h); });
+  detail::dispatch_dtype(dtype, [&](auto tr) { settle_range_stream<typename decltype(tr)::value_type>(pool, in, h, sample_maxabs); });
   const double range_s = since(t_range);
   out.reserve(max_compressed_size(h.n_values, h.dtype));
   lanes.go();

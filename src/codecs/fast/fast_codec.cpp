@@ -8,7 +8,7 @@
 #include "common/dtype.hpp"
 #include "common/error.hpp"
 #include "common/parallel.hpp"
-#include "quant/range.hpp"
+#include "quant/bound.hpp"
 
 namespace hpcz::fast {
 namespace {
@@ -47,7 +47,7 @@ uint64_t archive_bound(uint64_t n, DType dtype) {
 
 template <class T>
 codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h) {
-  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
+  const quant::QuantParams<T> p = quant::quant_params<T>(quant::bound_of(h));
   const uint64_t cv = chunk_values<T>(), nc = h.n_chunks;
   codecs::EncodedChunks out;
   out.slot = max_chunk_bytes(cv, sizeof(T));
@@ -75,7 +75,7 @@ codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, cons
 bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out, int) {
   return detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
-    return decode_chunk<T>(src, size, chunk_count(h, c), quant::encoder_params<T>(h), static_cast<T*>(out));
+    return decode_chunk<T>(src, size, chunk_count(h, c), quant::quant_params<T>(quant::bound_of(h)), static_cast<T*>(out));
   });
 }
 

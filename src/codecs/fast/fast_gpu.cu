@@ -78,7 +78,7 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
   auto* desc = reinterpret_cast<unsigned long long*>(st + 1);
   const uint64_t nc = h.n_chunks;
   gpu::init_kernel<<<nc ? (unsigned)std::min<uint64_t>((nc + 255) / 256, 1024) : 1, 256, 0, s>>>(
-      st, gpu::start_keys(h, slab.range_given), desc, nc);
+      st, gpu::start_keys(h, slab.range_given, slab.sample_maxabs), desc, nc);
   check(cudaGetLastError(), "init kernel");
   const bool has_fill = h.flags & format::kFlagFill;
   if (nc) {
@@ -105,12 +105,13 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
       using P = FastPolicyNoRoundBuffer<T>;
       if (!use_round_buffer<T>(k, smem, int(fold))) {
         launch_encoder(fold ? cuda::encode_policy_kernel<T, true, P> : cuda::encode_policy_kernel<T, false, P>,
-                       cuda::encode_smem_bytes<T, P>(), P::persistent, nc, sms, s, "encode kernel", d_in, h.n_values, h, st,
-                       desc, d_out);
+                       cuda::encode_smem_bytes<T, P>(), P::persistent, nc, sms, s, "encode kernel", d_in, h.n_values, h.n_chunks,
+                       quant::bound_of(h), st, desc, d_out);
         k = nullptr;
       }
     }
-    if (k) launch_encoder(k, smem, FastPolicy<T>::persistent, nc, sms, s, "encode kernel", d_in, h.n_values, h, st, desc, d_out);
+    if (k) launch_encoder(k, smem, FastPolicy<T>::persistent, nc, sms, s, "encode kernel", d_in, h.n_values, h.n_chunks,
+                         quant::bound_of(h), st, desc, d_out);
   }
   check(gpu::launch_dependent(gpu::seal_kernel, 1, 32, 0, s, h, st, d_out, reinterpret_cast<unsigned long long*>(d_size)),
         "seal kernel");
@@ -178,7 +179,7 @@ void compress_batch_t(const codecs::DeviceBatchItem* items, size_t n, void* d_ws
   const int sms = gpu::sm_count();
   const unsigned items_y = unsigned(std::min<size_t>(n, 65535));
   gpu::init_batch_kernel<<<(unsigned)std::max<uint64_t>(1, std::min<uint64_t>((std::max<uint64_t>(n, total) + 255) / 256, 1024)),
-                           256, 0, s>>>(states, unsigned(n), gpu::start_keys(h0, false), desc, total, counter);
+                           256, 0, s>>>(states, unsigned(n), gpu::start_keys(h0, false, 0.0), desc, total, counter);
   check(cudaGetLastError(), "batch init kernel");
   const bool has_fill = h0.flags & format::kFlagFill;
   const bool fold = quant::step_from_sample(h0.mode, h0.bound);
@@ -240,7 +241,7 @@ void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d
   check(cudaGetLastError(), "decode reset kernel");
   // The chunk table's checksum is summed by the first pass (each block adds its own entry) and checked
   // by the second: a separate one-block kernel over the table cost about 2% of the decoding time.
-  const auto p = quant::encoder_params<T>(h);
+  const auto p = quant::quant_params<T>(quant::bound_of(h));
   // Pass 1: every chunk, a small stage; pass 2: the chunks that did not fit, full stage, fixed grid.
   // The first pass's blocks per SM: FastPolicy's decode_min_blocks.
   // The chunk checksum by the archive's version (format::chunk_sum32).
@@ -319,7 +320,7 @@ void decompress_batch_t(const codecs::DeviceDecodeItem* items, const std::vector
     const codecs::DeviceDecodeItem& it = items[set[k]];
     const format::HeaderFields& h = it.h;
     h_firsts[k] = first;
-    h_targets[k] = {it.d_archive, h.archive_size, h.n_values, h.n_chunks, quant::encoder_params<T>(h),
+    h_targets[k] = {it.d_archive, h.archive_size, h.n_values, h.n_chunks, quant::quant_params<T>(quant::bound_of(h)),
                     static_cast<T*>(it.d_out), it.d_status, sums + k, h.table_checksum};
     first += h.n_chunks;
   }

@@ -23,7 +23,7 @@
 #include "gpu/archive_passes.cuh"
 #include "gpu/async_copy.cuh"
 #include "gpu/lookback.cuh"
-#include "quant/range.hpp"
+#include "quant/bound.hpp"
 
 namespace hpcz::fast::cuda {
 
@@ -229,14 +229,14 @@ template <class T> struct HeldArray {
 // Where the encoder's chunks come from. One array: the kernel's parameters, chunk ids its own.
 template <class T> struct OneArray {
   EncodeTarget<T> t;
-  format::HeaderFields h;
+  quant::Bound asked;
   __device__ unsigned int* counter() const { return &t.st->chunk_counter; }
   __device__ unsigned long long total() const { return t.n_chunks; }
   __device__ void locate(unsigned long long, HeldArray<T>&) const {}
   __device__ const EncodeTarget<T>& target(const HeldArray<T>&) const { return t; }
   __device__ unsigned long long first(const HeldArray<T>&) const { return 0; }
   __device__ bool same_array(const HeldArray<T>&, const HeldArray<T>&) const { return true; }
-  __device__ format::HeaderFields header(const HeldArray<T>&) const { return h; }
+  __device__ quant::Bound bound(const HeldArray<T>&) const { return asked; }
 };
 // A batch: items in device memory, chunk ids counted across them (item i's chunks are ids
 // [firsts[i], firsts[i + 1])), taken from one counter. A block finds a chunk's item by a binary search.
@@ -263,7 +263,7 @@ template <class T> struct ArrayBatch {
   __device__ const EncodeTarget<T>& target(const HeldArray<T>& held) const { return held.t; }
   __device__ unsigned long long first(const HeldArray<T>& held) const { return held.first; }
   __device__ bool same_array(const HeldArray<T>& a, const HeldArray<T>& b) const { return a.item == b.item; }
-  __device__ format::HeaderFields header(const HeldArray<T>& held) const { return headers[held.item]; }
+  __device__ quant::Bound bound(const HeldArray<T>& held) const { return quant::bound_of(headers[held.item]); }
 };
 
 // Once a chunk's bytes are assembled in `stage` (head and payloads in [start, body_end): start is 0,
@@ -450,13 +450,11 @@ __device__ __forceinline__ void encode_chunks(const Source& src) {
   // eb and the step of an array (every block derives the same ones).
   auto settle_params = [&](const HeldArray<T>& held) {
     const CompressState* st = src.target(held).st;
-    format::HeaderFields settled = src.header(held);
-    settled.sample_maxabs = detail::from_bits<double>(st->sample_key);
     // While folding, the other blocks are still reducing the range; eb and the step do not depend on it.
-    settle_range(settled, kFoldRange ? ~0ull : st->key_min, kFoldRange ? 0ull : st->key_max);
-    return encoder_params<T>(settled);
+    return quant::quant_params<T>(quant::settle_as<T>(src.bound(held), kFoldRange ? ~0ull : st->key_min,
+                                                kFoldRange ? 0ull : st->key_max, detail::from_bits<double>(st->sample_key)));
   };
-  // The first round's loads go out before settle_range's double-precision chain, so that the two
+  // The first round's loads go out before quant::settle's double-precision chain, so that the two
   // latencies overlap instead of adding up. Every block derives the same eb and step; a persistent
   // block reads them from shared memory each chunk (fewer registers held across the placing).
   QuantParams<T> params{};
@@ -620,9 +618,10 @@ __device__ __forceinline__ void encode_chunks(const Source& src) {
 
 template <class T, bool kFoldRange, int kMinBlocks = encode_min_blocks<T>()>
 static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_kernel(const T* __restrict__ in, unsigned long long n,
-                                                          format::HeaderFields h, CompressState* st,
-                                                          unsigned long long* desc, uint8_t* __restrict__ out) {
-  encode_chunks<T, kFoldRange>(OneArray<T>{EncodeTarget<T>{in, n, h.n_chunks, st, desc, out, nullptr}, h});
+                                                          unsigned long long n_chunks, quant::Bound asked,
+                                                          CompressState* st, unsigned long long* desc,
+                                                          uint8_t* __restrict__ out) {
+  encode_chunks<T, kFoldRange>(OneArray<T>{EncodeTarget<T>{in, n, n_chunks, st, desc, out, nullptr}, asked});
 }
 // A batch's chunks, all arrays at once (an f32 block persistent across them).
 template <class T, bool kFoldRange, int kMinBlocks = encode_min_blocks<T>()>
@@ -635,9 +634,9 @@ static __global__ void __launch_bounds__(kThreads, kMinBlocks) encode_batch_kern
 // ones above stay as they were.
 template <class T, bool kFoldRange, class P>
 static __global__ void __launch_bounds__(kThreads, P::encode_min_blocks) encode_policy_kernel(
-    const T* __restrict__ in, unsigned long long n, format::HeaderFields h, CompressState* st, unsigned long long* desc,
-    uint8_t* __restrict__ out) {
-  encode_chunks<T, kFoldRange, P>(OneArray<T>{EncodeTarget<T>{in, n, h.n_chunks, st, desc, out, nullptr}, h});
+    const T* __restrict__ in, unsigned long long n, unsigned long long n_chunks, quant::Bound asked, CompressState* st,
+    unsigned long long* desc, uint8_t* __restrict__ out) {
+  encode_chunks<T, kFoldRange, P>(OneArray<T>{EncodeTarget<T>{in, n, n_chunks, st, desc, out, nullptr}, asked});
 }
 template <class T, bool kFoldRange, class P>
 static __global__ void __launch_bounds__(kThreads, P::encode_min_blocks) encode_policy_batch_kernel(ArrayBatch<T> batch) {

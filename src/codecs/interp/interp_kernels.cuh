@@ -151,14 +151,13 @@ __device__ void anchors_in_order(const predict::InterpGeometry& ge, int32_t* q, 
 // One block per chunk: the anchors' classes, q (stand-ins: the clamped prediction), symbols at stream
 // positions 0 .. na - 1, reconstructions (axr) and histogram; the mask settled for the tiles.
 template <class T>
-static __global__ void __launch_bounds__(kThreads) interp_anchor_kernel(Grid g, uint32_t radius, format::HeaderFields h,
+static __global__ void __launch_bounds__(kThreads) interp_anchor_kernel(Grid g, uint32_t radius, quant::Bound asked,
                                                                         const gpu::CompressState* st, const T* __restrict__ in,
                                                                         InterpBuffers b) {
   __shared__ int32_t s_q[kAnchorsShared];
   __shared__ int s_stand;
   const uint64_t c = blockIdx.x;
-  gpu::settle_state(h, st);
-  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
+  const quant::QuantParams<T> p = gpu::settled_params<T>(asked, st);
   const predict::InterpGeometry ge = predict::interp_geometry(g.shape(c));
   const uint64_t na = predict::anchor_total(ge), base = c * g.chunk_values;
   int32_t* q = na <= kAnchorsShared ? s_q : b.aq + c * b.anchor_cap;

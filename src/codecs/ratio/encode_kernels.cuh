@@ -59,7 +59,7 @@ static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* 
 template <class T>
 struct LorenzoEmit {
   uint32_t radius;
-  format::HeaderFields h;
+  quant::Bound asked;
   const gpu::CompressState* st;
   const T* in;
   const uint32_t* q;
@@ -83,9 +83,7 @@ __device__ void emit_tile(Grid g, const LorenzoEmit<T>& e, uint64_t t, uint8_t* 
   // such tile would make this kernel 353 us of levitus' 1.75 ms.
   const bool any_out = tile_out[t + 1] != tile_out[t], any_exc = tile_exc[t + 1] != tile_exc[t];
   if (ci.raw || ci.skip || !(any_out || any_exc)) return;
-  format::HeaderFields h = e.h;
-  gpu::settle_state(h, e.st);
-  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
+  const quant::QuantParams<T> p = gpu::settled_params<T>(e.asked, e.st);
   const ChunkShape cs = g.shape(c);
   const uint32_t count = cs.count(), i0 = uint32_t(t - g.first_tile(c)) * kTile + threadIdx.x * kPerThread;
   const uint32_t* qc = e.q + c * g.chunk_values;

@@ -31,7 +31,7 @@
 #include "gpu/archive_passes.cuh"
 #include "gpu/lookback.cuh"
 #include "huffman/stream.hpp"
-#include "quant/range.hpp"
+#include "quant/bound.hpp"
 
 namespace hpcz::ratio::cuda {
 

@@ -13,11 +13,10 @@ namespace hpcz::ratio::cuda {
 // Integer arithmetic mod 2^32, so the result is exactly predict::lorenzo_delta's.
 template <class T>
 static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __restrict__ in, unsigned long long n, Grid g,
-                                                                   format::HeaderFields h,
+                                                                   quant::Bound asked,
                                                                    const gpu::CompressState* st,
                                                                    uint32_t* __restrict__ dq, uint32_t* tile_exc) {
-  gpu::settle_state(h, st);
-  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
+  const quant::QuantParams<T> p = gpu::settled_params<T>(asked, st);
   auto qv = [&](T x) -> uint32_t {
     int32_t v;
     return quant::quantize(x, p, v) ? uint32_t(v) : 0u;
@@ -149,7 +148,7 @@ static_assert((8 * kDualMaxRing + kDualStep) / kThreads < 1024, "central-symbol 
 
 template <class T>
 static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __restrict__ in, Grid g, DualPlan dp,
-                                                                     uint32_t radius, format::HeaderFields h,
+                                                                     uint32_t radius, quant::Bound asked,
                                                                      const gpu::CompressState* st,
                                                                      uint32_t* __restrict__ dq, uint16_t* __restrict__ sym,
                                                                      uint32_t* hist, uint32_t* tile_out, uint32_t* tile_exc,
@@ -164,8 +163,7 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
   if (v0 >= count || (skip && skip[c])) return;  // the last chunk has fewer values; skip: not Lorenzo's
   const uint32_t v1 = min(count, v0 + dp.range);
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) s_hist[k] = 0;
-  gpu::settle_state(h, st);
-  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
+  const quant::QuantParams<T> p = gpu::settled_params<T>(asked, st);
   const T* xc = in + c * g.chunk_values;
   uint16_t* sym_c = sym + c * g.chunk_values;
   uint32_t* dq_c = dq + c * g.chunk_values;

@@ -11,7 +11,7 @@
 #include "common/dtype.hpp"
 #include "common/error.hpp"
 #include "common/parallel.hpp"
-#include "quant/range.hpp"
+#include "quant/bound.hpp"
 
 namespace hpcz::ratio {
 namespace {
@@ -62,7 +62,7 @@ constexpr uint32_t kInterpDecodeCost = 2;
 // Encodes every chunk of a slab: Lorenzo alone (the ratio codec) or the better predictor per chunk.
 template <class T, bool kBest>
 codecs::EncodedChunks encode_t(const T* in, const format::HeaderFields& h, uint64_t first_chunk) {
-  const quant::QuantParams<T> p = quant::encoder_params<T>(h);
+  const quant::QuantParams<T> p = quant::quant_params<T>(quant::bound_of(h));
   const predict::Shape shape = shape_of(h);
   codecs::EncodedChunks out;
   out.separate.resize(h.n_chunks);
@@ -108,7 +108,7 @@ bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint3
   const predict::ChunkShape cs = predict::chunk_shape(shape_of(h), c);
   return detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
-    return decode_chunk<T>(src, size, cs, quant::encoder_params<T>(h), h.block_param, static_cast<T*>(out), threads);
+    return decode_chunk<T>(src, size, cs, quant::quant_params<T>(quant::bound_of(h)), h.block_param, static_cast<T*>(out), threads);
   });
 }
 
@@ -116,7 +116,7 @@ bool decode_best(const format::HeaderFields& h, uint64_t c, const uint8_t* src, 
   const predict::ChunkShape cs = predict::chunk_shape(shape_of(h), c);
   return detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
-    return decode_best_chunk<T>(src, size, cs, quant::encoder_params<T>(h), h.block_param, static_cast<T*>(out),
+    return decode_best_chunk<T>(src, size, cs, quant::quant_params<T>(quant::bound_of(h)), h.block_param, static_cast<T*>(out),
                                 threads);
   });
 }

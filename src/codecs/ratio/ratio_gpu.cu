@@ -150,7 +150,7 @@ void interp_compress_sample(const T* d_in, const format::HeaderFields& h, const 
   const uint64_t nc = g.n_chunks;
   interp_plan_kernel<<<(kPlanSets + 63) / 64, 64, 0, s>>>(g, ib.plans);
   check(cudaMemsetAsync(ib.cls, 0, h.n_values, s), "interp classes");
-  interp_anchor_kernel<T><<<(unsigned)nc, kThreads, 0, s>>>(g, radius, h, b.st, d_in, ib);
+  interp_anchor_kernel<T><<<(unsigned)nc, kThreads, 0, s>>>(g, radius, quant::bound_of(h), b.st, d_in, ib);
   const size_t smem = kBoxMax * sizeof(T) + 4 * size_t(nsym);
   check(cudaFuncSetAttribute(interp_tile_kernel<T, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
   check(cudaFuncSetAttribute(interp_tile_kernel<T, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "tile smem");
@@ -209,8 +209,9 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
   const CompressBuffers& b = L.b;
   const uint32_t nsym = 2 * h.block_param;
   const uint64_t n = h.n_values, nc = g.n_chunks, nt = g.n_tiles;
+  const quant::Bound asked = quant::bound_of(h);  // settled on the device, from the range pass
   ratio_init_kernel<<<blocks_for(std::max<uint64_t>(nc * nsym, nt), 1024), 256, 0, s>>>(
-      b.st, gpu::start_keys(h, slab.range_given), b.hist, nc * nsym, b.tile_out, b.tile_exc, b.tile_desc, nt);
+      b.st, gpu::start_keys(h, slab.range_given, slab.sample_maxabs), b.hist, nc * nsym, b.tile_out, b.tile_exc, b.tile_desc, nt);
   if (L.interp)
     interp_init_kernel<<<blocks_for(std::max<uint64_t>(nc * kSampleSets * nsym, nt + 1), 1024), kThreads, 0, s>>>(L.ib, nc, nsym, nt);
   check(cudaGetLastError(), "ratio init");
@@ -237,9 +238,9 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
       const size_t smem = (size_t(dp.ring) + nsym) * 4;
       check(cudaFuncSetAttribute(dual_quant_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "dual smem");
       dual_quant_kernel<T><<<dim3(dp.blocks_per_chunk, (unsigned)nc), kThreads, smem, s>>>(
-          d_in, g, dp, h.block_param, h, b.st, b.q, b.sym, b.hist, b.tile_out, b.tile_exc, lorenzo_skip);
+          d_in, g, dp, h.block_param, asked, b.st, b.q, b.sym, b.hist, b.tile_out, b.tile_exc, lorenzo_skip);
     } else {
-      prequant_kernel<T><<<blocks_for(n / 4, uint64_t(sms) * 16), kThreads, 0, s>>>(d_in, n, g, h, b.st, b.q, b.tile_exc);
+      prequant_kernel<T><<<blocks_for(n / 4, uint64_t(sms) * 16), kThreads, 0, s>>>(d_in, n, g, asked, b.st, b.q, b.tile_exc);
       lorenzo_kernel<<<(unsigned)nt, kThreads, nsym * 4, s>>>(g, h.block_param, b.q, b.sym, b.hist, b.tile_out, lorenzo_skip);
     }
     check(cudaGetLastError(), "lorenzo");
@@ -260,7 +261,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
                                                             kChunkHeaderBytes + kInterpExtraBytes}
                                              : EncodeSource{};
     encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, lorenzo_src, interp_src, b.st, d_out);
-    const LorenzoEmit<T> lorenzo_emit{h.block_param, h, b.st, d_in, b.q, b.sym, b.tile_out, b.tile_exc, b.info, dp.history != 0};
+    const LorenzoEmit<T> lorenzo_emit{h.block_param, asked, b.st, d_in, b.q, b.sym, b.tile_out, b.tile_exc, b.info, dp.history != 0};
     if (L.interp) interp_emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_param, d_in, ib, lorenzo_emit, d_out);
     else emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, lorenzo_emit, d_out);
     chunk_head_kernel<T><<<dim3(per_chunk, (unsigned)nc), kThreads, 0, s>>>(g, nsym, d_in, b.len, b.info, d_out);

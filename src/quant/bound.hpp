@@ -1,0 +1,166 @@
+// The bound layer: a request's bound settled into what the codecs code with. Every bound mode becomes
+// one absolute bound here (absolute_bound), and the step is chosen here (choose_step); settle is the
+// one function the CPU backend, the streaming path and the GPU kernels call to do it, from the range
+// keys and the step's sample. store and bound_of move a Bound into and out of the header; the codecs
+// take quant_params (the quantizer's parameters), never the mode. Host and device.
+#pragma once
+#include "common/hd.hpp"
+#include "format/header.hpp"
+#include "quant/quantizer.hpp"
+#include "quant/range.hpp"
+
+namespace hpcz::quant {
+
+// The modes this build codes (the request's check and the archive's: an unknown one is refused, never
+// taken for another).
+HPCZ_HD bool mode_known(BoundMode mode) { return mode == BoundMode::abs || mode == BoundMode::rel; }
+
+// The value transform a mode codes through: the codecs bound the transformed values by eb_abs and the
+// decoder inverts it. Not stored: it follows from the mode (transform_of). Identity, for every mode
+// today: the values themselves (docs/DESIGN.md, "Adding a bound mode", says where one runs).
+enum class Transform : uint8_t { identity = 0 };
+HPCZ_HD Transform transform_of(BoundMode) { return Transform::identity; }
+
+// A compression's bound. Asked: the mode and bound of the request, the values' type (the step is one
+// of its values), the fill value (outside the range set, coded exactly) and the transform. Settled
+// (settle): the range of the finite, non-fill values, the absolute bound that the mode asks for
+// there, and the quantization step. Plain members: a kernel parameter.
+struct Bound {
+  BoundMode mode;
+  DType dtype;
+  Transform transform;
+  bool has_fill;
+  bool range_valid;
+  double bound;
+  double fill;
+  double range_min, range_max;
+  double eb_abs;
+  double step;
+};
+
+// A positive finite double as m * 2^e, m < 2^53 (subnormals too).
+HPCZ_HD void split_double(double x, uint64_t& m, int& e) {
+  const uint64_t u = to_bits(x);
+  const int biased = int(u >> 52);
+  m = (u & 0xfffffffffffffull) | (biased ? uint64_t(1) << 52 : 0);
+  e = (biased ? biased : 1) - 1075;
+}
+// hi:lo = a * b, in 32-bit pieces (the same integers on every backend).
+HPCZ_HD void mul_64x64(uint64_t a, uint64_t b, uint64_t& hi, uint64_t& lo) {
+  const uint64_t a0 = uint32_t(a), a1 = a >> 32, b0 = uint32_t(b), b1 = b >> 32;
+  const uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const uint64_t mid = (p00 >> 32) + uint32_t(p01) + uint32_t(p10);
+  lo = (mid << 32) | uint32_t(p00);
+  hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+// The largest double <= (hi:lo) * 2^e, DBL_MAX where that is larger: truncating the integer to the
+// bits a double keeps at that magnitude (53, or fewer among the subnormals) rounds toward zero.
+HPCZ_HD double toward_zero(uint64_t hi, uint64_t lo, int e) {
+  const int w = hi ? 64 + bit_width64(hi) : bit_width64(lo);
+  int shift = w - 53;
+  if (e + shift < -1074) shift = -1074 - e;
+  uint64_t m;
+  if (shift >= 128) m = 0;
+  else if (shift >= 64) m = hi >> (shift - 64);
+  else if (shift > 0) m = (lo >> shift) | (hi << (64 - shift));
+  else m = lo << -shift;  // w <= 53 here: hi == 0
+  if (m < (uint64_t(1) << 52)) return from_bits<double>(m);  // a subnormal (or 0): e + shift == -1074
+  const int biased = e + shift + 1075;
+  return biased >= 2047 ? from_bits<double>(0x7fefffffffffffffull) : from_bits<double>((uint64_t(biased - 1) << 52) + m);
+}
+
+// eb actually used: abs as given; rel times (max - min) of the finite, non-fill values (0 if none),
+// rounded toward zero so that it is never above the bound asked for. max - min is r + err exactly
+// (TwoSum); where err < 0 the double below r is used: the range rounded down. The product of the two
+// doubles is then formed exactly in integers and truncated. (Rounding to nearest gave up to half an ulp
+// more than bound * range, a whole one among the subnormals.) Where max - min overflows (f64 values of
+// both signs near DBL_MAX), the halves are used and the exponent put back: halving is exact there.
+HPCZ_HD double absolute_bound(BoundMode mode, double bound, bool range_valid, double mn, double mx) {
+  constexpr double kMax = 1.7976931348623157e308;
+  if (mode == BoundMode::abs) return bound;
+  if (!range_valid || !(bound > 0)) return 0.0;
+  int scale = 0;
+  double a = mx, b = -mn, r = a + b;
+  if (!(r <= kMax)) {
+    a = mx * 0.5, b = -mn * 0.5, r = a + b;
+    scale = 1;
+  }
+  const double bv = r - a;
+  const double err = (a - (r - bv)) + (b - bv);
+  if (err < 0) r = from_bits<double>(to_bits(r) - 1);
+  if (!(r > 0)) return 0.0;
+  uint64_t mb, mr, hi, lo;
+  int eb, er;
+  split_double(bound, mb, eb);
+  split_double(r, mr, er);
+  mul_64x64(mb, mr, hi, lo);
+  return toward_zero(hi, lo, eb + er + scale);
+}
+
+// An abs bound above 0 takes its step's margin from the sample, not the range (range.hpp: kStepSamples),
+// so the fast encoder may code before the range is known.
+HPCZ_HD bool step_from_sample(BoundMode mode, double bound) { return mode == BoundMode::abs && bound > 0; }
+
+// The bound asked for settled from the range keys (key_min > key_max: no finite, non-fill value) and
+// the largest |x| of the step's sample (used only where step_from_sample; the range's max |x| else):
+// the range and eb_abs here, and the magnitude the step's margin is taken from (returned).
+HPCZ_HD double settle_range(Bound& b, uint64_t key_min, uint64_t key_max, double sample_maxabs) {
+  b.range_valid = key_min <= key_max;
+  b.range_min = b.range_valid ? range_value(key_min) : 0.0;
+  b.range_max = b.range_valid ? range_value(key_max) : 0.0;
+  b.eb_abs = absolute_bound(b.mode, b.bound, b.range_valid, b.range_min, b.range_max);
+  return step_from_sample(b.mode, b.bound) ? sample_maxabs : range_maxabs(b.range_valid, b.range_min, b.range_max);
+}
+// settle_as<T>: where the values' type T is known (b.dtype is T's), as in the encoders.
+template <class T> HPCZ_HD Bound settle_as(Bound b, uint64_t key_min, uint64_t key_max, double sample_maxabs) {
+  const double maxabs = settle_range(b, key_min, key_max, sample_maxabs);
+  b.step = choose_step<T>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs);
+  return b;
+}
+// By b.dtype. Also run on the GPU (the seal), which cannot throw: b.dtype was checked on the host
+// (header_template). A new dtype adds its choose_step here (docs/DESIGN.md, "Adding a dtype").
+HPCZ_HD Bound settle(Bound b, uint64_t key_min, uint64_t key_max, double sample_maxabs) {
+  const double maxabs = settle_range(b, key_min, key_max, sample_maxabs);
+  b.step = b.dtype == DType::f32 ? choose_step<float>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs)
+                                 : choose_step<double>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs);
+  return b;
+}
+
+// The header's bound: what a request asked for (a header template) or an archive stores (its eb_abs and
+// step are what its decoder reconstructs with).
+HPCZ_HD Bound bound_of(const format::HeaderFields& h) {
+  Bound b;
+  b.mode = h.mode;
+  b.dtype = h.dtype;
+  b.transform = transform_of(h.mode);
+  b.has_fill = h.flags & format::kFlagFill;
+  b.range_valid = h.flags & format::kFlagRangeValid;
+  b.bound = h.bound;
+  b.fill = h.fill;
+  b.range_min = h.range_min;
+  b.range_max = h.range_max;
+  b.eb_abs = h.eb_abs;
+  b.step = h.step;
+  return b;
+}
+
+// The header's range, bound and step set from b (the fields bound_of reads; the transform follows the mode).
+HPCZ_HD void store(format::HeaderFields& h, const Bound& b) {
+  h.mode = b.mode;
+  h.dtype = b.dtype;
+  h.flags = uint8_t((h.flags & ~(format::kFlagFill | format::kFlagRangeValid)) | (b.has_fill ? format::kFlagFill : 0) |
+                    (b.range_valid ? format::kFlagRangeValid : 0));
+  h.bound = b.bound;
+  h.fill = b.fill;
+  h.range_min = b.range_min;
+  h.range_max = b.range_max;
+  h.eb_abs = b.eb_abs;
+  h.step = b.step;
+}
+
+// The quantizer's parameters of a settled bound: what every codec's encoder and decoder code with.
+template <class T> HPCZ_HD QuantParams<T> quant_params(const Bound& b) {
+  return make_params<T>(b.eb_abs, b.step, b.has_fill, b.fill);
+}
+
+}  // namespace hpcz::quant
