@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Archive identity between two hpcz builds: every field of DATA (MANIFEST.tsv) in both modes, at
+# Archive identity between two hpcz builds: every field of DATA (MANIFEST.tsv) in every mode, at
 # rel 1e-2/1e-3/1e-4 and one abs bound, with and without the lossless stage (levitus also with its
 # fill value), compressed by each binary on DEVICE; prints one line per case and a summary, exit 1 on
 # any difference. usage: bench/identity.sh BASE_BIN NEW_BIN [DATA_DIR] [DEVICE=cpu|gpu]
@@ -12,7 +12,7 @@ while IFS=$'\t' read -r file _ _ _ dims dtype _ _ _ _ notes; do
   [ -f "$data/$file" ] || continue
   fills=("")
   case $notes in *"fill/missing value "*) v=${notes#*fill/missing value }; fills+=("--fill ${v%% *}");; esac
-  for mode in fast ratio; do
+  for mode in fast ratio interp; do
     for b in "--rel 1e-2" "--rel 1e-3" "--rel 1e-4" "--abs 0.01"; do
       for extra in "" "--lossless" "${fills[@]:1}"; do
         for side in base new; do

@@ -6,8 +6,9 @@
 # usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
 # lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES] [MODES=fast,ratio]
 #   [ROWS=numpy,cupy,zarr,hdf5] (host_batch.py's sets of rows)
-#   STAGES: any of build,tests,sanitize,pytest,ab,probe,sizes,profile,f2f,install,bench (default all but ab,
-#   probe, sizes, profile, f2f and install)
+#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench (default all but
+#   ab, arch, probe, sizes, profile, f2f and install). ab: OLD_TREE's CLI against this one's (bench/ab.sh,
+#   MODES, AB_ROUNDS rounds); arch: this tree's default multi-architecture CLI against its sm_90 one.
 set -u
 out=${1:?OUTDIR}
 old=${2:-}
@@ -42,7 +43,9 @@ package() {  # SRC BUILD DEST: the package's Python files and the module built t
 # A fresh machine has no build outputs: the later stages build first.
 if has build || [ ! -x build-gpu/tests/hpcz_tests ] || { [ -n "$old" ] && [ ! -d build-old/pkg ]; }; then
   if [ -n "$old" ]; then
-    (configure "$old" build-old && cmake --build build-old -j 6 --target _hpcz >"$out/build-old.log" 2>&1 &&
+    old_targets=(_hpcz)
+    has ab && old_targets+=(hpcz_cli)
+    (configure "$old" build-old && cmake --build build-old -j 6 --target "${old_targets[@]}" >"$out/build-old.log" 2>&1 &&
       package "$old" build-old build-old/pkg && echo "old module built") &
     old_pid=$!
   fi
@@ -76,8 +79,14 @@ fi
 if has ab; then  # the device-resident kernels: the older tree's CLI against this one's (bench/ab.sh)
   if [ -n "$old" ]; then
     cmake --build build-old -j 16 --target hpcz_cli >"$out/build-old-cli.log" 2>&1 || tail -5 "$out/build-old-cli.log"
-    bash bench/ab.sh build-old/hpcz build-gpu/hpcz .data fast 2 "$out/ab" 2>&1 | tail -8
+    bash bench/ab.sh build-old/hpcz build-gpu/hpcz .data "$modes" "${AB_ROUNDS:-2}" "$out/ab" 2>&1 | grep -E "^A/B|identical|differ|FAIL|rc=[1-9]"
   fi
+fi
+if has arch; then  # the default multi-architecture build (HPCZ_CUDA_ARCHS) against this sm_90 one
+  cmake -S . -B build-multi -DCMAKE_BUILD_TYPE=Release >"$out/cmake-multi.log" 2>&1 &&
+    cmake --build build-multi -j 16 --target hpcz_cli >"$out/build-multi.log" 2>&1 || tail -5 "$out/build-multi.log"
+  grep -E "CUDA kernels for" "$out/cmake-multi.log"
+  bash bench/ab.sh build-gpu/hpcz build-multi/hpcz .data "$modes" "${AB_ROUNDS:-2}" "$out/arch" 2>&1 | grep -E "^A/B|identical|differ|FAIL|rc=[1-9]"
 fi
 if has probe; then
   echo "== host_path_probe: where the one-shot host path's time goes =="
