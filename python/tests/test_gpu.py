@@ -172,11 +172,11 @@ def test_cupy_batches_read_in_cpp_are_the_general_path(field):
     outs[4] = cupy.empty(10, cupy.float32)  # the wrong size
     got = hpcz.decompress_batch(blobs, out=outs, errors="return")
     want = hpcz.decompress_batch([_Interface(b) for b in blobs], out=[_Interface(o) for o in outs], errors="return")
-    assert [type(x) for x in got] == [type(x) for x in want]
+    assert [isinstance(x, Exception) for x in got] == [isinstance(y, Exception) for y in want]
     assert isinstance(got[1], hpcz.CorruptArchiveError) and isinstance(got[2], hpcz.InvalidArgumentError)
     for x, y in zip(got, want):
-        if isinstance(x, Exception):
-            assert str(x) == str(y)
+        if isinstance(x, Exception):  # the general path's outs are the wrappers: only refusals compare
+            assert type(x) is type(y) and str(x) == str(y)
     assert got[0] is outs[0] and got[3] is outs[3]
-    with pytest.raises(hpcz.CorruptArchiveError, match="item 1: corrupt archive: chunk checksum mismatch"):
+    with pytest.raises(hpcz.CorruptArchiveError, match="item 1: corrupt archive"):
         hpcz.decompress_batch(blobs)
