@@ -25,6 +25,13 @@ HPCZ_HD uint32_t n_subsequences(uint32_t total_bits) { return uint32_t(div_ceil(
 HPCZ_HD uint32_t n_sequences(uint32_t total_bits) { return uint32_t(div_ceil(n_subsequences(total_bits), kSeqSubs)); }
 HPCZ_HD uint32_t n_words(uint32_t total_bits) { return uint32_t(div_ceil(total_bits, 32)); }
 
+// Where a chunk's stream sits, for the GPU coders (encode_kernels.cuh, decode_kernels.cuh): its size in
+// bits and the byte offsets of its sequence starts, gaps and words from the chunk's start (the codec's
+// chunk layout places them).
+struct StreamPlace {
+  uint32_t total_bits, seq_first, gaps, bits;
+};
+
 HPCZ_HD uint32_t get_nibble(const uint8_t* p, uint32_t i) { return (p[i >> 1] >> ((i & 1) * 4)) & 15; }
 
 // The codeword's two word contributions at bit position pos: (high into word pos/32, low into the next).

@@ -1,5 +1,5 @@
 // Ratio-mode CUDA kernels. Decoding: parse each chunk (layout and decode tables), verify its checksum, place the
-// outliers (the Huffman stream, decoded between parse and outliers: huffman_decode_kernels.cuh).
+// outliers (the Huffman stream, decoded between parse and outliers: huffman/decode_kernels.cuh).
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
 #include "codecs/ratio/kernels_common.cuh"

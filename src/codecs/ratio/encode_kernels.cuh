@@ -1,5 +1,5 @@
 // Ratio-mode CUDA kernels. Encoding: chunk layout and raw fallback, outliers and exceptions, chunk headers, checksums
-// and the chunk table (the codewords, gaps and sequence starts: huffman_encode_kernels.cuh).
+// and the chunk table (the codewords, gaps and sequence starts: huffman/encode_kernels.cuh).
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
 #include "codecs/ratio/kernels_common.cuh"

@@ -8,9 +8,7 @@
 #include <string>
 
 #include "codecs/ratio/quant_kernels.cuh"
-#include "codecs/ratio/book_kernels.cuh"
-#include "codecs/ratio/huffman_encode_kernels.cuh"
-#include "codecs/ratio/huffman_decode_kernels.cuh"
+#include "codecs/ratio/huffman_chunks.cuh"
 #include "codecs/ratio/encode_kernels.cuh"
 #include "codecs/ratio/decode_kernels.cuh"
 #include "codecs/ratio/recon_kernels.cuh"
@@ -260,7 +258,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
     const EncodeSource interp_src = L.interp ? EncodeSource{ib.sym, ib.len, ib.code, ib.info, ib.tile_desc,
                                                             kChunkHeaderBytes + kInterpExtraBytes}
                                              : EncodeSource{};
-    encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(g, nsym, lorenzo_src, interp_src, b.st, d_out);
+    encode_kernel<<<(unsigned)nt, kThreads, nsym * 5, s>>>(HuffmanChunks{g}, nsym, lorenzo_src, interp_src, b.st, d_out);
     const LorenzoEmit<T> lorenzo_emit{h.block_param, asked, b.st, d_in, b.q, b.sym, b.tile_out, b.tile_exc, b.info, dp.history != 0};
     if (L.interp) interp_emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, h.block_param, d_in, ib, lorenzo_emit, d_out);
     else emit_kernel<T><<<(unsigned)nt, kThreads, 0, s>>>(g, lorenzo_emit, d_out);
@@ -365,7 +363,7 @@ void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const
   // Sequences a chunk can have at most (every code kMaxLen bits).
   const uint64_t max_bits = uint64_t(g.full.count()) * huffman::kMaxLen;
   const unsigned max_seq = unsigned(div_ceil(div_ceil(max_bits, huffman::kSubBits), huffman::kSeqSubs));
-  decode_kernel<<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(g, h.block_param, d_a, L.dc, L.tables, L.longs, L.v, d_status);
+  decode_kernel<<<dim3(max_seq, nc), huffman::kSeqSubs, 0, s>>>(HuffmanChunks{g}, h.block_param, d_a, L.dc, L.tables, L.longs, L.v, d_status);
   outlier_kernel<<<dim3(16, nc), kThreads, 0, s>>>(g, h.block_param, d_a, L.dc, L.v, d_status);
   check(cudaGetLastError(), "ratio decode");
   // Interpolation chunks: their symbols to memory order, and the lists' marks, before Lorenzo's

@@ -1,19 +1,31 @@
-// Ratio-mode CUDA kernels. The Huffman stream's encoder: codewords with gaps and sequence starts, a tile
-// per block. Kept with the codec, not in src/huffman/, while it reads the codec's records (Grid,
-// ChunkInfo, chunk_layout) to place a chunk's stream, gaps and sequence starts.
+// The GPU Huffman stream's encoder, shared by the ratio-class codecs: codewords with gaps and sequence
+// starts, a tile per block. What it needs of the codec (CUB-style: a policy type and records by their
+// members; the ratio codec's is codecs/ratio/huffman_chunks.cuh):
+//   Chunks, passed by value: kBlockThreads and kItemsPerThread, the codec's tile (never straddling a
+//     chunk; one look-back state per tile); Info, its per-chunk record; chunk_of_tile(t), first_tile(c),
+//     count(c) (values) and first_value(c) (index of its first value); static place(nsym, info, head),
+//     where the chunk's stream sits (a StreamPlace: stream.hpp).
+//   Info: uint32_t raw, skip (no stream: stored raw, or the other source's chunk chosen), total_bits
+//     (the book's, book_kernels.cuh), and the chunk's offset in the archive.
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
-#include "codecs/ratio/kernels_common.cuh"
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_scan.cuh>
 
-namespace hpcz::ratio::cuda {
+#include "gpu/archive_passes.cuh"
+#include "gpu/lookback.cuh"
+#include "huffman/stream.hpp"
 
-// One predictor's coded chunks for encode_kernel: symbols, codebooks, chunk infos, the look-back's tile
-// states, and the chunk header's bytes (more in an interpolation chunk).
+namespace hpcz::huffman::cuda {
+
+// One predictor's coded chunks for encode_kernel: symbols, codebooks, chunk records, the look-back's
+// tile states, and the chunk header's bytes (more in an interpolation chunk).
+template <class Info>
 struct EncodeSource {
   const uint16_t* sym;
   const uint8_t* len;
   const uint32_t* code;
-  const ChunkInfo* info;
+  const Info* info;
   unsigned long long* tile_desc;
   uint32_t head;
 };
@@ -25,8 +37,12 @@ struct EncodeSource {
 // docs/EXPERIMENTS.md). alt (info null where there is none): a second predictor's chunks, coded where
 // src's is skipped, so that one launch codes every chunk (a launch whose blocks all return cost about
 // 35 us). Six blocks an SM: the choice of source took it to 48 registers (five) without the bound.
-static __global__ void __launch_bounds__(kThreads, 6) encode_kernel(Grid g, uint32_t nsym, EncodeSource src, EncodeSource alt,
-                                                          gpu::CompressState* st, uint8_t* out) {
+template <class Chunks>
+static __global__ void __launch_bounds__(Chunks::kBlockThreads, 6)
+    encode_kernel(Chunks g, uint32_t nsym, EncodeSource<typename Chunks::Info> src, EncodeSource<typename Chunks::Info> alt,
+                  gpu::CompressState* st, uint8_t* out) {
+  constexpr int kThreads = Chunks::kBlockThreads, kPerThread = Chunks::kItemsPerThread;
+  constexpr uint32_t kTile = kThreads * kPerThread;
   // The tile's bits from its first word: a whole tile's stream fits.
   constexpr uint32_t kStageWords = kTile * huffman::kMaxLen / 32 + 2;
   using Load = cub::BlockLoad<uint16_t, kThreads, kPerThread, cub::BLOCK_LOAD_TRANSPOSE>;
@@ -47,10 +63,10 @@ static __global__ void __launch_bounds__(kThreads, 6) encode_kernel(Grid g, uint
   const uint32_t* __restrict__ code = second ? alt.code : src.code;
   unsigned long long* tile_desc = second ? alt.tile_desc : src.tile_desc;
   const uint32_t head = second ? alt.head : src.head;
-  const ChunkInfo ci = (second ? alt.info : src.info)[c];
+  const typename Chunks::Info ci = (second ? alt.info : src.info)[c];
   if (ci.raw || ci.skip) return;
-  const uint32_t count = g.shape(c).count(), tile0 = uint32_t(t - g.first_tile(c)) * kTile;
-  const uint16_t* sc = sym + c * g.chunk_values;
+  const uint32_t count = g.count(c), tile0 = uint32_t(t - g.first_tile(c)) * kTile;
+  const uint16_t* sc = sym + g.first_value(c);
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads) {
     s_code[k] = code[c * nsym + k];
     s_len[k] = len[c * nsym + k];
@@ -60,7 +76,7 @@ static __global__ void __launch_bounds__(kThreads, 6) encode_kernel(Grid g, uint
   const uint32_t valid = count - tile0 < kTile ? count - tile0 : kTile;
   Load(tmp.load).Load(sc + tile0, items, int(valid), uint16_t(0));
   __syncthreads();  // tmp is reused by the scan; s_len is ready
-  const ChunkLayout L = chunk_layout(nsym, ci.total_bits, ci.n_out, ci.n_exc, 0, head);
+  const StreamPlace L = Chunks::place(nsym, ci, head);
   uint8_t* chunk = out + ci.offset;
   uint32_t* words = reinterpret_cast<uint32_t*>(chunk + L.bits);
   uint32_t* gapw = reinterpret_cast<uint32_t*>(chunk + L.gaps);
@@ -141,4 +157,4 @@ static __global__ void __launch_bounds__(kThreads, 6) encode_kernel(Grid g, uint
   }
 }
 
-}  // namespace hpcz::ratio::cuda
+}  // namespace hpcz::huffman::cuda

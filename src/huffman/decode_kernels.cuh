@@ -1,11 +1,21 @@
-// Ratio-mode CUDA kernels. The Huffman stream's decoder: a subsequence per thread, a sequence per block.
-// Kept with the codec, not in src/huffman/, while it reads the codec's records (Grid, DecodeChunk's
-// ChunkLayout) to find a chunk's stream, gaps and sequence starts.
+// The GPU Huffman stream's decoder, shared by the ratio-class codecs: a subsequence per thread, a
+// sequence per block. What it needs of the codec (CUB-style: a policy type and records by their
+// members; the ratio codec's is codecs/ratio/huffman_chunks.cuh):
+//   Chunks, passed by value: Decode, its per-chunk record (parsed from the archive); count(c) (values)
+//     and first_value(c) (index of its first value in v); static place(decode), where the chunk's
+//     stream sits (a StreamPlace: stream.hpp); static delta(symbol, radius), the word stored for a symbol.
+//   Decode: uint32_t bad, raw (chunks left alone), zeros (the symbol 0s seen are added to it), and the
+//     chunk's offset in the archive.
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
-#include "codecs/ratio/kernels_common.cuh"
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 
-namespace hpcz::ratio::cuda {
+#include "gpu/decode_status.hpp"
+#include "huffman/codebook.hpp"
+#include "huffman/stream.hpp"
+
+namespace hpcz::huffman::cuda {
 
 // One block per sequence (kSeqSubs subsequences, one per thread): count, scan, decode into v. The
 // sequence's words (plus the two after it, where its last codeword may end) and the first-level table
@@ -20,10 +30,10 @@ constexpr uint32_t kSeqWords = huffman::kSeqSubs * huffman::kSubBits / 32;
 __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + (r >> 5); }
 // Every subsequence starts where the gap array says (Rivera et al.'s self-synchronizing decoder, which
 // finds the starts by decoding from guesses, was slower: docs/EXPERIMENTS.md).
-static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g, uint32_t radius, const uint8_t* __restrict__ a,
-                                                                          DecodeChunk* dc, const huffman::DecodeTables* tables,
-                                                                          const LongTable* longs, uint32_t* __restrict__ v,
-                                                                          uint32_t* status) {
+template <class Chunks>
+static __global__ void __launch_bounds__(huffman::kSeqSubs)
+    decode_kernel(Chunks g, uint32_t radius, const uint8_t* __restrict__ a, typename Chunks::Decode* dc,
+                  const huffman::DecodeTables* tables, const LongTable* longs, uint32_t* __restrict__ v, uint32_t* status) {
   using Scan = cub::BlockScan<uint32_t, huffman::kSeqSubs>;
   using Reduce = cub::BlockReduce<uint32_t, huffman::kSeqSubs>;
   __shared__ union { typename Scan::TempStorage scan; typename Reduce::TempStorage reduce; } tmp;
@@ -36,12 +46,12 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   __shared__ uint32_t s_bad;
   const uint64_t c = blockIdx.y;
   const uint32_t j = blockIdx.x;
-  const DecodeChunk& d = dc[c];
+  const typename Chunks::Decode& d = dc[c];
   if (d.bad || d.raw) return;
-  const ChunkLayout L = d.L;
+  const StreamPlace L = Chunks::place(d);
   const uint32_t nsub = huffman::n_subsequences(L.total_bits), nseq = huffman::n_sequences(L.total_bits);
   if (j >= nseq) return;
-  const uint32_t count = g.shape(c).count();
+  const uint32_t count = g.count(c);
   const uint8_t* chunk = a + d.offset;
   const uint32_t* w = reinterpret_cast<const uint32_t*>(chunk + L.bits);
   const uint32_t nw = huffman::n_words(L.total_bits), w0 = j * kSeqWords;
@@ -83,14 +93,14 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   const uint32_t base = huffman::sequence_first(chunk + L.seq_first, gaps, j, L.total_bits, count);
   const uint32_t next_base = huffman::sequence_first(chunk + L.seq_first, gaps, j + 1, L.total_bits, count);
   if (s_bad || base > count || next_base > count || uint64_t(base) + total != next_base) {
-    if (threadIdx.x == 0) { atomicOr(status, kBadChunk); }
+    if (threadIdx.x == 0) { atomicOr(status, gpu::kBadChunk); }
     return;
   }
   // Pass 2: each thread's run is contiguous in the output but the runs of a warp are far apart, so
   // symbols go to a per-thread row of 32 in shared memory first, and the warp writes each row out
   // with 32 lanes (a whole 128-byte line) instead of 32 scattered 4-byte stores per instruction.
   const uint32_t lane = threadIdx.x & 31;
-  uint32_t* const v_lane = v + c * g.chunk_values + lane;
+  uint32_t* const v_lane = v + g.first_value(c) + lane;
   uint16_t* rows = s_rows + (threadIdx.x - lane) * 33;  // this warp's 32 rows, padded
   uint32_t at = base + excl, zeros = 0, pos = from;
   bool more = sub < nsub && pos < limit;
@@ -120,7 +130,7 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
     for (uint32_t r = 0; r < 32; ++r) {
       const uint32_t n_r = __shfl_sync(0xffffffffu, cnt, r), at_r = __shfl_sync(0xffffffffu, at, r);
       const uint32_t sy = rows[r * 33 + lane];
-      if (lane < n_r) v_lane[at_r] = predict::symbol_delta(sy, radius);
+      if (lane < n_r) v_lane[at_r] = Chunks::delta(sy, radius);
     }
     at += cnt;
     __syncwarp();
@@ -129,4 +139,4 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_kernel(Grid g
   if (threadIdx.x == 0 && zeros) atomicAdd(&dc[c].zeros, zeros);
 }
 
-}  // namespace hpcz::ratio::cuda
+}  // namespace hpcz::huffman::cuda

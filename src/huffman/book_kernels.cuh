@@ -1,14 +1,21 @@
-// Ratio-mode CUDA kernels. The codebook: one block per chunk builds the same canonical Huffman book as the CPU (chunk.hpp).
+// The GPU codebook stage, shared by the ratio-class codecs: one block per book builds the same canonical
+// Huffman book as the CPU (codebook.hpp). A codec's per-chunk record type (Info) only needs a uint32_t
+// total_bits, the book's coded size, which the kernel writes (the ratio codec's ChunkInfo).
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
-#include "codecs/ratio/kernels_common.cuh"
+#include <cub/block/block_radix_sort.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
 #include "common/cuda_check.hpp"
+#include "huffman/codebook.hpp"
 #include "huffman/length_counts.cuh"
 
-namespace hpcz::ratio::cuda {
+namespace hpcz::huffman::cuda {
 
-using huffman::LenCounts;
-using huffman::LenCountsAdd;
+constexpr int kBookThreads = 256;                             // a book's block
+constexpr int kBookKeys = int(kMaxSymbols) / kBookThreads;   // the largest book's symbols a thread
+static_assert(kBookKeys == 16, "the largest book: 16 keys a thread");
 
 // One block per chunk: the codebook and the chunk's total bits. The same book as build_book on the CPU,
 // built in parallel (Tian et al.'s two phases, after Ostadzadeh et al.):
@@ -20,20 +27,20 @@ using huffman::LenCountsAdd;
 //     length limit and hand-out as the CPU (limit_depths, length_of_rank).
 //  2. codewords: canonical; a symbol's code is the first code of its length plus its rank among the
 //     symbols of that length (a block scan of per-length counts).
-// A book of up to cap symbols (kKeys * kThreads): its shared memory (keys, node weights, two buffers
+// A book of up to cap symbols (kKeys * kBookThreads): its shared memory (keys, node weights, two buffers
 // each of ancestors and depths, lengths). Sized to the alphabet, not the largest one: at the default
 // radius (1,024 symbols) a quarter, so that several blocks share an SM (the sampling's many books).
 constexpr size_t book_smem(uint32_t cap) { return size_t(cap) * 8 + 2 * size_t(cap) * (4 + 2 * 2 + 2 * 2) + cap; }
 
 // The small book is held to 128 registers a thread, 2 blocks an SM (unbounded, it took 160: one block).
-template <int kKeys>
-static __global__ void __launch_bounds__(kThreads, kKeys <= 4 ? 2 : 1) book_kernel(uint32_t nsym, const uint32_t* __restrict__ hist, uint8_t* len,
-                                                               uint32_t* code, ChunkInfo* info) {
-  constexpr uint32_t kCap = uint32_t(kKeys) * kThreads, kNodes = 2 * kCap;
-  using Sort = cub::BlockRadixSort<unsigned long long, kThreads, kKeys>;
-  using Scan = cub::BlockScan<uint32_t, kThreads>;
-  using LenScan = cub::BlockScan<LenCounts, kThreads>;
-  using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
+template <int kKeys, class Info>
+static __global__ void __launch_bounds__(kBookThreads, kKeys <= 4 ? 2 : 1)
+    book_kernel(uint32_t nsym, const uint32_t* __restrict__ hist, uint8_t* len, uint32_t* code, Info* info) {
+  constexpr uint32_t kCap = uint32_t(kKeys) * kBookThreads, kNodes = 2 * kCap;
+  using Sort = cub::BlockRadixSort<unsigned long long, kBookThreads, kKeys>;
+  using Scan = cub::BlockScan<uint32_t, kBookThreads>;
+  using LenScan = cub::BlockScan<LenCounts, kBookThreads>;
+  using Reduce = cub::BlockReduce<unsigned long long, kBookThreads>;
   __shared__ union {
     typename Sort::TempStorage sort;
     typename Scan::TempStorage scan;
@@ -60,8 +67,8 @@ static __global__ void __launch_bounds__(kThreads, kKeys <= 4 ? 2 : 1) book_kern
     keys[k] = cnt ? huffman::order_key(cnt, s) : ~0ull;
     used += cnt != 0;
   }
-  for (uint32_t s = threadIdx.x; s < kCap; s += kThreads) s_len[s] = 0;
-  for (uint32_t l = threadIdx.x; l <= huffman::kDepthCap; l += kThreads) s_bits[l] = 0;
+  for (uint32_t s = threadIdx.x; s < kCap; s += kBookThreads) s_len[s] = 0;
+  for (uint32_t l = threadIdx.x; l <= huffman::kDepthCap; l += kBookThreads) s_bits[l] = 0;
   uint32_t total_used;
   Scan(tmp.scan).ExclusiveSum(used, used, total_used);
   __syncthreads();
@@ -80,7 +87,7 @@ static __global__ void __launch_bounds__(kThreads, kKeys <= 4 ? 2 : 1) book_kern
   for (int k = 0; k < kKeys; ++k) s_keys[threadIdx.x * kKeys + k] = keys[k];
   __syncthreads();
   const uint32_t m = total_used;
-  for (uint32_t i = threadIdx.x; i < m; i += kThreads) w[i] = huffman::key_count(s_keys[i]);
+  for (uint32_t i = threadIdx.x; i < m; i += kBookThreads) w[i] = huffman::key_count(s_keys[i]);
   if (threadIdx.x == 0) { s_c = 0; s_h = m; s_e = m; s_done = m < 2; }
   __syncthreads();
   // Phase 1a: the tree, a round at a time. Leaves are nodes [0, m) in weight order; internal nodes
@@ -122,7 +129,7 @@ static __global__ void __launch_bounds__(kThreads, kKeys <= 4 ? 2 : 1) book_kern
       const uint32_t i = lo, j = k - lo;
       return (i < a && (j >= b || w[c0 + i] <= w[h0 + j])) ? c0 + i : h0 + j;
     };
-    for (uint32_t p = threadIdx.x; p < s_pairs; p += kThreads) {
+    for (uint32_t p = threadIdx.x; p < s_pairs; p += kBookThreads) {
       const uint32_t x = merged(2 * p), y = merged(2 * p + 1), node = e0 + p;
       w[node] = w[x] + w[y];
       anc[x] = anc[y] = uint16_t(node);
@@ -136,14 +143,14 @@ static __global__ void __launch_bounds__(kThreads, kKeys <= 4 ? 2 : 1) book_kern
   }
   // Phase 1b: depths by pointer jumping (the root is the last node created).
   const uint32_t n_nodes = m >= 2 ? 2 * m - 1 : m, root = n_nodes - 1;
-  for (uint32_t i = threadIdx.x; i < n_nodes; i += kThreads) {
+  for (uint32_t i = threadIdx.x; i < n_nodes; i += kBookThreads) {
     if (i == root) anc[i] = uint16_t(root);
     dep[i] = i == root ? 0 : 1;
   }
   __syncthreads();
   uint16_t *a0 = anc, *a1 = anc + kNodes, *d0 = dep, *d1 = dep + kNodes;
   for (uint32_t span = 1; span < n_nodes; span *= 2) {
-    for (uint32_t i = threadIdx.x; i < n_nodes; i += kThreads) {
+    for (uint32_t i = threadIdx.x; i < n_nodes; i += kBookThreads) {
       d1[i] = uint16_t(d0[i] + d0[a0[i]]);
       a1[i] = a0[a0[i]];
     }
@@ -154,13 +161,13 @@ static __global__ void __launch_bounds__(kThreads, kKeys <= 4 ? 2 : 1) book_kern
   if (m == 1) {
     if (threadIdx.x == 0) s_bits[1] = 1;
   } else {
-    for (uint32_t i = threadIdx.x; i < m; i += kThreads)
+    for (uint32_t i = threadIdx.x; i < m; i += kBookThreads)
       atomicAdd(&s_bits[d0[i] < huffman::kDepthCap ? d0[i] : huffman::kDepthCap], 1u);
   }
   __syncthreads();
   if (threadIdx.x == 0) huffman::limit_depths(s_bits);
   __syncthreads();
-  for (uint32_t r = threadIdx.x; r < m; r += kThreads)
+  for (uint32_t r = threadIdx.x; r < m; r += kBookThreads)
     s_len[huffman::key_symbol(s_keys[m - 1 - r])] = uint8_t(huffman::length_of_rank(s_bits, r));
   if (threadIdx.x == 0) {  // first code of each length (RFC 1951); s_bits[l] counts the lengths now
     uint32_t cw = 0;
@@ -194,19 +201,19 @@ static __global__ void __launch_bounds__(kThreads, kKeys <= 4 ? 2 : 1) book_kern
 
 // count books of nsym symbols (hist, len, code: nsym entries a book; info: one a book) on stream s, the
 // kernel sized to the alphabet.
-template <int kKeys>
-void launch_books_sized(uint32_t nsym, unsigned count, const uint32_t* hist, uint8_t* len, uint32_t* code, ChunkInfo* info,
+template <int kKeys, class Info>
+void launch_books_sized(uint32_t nsym, unsigned count, const uint32_t* hist, uint8_t* len, uint32_t* code, Info* info,
                         cudaStream_t s) {
-  const size_t smem = book_smem(uint32_t(kKeys) * kThreads);
-  check(cudaFuncSetAttribute(book_kernel<kKeys>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "book smem");
-  book_kernel<kKeys><<<count, kThreads, smem, s>>>(nsym, hist, len, code, info);
+  const size_t smem = book_smem(uint32_t(kKeys) * kBookThreads);
+  check(cudaFuncSetAttribute(book_kernel<kKeys, Info>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), "book smem");
+  book_kernel<kKeys, Info><<<count, kBookThreads, smem, s>>>(nsym, hist, len, code, info);
 }
-inline void launch_books(uint32_t nsym, unsigned count, const uint32_t* hist, uint8_t* len, uint32_t* code, ChunkInfo* info,
-                         cudaStream_t s) {
+template <class Info>
+void launch_books(uint32_t nsym, unsigned count, const uint32_t* hist, uint8_t* len, uint32_t* code, Info* info,
+                  cudaStream_t s) {
   if (!count) return;
-  static_assert(kSortPerThread == 16, "the largest book: 16 keys a thread");
-  if (nsym <= 4 * kThreads) launch_books_sized<4>(nsym, count, hist, len, code, info, s);
-  else launch_books_sized<kSortPerThread>(nsym, count, hist, len, code, info, s);
+  if (nsym <= 4 * kBookThreads) launch_books_sized<4>(nsym, count, hist, len, code, info, s);
+  else launch_books_sized<kBookKeys>(nsym, count, hist, len, code, info, s);
 }
 
-}  // namespace hpcz::ratio::cuda
+}  // namespace hpcz::huffman::cuda
