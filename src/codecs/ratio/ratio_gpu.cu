@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <string>
 
-#include "codecs/ratio/quant_kernels.cuh"
-#include "codecs/ratio/book_kernels.cuh"
-#include "codecs/ratio/huffman_encode_kernels.cuh"
-#include "codecs/ratio/huffman_decode_kernels.cuh"
-#include "codecs/ratio/encode_kernels.cuh"
-#include "codecs/ratio/decode_kernels.cuh"
-#include "codecs/ratio/recon_kernels.cuh"
+#include "codecs/ratio_class/quant_kernels.cuh"
+#include "codecs/ratio_class/book_kernels.cuh"
+#include "codecs/ratio_class/huffman_encode_kernels.cuh"
+#include "codecs/ratio_class/huffman_decode_kernels.cuh"
+#include "codecs/ratio_class/encode_kernels.cuh"
+#include "codecs/ratio_class/decode_kernels.cuh"
+#include "codecs/ratio_class/recon_kernels.cuh"
 #include "codecs/interp/interp_decode_kernels.cuh"
 #include "codecs/interp/interp_kernels.cuh"
 #include "codecs/interp/interp_sample_kernels.cuh"

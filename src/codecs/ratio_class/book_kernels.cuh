@@ -1,7 +1,7 @@
 // Ratio-mode CUDA kernels. The codebook: one block per chunk builds the same canonical Huffman book as the CPU (chunk.hpp).
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
-#include "codecs/ratio/kernels_common.cuh"
+#include "codecs/ratio_class/kernels_common.cuh"
 #include "common/cuda_check.hpp"
 #include "huffman/length_counts.cuh"
 
