@@ -14,9 +14,9 @@
 #include "huffman/codebook.hpp"
 #include "huffman/stream.hpp"
 #include "predict/lorenzo.hpp"
-#include "codecs/ratio/dual_plan.hpp"
-#include "codecs/ratio/recon_plan.hpp"
-#include "codecs/ratio/chunk.hpp"
+#include "codecs/ratio_class/dual_plan.hpp"
+#include "codecs/ratio_class/recon_plan.hpp"
+#include "codecs/ratio_class/chunk.hpp"
 
 using namespace hpcz;
 

@@ -11,7 +11,7 @@
 #include "bench_util.hpp"
 #include "codecs/ratio/ratio_gpu.hpp"
 #include "predict/lorenzo.hpp"
-#include "codecs/ratio/chunk.hpp"
+#include "codecs/ratio_class/chunk.hpp"
 #include "common/dtype.hpp"
 
 namespace hpcz::cli {

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "codecs/ratio/chunk.hpp"
+#include "codecs/ratio_class/chunk.hpp"
 #include "predict/interp.hpp"
 #include "predict/lorenzo.hpp"
 #include "quant/quantizer.hpp"

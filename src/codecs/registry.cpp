@@ -4,7 +4,8 @@
 
 namespace hpcz {
 namespace fast { extern const codecs::CodecOps kCodec; }
-namespace ratio { extern const codecs::CodecOps kCodec; extern const codecs::CodecOps kInterpCodec; }
+namespace ratio { extern const codecs::CodecOps kCodec; }
+namespace interp { extern const codecs::CodecOps kCodec; }
 
 namespace codecs {
 
@@ -12,7 +13,7 @@ const std::vector<const CodecOps*>& all() {
   static const std::vector<const CodecOps*> table = {
       &fast::kCodec,
       &ratio::kCodec,
-      &ratio::kInterpCodec,
+      &interp::kCodec,
   };
   return table;
 }

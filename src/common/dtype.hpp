@@ -1,6 +1,6 @@
 // The value types hpcz codes, and the one step from a runtime DType to code templated on the type.
 // Adding a type: a DTypeTraits specialisation, its entry in DTypeList below, the codecs' policies
-// (codecs/fast/policy.hpp, codecs/ratio/policy.hpp) and its tests (docs/DESIGN.md, "Adding a dtype").
+// (codecs/fast/policy.hpp, codecs/interp/policy.hpp) and its tests (docs/DESIGN.md, "Adding a dtype").
 // Everything here compiles with g++ and nvcc (the traits are read in device code).
 #pragma once
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The GPU Huffman stream's decoder, shared by the ratio-class codecs: a subsequence per thread, a
 // sequence per block. What it needs of the codec (CUB-style: a policy type and records by their
-// members; the ratio codec's is codecs/ratio/huffman_chunks.cuh):
+// members; the ratio codec's is codecs/ratio_class/huffman_chunks.cuh):
 //   Chunks, passed by value: Decode, its per-chunk record (parsed from the archive); count(c) (values)
 //     and first_value(c) (index of its first value in v); static place(decode), where the chunk's
 //     stream sits (a StreamPlace: stream.hpp); static delta(symbol, radius), the word stored for a symbol.

@@ -1,6 +1,6 @@
 // The GPU Huffman stream's encoder, shared by the ratio-class codecs: codewords with gaps and sequence
 // starts, a tile per block. What it needs of the codec (CUB-style: a policy type and records by their
-// members; the ratio codec's is codecs/ratio/huffman_chunks.cuh):
+// members; the ratio codec's is codecs/ratio_class/huffman_chunks.cuh):
 //   Chunks, passed by value: kBlockThreads and kItemsPerThread, the codec's tile (never straddling a
 //     chunk; one look-back state per tile); Info, its per-chunk record; chunk_of_tile(t), first_tile(c),
 //     count(c) (values) and first_value(c) (index of its first value); static place(nsym, info, head),

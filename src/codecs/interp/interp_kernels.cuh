@@ -18,8 +18,8 @@
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
 #include "codecs/interp/interp_layout.hpp"
-#include "codecs/ratio/kernels_common.cuh"
-#include "codecs/ratio/policy.hpp"
+#include "codecs/ratio_class/kernels_common.cuh"
+#include "codecs/interp/policy.hpp"
 
 namespace hpcz::ratio::cuda {
 
@@ -234,10 +234,10 @@ struct PassPlan {
   unsigned long long g0;
 };
 constexpr int kMaxPasses = 12;  // levels x axes of extent > 1: 4 x 3, 6 x 2 or 12 x 1
-// Threads of a tile block (the encoder's, the decoder's and the sampling's: RatioPolicy) and the blocks
+// Threads of a tile block (the encoder's, the decoder's and the sampling's: InterpPolicy) and the blocks
 // an SM is to hold, about 1,280 threads (registers: 64 Ki / 1,152 = 56 a thread at 192 threads).
 template <class T>
-constexpr uint32_t kTileThreads = RatioPolicy<T>::interp_tile_threads;
+constexpr uint32_t kTileThreads = InterpPolicy<T>::interp_tile_threads;
 template <class T>
 constexpr int kTileBlocksPerSM = int(5 * 256 / kTileThreads<T>);
 

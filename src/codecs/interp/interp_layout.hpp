@@ -2,13 +2,11 @@
 // the CUDA kernels (interp_kernels.cuh): constants, symbols, the residual's quantization, the
 // parameter sets that predict alike, and the chunk header's parser.
 #pragma once
-#include "codecs/ratio/chunk.hpp"
+#include "codecs/ratio_class/chunk.hpp"
 #include "predict/interp.hpp"
 
 namespace hpcz::ratio {
 
-constexpr uint32_t kKindInterp = 2;
-constexpr uint32_t kInterpExtraBytes = 8;
 // Header bytes 128..135 of the interpolation codec: the longest codeword and the predictor family
 // (2 = per chunk, Lorenzo or interpolation).
 constexpr uint64_t kInterpCodecParams = uint64_t(huffman::kMaxLen) | uint64_t(2) << 8;
@@ -153,31 +151,6 @@ HPCZ_HD uint32_t predictors_to_run(uint64_t lorenzo_bytes, uint64_t interp_bytes
 template <class Q>
 HPCZ_HD uint32_t lorenzo_point_symbol(uint32_t z, uint32_t y, uint32_t x, uint32_t radius, Q&& q) {
   return predict::quant_symbol(predict::lorenzo_delta(z > 0, y > 0, x > 0, q), radius);
-}
-
-// An interpolation chunk's header, checked against its size (FORMAT 7.7's rules on the header words).
-struct InterpChunkHead {
-  ChunkLayout L;
-  uint8_t params = 0;
-  bool masked = false;
-  uint64_t mask_bits = 0;
-};
-HPCZ_HD bool parse_interp_chunk(const uint8_t* src, uint32_t size, uint32_t n, uint32_t radius, uint32_t vb,
-                                InterpChunkHead& h) {
-  const uint32_t head = kChunkHeaderBytes + kInterpExtraBytes;
-  if (size < head || radius < 2) return false;
-  const uint32_t bits = load_u32_le(src), n_out = load_u32_le(src + 4), n_exc = load_u32_le(src + 8);
-  const uint32_t kind = load_u32_le(src + 12);
-  h.params = uint8_t(kind >> 8);
-  h.masked = (kind >> 16) & 1;
-  if ((kind & 0xff) != kKindInterp || h.params >= predict::kInterpParamsCount || (kind >> 17) != 0) return false;
-  if (uint64_t(bits) > uint64_t(n) * huffman::kMaxLen || bits < n || n_out > n || n_exc > n) return false;
-  h.L = chunk_layout(2 * radius, bits, n_out, n_exc, vb, head);
-  if (h.L.size64 != size) return false;
-  h.mask_bits = 0;
-  for (int k = 0; k < 8; ++k) h.mask_bits |= uint64_t(src[kChunkHeaderBytes + k]) << (8 * k);
-  if (vb == 4 && (h.mask_bits >> 32) != 0) return false;
-  return h.masked || h.mask_bits == 0;
 }
 
 }  // namespace hpcz::ratio

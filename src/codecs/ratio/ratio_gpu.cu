@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <string>
 
-#include "codecs/ratio/quant_kernels.cuh"
-#include "codecs/ratio/huffman_chunks.cuh"
-#include "codecs/ratio/encode_kernels.cuh"
-#include "codecs/ratio/decode_kernels.cuh"
-#include "codecs/ratio/recon_kernels.cuh"
+#include "codecs/ratio_class/quant_kernels.cuh"
+#include "codecs/ratio_class/huffman_chunks.cuh"
+#include "codecs/ratio_class/encode_kernels.cuh"
+#include "codecs/ratio_class/decode_kernels.cuh"
+#include "codecs/ratio_class/recon_kernels.cuh"
 #include "codecs/interp/interp_decode_kernels.cuh"
 #include "codecs/interp/interp_kernels.cuh"
 #include "codecs/interp/interp_sample_kernels.cuh"

@@ -2,7 +2,7 @@
 // outliers (the Huffman stream, decoded between parse and outliers: huffman/decode_kernels.cuh).
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
-#include "codecs/ratio/kernels_common.cuh"
+#include "codecs/ratio_class/kernels_common.cuh"
 #include "huffman/length_counts.cuh"
 
 namespace hpcz::ratio::cuda {

@@ -1,4 +1,4 @@
-// The ratio codec's tuning by value type (one specialisation a type, as CUB's per-architecture tuning
+// The interp codec's tuning by value type (one specialisation a type, as CUB's per-architecture tuning
 // structs), each constant with its reason. A type without a specialisation does not compile in the GPU
 // codec, rather than taking another type's tuning.
 #pragma once
@@ -6,15 +6,15 @@
 
 namespace hpcz::ratio {
 
-template <class T> struct RatioPolicy;
+template <class T> struct InterpPolicy;
 
-template <> struct RatioPolicy<float> {
+template <> struct InterpPolicy<float> {
   // Threads of an interpolation tile block (encoder, decoder, sampling): 192 (6 blocks an SM) compressed
   // faster than 256 (5) or 128 (10).
   static constexpr uint32_t interp_tile_threads = 192;
 };
 
-template <> struct RatioPolicy<double> {
+template <> struct InterpPolicy<double> {
   // f64 boxes take twice the shared memory: fewer, larger blocks.
   static constexpr uint32_t interp_tile_threads = 256;
 };

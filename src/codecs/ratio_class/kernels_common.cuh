@@ -1,5 +1,5 @@
 // Ratio-mode CUDA kernels. They write and read exactly the bytes of the CPU reference
-// (codecs/ratio/chunk.hpp), using the same per-value functions (quantize, lorenzo_delta,
+// (codecs/ratio_class/chunk.hpp), using the same per-value functions (quantize, lorenzo_delta,
 // quant_symbol), the same codebook steps and the same stream helpers.
 //
 // Compression, all on the caller's stream, sizes known to the host from the dims alone:
@@ -23,10 +23,9 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
-#include "codecs/ratio/chunk.hpp"
-#include "codecs/interp/interp_layout.hpp"
-#include "codecs/ratio/dual_plan.hpp"
-#include "codecs/ratio/recon_plan.hpp"
+#include "codecs/ratio_class/chunk.hpp"
+#include "codecs/ratio_class/dual_plan.hpp"
+#include "codecs/ratio_class/recon_plan.hpp"
 #include "format/header.hpp"
 #include "gpu/archive_passes.cuh"
 #include "gpu/lookback.cuh"

@@ -2,8 +2,8 @@
 // and the chunk table (the codewords, gaps and sequence starts: huffman/encode_kernels.cuh).
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
-#include "codecs/ratio/kernels_common.cuh"
-#include "codecs/ratio/quant_kernels.cuh"  // lorenzo_yz
+#include "codecs/ratio_class/kernels_common.cuh"
+#include "codecs/ratio_class/quant_kernels.cuh"  // lorenzo_yz
 
 namespace hpcz::ratio::cuda {
 

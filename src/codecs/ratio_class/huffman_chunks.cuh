@@ -3,7 +3,7 @@
 // puts a chunk's stream, and the symbols' deltas; their records are ChunkInfo (book, encoder) and
 // DecodeChunk (decoder). The interp codec's chunks take the same stages, through the same adapter.
 #pragma once
-#include "codecs/ratio/kernels_common.cuh"
+#include "codecs/ratio_class/kernels_common.cuh"
 #include "huffman/book_kernels.cuh"
 #include "huffman/decode_kernels.cuh"
 #include "huffman/encode_kernels.cuh"

@@ -3,7 +3,7 @@
 // passes); then the exceptions and raw chunks.
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
-#include "codecs/ratio/kernels_common.cuh"
+#include "codecs/ratio_class/kernels_common.cuh"
 #include "gpu/async_copy.cuh"
 
 namespace hpcz::ratio::cuda {

@@ -1,5 +1,5 @@
-// Ratio mode (cuSZ design): prequantization, Lorenzo prediction, Huffman coding of the quant codes.
-// One chunk = whole slabs of the working shape (predict/lorenzo.hpp), coded on its own:
+// The ratio-class chunk (the ratio and interp codecs; cuSZ design): prequantization, Lorenzo
+// prediction, Huffman coding of the quant codes. One chunk = whole slabs of the working shape (predict/lorenzo.hpp), coded on its own:
 //
 //   [16-byte chunk header: u32 total_bits, n_outliers, n_exceptions, kind (0 = coded)]
 //   [code lengths: nsym nibbles]            nsym = 2 * radius
@@ -11,7 +11,9 @@
 // every section padded with zeros to a multiple of 4 bytes. Indices are chunk-local and increasing.
 // A chunk whose coded form would not be smaller than its values is stored raw instead:
 //   [16-byte chunk header: 0, 0, 0, kind = 1][count values T]
-// so no chunk grows beyond 16 bytes over its input (max_compressed_size covers both codecs).
+// so no chunk grows beyond 16 bytes over its input (max_compressed_size covers both codecs). The interp
+// codec's interpolation chunks (kind 2, FORMAT 7.7) add 8 header bytes; their parser is here too, since
+// the shared decoder (parse_kernel, chunk_stages) reads every kind.
 // The CUDA kernels write and read the same bytes (the *_kernels.cuh files); this is the CPU reference.
 #pragma once
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include "quant/quantizer.hpp"
 #include "huffman/codebook.hpp"
 #include "huffman/stream.hpp"
+#include "predict/interp.hpp"
 #include "predict/lorenzo.hpp"
 
 namespace hpcz::ratio {
@@ -35,6 +38,9 @@ constexpr uint32_t kChunkHeaderBytes = 16;
 // Header bytes 128..135 for this codec: the longest codeword and the predictor (1 = Lorenzo).
 constexpr uint64_t kCodecParams = uint64_t(huffman::kMaxLen) | uint64_t(1) << 8;
 constexpr uint32_t kKindCoded = 0, kKindRaw = 1;
+// An interpolation chunk (the interp codec, FORMAT 7.7): a coded chunk whose header has 8 more bytes.
+constexpr uint32_t kKindInterp = 2;
+constexpr uint32_t kInterpExtraBytes = 8;
 
 HPCZ_HD uint64_t raw_chunk_bytes(uint64_t count, uint32_t vb) { return kChunkHeaderBytes + count * vb; }
 
@@ -421,6 +427,31 @@ bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const 
     out[i] = load_value_le<T>(src + L.exc_val + sizeof(T) * k);
   }
   return true;
+}
+
+// An interpolation chunk's header, checked against its size (FORMAT 7.7's rules on the header words).
+struct InterpChunkHead {
+  ChunkLayout L;
+  uint8_t params = 0;
+  bool masked = false;
+  uint64_t mask_bits = 0;
+};
+HPCZ_HD bool parse_interp_chunk(const uint8_t* src, uint32_t size, uint32_t n, uint32_t radius, uint32_t vb,
+                                InterpChunkHead& h) {
+  const uint32_t head = kChunkHeaderBytes + kInterpExtraBytes;
+  if (size < head || radius < 2) return false;
+  const uint32_t bits = load_u32_le(src), n_out = load_u32_le(src + 4), n_exc = load_u32_le(src + 8);
+  const uint32_t kind = load_u32_le(src + 12);
+  h.params = uint8_t(kind >> 8);
+  h.masked = (kind >> 16) & 1;
+  if ((kind & 0xff) != kKindInterp || h.params >= predict::kInterpParamsCount || (kind >> 17) != 0) return false;
+  if (uint64_t(bits) > uint64_t(n) * huffman::kMaxLen || bits < n || n_out > n || n_exc > n) return false;
+  h.L = chunk_layout(2 * radius, bits, n_out, n_exc, vb, head);
+  if (h.L.size64 != size) return false;
+  h.mask_bits = 0;
+  for (int k = 0; k < 8; ++k) h.mask_bits |= uint64_t(src[kChunkHeaderBytes + k]) << (8 * k);
+  if (vb == 4 && (h.mask_bits >> 32) != 0) return false;
+  return h.masked || h.mask_bits == 0;
 }
 
 }  // namespace hpcz::ratio
