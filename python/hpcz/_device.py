@@ -223,45 +223,32 @@ def _align(n):
 _F32, _F64, _U8 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.uint8)
 
 
-def _cupy_batch(items):
-    """cupy and the device of a batch whose first item is a plain cupy ndarray, for the module's
-    cupy_*_batch calls (which read every item in C++ and give None where the batch is anything else);
-    None where it is not."""
+def _cupy_batch(items, call):
+    """call(cupy, device, alloc, stream) on the batch's device where its first item is a plain cupy
+    ndarray: the module's cupy_*_batch calls, which read every item in C++ and give None where the batch
+    is anything else. None where the first item is not one."""
     cupy = sys.modules.get("cupy")
     if cupy is None or not items or type(items[0]) is not cupy.ndarray:
         return None
     _cupy()
-    return cupy, items[0].device.id
-
-
-def _empty(cupy):
-    return lambda n: cupy.empty(n, dtype=cupy.uint8)
+    dev = items[0].device.id
+    with cupy.cuda.Device(dev):
+        _hpcz.use_device(dev)
+        return call(cupy, dev, lambda n: cupy.empty(n, dtype=cupy.uint8), cupy.cuda.get_current_stream().ptr)
 
 
 def compress_batch_cupy(arrays, mode, kind, bound, fill):
     """compress_batch of plain cupy arrays of one device, read and placed in C++ (_hpcz.cupy_compress_batch):
     (archives, None), or None for the general path."""
-    found = _cupy_batch(arrays)
-    if found is None:
-        return None
-    cupy, dev = found
-    with cupy.cuda.Device(dev):
-        _hpcz.use_device(dev)
-        return _hpcz.cupy_compress_batch(arrays, cupy.ndarray, _F32, _F64, _U8, dev, mode, kind, bound, fill,
-                                         _empty(cupy), cupy.cuda.get_current_stream().ptr)
+    return _cupy_batch(arrays, lambda cupy, dev, alloc, stream: _hpcz.cupy_compress_batch(
+        arrays, cupy.ndarray, _F32, _F64, _U8, dev, mode, kind, bound, fill, alloc, stream))
 
 
 def decompress_batch_cupy(blobs, outs):
     """decompress_batch of plain cupy archives (and outs) of one device, in C++ (_hpcz.cupy_decompress_batch):
     (results, statuses or None), or None for the general path."""
-    found = _cupy_batch(blobs)
-    if found is None:
-        return None
-    cupy, dev = found
-    with cupy.cuda.Device(dev):
-        _hpcz.use_device(dev)
-        return _hpcz.cupy_decompress_batch(blobs, outs, cupy.ndarray, _F32, _F64, _U8, dev, _empty(cupy),
-                                           cupy.cuda.get_current_stream().ptr)
+    return _cupy_batch(blobs, lambda cupy, dev, alloc, stream: _hpcz.cupy_decompress_batch(
+        blobs, outs, cupy.ndarray, _F32, _F64, _U8, dev, alloc, stream))
 
 
 def compress_batch(arrays, mode, kind, bound, lossless, fill):
