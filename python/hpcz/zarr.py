@@ -1,6 +1,11 @@
 """The hpcz codec for Zarr v3, as the array-to-bytes codec (``serializer=``):
 
-    zarr.create_array(store, shape=..., chunks=..., dtype="float32", serializer=hpcz.zarr.Hpcz(rel=1e-3))
+    zarr.create_array(store, shape=..., chunks=..., dtype="float32", serializer=hpcz.zarr.Hpcz(rel=1e-3),
+                      compressors=None)
+
+compressors=None: zarr otherwise adds its default Zstd after hpcz, which costs time and gains little on
+hpcz's archives. With shards=(...) (zarr's sharding_indexed) hpcz codes the inner chunks, and a read
+decodes only the inner chunks it touches.
 
 Registered through zarr's ``zarr.codecs`` entry point under the name "hpcz", so a process that imports
 only zarr reads such arrays back.
