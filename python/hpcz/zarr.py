@@ -3,8 +3,8 @@
     zarr.create_array(store, shape=..., chunks=..., dtype="float32", serializer=hpcz.zarr.Hpcz(rel=1e-3),
                       compressors=None)
 
-compressors=None: zarr otherwise adds its default Zstd after hpcz, which costs time and gains little on
-hpcz's archives. With shards=(...) (zarr's sharding_indexed) hpcz codes the inner chunks, and a read
+compressors=None: zarr otherwise adds its default Zstd compressor after hpcz (a second pass over
+every archive). With shards=(...) (zarr's sharding_indexed) hpcz codes the inner chunks, and a read
 decodes only the inner chunks it touches.
 
 Registered through zarr's ``zarr.codecs`` entry point under the name "hpcz", so a process that imports
