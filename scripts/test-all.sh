@@ -8,18 +8,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The HDF5 filter's tests build against HDF5's and netCDF's headers and libraries and run h5dump, h5ls,
 # ncdump and parallel HDF5 under MPI (Debian packages; README, "Tests" under Install).
-debs=(libhdf5-dev hdf5-tools libnetcdf-dev netcdf-bin libhdf5-openmpi-dev openmpi-bin)
+# gfortran builds the Fortran module and its test.
+debs=(libhdf5-dev hdf5-tools libnetcdf-dev netcdf-bin libhdf5-openmpi-dev openmpi-bin gfortran)
 if ! ls /usr/include/hdf5/serial/H5PLextern.h /usr/include/netcdf_filter.h /usr/include/hdf5/openmpi/H5FDmpio.h \
        >/dev/null 2>&1 || ! command -v h5dump >/dev/null || ! command -v ncdump >/dev/null ||
-   ! command -v mpirun >/dev/null; then
+   ! command -v mpirun >/dev/null || ! command -v gfortran >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "test-all: apt-get install ${debs[*]} (HDF5 and netCDF headers and tools, parallel HDF5, MPI: the HDF5 filter's tests)" >&2
+    echo "test-all: apt-get install ${debs[*]} (HDF5 and netCDF headers and tools, parallel HDF5, MPI: the HDF5 filter's tests; gfortran: the Fortran module's)" >&2
     export DEBIAN_FRONTEND=noninteractive
     # apt's progress is dropped, its errors are shown; a failed install is retried after an update.
     apt-get install -y -qq "${debs[@]}" >/dev/null ||
       { apt-get update -qq >/dev/null && apt-get install -y -qq "${debs[@]}" >/dev/null; }
   else
-    echo "test-all: ${debs[*]} are missing: the HDF5 filter's C, netCDF and MPI tests are left out" >&2
+    echo "test-all: some of ${debs[*]} are missing: the HDF5 filter's C, netCDF and MPI tests or the Fortran test are left out" >&2
   fi
 fi
 # The CUDA kernels for this machine's GPUs only, or without one (CI) for sm_90 only: a build for every
