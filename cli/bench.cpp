@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 #include <regex>
 #include <sstream>
 #include <string>
@@ -23,6 +25,15 @@
 #include <cuda_runtime.h>
 #endif
 
+
+// The CPU backend's threads (OpenMP's; one in a build without it).
+static int bench_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
 namespace hpcz::cli {
 namespace {
 
@@ -109,7 +120,7 @@ int bench_main(const std::vector<std::string>& args) {
     report += s;
   };
   emit("# hpcz bench\n\n");
-  emit(std::string("mode: ") + mode + ", device: " + (gpu ? gpu_name() : "CPU") + ", threads: " + std::to_string(omp_get_max_threads()) +
+  emit(std::string("mode: ") + mode + ", device: " + (gpu ? gpu_name() : "CPU") + ", threads: " + std::to_string(bench_threads()) +
        ", reps: " + std::to_string(reps) + ", fields tiled along the slowest axis to >= " + fmt("%.0f", size_mib) +
        " MiB\n\n");
   double copy_bw = 0;  // bytes read + written per second
@@ -257,8 +268,8 @@ int bench_main(const std::vector<std::string>& args) {
       std::string roof_d = copy_bw > 0 ? fmt("%.1f", 100 * (in_b + out_b) / td / copy_bw) : "-";
       std::string gcs = fmt("%.1f", gc), gds = fmt("%.1f", gd);
       if (!gpu) {
-        gcs += " (" + fmt("%.2f", gc / omp_get_max_threads()) + "/core)";
-        gds += " (" + fmt("%.2f", gd / omp_get_max_threads()) + "/core)";
+        gcs += " (" + fmt("%.2f", gc / bench_threads()) + "/core)";
+        gds += " (" + fmt("%.2f", gd / bench_threads()) + "/core)";
       }
       emit("| " + f.name + " | " + b.label + " | " + fmt("%.0f", in_b / (1 << 20)) + " | " + fmt("%.2f", in_b / out_b) +
            " | " + fmt("%.2f", m.psnr) + " | " + fmt("%.4f", worst) + " | " + std::to_string(viol) + " | " + gcs +

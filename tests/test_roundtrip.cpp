@@ -2,7 +2,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 
 #include "codecs/fast/chunk.hpp"
 #include "codecs/fast/policy.hpp"
@@ -383,6 +385,7 @@ TEST(roundtrip_ratio_large_planes_gpu_matches_cpu) {
   std::fprintf(stderr, "  %d tiled arrays decoded on both\n", checked);
 }
 
+#ifdef _OPENMP  // a build without OpenMP codes on one thread
 // The CPU codes a ratio-mode chunk with all threads when there are fewer chunks than threads (spans of
 // values and rows whose lists are joined in order; sequences decoded in parallel, the inverse
 // prediction in two parallel passes) and with one thread per chunk otherwise: the same archive and
@@ -415,6 +418,7 @@ TEST(roundtrip_ratio_cpu_threads_agree) {
   omp_set_num_threads(saved);
   CHECK(checked >= 3);
 }
+#endif
 
 // The ratio mode's target: at least public cuSZ's ratio (Lorenzo + Huffman, measured by the issue's
 // author on these fields) at rel 1e-2, 1e-3, 1e-4. Runs when the shared fields are there.

@@ -2,7 +2,7 @@
 #pragma once
 #include <cstdint>
 
-#include <omp.h>
+#include "common/threads.hpp"
 
 namespace hpcz {
 
@@ -26,7 +26,7 @@ inline bool parallel_worth(uint64_t bytes, uint64_t cost = 1) { return bytes * c
 
 // The threads a pass over `bytes` of values takes: OpenMP's count, or 1 where parallel_worth is not.
 inline int threads_for(uint64_t bytes, uint64_t cost = 1) {
-  return parallel_worth(bytes, cost) ? omp_get_max_threads() : 1;
+  return parallel_worth(bytes, cost) ? max_threads() : 1;
 }
 
 // body(i, state) for every i in [0, n), each thread with a state of its own from make(): on `threads`

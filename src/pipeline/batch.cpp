@@ -1,7 +1,7 @@
 // Batches (hpcz.hpp): every item checked on its own, then coded together: on the GPU in rounds on
 // lanes (host_lanes.cu), on the CPU one item a thread when there are enough items (else one item at a
 // time with every thread, as compress() codes it). Each item gets the bytes its one-item call writes.
-#include <omp.h>
+#include "common/threads.hpp"
 
 #include <cstring>
 #include <mutex>
@@ -22,7 +22,7 @@ void set_status(ItemStatus& s, const Error& e) {
 // else in turn (each item then spreads over the threads itself). f catches its own errors.
 template <class F>
 void for_each_item(size_t n, const F& f) {
-  if (n >= size_t(omp_get_max_threads()) && n > 1) {
+  if (n >= size_t(max_threads()) && n > 1) {
 #pragma omp parallel for schedule(dynamic, 1)
     for (long long k = 0; k < (long long)n; ++k) f(size_t(k));
   } else {

@@ -17,7 +17,7 @@
 // take their prediction as their stand-in for later predictions (an anchor: the Lorenzo prediction as
 // its q), so a mask costs about one symbol a point and does not disturb its valid neighbours.
 #pragma once
-#include <omp.h>
+#include "common/threads.hpp"
 
 #include <cmath>
 
@@ -142,7 +142,7 @@ void for_tiles(const predict::InterpGeometry& g, int threads, Keep&& keep, Tile&
   std::vector<TileScratch<T>> scratch(size_t(threads > 1 ? threads : 1));
 #pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
   for (int64_t t = 0; t < int64_t(g.tile_count()); ++t)
-    if (keep(uint64_t(t))) tile(uint64_t(t), scratch[size_t(omp_get_thread_num()) % scratch.size()]);
+    if (keep(uint64_t(t))) tile(uint64_t(t), scratch[size_t(hpcz::thread_num()) % scratch.size()]);
 }
 
 // Estimated bytes of the symbols in hist (their Huffman code, 8 bytes an outlier or exception).
@@ -201,7 +201,7 @@ predict::InterpParams choose_interp_params(const T* in, const predict::InterpGeo
     for_tiles<T>(
         g, threads, [&](uint64_t t) { return t % every == 0; },
         [&](uint64_t t, TileScratch<T>& ts) {
-          encode_tile(in, g, predict::InterpParams{b}, t, p, mask, s, ts, &hists[size_t(omp_get_thread_num()) % hists.size()],
+          encode_tile(in, g, predict::InterpParams{b}, t, p, mask, s, ts, &hists[size_t(hpcz::thread_num()) % hists.size()],
                       radius);
         });
     hist.assign(2 * radius, 0);
@@ -244,7 +244,7 @@ uint64_t lorenzo_sampled_bytes(const T* in, const predict::InterpGeometry& g, co
   const uint64_t A = g.anchor;
 #pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
   for (int64_t t = 0; t < int64_t(tiles); t += int64_t(every)) {
-    const size_t k = size_t(omp_get_thread_num()) % size_t(nh);
+    const size_t k = size_t(hpcz::thread_num()) % size_t(nh);
     const predict::TileBox b = predict::tile_box(g, uint64_t(t));
     const uint64_t tc[3] = {uint64_t(t) / (g.tiles[1] * g.tiles[2]), (uint64_t(t) / g.tiles[2]) % g.tiles[1],
                             uint64_t(t) % g.tiles[2]};

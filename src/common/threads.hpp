@@ -1,0 +1,17 @@
+// OpenMP's thread counts where the build has OpenMP (HPCZ_OPENMP), and one thread where it has none
+// (Apple's clang): the CPU backend's pragmas are then ignored and its loops run on the calling thread.
+// No loop's result depends on its thread count, so both builds write the same bytes (golden tests).
+#pragma once
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace hpcz {
+#ifdef _OPENMP
+inline int max_threads() { return omp_get_max_threads(); }
+inline int thread_num() { return omp_get_thread_num(); }
+#else
+inline int max_threads() { return 1; }
+inline int thread_num() { return 0; }
+#endif
+}  // namespace hpcz
