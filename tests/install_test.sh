@@ -88,6 +88,15 @@ if [ "$shared" = 1 ]; then
   consumer consumer_shared_target 1 -DHPCZ_CONSUMER_TARGET=hpcz::hpcz_shared
 fi
 
+# A Fortran program with hpcz::hpcz_fortran, where the build made the module (its hpcz.mod is installed).
+if [ -f "$P/include/hpcz/fortran/hpcz.mod" ]; then
+  cmake -S "$src/tests/install_consumer_fortran" -B "$tmp/fortran" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$P" \
+        -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_EXE_LINKER_FLAGS="$link_flags" >"$tmp/configure.log" 2>&1 ||
+    { cat "$tmp/configure.log"; fail "the Fortran consumer's find_package(hpcz) failed"; }
+  cmake --build "$tmp/fortran" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "the Fortran consumer did not build"; }
+  "$tmp/fortran/app" || fail "the Fortran consumer failed"
+fi
+
 if command -v pkg-config >/dev/null; then
   flags=$(PKG_CONFIG_PATH="$P/$libdir/pkgconfig" pkg-config --cflags --libs hpcz) || fail "pkg-config --cflags --libs hpcz failed"
   echo "pkg-config --cflags --libs hpcz: $flags"
