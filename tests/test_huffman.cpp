@@ -10,7 +10,7 @@
 #include <chrono>
 
 #include "common.hpp"
-#include "codecs/ratio/ratio_gpu.hpp"
+#include "codecs/ratio_class/engine_gpu.hpp"
 #include "huffman/codebook.hpp"
 #include "huffman/stream.hpp"
 #include "predict/lorenzo.hpp"

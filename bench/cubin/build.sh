@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sm_90 cubins of .cu files with the library's CUDA flags (CMakeLists.txt), for bench/cubin/compare.py:
 # build the tree before a change and after it at the same path, then compare file by file.
-# usage: bench/cubin/build.sh SRC_TREE OUTDIR FILE.cu...   (e.g. src/codecs/ratio/ratio_gpu.cu)
+# usage: bench/cubin/build.sh SRC_TREE OUTDIR FILE.cu...   (e.g. src/codecs/ratio_class/engine_gpu.cu)
 set -u
 src=$1 out=$2
 shift 2

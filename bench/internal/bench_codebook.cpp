@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "bench_util.hpp"
-#include "codecs/ratio/ratio_gpu.hpp"
+#include "codecs/ratio_class/engine_gpu.hpp"
 #include "predict/lorenzo.hpp"
 #include "codecs/ratio_class/chunk.hpp"
 #include "common/dtype.hpp"

@@ -49,18 +49,15 @@ bool stages(const ArchiveInfo& info, uint64_t c, const uint8_t* head, uint32_t s
 
 }  // namespace
 
-}  // namespace hpcz::interp
-#if HPCZ_HAS_CUDA
-namespace hpcz::ratio { extern const codecs::DeviceOps kDevice; }  // ratio_gpu.cu: reads the codec from the header
-#endif
-namespace hpcz::interp {
-
 extern const codecs::CodecOps kCodec;
+#if HPCZ_HAS_CUDA
+extern const codecs::DeviceOps kDevice;  // interp_gpu.cu
+#endif
 const codecs::CodecOps kCodec = {
     Codec::interp, "interp", kInterpCodecParams, plan, check_plan, chunk_bound, chunk_min, archive_bound, encode, decode,
     /*large_chunks=*/true, /*decode_cost=*/kDecodeCost, stages, kStageHeadBytes,
 #if HPCZ_HAS_CUDA
-    &ratio::kDevice,
+    &kDevice,
 #else
     nullptr,
 #endif

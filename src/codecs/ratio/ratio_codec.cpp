@@ -36,7 +36,7 @@ bool stages(const ArchiveInfo& info, uint64_t c, const uint8_t* head, uint32_t s
 
 extern const codecs::CodecOps kCodec;
 #if HPCZ_HAS_CUDA
-extern const codecs::DeviceOps kDevice;  // ratio_gpu.cu (the interp codec's too, for now)
+extern const codecs::DeviceOps kDevice;  // ratio_gpu.cu
 #endif
 const codecs::CodecOps kCodec = {
     Codec::ratio, "ratio", kCodecParams, plan, check_plan, chunk_bound, chunk_min, archive_bound, encode, decode,

@@ -125,7 +125,7 @@ using huffman::LongTable;
 // Checksums, for the encoder and the decoder (HPCZ-SUM is a sum of position-keyed terms: partial sums
 // from many blocks add up). This block's share of words [0, n) of w, added to *sum. Four loads in flight a
 // step: with one, compression's and decompression's checksum passes waited on each load in turn.
-__device__ void add_checksum_terms(const uint32_t* __restrict__ w, uint32_t n, unsigned long long* sum) {
+static __device__ void add_checksum_terms(const uint32_t* __restrict__ w, uint32_t n, unsigned long long* sum) {
   using Sum = cub::BlockReduce<unsigned long long, kThreads>;
   __shared__ typename Sum::TempStorage tmp;
   const uint64_t stride = uint64_t(gridDim.x) * kThreads;

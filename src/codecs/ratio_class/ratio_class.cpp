@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <string>
 
-#include "codecs/ratio/ratio_gpu.hpp"
+#include "codecs/ratio_class/engine_gpu.hpp"
 #include "codecs/ratio_class/ops.hpp"
 #include "common/dtype.hpp"
 #include "common/error.hpp"

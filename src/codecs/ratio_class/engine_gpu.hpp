@@ -1,0 +1,27 @@
+// The ratio-class GPU engine's entry points (engine_gpu.cu): the kernel sequence of the ratio and
+// interp codecs, Lorenzo on every chunk and, given one, a second predictor chosen per chunk
+// (predictor.cuh). Each codec's DeviceOps call these with its predictor (nullptr: Lorenzo alone).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "codecs/codec.hpp"
+
+namespace hpcz::ratio {
+
+struct Predictor;
+
+size_t compress_workspace(const format::HeaderFields& h, const codecs::Slab& slab, const Predictor* extra);
+void compress_device(const void* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
+                     uint64_t* d_size, void* ws, void* stream, const Predictor* extra);
+size_t decompress_workspace(const format::HeaderFields& h, const codecs::Slab& slab, const Predictor* extra);
+void decompress_device(const format::HeaderFields& h, const codecs::Slab& slab, const uint8_t* d_archive, void* d_out,
+                       uint32_t* d_status, void* ws, void* stream, const Predictor* extra);
+
+// The codebook kernel on its own (tests and the codebook benchmark): one book per histogram of nsym
+// counts, a thread block each; returns the code lengths (nsym per book); *ms gets the median kernel
+// time of reps launches after a warm-up.
+std::vector<uint8_t> gpu_build_books(const std::vector<uint32_t>& hists, uint32_t nsym, double* ms, int reps = 1);
+
+}  // namespace hpcz::ratio
