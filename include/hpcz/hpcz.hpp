@@ -237,7 +237,9 @@ size_t decompress_device_workspace_size(const ArchiveInfo& info);
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status,
                        void* d_workspace, size_t workspace_size, void* stream);
 // A device batch: arrays whose values (ArrayRef::data) are device pointers, coded with the same options
-// in one set of launches where the codec has them (the fast mode), one array after another otherwise.
+// in one set of launches where the codec has them (the fast mode), otherwise one array after another
+// on a few streams of the library's, forked from `stream` and joined back to it (work queued on
+// `stream` before the call comes first, work queued after it waits for the batch).
 // Archive i goes to d_outs[i] (capacity out_capacities[i] >= max_compressed_size), its size to
 // d_sizes[i] (a device array of u64, one per array), byte for byte what compress_device writes. The
 // call copies the batch's tables from host memory into the workspace, a copy that may wait for the
@@ -248,7 +250,8 @@ void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& o
                            void* stream);
 // Archive i (infos[i] from inspect_header) at d_archives[i] to d_outs[i], its status word (as
 // decompress_device's) to d_status[i] (a device array of u32, one per archive). Fast-mode archives are
-// decoded in one set of launches (one per dtype); others one after another.
+// decoded in one set of launches (one per dtype); others one after another on the library's streams,
+// as compress_device_batch's.
 // The first kHeaderSize bytes of each of n device archives (sizes[i] bytes at d_archives[i]; of one
 // shorter than that its bytes, then zeros) into h_headers (n * kHeaderSize bytes of host memory), in
 // one gather on the stream and one copy back: what a batch reader inspects (inspect_header) to size

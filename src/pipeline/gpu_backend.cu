@@ -3,7 +3,10 @@
 #include <cuda_runtime.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,6 +27,70 @@ const codecs::DeviceOps& device_of(Codec id) {
 
 template <class F> struct Defer { F f; ~Defer() { f(); } };
 template <class F> Defer<F> defer(F f) { return {f}; }
+
+// A device batch of a codec without a batched entry point codes its arrays one call each. Each call is
+// a dozen or more launches of small grids, so one array after another leaves the GPU idle between
+// them; lanes (streams of the library's, forked from the caller's stream and joined back to it, each
+// with its own part of the workspace) let several arrays' kernels run at once.
+struct BatchLanePolicy {
+  static constexpr size_t max_lanes = 8;               // past 8 the host's launches are the bound
+  static constexpr size_t workspace_budget = 512ull << 20;  // lanes past one only while this holds
+};
+
+struct Lanes {
+  size_t count;  // 1: on the caller's stream alone
+  size_t each;   // an array's workspace, rounded to 256 bytes
+  size_t workspace() const { return count * each; }
+};
+
+Lanes lanes_for(size_t items, size_t each) {
+  each = (std::max<size_t>(each, 1) + 255) & ~size_t(255);
+  size_t n = std::min(items, BatchLanePolicy::max_lanes);
+  while (n > 1 && n * each > BatchLanePolicy::workspace_budget) --n;
+  return {std::max<size_t>(n, 1), each};
+}
+
+// The lane streams of the current device, made on first use and kept for the process (as the
+// runtime's own streams are). Calls from several threads may share them: their order on each stream
+// is kept, and each call joins on its own events.
+cudaStream_t lane_stream(size_t lane) {
+  static std::mutex m;
+  static std::vector<std::array<cudaStream_t, BatchLanePolicy::max_lanes>> by_device;
+  int dev = 0;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  std::lock_guard<std::mutex> lock(m);
+  if (by_device.size() <= size_t(dev)) by_device.resize(size_t(dev) + 1, {});
+  cudaStream_t& s = by_device[size_t(dev)][lane];
+  if (!s) check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "lane stream");
+  return s;
+}
+
+// code(i, workspace, stream) for every item: item i on lane i % count, after all the caller's stream
+// held when called, and all of it before anything the caller's stream gets later.
+template <class F>
+void run_in_lanes(const Lanes& lanes, void* d_ws, void* stream, size_t n, F code) {
+  auto caller = static_cast<cudaStream_t>(stream);
+  auto* ws = static_cast<uint8_t*>(d_ws);
+  if (lanes.count <= 1) {
+    for (size_t i = 0; i < n; ++i) code(i, d_ws, caller);
+    return;
+  }
+  std::vector<cudaEvent_t> events(lanes.count + 1, nullptr);
+  auto release = defer([&] {
+    for (cudaEvent_t e : events)
+      if (e) cudaEventDestroy(e);
+  });
+  std::array<cudaStream_t, BatchLanePolicy::max_lanes> s{};
+  for (size_t l = 0; l < lanes.count; ++l) s[l] = lane_stream(l);
+  for (auto& e : events) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "lane event");
+  check(cudaEventRecord(events[0], caller), "lane fork");
+  for (size_t l = 0; l < lanes.count; ++l) check(cudaStreamWaitEvent(s[l], events[0], 0), "lane fork");
+  for (size_t i = 0; i < n; ++i) code(i, ws + (i % lanes.count) * lanes.each, s[i % lanes.count]);
+  for (size_t l = 0; l < lanes.count; ++l) {
+    check(cudaEventRecord(events[l + 1], s[l]), "lane join");
+    check(cudaStreamWaitEvent(caller, events[l + 1], 0), "lane join");
+  }
+}
 
 }  // namespace
 
@@ -143,8 +210,9 @@ DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Opt
     if (device.compress_batch) {
       plan.workspace = std::max(plan.workspace, device.compress_batch_workspace(g.data(), g.size()));
     } else {
-      for (const auto& item : g)
-        plan.workspace = std::max(plan.workspace, device.compress_workspace(item.h, codecs::Slab{}));
+      size_t each = 0;
+      for (const auto& item : g) each = std::max(each, device.compress_workspace(item.h, codecs::Slab{}));
+      plan.workspace = std::max(plan.workspace, lanes_for(g.size(), each).workspace());
     }
   }
   return plan;
@@ -177,7 +245,11 @@ void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& o
     if (device.compress_batch) {
       device.compress_batch(g.data(), g.size(), d_ws, stream);
     } else {
-      for (const auto& item : g) device.compress(item.d_in, item.h, codecs::Slab{}, item.d_out, item.d_size, d_ws, stream);
+      size_t each = 0;
+      for (const auto& item : g) each = std::max(each, device.compress_workspace(item.h, codecs::Slab{}));
+      run_in_lanes(lanes_for(g.size(), each), d_ws, stream, g.size(), [&](size_t i, void* ws, cudaStream_t s) {
+        device.compress(g[i].d_in, g[i].h, codecs::Slab{}, g[i].d_out, g[i].d_size, ws, s);
+      });
     }
   }
 }
@@ -269,9 +341,13 @@ size_t decompress_device_batch_workspace_size(const std::vector<ArchiveInfo>& in
   size_t need = 1;
   for (const auto& g : decode_groups(infos, nullptr, nullptr, nullptr)) {
     const codecs::DeviceOps& device = device_of(g[0].h.codec);
-    if (device.decompress_batch) need = std::max(need, device.decompress_batch_workspace(g.data(), g.size()));
-    else
-      for (const auto& item : g) need = std::max(need, device.decompress_workspace(item.h, codecs::Slab{}));
+    if (device.decompress_batch) {
+      need = std::max(need, device.decompress_batch_workspace(g.data(), g.size()));
+    } else {
+      size_t each = 0;
+      for (const auto& item : g) each = std::max(each, device.decompress_workspace(item.h, codecs::Slab{}));
+      need = std::max(need, lanes_for(g.size(), each).workspace());
+    }
   }
   return need;
 }
@@ -287,8 +363,11 @@ void decompress_device_batch(const std::vector<ArchiveInfo>& infos, const void* 
     if (device.decompress_batch) {
       device.decompress_batch(g.data(), g.size(), d_ws, stream);
     } else {
-      for (const auto& item : g)
-        device.decompress(item.h, codecs::Slab{}, item.d_archive, item.d_out, item.d_status, d_ws, stream);
+      size_t each = 0;
+      for (const auto& item : g) each = std::max(each, device.decompress_workspace(item.h, codecs::Slab{}));
+      run_in_lanes(lanes_for(g.size(), each), d_ws, stream, g.size(), [&](size_t i, void* ws, cudaStream_t s) {
+        device.decompress(g[i].h, codecs::Slab{}, g[i].d_archive, g[i].d_out, g[i].d_status, ws, s);
+      });
     }
   }
 }
