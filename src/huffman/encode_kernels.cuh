@@ -37,10 +37,10 @@ struct EncodeSource {
 // docs/EXPERIMENTS.md). alt (info null where there is none): a second predictor's chunks, coded where
 // src's is skipped, so that one launch codes every chunk (a launch whose blocks all return cost about
 // 35 us). Six blocks an SM: the choice of source took it to 48 registers (five) without the bound.
+// The body is a device function, so that a codec's batch kernel runs it with an array's parameters.
 template <class Chunks>
-static __global__ void __launch_bounds__(Chunks::kBlockThreads, 6)
-    encode_kernel(Chunks g, uint32_t nsym, EncodeSource<typename Chunks::Info> src, EncodeSource<typename Chunks::Info> alt,
-                  gpu::CompressState* st, uint8_t* out) {
+__device__ __forceinline__ void encode_tile(Chunks g, uint32_t nsym, EncodeSource<typename Chunks::Info> src,
+                                            EncodeSource<typename Chunks::Info> alt, gpu::CompressState* st, uint8_t* out) {
   constexpr int kThreads = Chunks::kBlockThreads, kPerThread = Chunks::kItemsPerThread;
   constexpr uint32_t kTile = kThreads * kPerThread;
   // The tile's bits from its first word: a whole tile's stream fits.
@@ -155,6 +155,12 @@ static __global__ void __launch_bounds__(Chunks::kBlockThreads, 6)
     if (partial) { if (v) atomicOr(words + w, v); }
     else words[w] = v;
   }
+}
+template <class Chunks>
+static __global__ void __launch_bounds__(Chunks::kBlockThreads, 6)
+    encode_kernel(Chunks g, uint32_t nsym, EncodeSource<typename Chunks::Info> src, EncodeSource<typename Chunks::Info> alt,
+                  gpu::CompressState* st, uint8_t* out) {
+  encode_tile<Chunks>(g, nsym, src, alt, st, out);
 }
 
 }  // namespace hpcz::huffman::cuda

@@ -9,10 +9,10 @@ namespace hpcz::ratio::cuda {
 
 // Chunk sizes and offsets (one block, rounds of kThreads chunks); the raw fallback decided here.
 // head: the chunk header's bytes (more in an interpolation chunk).
+// (The kernels' bodies are device functions for the batch's kernels, as in quant_kernels.cuh.)
 template <class T>
-static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_t nsym, const uint32_t* tile_out,
-                                                          const uint32_t* tile_exc, ChunkInfo* info,
-                                                          gpu::CompressState* st, uint32_t head = kChunkHeaderBytes) {
+__device__ __forceinline__ void layout_chunks(Grid g, uint32_t nsym, const uint32_t* tile_out, const uint32_t* tile_exc,
+                                              ChunkInfo* info, gpu::CompressState* st, uint32_t head) {
   using Scan = cub::BlockScan<unsigned long long, kThreads>;
   __shared__ typename Scan::TempStorage scan;
   unsigned long long base = format::data_offset(g.n_chunks);
@@ -44,14 +44,23 @@ static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_
   }
   if (threadIdx.x == 0) st->total_size = base;
 }
+template <class T>
+static __global__ void __launch_bounds__(kThreads) layout_kernel(Grid g, uint32_t nsym, const uint32_t* tile_out,
+                                                          const uint32_t* tile_exc, ChunkInfo* info,
+                                                          gpu::CompressState* st, uint32_t head = kChunkHeaderBytes) {
+  layout_chunks<T>(g, nsym, tile_out, tile_exc, info, st, head);
+}
 
 // Zeroes each coded chunk's bytes (codewords and nibbles are OR-ed in). alt (or null): a second
 // predictor's chunks, written where info's is skipped (one launch for both).
-static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* info, const ChunkInfo* alt, uint8_t* out) {
+__device__ __forceinline__ void zero_chunk(const ChunkInfo* info, const ChunkInfo* alt, uint8_t* out) {
   const ChunkInfo ci = alt && info[blockIdx.y].skip ? alt[blockIdx.y] : info[blockIdx.y];
   if (ci.raw || ci.skip) return;
   uint32_t* w = reinterpret_cast<uint32_t*>(out + ci.offset);
   for (uint32_t k = blockIdx.x * kThreads + threadIdx.x; k < ci.size / 4; k += gridDim.x * kThreads) w[k] = 0;
+}
+static __global__ void __launch_bounds__(kThreads) zero_kernel(const ChunkInfo* info, const ChunkInfo* alt, uint8_t* out) {
+  zero_chunk(info, alt, out);
 }
 
 // Outliers and exceptions of one tile, in index order, at their places in the chunk. q holds the row
@@ -140,9 +149,8 @@ static __global__ void __launch_bounds__(kThreads) emit_kernel(Grid g, LorenzoEm
 
 // Chunk headers and code lengths (coded chunks); headers and values (raw chunks).
 template <class T>
-static __global__ void __launch_bounds__(kThreads) chunk_head_kernel(Grid g, uint32_t nsym, const T* __restrict__ in,
-                                                              const uint8_t* __restrict__ len, const ChunkInfo* info,
-                                                              uint8_t* out) {
+__device__ __forceinline__ void chunk_head(Grid g, uint32_t nsym, const T* __restrict__ in, const uint8_t* __restrict__ len,
+                                           const ChunkInfo* info, uint8_t* out) {
   const uint64_t c = blockIdx.y;
   const ChunkInfo ci = info[c];
   if (ci.skip) return;
@@ -168,6 +176,12 @@ static __global__ void __launch_bounds__(kThreads) chunk_head_kernel(Grid g, uin
   for (uint32_t k = threadIdx.x; k < nsym / 2; k += kThreads)
     chunk[kChunkHeaderBytes + k] = uint8_t(Lc[2 * k] | Lc[2 * k + 1] << 4);
 }
+template <class T>
+static __global__ void __launch_bounds__(kThreads) chunk_head_kernel(Grid g, uint32_t nsym, const T* __restrict__ in,
+                                                              const uint8_t* __restrict__ len, const ChunkInfo* info,
+                                                              uint8_t* out) {
+  chunk_head<T>(g, nsym, in, len, info, out);
+}
 
 // Each chunk's checksum (add_checksum_terms, kernels_common.cuh), then the chunk table.
 static __global__ void __launch_bounds__(kThreads) checksum_kernel(ChunkInfo* info, const uint8_t* out) {
@@ -176,13 +190,17 @@ static __global__ void __launch_bounds__(kThreads) checksum_kernel(ChunkInfo* in
 }
 
 // The chunk table; each entry's checksum terms go into st->table_sum for seal_kernel.
-static __global__ void __launch_bounds__(kThreads) table_kernel(const ChunkInfo* info, uint64_t n_chunks,
-                                                                gpu::CompressState* st, uint8_t* out) {
+__device__ __forceinline__ void table_entries(const ChunkInfo* info, uint64_t n_chunks, gpu::CompressState* st,
+                                              uint8_t* out) {
   for (uint64_t c = blockIdx.x * kThreads + threadIdx.x; c < n_chunks; c += gridDim.x * kThreads) {
     const uint32_t sum = format::checksum_fold(info[c].sum);
     format::write_chunk_entry(out + format::kHeaderBytes + 16 * c, info[c].offset, info[c].size, sum);
     atomicAdd(&st->table_sum, format::chunk_entry_terms(c, info[c].offset, info[c].size, sum));
   }
+}
+static __global__ void __launch_bounds__(kThreads) table_kernel(const ChunkInfo* info, uint64_t n_chunks,
+                                                                gpu::CompressState* st, uint8_t* out) {
+  table_entries(info, n_chunks, st, out);
 }
 
 }  // namespace hpcz::ratio::cuda

@@ -11,11 +11,12 @@ namespace hpcz::ratio::cuda {
 // split it: prequant_kernel writes dq = (1 - Sx) q (the difference along rows, taken while q is in
 // registers), and lorenzo_kernel applies (1 - Sy)(1 - Sz) to dq: four loads per value instead of eight.
 // Integer arithmetic mod 2^32, so the result is exactly predict::lorenzo_delta's.
+// The kernels' bodies are device functions, so that a batch's kernels (batch_kernels.cuh) run the same
+// code with an array's parameters read from its table.
 template <class T>
-static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __restrict__ in, unsigned long long n, Grid g,
-                                                                   quant::Bound asked,
-                                                                   const gpu::CompressState* st,
-                                                                   uint32_t* __restrict__ dq, uint32_t* tile_exc) {
+__device__ __forceinline__ void prequant_values(const T* __restrict__ in, unsigned long long n, Grid g, quant::Bound asked,
+                                                const gpu::CompressState* st, uint32_t* __restrict__ dq,
+                                                uint32_t* tile_exc) {
   const quant::QuantParams<T> p = gpu::settled_params<T>(asked, st);
   auto qv = [&](T x) -> uint32_t {
     int32_t v;
@@ -71,6 +72,13 @@ static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __re
     dq[i] = i % cxe ? qi - qv(in[i - 1]) : qi;
   }
 }
+template <class T>
+static __global__ void __launch_bounds__(kThreads) prequant_kernel(const T* __restrict__ in, unsigned long long n, Grid g,
+                                                                   quant::Bound asked,
+                                                                   const gpu::CompressState* st,
+                                                                   uint32_t* __restrict__ dq, uint32_t* tile_exc) {
+  prequant_values<T>(in, n, g, asked, st, dq, tile_exc);
+}
 
 // (1 - Sy)(1 - Sz) applied to the row differences dq(back), `back` values before the value predicted
 // (hy, hz: it has a row, a plane before it in the chunk).
@@ -89,9 +97,9 @@ __device__ __forceinline__ uint32_t lorenzo_yz(const uint32_t* __restrict__ dqc,
 }
 
 // Symbols, the chunk's histogram, and the tile's outlier count.
-static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32_t radius, const uint32_t* __restrict__ q,
-                                                                  uint16_t* __restrict__ sym, uint32_t* hist,
-                                                                  uint32_t* tile_out, const uint32_t* skip = nullptr) {
+__device__ __forceinline__ void lorenzo_tile(Grid g, uint32_t radius, const uint32_t* __restrict__ q,
+                                             uint16_t* __restrict__ sym, uint32_t* hist, uint32_t* tile_out,
+                                             const uint32_t* skip) {
   extern __shared__ uint32_t s_hist[];
   using Reduce = cub::BlockReduce<uint32_t, kThreads>;
   __shared__ typename Reduce::TempStorage red;
@@ -130,6 +138,11 @@ static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
     if (s_hist[k]) atomicAdd(&hist[c * nsym + k], s_hist[k]);
 }
+static __global__ void __launch_bounds__(kThreads) lorenzo_kernel(Grid g, uint32_t radius, const uint32_t* __restrict__ q,
+                                                                  uint16_t* __restrict__ sym, uint32_t* hist,
+                                                                  uint32_t* tile_out, const uint32_t* skip = nullptr) {
+  lorenzo_tile(g, radius, q, sym, hist, tile_out, skip);
+}
 
 // Dual quantization in one pass (prequantization and Lorenzo prediction fused), for chunks whose
 // prediction history fits in shared memory: it saves prequant_kernel's write and lorenzo_kernel's read
@@ -147,12 +160,10 @@ static_assert(kDualStep == kDualPer * kThreads, "a step is kDualPer values per t
 static_assert((8 * kDualMaxRing + kDualStep) / kThreads < 1024, "central-symbol counts fit 10 bits");
 
 template <class T>
-static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __restrict__ in, Grid g, DualPlan dp,
-                                                                     uint32_t radius, quant::Bound asked,
-                                                                     const gpu::CompressState* st,
-                                                                     uint32_t* __restrict__ dq, uint16_t* __restrict__ sym,
-                                                                     uint32_t* hist, uint32_t* tile_out, uint32_t* tile_exc,
-                                                                     const uint32_t* skip = nullptr) {
+__device__ __forceinline__ void dual_quant_range(const T* __restrict__ in, Grid g, DualPlan dp, uint32_t radius,
+                                                 quant::Bound asked, const gpu::CompressState* st,
+                                                 uint32_t* __restrict__ dq, uint16_t* __restrict__ sym, uint32_t* hist,
+                                                 uint32_t* tile_out, uint32_t* tile_exc, const uint32_t* skip) {
   extern __shared__ uint32_t s_dual[];
   uint32_t* ring = s_dual;               // dp.ring row differences (1 - Sx) q
   uint32_t* s_hist = s_dual + dp.ring;   // 2 radius counts
@@ -293,6 +304,15 @@ static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __
   __syncthreads();
   for (uint32_t k = threadIdx.x; k < nsym; k += kThreads)
     if (s_hist[k]) atomicAdd(&hist[c * nsym + k], s_hist[k]);
+}
+template <class T>
+static __global__ void __launch_bounds__(kThreads) dual_quant_kernel(const T* __restrict__ in, Grid g, DualPlan dp,
+                                                                     uint32_t radius, quant::Bound asked,
+                                                                     const gpu::CompressState* st,
+                                                                     uint32_t* __restrict__ dq, uint16_t* __restrict__ sym,
+                                                                     uint32_t* hist, uint32_t* tile_out, uint32_t* tile_exc,
+                                                                     const uint32_t* skip = nullptr) {
+  dual_quant_range<T>(in, g, dp, radius, asked, st, dq, sym, hist, tile_out, tile_exc, skip);
 }
 
 }  // namespace hpcz::ratio::cuda
