@@ -394,11 +394,31 @@ void device_batch_matches_one_item_calls(const std::vector<Piece>& ps, int copie
 
 }  // namespace
 
+// Pieces whose chunk planes or rows are too wide for the ratio-class fused pass (dual_plan.hpp): they
+// take prequant_kernel and lorenzo_kernel, beside the others' fused pass in the same batch.
+std::vector<Piece> wide_pieces() {
+  const auto fields = real_fields();
+  const Field* src = nullptr;
+  for (const Field& f : fields)
+    if (f.dtype == hpcz::DType::f32 && (!src || f.n() > src->n())) src = &f;
+  REQUIRE(src && src->n() >= 81920);
+  std::vector<Piece> out;
+  for (const std::vector<uint64_t>& dims : {std::vector<uint64_t>{4, 128, 160}, std::vector<uint64_t>{3, 20001}}) {
+    Piece p{hpcz::DType::f32, dims, {}};
+    const uint64_t n = dims.size() == 3 ? dims[0] * dims[1] * dims[2] : dims[0] * dims[1];
+    p.bytes.assign(src->bytes.begin(), src->bytes.begin() + n * 4);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 TEST(roundtrip_device_batch_matches_one_item_calls) {
   if (no_gpu()) return;
-  const std::vector<Piece> ps = pieces(false);
-  // The ratio-class codecs code a batch's arrays in lanes of their own (gpu_backend.cu): twice the
-  // pieces, so that lanes wrap around and reuse their workspace.
+  std::vector<Piece> ps = pieces(false);
+  for (Piece& p : wide_pieces()) ps.push_back(std::move(p));
+  // The ratio codec codes a batch in one set of launches (ratio_class/batch_gpu.cu), the interp codec
+  // in lanes of the library's (gpu_backend.cu): twice the pieces, so that lanes wrap around and reuse
+  // their workspace.
   for (hpcz::Codec codec : {hpcz::Codec::fast, hpcz::Codec::ratio, hpcz::Codec::interp}) {
     for (const auto& [mode, bound] : {std::pair{hpcz::BoundMode::rel, 1e-3}, std::pair{hpcz::BoundMode::abs, 1e-2}}) {
       hpcz::Options o;
@@ -411,6 +431,53 @@ TEST(roundtrip_device_batch_matches_one_item_calls) {
   hpcz::Options o;  // a fill value that occurs in the data: each array's first value
   o.fill = double(reinterpret_cast<const float*>(ps[0].bytes.data())[0]);
   device_batch_matches_one_item_calls(ps, 2, o);
+}
+
+// A ratio-codec device batch of more arrays than one set of launches takes (65535, grid z): it is coded
+// in slices one after another in one workspace; archives on both sides of the cut, and a sample of the
+// rest, are compress()'s.
+TEST(roundtrip_device_batch_ratio_slices) {
+  if (no_gpu()) return;
+  const auto fields = real_fields();
+  const Field& f = fields.front();
+  REQUIRE(f.dtype == hpcz::DType::f32 || f.dtype == hpcz::DType::f64);
+  const size_t n = 65537, each = 4, vbytes = each * 4;
+  std::vector<float> values(n * each);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = f.dtype == hpcz::DType::f32 ? reinterpret_cast<const float*>(f.bytes.data())[(i * 7) % f.n()]
+                                            : float(reinterpret_cast<const double*>(f.bytes.data())[(i * 7) % f.n()]);
+  const size_t cap = (hpcz::max_compressed_size(each, hpcz::DType::f32) + 15) & ~size_t(15);
+  DeviceBuffer d_values(values.size() * 4), d_out(n * cap), d_sizes(8 * n);
+  REQUIRE(cudaMemcpy(d_values.p, values.data(), values.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+  std::vector<hpcz::ArrayRef> arrays;
+  std::vector<void*> outs;
+  std::vector<size_t> caps(n, cap);
+  for (size_t i = 0; i < n; ++i) {
+    arrays.push_back({d_values.get() + i * vbytes, hpcz::DType::f32, {each}});
+    outs.push_back(d_out.get() + i * cap);
+  }
+  hpcz::Options o;
+  o.codec = hpcz::Codec::ratio;
+  o.bound = 1e-3;
+  const size_t ws_size = hpcz::compress_device_batch_workspace_size(arrays, o);
+  DeviceBuffer ws(ws_size);
+  hpcz::compress_device_batch(arrays, o, outs.data(), caps.data(), reinterpret_cast<uint64_t*>(d_sizes.p), ws.p, ws_size,
+                              nullptr);
+  std::vector<uint64_t> got(n);
+  REQUIRE(cudaMemcpy(got.data(), d_sizes.p, 8 * n, cudaMemcpyDeviceToHost) == cudaSuccess);
+  std::vector<uint8_t> all(n * cap);
+  REQUIRE(cudaMemcpy(all.data(), d_out.p, all.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+  hpcz::Options one = o;
+  one.backend = hpcz::Backend::cpu;
+  size_t checked = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!(i < 3 || (i >= 65532 && i < 65537) || i % 997 == 0)) continue;
+    const auto ref = hpcz::compress(values.data() + i * each, hpcz::DType::f32, {each}, one);
+    CHECK_MSG(got[i] == ref.size() && std::memcmp(all.data() + i * cap, ref.data(), ref.size()) == 0,
+              "array " << i << " of " << n << ": the sliced batch's archive differs from compress()'s");
+    ++checked;
+  }
+  std::fprintf(stderr, "  %zu arrays in slices, %zu archives checked\n", n, checked);
 }
 
 // The batch encoder with and without the f32 round buffer (codecs/fast/policy.hpp; forced, so that one

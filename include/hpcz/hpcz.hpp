@@ -237,7 +237,7 @@ size_t decompress_device_workspace_size(const ArchiveInfo& info);
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status,
                        void* d_workspace, size_t workspace_size, void* stream);
 // A device batch: arrays whose values (ArrayRef::data) are device pointers, coded with the same options
-// in one set of launches where the codec has them (the fast mode), otherwise one array after another
+// in one set of launches where the codec has them (the fast and ratio modes), otherwise one array after another
 // on a few streams of the library's, forked from `stream` and joined back to it (work queued on
 // `stream` before the call comes first, work queued after it waits for the batch).
 // Archive i goes to d_outs[i] (capacity out_capacities[i] >= max_compressed_size), its size to

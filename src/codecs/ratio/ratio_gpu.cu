@@ -24,6 +24,6 @@ void decompress(const format::HeaderFields& h, const codecs::Slab& slab, const u
 
 extern const codecs::DeviceOps kDevice;
 const codecs::DeviceOps kDevice = {compress_ws, compress, decompress_ws, decompress,
-                                   nullptr, nullptr, nullptr, nullptr};
+                                   ratio::compress_batch_workspace, ratio::compress_batch, nullptr, nullptr};
 
 }  // namespace hpcz::ratio

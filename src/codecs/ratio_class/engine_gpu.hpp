@@ -19,6 +19,11 @@ size_t decompress_workspace(const format::HeaderFields& h, const codecs::Slab& s
 void decompress_device(const format::HeaderFields& h, const codecs::Slab& slab, const uint8_t* d_archive, void* d_out,
                        uint32_t* d_status, void* ws, void* stream, const Predictor* extra);
 
+// A device batch of the ratio codec's arrays (Lorenzo alone; the same options and dtype) in one set of
+// launches a slice of the batch (batch_gpu.cu), each archive the one-array call's bytes.
+size_t compress_batch_workspace(const codecs::DeviceBatchItem* items, size_t n);
+void compress_batch(const codecs::DeviceBatchItem* items, size_t n, void* ws, void* stream);
+
 // The codebook kernel on its own (tests and the codebook benchmark): one book per histogram of nsym
 // counts, a thread block each; returns the code lengths (nsym per book); *ms gets the median kernel
 // time of reps launches after a warm-up.

@@ -1,0 +1,246 @@
+// A device batch of the ratio codec's arrays (Lorenzo on every chunk) in one set of launches
+// (batch_kernels.cuh): the one-array sequence of engine_gpu.cu, each stage launched once for all
+// arrays. Each array's archive is byte for byte the one-array call's.
+//
+// The workspace: the arrays' states, the tables (arrays, targets, headers: one copy from the host),
+// then the arrays' buffers, each kind back to back across the batch: every array's histograms, code
+// lengths, codes and chunk records are one run, so one launch builds every chunk's book.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "codecs/ratio_class/batch_kernels.cuh"
+#include "codecs/ratio_class/engine_gpu.hpp"
+#include "codecs/ratio_class/predictor.cuh"
+#include "common/cuda_check.hpp"
+#include "common/dtype.hpp"
+#include "gpu/batch_passes.cuh"
+#include "gpu/device.hpp"
+
+namespace hpcz::ratio {
+namespace {
+
+using namespace hpcz::ratio::cuda;
+using detail::div_ceil;
+
+// A batch is coded in slices, each one set of launches in the same workspace, one after another.
+struct BatchSlicePolicy {
+  static constexpr size_t max_arrays = 65535;         // grid z: an array
+  static constexpr uint64_t max_values = 1ull << 26;  // the slice's buffers: about 6 bytes a value
+};
+
+struct Slice {
+  size_t first, count;
+};
+
+std::vector<Slice> slices_of(const codecs::DeviceBatchItem* items, size_t n) {
+  std::vector<Slice> out;
+  size_t i = 0;
+  while (i < n) {
+    Slice s{i, 0};
+    uint64_t values = 0;
+    while (i < n && s.count < BatchSlicePolicy::max_arrays &&
+           (s.count == 0 || values + items[i].h.n_values <= BatchSlicePolicy::max_values)) {
+      values += items[i].h.n_values;
+      ++s.count;
+      ++i;
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+Grid grid_of(const format::HeaderFields& h) { return make_grid(predict::working_shape(h.dims, h.ndims), 0, h.n_chunks); }
+
+// Where a slice's tables and buffers sit in the workspace (base nullptr: only the size, in total).
+// With `arrays` given, each array's entry (its buffers' views) is written there.
+struct SliceLayout {
+  gpu::CompressState* states;
+  BatchArray* arrays;
+  uint8_t* targets;  // gpu::EncodeTarget<T>, n of them
+  format::HeaderFields* headers;
+  unsigned int* counter;  // init_batch_kernel's (unused here)
+  uint32_t* zeroed;       // histograms, then tile counts: zeroed by one memset
+  size_t zeroed_bytes;
+  unsigned long long* desc;
+  uint64_t n_desc;
+  uint32_t* hist;  // every chunk's, back to back (the books' launch)
+  uint8_t* len;
+  uint32_t* code;
+  ChunkInfo* info;
+  uint64_t chunks, tiles;
+  size_t tables_bytes;  // arrays, targets, headers: the one copy
+  size_t total;
+};
+
+SliceLayout slice_layout(const codecs::DeviceBatchItem* items, size_t n, uint8_t* base, BatchArray* arrays) {
+  SliceLayout l{};
+  Carver cv{base};
+  const uint64_t nsym = n ? 2ull * items[0].h.block_param : 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Grid g = grid_of(items[i].h);
+    l.chunks += g.n_chunks;
+    l.tiles += g.n_tiles + 1;
+  }
+  l.states = cv.take<gpu::CompressState>(sizeof(gpu::CompressState) * n);
+  l.counter = cv.take<unsigned int>(4);
+  // The tables, adjacent: one copy.
+  const size_t tables_at = cv.used;
+  l.arrays = cv.take<BatchArray>(sizeof(BatchArray) * n);
+  l.targets = cv.take<uint8_t>(sizeof(gpu::EncodeTarget<double>) * n);  // the same size for every T
+  l.headers = cv.take<format::HeaderFields>(sizeof(format::HeaderFields) * n);
+  l.tables_bytes = cv.used - tables_at;
+  // Zeroed before the first pass: histograms, then both tile counts of every array.
+  l.zeroed_bytes = 4 * (l.chunks * nsym + 2 * l.tiles);
+  l.zeroed = cv.take<uint32_t>(l.zeroed_bytes);
+  l.hist = l.zeroed;
+  uint32_t* tile_out = l.zeroed ? l.zeroed + l.chunks * nsym : nullptr;
+  uint32_t* tile_exc = tile_out ? tile_out + l.tiles : nullptr;
+  l.desc = cv.take<unsigned long long>(8 * l.tiles);
+  l.n_desc = l.tiles;
+  l.len = cv.take<uint8_t>(l.chunks * nsym);
+  l.code = cv.take<uint32_t>(4 * l.chunks * nsym);
+  l.info = cv.take<ChunkInfo>(sizeof(ChunkInfo) * l.chunks);
+  // Quantization codes and symbols, an array's 256-byte aligned (prequant_kernel stores 16 bytes at once).
+  uint8_t* q_base = base ? base + cv.used : nullptr;  // 256-byte aligned, as every take
+  size_t q_used = 0, sym_used = 0;
+  for (size_t i = 0; i < n; ++i) q_used += align256(4 * items[i].h.n_values);
+  for (size_t i = 0; i < n; ++i) sym_used += align256(2 * items[i].h.n_values);
+  cv.used += q_used + sym_used;
+  l.total = cv.used;
+  if (arrays) {
+    uint64_t chunk = 0, tile = 0;
+    size_t q_at = 0, sym_at = q_used;
+    for (size_t i = 0; i < n; ++i) {
+      const format::HeaderFields& h = items[i].h;
+      BatchArray& a = arrays[i];
+      a.in = items[i].d_in;
+      a.n = h.n_values;
+      a.g = grid_of(h);
+      a.dp = dual_plan(a.g.full, a.g.n_chunks);
+      a.b.st = l.states + i;
+      a.b.q = reinterpret_cast<uint32_t*>(q_base + q_at);
+      a.b.sym = reinterpret_cast<uint16_t*>(q_base + sym_at);
+      a.b.hist = l.hist + chunk * nsym;
+      a.b.tile_out = tile_out + tile;
+      a.b.tile_exc = tile_exc + tile;
+      a.b.tile_desc = l.desc + tile;
+      a.b.len = l.len + chunk * nsym;
+      a.b.code = l.code + chunk * nsym;
+      a.b.info = l.info + chunk;
+      a.out = items[i].d_out;
+      q_at += align256(4 * h.n_values);
+      sym_at += align256(2 * h.n_values);
+      chunk += a.g.n_chunks;
+      tile += a.g.n_tiles + 1;
+    }
+  }
+  return l;
+}
+
+template <class T>
+void compress_slice(const codecs::DeviceBatchItem* items, size_t n, uint8_t* ws, cudaStream_t s) {
+  std::vector<BatchArray> host_arrays(n);
+  const SliceLayout l = slice_layout(items, n, ws, host_arrays.data());
+  // The tables as they sit in the workspace, written here and copied at once.
+  std::vector<uint8_t> tables(l.tables_bytes);
+  const size_t at_targets = l.targets - reinterpret_cast<uint8_t*>(l.arrays);
+  const size_t at_headers = reinterpret_cast<uint8_t*>(l.headers) - reinterpret_cast<uint8_t*>(l.arrays);
+  std::copy(host_arrays.begin(), host_arrays.end(), reinterpret_cast<BatchArray*>(tables.data()));
+  auto* h_targets = reinterpret_cast<gpu::EncodeTarget<T>*>(tables.data() + at_targets);
+  auto* h_headers = reinterpret_cast<format::HeaderFields*>(tables.data() + at_headers);
+  uint64_t largest = 0, max_chunks = 0, max_tiles = 0, max_dual_blocks = 0, max_dual_chunks = 0;
+  uint32_t max_ring = 0, max_per_chunk = 1;
+  bool any_dual = false, any_two_pass = false;
+  for (size_t i = 0; i < n; ++i) {
+    const BatchArray& a = host_arrays[i];
+    const format::HeaderFields& h = items[i].h;
+    h_targets[i] = {static_cast<const T*>(items[i].d_in), h.n_values, h.n_chunks, l.states + i, nullptr, items[i].d_out,
+                    reinterpret_cast<unsigned long long*>(items[i].d_size)};
+    h_headers[i] = h;
+    largest = std::max<uint64_t>(largest, h.n_values);
+    if (!a.g.n_chunks) continue;
+    max_chunks = std::max<uint64_t>(max_chunks, a.g.n_chunks);
+    max_tiles = std::max<uint64_t>(max_tiles, a.g.n_tiles);
+    max_per_chunk = std::max<uint32_t>(max_per_chunk, uint32_t(std::min<uint64_t>(64, div_ceil(a.g.full.count(), 16 * 256))));
+    if (a.dp.history) {
+      any_dual = true;
+      max_ring = std::max(max_ring, a.dp.ring);
+      max_dual_blocks = std::max<uint64_t>(max_dual_blocks, a.dp.blocks_per_chunk);
+      max_dual_chunks = std::max<uint64_t>(max_dual_chunks, a.g.n_chunks);
+    } else {
+      any_two_pass = true;
+    }
+  }
+  check(cudaMemcpyAsync(l.arrays, tables.data(), tables.size(), cudaMemcpyHostToDevice, s), "batch tables");
+  const auto* arrays = static_cast<const BatchArray*>(l.arrays);
+  const auto* targets = reinterpret_cast<const gpu::EncodeTarget<T>*>(l.targets);
+  const format::HeaderFields& h0 = items[0].h;
+  const uint32_t radius = h0.block_param, nsym = 2 * radius;
+  const quant::Bound asked = quant::bound_of(h0);  // every array's: the same options and type
+  const bool has_fill = h0.flags & format::kFlagFill;
+  const unsigned z = unsigned(n), items_y = unsigned(std::min<size_t>(n, 65535));
+  const int sms = gpu::sm_count();
+  check(cudaMemsetAsync(l.zeroed, 0, l.zeroed_bytes, s), "batch counts");
+  gpu::init_batch_kernel<<<(unsigned)std::max<uint64_t>(1, std::min<uint64_t>((std::max<uint64_t>(n, l.n_desc) + 255) / 256, 1024)),
+                           256, 0, s>>>(l.states, unsigned(n), gpu::start_keys(h0, false, 0.0), l.desc, l.n_desc, l.counter);
+  check(cudaGetLastError(), "batch init");
+  if (l.chunks) {
+    if (quant::step_from_sample(h0.mode, h0.bound))
+      gpu::sample_batch_kernel<T><<<dim3(gpu::step_samples_grid(largest), items_y), gpu::kPassThreads, 0, s>>>(
+          targets, unsigned(n), int(has_fill), T(h0.fill));
+    // About as many blocks in all as one array's pass would take, at least one an array.
+    const uint64_t per_array = std::max<uint64_t>(1, std::min<uint64_t>((largest / 4 + gpu::kPassThreads - 1) / gpu::kPassThreads,
+                                                                        uint64_t(sms) * 16 / items_y));
+    gpu::range_batch_kernel<T><<<dim3(unsigned(per_array), items_y), gpu::kPassThreads, 0, s>>>(targets, unsigned(n),
+                                                                                           int(has_fill), T(h0.fill));
+    check(cudaGetLastError(), "batch range");
+    if (any_dual) {
+      const size_t smem = (size_t(max_ring) + nsym) * 4;
+      check(cudaFuncSetAttribute(dual_quant_batch_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+            "batch dual smem");
+      dual_quant_batch_kernel<T><<<dim3(unsigned(max_dual_blocks), unsigned(max_dual_chunks), z), kThreads, smem, s>>>(
+          arrays, radius, asked);
+    }
+    if (any_two_pass) {
+      prequant_batch_kernel<T><<<dim3(blocks_for(largest / 4, uint64_t(sms) * 16), 1, z), kThreads, 0, s>>>(arrays, asked);
+      lorenzo_batch_kernel<<<dim3(unsigned(max_tiles), 1, z), kThreads, nsym * 4, s>>>(arrays, radius);
+    }
+    check(cudaGetLastError(), "batch lorenzo");
+    tile_scan_batch_kernel<<<items_y, kThreads, 0, s>>>(arrays, unsigned(n));
+    build_books(nsym, unsigned(l.chunks), l.hist, l.len, l.code, l.info, s);
+    layout_batch_kernel<T><<<dim3(1, 1, z), kThreads, 0, s>>>(arrays, nsym);
+    check(cudaGetLastError(), "batch layout");
+    zero_batch_kernel<<<dim3(max_per_chunk, unsigned(max_chunks), z), kThreads, 0, s>>>(arrays);
+    encode_batch_kernel<<<dim3(unsigned(max_tiles), 1, z), kThreads, nsym * 5, s>>>(arrays, nsym);
+    emit_batch_kernel<T><<<dim3(unsigned(max_tiles), 1, z), kThreads, 0, s>>>(arrays, radius, asked);
+    chunk_head_batch_kernel<T><<<dim3(max_per_chunk, unsigned(max_chunks), z), kThreads, 0, s>>>(arrays, nsym);
+    checksum_batch_kernel<<<dim3(max_per_chunk, unsigned(max_chunks), z), kThreads, 0, s>>>(arrays);
+    table_batch_kernel<<<dim3(blocks_for(max_chunks, 64), 1, z), kThreads, 0, s>>>(arrays);
+    check(cudaGetLastError(), "batch encode");
+  }
+  gpu::seal_batch_kernel<T><<<items_y, 32, 0, s>>>(static_cast<const format::HeaderFields*>(l.headers), targets,
+                                                    unsigned(n));
+  check(cudaGetLastError(), "batch seal");
+}
+
+}  // namespace
+
+size_t compress_batch_workspace(const codecs::DeviceBatchItem* items, size_t n) {
+  size_t need = 1;
+  for (const Slice& sl : slices_of(items, n))
+    need = std::max(need, slice_layout(items + sl.first, sl.count, nullptr, nullptr).total);
+  return need;
+}
+
+void compress_batch(const codecs::DeviceBatchItem* items, size_t n, void* ws, void* stream) {
+  if (n == 0) return;
+  auto s = static_cast<cudaStream_t>(stream);
+  detail::dispatch_dtype(items[0].h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    for (const Slice& sl : slices_of(items, n)) compress_slice<T>(items + sl.first, sl.count, static_cast<uint8_t*>(ws), s);
+  });
+}
+
+}  // namespace hpcz::ratio
