@@ -431,6 +431,11 @@ TEST(roundtrip_device_batch_matches_one_item_calls) {
   hpcz::Options o;  // a fill value that occurs in the data: each array's first value
   o.fill = double(reinterpret_cast<const float*>(ps[0].bytes.data())[0]);
   device_batch_matches_one_item_calls(ps, 2, o);
+  // A 40 MiB array among small ones: in the ratio codec's batch it takes the one-array call.
+  hpcz::Options large;
+  large.codec = hpcz::Codec::ratio;
+  large.bound = 1e-3;
+  device_batch_matches_one_item_calls(pieces(true), 1, large);
 }
 
 // A ratio-codec device batch of more arrays than one set of launches takes (65535, grid z): it is coded
