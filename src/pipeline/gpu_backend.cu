@@ -38,8 +38,8 @@ struct BatchLanePolicy {
 };
 
 struct Lanes {
-  size_t count;  // 1: on the caller's stream alone
-  size_t each;   // an array's workspace, rounded to 256 bytes
+  size_t count = 1;  // 1: on the caller's stream alone
+  size_t each = 0;   // an array's workspace, rounded to 256 bytes
   size_t workspace() const { return count * each; }
 };
 
@@ -191,6 +191,7 @@ namespace {
 // A device batch's arrays by dtype (each group one set of launches), with their header templates.
 struct DeviceBatchPlan {
   std::vector<codecs::DeviceBatchItem> groups[detail::kDTypeCount];  // by detail::dtype_index
+  Lanes lanes[detail::kDTypeCount];  // a group coded array by array: its lanes
   size_t workspace = 0;
 };
 DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Options& opt, void* const* d_outs,
@@ -203,7 +204,8 @@ DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Opt
     plan.groups[detail::dtype_index(h.dtype)].push_back(
         {arrays[i].data, h, d_outs ? static_cast<uint8_t*>(d_outs[i]) : nullptr, d_sizes ? d_sizes + i : nullptr});
   }
-  for (const auto& g : plan.groups) {
+  for (unsigned t = 0; t < detail::kDTypeCount; ++t) {
+    const auto& g = plan.groups[t];
     if (g.empty()) continue;
     const codecs::DeviceOps& device = device_of(g[0].h.codec);
     // The groups run one after another on the stream, in the same workspace.
@@ -212,7 +214,8 @@ DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Opt
     } else {
       size_t each = 0;
       for (const auto& item : g) each = std::max(each, device.compress_workspace(item.h, codecs::Slab{}));
-      plan.workspace = std::max(plan.workspace, lanes_for(g.size(), each).workspace());
+      plan.lanes[t] = lanes_for(g.size(), each);
+      plan.workspace = std::max(plan.workspace, plan.lanes[t].workspace());
     }
   }
   return plan;
@@ -239,15 +242,14 @@ void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& o
     if ((reinterpret_cast<uintptr_t>(arrays[i].data) | reinterpret_cast<uintptr_t>(d_outs[i])) & 15)
       fail(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned (array " + std::to_string(i) + ")");
   }
-  for (const auto& g : plan.groups) {
+  for (unsigned t = 0; t < detail::kDTypeCount; ++t) {
+    const auto& g = plan.groups[t];
     if (g.empty()) continue;
     const codecs::DeviceOps& device = device_of(g[0].h.codec);
     if (device.compress_batch) {
       device.compress_batch(g.data(), g.size(), d_ws, stream);
     } else {
-      size_t each = 0;
-      for (const auto& item : g) each = std::max(each, device.compress_workspace(item.h, codecs::Slab{}));
-      run_in_lanes(lanes_for(g.size(), each), d_ws, stream, g.size(), [&](size_t i, void* ws, cudaStream_t s) {
+      run_in_lanes(plan.lanes[t], d_ws, stream, g.size(), [&](size_t i, void* ws, cudaStream_t s) {
         device.compress(g[i].d_in, g[i].h, codecs::Slab{}, g[i].d_out, g[i].d_size, ws, s);
       });
     }
@@ -337,35 +339,51 @@ std::vector<std::vector<codecs::DeviceDecodeItem>> decode_groups(const std::vect
 }
 }  // namespace
 
-size_t decompress_device_batch_workspace_size(const std::vector<ArchiveInfo>& infos) {
-  size_t need = 1;
-  for (const auto& g : decode_groups(infos, nullptr, nullptr, nullptr)) {
+// A decoding batch's groups with their workspace: one pass over the archives for both the size check
+// and the run.
+struct DecodePlan {
+  std::vector<std::vector<codecs::DeviceDecodeItem>> groups;
+  std::vector<Lanes> lanes;  // a group decoded archive by archive: its lanes
+  size_t workspace = 1;
+};
+DecodePlan plan_decode(const std::vector<ArchiveInfo>& infos, const void* const* d_archives, void* const* d_outs,
+                       uint32_t* d_status) {
+  DecodePlan plan;
+  plan.groups = decode_groups(infos, d_archives, d_outs, d_status);
+  for (const auto& g : plan.groups) {
     const codecs::DeviceOps& device = device_of(g[0].h.codec);
+    Lanes lanes;
     if (device.decompress_batch) {
-      need = std::max(need, device.decompress_batch_workspace(g.data(), g.size()));
+      plan.workspace = std::max(plan.workspace, device.decompress_batch_workspace(g.data(), g.size()));
     } else {
       size_t each = 0;
       for (const auto& item : g) each = std::max(each, device.decompress_workspace(item.h, codecs::Slab{}));
-      need = std::max(need, lanes_for(g.size(), each).workspace());
+      lanes = lanes_for(g.size(), each);
+      plan.workspace = std::max(plan.workspace, lanes.workspace());
     }
+    plan.lanes.push_back(lanes);
   }
-  return need;
+  return plan;
+}
+
+size_t decompress_device_batch_workspace_size(const std::vector<ArchiveInfo>& infos) {
+  return plan_decode(infos, nullptr, nullptr, nullptr).workspace;
 }
 
 void decompress_device_batch(const std::vector<ArchiveInfo>& infos, const void* const* d_archives, void* const* d_outs,
                              uint32_t* d_status, void* d_ws, size_t ws_size, void* stream) {
   if (!gpu_available()) pipeline::fail_no_gpu();
   if (infos.empty()) return;
-  if (ws_size < decompress_device_batch_workspace_size(infos) || !d_ws)
+  const DecodePlan plan = plan_decode(infos, d_archives, d_outs, d_status);
+  if (ws_size < plan.workspace || !d_ws)
     fail(ErrorCode::invalid_argument, "workspace below decompress_device_batch_workspace_size()");
-  for (const auto& g : decode_groups(infos, d_archives, d_outs, d_status)) {
+  for (size_t k = 0; k < plan.groups.size(); ++k) {
+    const auto& g = plan.groups[k];
     const codecs::DeviceOps& device = device_of(g[0].h.codec);
     if (device.decompress_batch) {
       device.decompress_batch(g.data(), g.size(), d_ws, stream);
     } else {
-      size_t each = 0;
-      for (const auto& item : g) each = std::max(each, device.decompress_workspace(item.h, codecs::Slab{}));
-      run_in_lanes(lanes_for(g.size(), each), d_ws, stream, g.size(), [&](size_t i, void* ws, cudaStream_t s) {
+      run_in_lanes(plan.lanes[k], d_ws, stream, g.size(), [&](size_t i, void* ws, cudaStream_t s) {
         device.decompress(g[i].h, codecs::Slab{}, g[i].d_archive, g[i].d_out, g[i].d_status, ws, s);
       });
     }
