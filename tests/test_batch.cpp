@@ -526,17 +526,27 @@ TEST(roundtrip_device_batch_decode_mixed_and_damaged) {
   hpcz::Options cpu;
   cpu.backend = hpcz::Backend::cpu;
   for (const Piece& p : pieces(false)) archives.push_back(hpcz::compress(p.bytes.data(), p.dtype, p.dims, cpu));
-  // Damaged copies of today's archives of several chunks: a chunk's last byte, a chunk's size in the
-  // table (the next chunk's offset then disagrees), the table checksum.
+  // The ratio codec's (its batched decoder; the wide pieces' reconstruction may be another than the
+  // fused one, which the batch leaves to the one-archive path).
+  hpcz::Options ratio = cpu;
+  ratio.codec = hpcz::Codec::ratio;
+  std::vector<Piece> ratio_pieces = pieces(false);
+  for (Piece& p : wide_pieces()) ratio_pieces.push_back(std::move(p));
+  for (const Piece& p : ratio_pieces) archives.push_back(hpcz::compress(p.bytes.data(), p.dtype, p.dims, ratio));
+  // Damaged copies of today's fast and ratio archives of several chunks: a chunk's last byte, a
+  // chunk's size in the table (the next chunk's offset then disagrees), the table checksum.
   std::vector<size_t> damaged;
-  std::vector<uint8_t> base;
+  std::vector<std::vector<uint8_t>> bases(2);
   for (const auto& a : archives) {
     const hpcz::ArchiveInfo info = hpcz::inspect_header(a.data(), a.size());
-    if (info.codec == hpcz::Codec::fast && info.version >= 5 && info.n_chunks >= 3 && !info.second_stage) base = a;
+    if (info.n_chunks < 3 || info.second_stage) continue;
+    if (info.codec == hpcz::Codec::fast && info.version >= 5) bases[0] = a;
+    if (info.codec == hpcz::Codec::ratio && info.dims.size() >= 2) bases[1] = a;
   }
-  REQUIRE(!base.empty());
-  const hpcz::ArchiveInfo bi = hpcz::inspect_header(base.data(), base.size());
+  REQUIRE(!bases[0].empty() && !bases[1].empty());
+  for (const std::vector<uint8_t>& base : bases)
   for (int kind = 0; kind < 3; ++kind) {
+    const hpcz::ArchiveInfo bi = hpcz::inspect_header(base.data(), base.size());
     std::vector<uint8_t> a = base;
     const size_t entry = hpcz::format::kHeaderBytes + hpcz::format::kChunkEntryBytes;  // chunk 1's
     if (kind == 0) a[bi.archive_size - 1] ^= 0x5A;
