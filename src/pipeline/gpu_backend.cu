@@ -337,17 +337,29 @@ std::vector<std::vector<codecs::DeviceDecodeItem>> decode_groups(const std::vect
 }
 }  // namespace
 
+// A codec's archives of a batch: those its batched decoder takes, and the others (decoded in lanes).
+struct DecodeSplit {
+  std::vector<codecs::DeviceDecodeItem> batched, one_by_one;
+  size_t each = 0;  // the largest one_by_one archive's workspace
+};
+DecodeSplit split_decode(const codecs::DeviceOps& device, const std::vector<codecs::DeviceDecodeItem>& g) {
+  DecodeSplit d;
+  for (const auto& item : g) {
+    const bool takes = device.decompress_batch &&
+                       (!device.decompress_batch_takes || device.decompress_batch_takes(item.h));
+    (takes ? d.batched : d.one_by_one).push_back(item);
+  }
+  for (const auto& item : d.one_by_one) d.each = std::max(d.each, device.decompress_workspace(item.h, codecs::Slab{}));
+  return d;
+}
+
 size_t decompress_device_batch_workspace_size(const std::vector<ArchiveInfo>& infos) {
   size_t need = 1;
   for (const auto& g : decode_groups(infos, nullptr, nullptr, nullptr)) {
     const codecs::DeviceOps& device = device_of(g[0].h.codec);
-    if (device.decompress_batch) {
-      need = std::max(need, device.decompress_batch_workspace(g.data(), g.size()));
-    } else {
-      size_t each = 0;
-      for (const auto& item : g) each = std::max(each, device.decompress_workspace(item.h, codecs::Slab{}));
-      need = std::max(need, lanes_for(g.size(), each).workspace());
-    }
+    const DecodeSplit d = split_decode(device, g);
+    if (!d.batched.empty()) need = std::max(need, device.decompress_batch_workspace(d.batched.data(), d.batched.size()));
+    if (!d.one_by_one.empty()) need = std::max(need, lanes_for(d.one_by_one.size(), d.each).workspace());
   }
   return need;
 }
@@ -360,15 +372,12 @@ void decompress_device_batch(const std::vector<ArchiveInfo>& infos, const void* 
     fail(ErrorCode::invalid_argument, "workspace below decompress_device_batch_workspace_size()");
   for (const auto& g : decode_groups(infos, d_archives, d_outs, d_status)) {
     const codecs::DeviceOps& device = device_of(g[0].h.codec);
-    if (device.decompress_batch) {
-      device.decompress_batch(g.data(), g.size(), d_ws, stream);
-    } else {
-      size_t each = 0;
-      for (const auto& item : g) each = std::max(each, device.decompress_workspace(item.h, codecs::Slab{}));
-      run_in_lanes(lanes_for(g.size(), each), d_ws, stream, g.size(), [&](size_t i, void* ws, cudaStream_t s) {
-        device.decompress(g[i].h, codecs::Slab{}, g[i].d_archive, g[i].d_out, g[i].d_status, ws, s);
-      });
-    }
+    const DecodeSplit d = split_decode(device, g);
+    if (!d.batched.empty()) device.decompress_batch(d.batched.data(), d.batched.size(), d_ws, stream);
+    const auto& rest = d.one_by_one;
+    run_in_lanes(lanes_for(rest.size(), d.each), d_ws, stream, rest.size(), [&](size_t i, void* ws, cudaStream_t s) {
+      device.decompress(rest[i].h, codecs::Slab{}, rest[i].d_archive, rest[i].d_out, rest[i].d_status, ws, s);
+    });
   }
 }
 

@@ -28,6 +28,7 @@ using detail::div_ceil;
 struct BatchSlicePolicy {
   static constexpr size_t max_arrays = 65535;         // grid z: an array
   static constexpr uint64_t max_values = 1ull << 26;  // the slice's buffers: about 6 bytes a value
+  static constexpr size_t max_decode_bytes = 512ull << 20;  // a decoding slice's buffers (as lanes' budget)
 };
 
 struct Slice {
@@ -246,8 +247,9 @@ void compress_batch(const codecs::DeviceBatchItem* items, size_t n, void* ws, vo
 }  // namespace hpcz::ratio
 
 // ---- decoding ----------------------------------------------------------------------------------
-// Archives whose reconstruction is the fused one (recon_plan.hpp; the others take the one-archive
-// path, one after another in the same workspace), each dtype's in slices of one set of launches.
+// Archives whose reconstruction is the fused one (recon_plan.hpp; the pipeline decodes the others in
+// lanes, and any handed here take the one-archive path, one after another in the same workspace),
+// each dtype's in slices of one set of launches.
 namespace hpcz::ratio {
 namespace {
 
@@ -262,23 +264,41 @@ DecodeShape decode_shape(const format::HeaderFields& h) {
   return {g, recon_plan(shape.rank, g.full, g.last, g.n_chunks, kReconMinPlanes, kReconValues)};
 }
 
-bool batched(const codecs::DeviceDecodeItem& item) {
-  return item.h.n_chunks && decode_shape(item.h).rp.planes;
+}  // namespace
+
+bool decompress_batch_takes(const format::HeaderFields& h) { return h.n_chunks && decode_shape(h).rp.planes; }
+
+namespace {
+
+bool batched(const codecs::DeviceDecodeItem& item) { return decompress_batch_takes(item.h); }
+
+// An archive's part of a decoding slice's workspace (as decode_slice_layout carves it).
+size_t decode_archive_bytes(const format::HeaderFields& h) {
+  const DecodeShape ds = decode_shape(h);
+  const uint64_t nc = ds.g.n_chunks, seg = ds.rp.n_segments * ds.rp.plane();
+  return align256(4 * h.n_values) + align256(sizeof(DecodeChunk) * nc) + align256(sizeof(huffman::DecodeTables) * nc) +
+         align256(sizeof(LongTable) * nc) + align256(4 * (ds.rp.n_segments + 1)) + 2 * align256(4 * seg);
 }
 
-// The batched archives of one dtype, in slices (indices into items).
+// The batched archives of one dtype, in slices (indices into items). Every chunk carries about 24 KB
+// of decode tables whatever its size, so a slice is cut by its workspace too.
 std::vector<std::vector<size_t>> decode_slices(const codecs::DeviceDecodeItem* items, size_t n, DType dtype) {
   std::vector<std::vector<size_t>> out;
   uint64_t values = 0;
+  size_t bytes = 0;
   for (size_t i = 0; i < n; ++i) {
     if (items[i].h.dtype != dtype || !batched(items[i])) continue;
+    const size_t b = decode_archive_bytes(items[i].h);
     if (out.empty() || out.back().size() == BatchSlicePolicy::max_arrays ||
-        values + items[i].h.n_values > BatchSlicePolicy::max_values) {
+        values + items[i].h.n_values > BatchSlicePolicy::max_values ||
+        bytes + b > BatchSlicePolicy::max_decode_bytes) {
       out.emplace_back();
       values = 0;
+      bytes = 0;
     }
     out.back().push_back(i);
     values += items[i].h.n_values;
+    bytes += b;
   }
   return out;
 }

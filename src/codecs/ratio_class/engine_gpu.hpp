@@ -24,7 +24,9 @@ void decompress_device(const format::HeaderFields& h, const codecs::Slab& slab, 
 size_t compress_batch_workspace(const codecs::DeviceBatchItem* items, size_t n);
 void compress_batch(const codecs::DeviceBatchItem* items, size_t n, void* ws, void* stream);
 // And a batch of its archives (any dtypes and radii): those whose reconstruction is the fused one
-// (recon_plan.hpp) in one set of launches a dtype and slice, the others one after another.
+// (recon_plan.hpp: decompress_batch_takes) in one set of launches a dtype and slice, the others one
+// after another.
+bool decompress_batch_takes(const format::HeaderFields& h);
 size_t decompress_batch_workspace(const codecs::DeviceDecodeItem* items, size_t n);
 void decompress_batch(const codecs::DeviceDecodeItem* items, size_t n, void* ws, void* stream);
 
