@@ -412,6 +412,37 @@ std::vector<Piece> wide_pieces() {
   return out;
 }
 
+// Pieces whose ratio-codec archives take the fused reconstruction (recon_plan.hpp), the batched
+// decoder's: planes of 16 x 16 in f32 and f64, and 9000 x 1000 (three chunks).
+std::vector<Piece> fused_pieces() {
+  const auto fields = real_fields();
+  const Field* src = nullptr;
+  for (const Field& f : fields)
+    if (f.dtype == hpcz::DType::f32 && (!src || f.n() > src->n())) src = &f;
+  REQUIRE(src && src->n() >= 256000);
+  const float* v = reinterpret_cast<const float*>(src->bytes.data());
+  std::vector<Piece> out;
+  for (const std::vector<uint64_t>& dims : {std::vector<uint64_t>{1000, 16, 16}, std::vector<uint64_t>{9000, 1000}}) {
+    uint64_t n = 1;
+    for (uint64_t d : dims) n *= d;
+    for (hpcz::DType t : {hpcz::DType::f32, hpcz::DType::f64}) {
+      if (n > 256000 && t == hpcz::DType::f64) continue;  // one large piece is enough
+      std::vector<double> d(n);
+      for (uint64_t i = 0; i < n; ++i) d[i] = double(v[i % src->n()]) * (1.0 + 1e-9 * double(i % 7));
+      Piece p{t, dims, {}};
+      if (t == hpcz::DType::f64) {
+        p.bytes = as_bytes(d);
+      } else {
+        std::vector<float> f(n);
+        for (uint64_t i = 0; i < n; ++i) f[i] = v[i % src->n()];
+        p.bytes = as_bytes(f);
+      }
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
 TEST(roundtrip_device_batch_matches_one_item_calls) {
   if (no_gpu()) return;
   std::vector<Piece> ps = pieces(false);
@@ -526,17 +557,32 @@ TEST(roundtrip_device_batch_decode_mixed_and_damaged) {
   hpcz::Options cpu;
   cpu.backend = hpcz::Backend::cpu;
   for (const Piece& p : pieces(false)) archives.push_back(hpcz::compress(p.bytes.data(), p.dtype, p.dims, cpu));
-  // Damaged copies of today's archives of several chunks: a chunk's last byte, a chunk's size in the
-  // table (the next chunk's offset then disagrees), the table checksum.
+  // The ratio codec's: its batched decoder takes those whose reconstruction is the fused one
+  // (fused_pieces: several segments a chunk, f32 and f64, two radii, and one of three chunks), the
+  // pipeline's lanes the others (1-D, small or wide planes).
+  hpcz::Options ratio = cpu;
+  ratio.codec = hpcz::Codec::ratio;
+  std::vector<Piece> ratio_pieces = pieces(false);
+  for (Piece& p : wide_pieces()) ratio_pieces.push_back(std::move(p));
+  for (const Piece& p : ratio_pieces) archives.push_back(hpcz::compress(p.bytes.data(), p.dtype, p.dims, ratio));
+  for (uint32_t radius : {512u, 64u}) {
+    ratio.radius = radius;
+    for (const Piece& p : fused_pieces()) archives.push_back(hpcz::compress(p.bytes.data(), p.dtype, p.dims, ratio));
+  }
+  // Damaged copies of today's fast and ratio archives of several chunks: a chunk's last byte, a
+  // chunk's size in the table (the next chunk's offset then disagrees), the table checksum.
   std::vector<size_t> damaged;
-  std::vector<uint8_t> base;
+  std::vector<std::vector<uint8_t>> bases(2);
   for (const auto& a : archives) {
     const hpcz::ArchiveInfo info = hpcz::inspect_header(a.data(), a.size());
-    if (info.codec == hpcz::Codec::fast && info.version >= 5 && info.n_chunks >= 3 && !info.second_stage) base = a;
+    if (info.n_chunks < 3 || info.second_stage) continue;
+    if (info.codec == hpcz::Codec::fast && info.version >= 5) bases[0] = a;
+    if (info.codec == hpcz::Codec::ratio && info.dims.size() >= 2) bases[1] = a;
   }
-  REQUIRE(!base.empty());
-  const hpcz::ArchiveInfo bi = hpcz::inspect_header(base.data(), base.size());
+  REQUIRE(!bases[0].empty() && !bases[1].empty());
+  for (const std::vector<uint8_t>& base : bases)
   for (int kind = 0; kind < 3; ++kind) {
+    const hpcz::ArchiveInfo bi = hpcz::inspect_header(base.data(), base.size());
     std::vector<uint8_t> a = base;
     const size_t entry = hpcz::format::kHeaderBytes + hpcz::format::kChunkEntryBytes;  // chunk 1's
     if (kind == 0) a[bi.archive_size - 1] ^= 0x5A;

@@ -249,9 +249,9 @@ void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& o
                            const size_t* out_capacities, uint64_t* d_sizes, void* d_workspace, size_t workspace_size,
                            void* stream);
 // Archive i (infos[i] from inspect_header) at d_archives[i] to d_outs[i], its status word (as
-// decompress_device's) to d_status[i] (a device array of u32, one per archive). Fast-mode archives are
-// decoded in one set of launches (one per dtype); others one after another on the library's streams,
-// as compress_device_batch's.
+// decompress_device's) to d_status[i] (a device array of u32, one per archive). Fast-mode archives, and
+// ratio-mode ones whose reconstruction is the fused one, are decoded in one set of launches (one per
+// dtype); others one after another on the library's streams, as compress_device_batch's.
 // The first kHeaderSize bytes of each of n device archives (sizes[i] bytes at d_archives[i]; of one
 // shorter than that its bytes, then zeros) into h_headers (n * kHeaderSize bytes of host memory), in
 // one gather on the stream and one copy back: what a batch reader inspects (inspect_header) to size

@@ -219,8 +219,9 @@ static __global__ void seal_kernel(format::HeaderFields h, const CompressState* 
 }
 
 // Verifies the chunk table against the header's table checksum.
-static __global__ void __launch_bounds__(kPassThreads) table_check_kernel(const uint8_t* a, unsigned long long n_chunks,
-                                                               uint32_t expect, uint32_t* status) {
+// (The body a device function: a batch's kernel runs it for an archive.)
+__device__ __forceinline__ void check_table(const uint8_t* a, unsigned long long n_chunks, uint32_t expect,
+                                            uint32_t* status) {
   using Sum = cub::BlockReduce<unsigned long long, kPassThreads>;
   __shared__ typename Sum::TempStorage tmp;
   const unsigned long long words = n_chunks * format::kChunkEntryBytes / 4;
@@ -229,6 +230,10 @@ static __global__ void __launch_bounds__(kPassThreads) table_check_kernel(const 
     s += format::checksum_term(i, detail::load_u32_le(a + format::kHeaderBytes + 4 * i));
   s = Sum(tmp).Sum(s);
   if (threadIdx.x == 0 && format::checksum_fold(s) != expect) atomicOr(status, kBadTable);
+}
+static __global__ void __launch_bounds__(kPassThreads) table_check_kernel(const uint8_t* a, unsigned long long n_chunks,
+                                                               uint32_t expect, uint32_t* status) {
+  check_table(a, n_chunks, expect, status);
 }
 
 }  // namespace hpcz::gpu

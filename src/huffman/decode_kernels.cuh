@@ -30,10 +30,11 @@ constexpr uint32_t kSeqWords = huffman::kSeqSubs * huffman::kSubBits / 32;
 __device__ __forceinline__ uint32_t padded(uint32_t r) { return r + (r >> 5); }
 // Every subsequence starts where the gap array says (Rivera et al.'s self-synchronizing decoder, which
 // finds the starts by decoding from guesses, was slower: docs/EXPERIMENTS.md).
+// The body is a device function, so that a codec's batch kernel runs it with an archive's parameters.
 template <class Chunks>
-static __global__ void __launch_bounds__(huffman::kSeqSubs)
-    decode_kernel(Chunks g, uint32_t radius, const uint8_t* __restrict__ a, typename Chunks::Decode* dc,
-                  const huffman::DecodeTables* tables, const LongTable* longs, uint32_t* __restrict__ v, uint32_t* status) {
+__device__ __forceinline__ void decode_sequence(Chunks g, uint32_t radius, const uint8_t* __restrict__ a,
+                                                typename Chunks::Decode* dc, const huffman::DecodeTables* tables,
+                                                const LongTable* longs, uint32_t* __restrict__ v, uint32_t* status) {
   using Scan = cub::BlockScan<uint32_t, huffman::kSeqSubs>;
   using Reduce = cub::BlockReduce<uint32_t, huffman::kSeqSubs>;
   __shared__ union { typename Scan::TempStorage scan; typename Reduce::TempStorage reduce; } tmp;
@@ -137,6 +138,12 @@ static __global__ void __launch_bounds__(huffman::kSeqSubs)
   }
   zeros = Reduce(tmp.reduce).Sum(zeros);
   if (threadIdx.x == 0 && zeros) atomicAdd(&dc[c].zeros, zeros);
+}
+template <class Chunks>
+static __global__ void __launch_bounds__(huffman::kSeqSubs)
+    decode_kernel(Chunks g, uint32_t radius, const uint8_t* __restrict__ a, typename Chunks::Decode* dc,
+                  const huffman::DecodeTables* tables, const LongTable* longs, uint32_t* __restrict__ v, uint32_t* status) {
+  decode_sequence<Chunks>(g, radius, a, dc, tables, longs, v, status);
 }
 
 }  // namespace hpcz::huffman::cuda

@@ -339,29 +339,40 @@ std::vector<std::vector<codecs::DeviceDecodeItem>> decode_groups(const std::vect
 }
 }  // namespace
 
-// A decoding batch's groups with their workspace: one pass over the archives for both the size check
-// and the run.
+// A codec's archives of a batch: those its batched decoder takes, and the others (decoded in lanes).
+struct DecodeSplit {
+  std::vector<codecs::DeviceDecodeItem> batched, one_by_one;
+  Lanes lanes;  // the one_by_one archives' lanes
+};
+DecodeSplit split_decode(const codecs::DeviceOps& device, const std::vector<codecs::DeviceDecodeItem>& g) {
+  DecodeSplit d;
+  for (const auto& item : g) {
+    const bool takes = device.decompress_batch &&
+                       (!device.decompress_batch_takes || device.decompress_batch_takes(item.h));
+    (takes ? d.batched : d.one_by_one).push_back(item);
+  }
+  size_t each = 0;
+  for (const auto& item : d.one_by_one) each = std::max(each, device.decompress_workspace(item.h, codecs::Slab{}));
+  d.lanes = lanes_for(d.one_by_one.size(), each);
+  return d;
+}
+
+// A decoding batch's groups, split, with their workspace: one pass over the archives for both the size
+// check and the run.
 struct DecodePlan {
-  std::vector<std::vector<codecs::DeviceDecodeItem>> groups;
-  std::vector<Lanes> lanes;  // a group decoded archive by archive: its lanes
+  std::vector<DecodeSplit> groups;
   size_t workspace = 1;
 };
 DecodePlan plan_decode(const std::vector<ArchiveInfo>& infos, const void* const* d_archives, void* const* d_outs,
                        uint32_t* d_status) {
   DecodePlan plan;
-  plan.groups = decode_groups(infos, d_archives, d_outs, d_status);
-  for (const auto& g : plan.groups) {
+  for (const auto& g : decode_groups(infos, d_archives, d_outs, d_status)) {
     const codecs::DeviceOps& device = device_of(g[0].h.codec);
-    Lanes lanes;
-    if (device.decompress_batch) {
-      plan.workspace = std::max(plan.workspace, device.decompress_batch_workspace(g.data(), g.size()));
-    } else {
-      size_t each = 0;
-      for (const auto& item : g) each = std::max(each, device.decompress_workspace(item.h, codecs::Slab{}));
-      lanes = lanes_for(g.size(), each);
-      plan.workspace = std::max(plan.workspace, lanes.workspace());
-    }
-    plan.lanes.push_back(lanes);
+    DecodeSplit d = split_decode(device, g);
+    if (!d.batched.empty())
+      plan.workspace = std::max(plan.workspace, device.decompress_batch_workspace(d.batched.data(), d.batched.size()));
+    if (!d.one_by_one.empty()) plan.workspace = std::max(plan.workspace, d.lanes.workspace());
+    plan.groups.push_back(std::move(d));
   }
   return plan;
 }
@@ -378,15 +389,13 @@ void decompress_device_batch(const std::vector<ArchiveInfo>& infos, const void* 
   if (ws_size < plan.workspace || !d_ws)
     fail(ErrorCode::invalid_argument, "workspace below decompress_device_batch_workspace_size()");
   for (size_t k = 0; k < plan.groups.size(); ++k) {
-    const auto& g = plan.groups[k];
-    const codecs::DeviceOps& device = device_of(g[0].h.codec);
-    if (device.decompress_batch) {
-      device.decompress_batch(g.data(), g.size(), d_ws, stream);
-    } else {
-      run_in_lanes(plan.lanes[k], d_ws, stream, g.size(), [&](size_t i, void* ws, cudaStream_t s) {
-        device.decompress(g[i].h, codecs::Slab{}, g[i].d_archive, g[i].d_out, g[i].d_status, ws, s);
-      });
-    }
+    const DecodeSplit& d = plan.groups[k];
+    const codecs::DeviceOps& device = device_of((d.batched.empty() ? d.one_by_one : d.batched)[0].h.codec);
+    if (!d.batched.empty()) device.decompress_batch(d.batched.data(), d.batched.size(), d_ws, stream);
+    const auto& rest = d.one_by_one;
+    run_in_lanes(d.lanes, d_ws, stream, rest.size(), [&](size_t i, void* ws, cudaStream_t s) {
+      device.decompress(rest[i].h, codecs::Slab{}, rest[i].d_archive, rest[i].d_out, rest[i].d_status, ws, s);
+    });
   }
 }
 

@@ -24,6 +24,8 @@ void decompress(const format::HeaderFields& h, const codecs::Slab& slab, const u
 
 extern const codecs::DeviceOps kDevice;
 const codecs::DeviceOps kDevice = {compress_ws, compress, decompress_ws, decompress,
-                                   ratio::compress_batch_workspace, ratio::compress_batch, nullptr, nullptr};
+                                   ratio::compress_batch_workspace, ratio::compress_batch,
+                                   ratio::decompress_batch_workspace, ratio::decompress_batch,
+                                   ratio::decompress_batch_takes};
 
 }  // namespace hpcz::ratio

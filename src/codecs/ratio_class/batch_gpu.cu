@@ -28,6 +28,7 @@ using detail::div_ceil;
 struct BatchSlicePolicy {
   static constexpr size_t max_arrays = 65535;         // grid z: an array
   static constexpr uint64_t max_values = 1ull << 26;  // the slice's buffers: about 6 bytes a value
+  static constexpr size_t max_decode_bytes = 512ull << 20;  // a decoding slice's buffers (as lanes' budget)
 };
 
 struct Slice {
@@ -241,6 +242,153 @@ void compress_batch(const codecs::DeviceBatchItem* items, size_t n, void* ws, vo
     using T = typename decltype(tr)::value_type;
     for (const Slice& sl : slices_of(items, n)) compress_slice<T>(items + sl.first, sl.count, static_cast<uint8_t*>(ws), s);
   });
+}
+
+}  // namespace hpcz::ratio
+
+// ---- decoding ----------------------------------------------------------------------------------
+// Archives whose reconstruction is the fused one (recon_plan.hpp; the pipeline decodes the others in
+// lanes, and any handed here take the one-archive path, one after another in the same workspace),
+// each dtype's in slices of one set of launches.
+namespace hpcz::ratio {
+namespace {
+
+struct DecodeShape {
+  Grid g;
+  ReconPlan rp;
+};
+
+DecodeShape decode_shape(const format::HeaderFields& h) {
+  const predict::Shape shape = predict::working_shape(h.dims, h.ndims);
+  const Grid g = grid_of(h);
+  return {g, recon_plan(shape.rank, g.full, g.last, g.n_chunks, kReconMinPlanes, kReconValues)};
+}
+
+}  // namespace
+
+bool decompress_batch_takes(const format::HeaderFields& h) { return h.n_chunks && decode_shape(h).rp.planes; }
+
+namespace {
+
+bool batched(const codecs::DeviceDecodeItem& item) { return decompress_batch_takes(item.h); }
+
+// An archive's part of a decoding slice's workspace (as decode_slice_layout carves it).
+size_t decode_archive_bytes(const format::HeaderFields& h) {
+  const DecodeShape ds = decode_shape(h);
+  const uint64_t nc = ds.g.n_chunks, seg = ds.rp.n_segments * ds.rp.plane();
+  return align256(4 * h.n_values) + align256(sizeof(DecodeChunk) * nc) + align256(sizeof(huffman::DecodeTables) * nc) +
+         align256(sizeof(LongTable) * nc) + align256(4 * (ds.rp.n_segments + 1)) + 2 * align256(4 * seg);
+}
+
+// The batched archives of one dtype, in slices (indices into items). Every chunk carries about 24 KB
+// of decode tables whatever its size, so a slice is cut by its workspace too.
+std::vector<std::vector<size_t>> decode_slices(const codecs::DeviceDecodeItem* items, size_t n, DType dtype) {
+  std::vector<std::vector<size_t>> out;
+  uint64_t values = 0;
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (items[i].h.dtype != dtype || !batched(items[i])) continue;
+    const size_t b = decode_archive_bytes(items[i].h);
+    if (out.empty() || out.back().size() == BatchSlicePolicy::max_arrays ||
+        values + items[i].h.n_values > BatchSlicePolicy::max_values ||
+        bytes + b > BatchSlicePolicy::max_decode_bytes) {
+      out.emplace_back();
+      values = 0;
+      bytes = 0;
+    }
+    out.back().push_back(i);
+    values += items[i].h.n_values;
+    bytes += b;
+  }
+  return out;
+}
+
+// A decoding slice's workspace: the table, then each archive's buffers (as carve_decompress's for the
+// fused reconstruction). With `archives` given, each archive's entry is written there.
+size_t decode_slice_layout(const codecs::DeviceDecodeItem* items, const std::vector<size_t>& members, uint8_t* base,
+                           BatchArchive* archives, BatchArchive** d_table) {
+  Carver cv{base};
+  BatchArchive* table = cv.take<BatchArchive>(sizeof(BatchArchive) * members.size());
+  if (d_table) *d_table = table;
+  for (size_t k = 0; k < members.size(); ++k) {
+    const codecs::DeviceDecodeItem& item = items[members[k]];
+    const format::HeaderFields& h = item.h;
+    const DecodeShape ds = decode_shape(h);
+    const uint64_t nc = ds.g.n_chunks;
+    uint32_t* v = cv.take<uint32_t>(4 * h.n_values);
+    DecodeChunk* dc = cv.take<DecodeChunk>(sizeof(DecodeChunk) * nc);
+    huffman::DecodeTables* tables = cv.take<huffman::DecodeTables>(sizeof(huffman::DecodeTables) * nc);
+    LongTable* longs = cv.take<LongTable>(sizeof(LongTable) * nc);
+    uint32_t* flags = cv.take<uint32_t>(4 * (ds.rp.n_segments + 1));
+    uint32_t* agg = cv.take<uint32_t>(4 * ds.rp.n_segments * ds.rp.plane());
+    uint32_t* incl = cv.take<uint32_t>(4 * ds.rp.n_segments * ds.rp.plane());
+    if (archives)
+      archives[k] = {item.d_archive, h.archive_size, h.table_checksum, h.block_param, ds.g, ds.rp, h.step, dc, tables,
+                     longs, v, flags, agg, incl, item.d_out, item.d_status};
+  }
+  return cv.used;
+}
+
+template <class T>
+void decompress_slice(const codecs::DeviceDecodeItem* items, const std::vector<size_t>& members, uint8_t* ws,
+                      cudaStream_t s) {
+  const size_t n = members.size();
+  std::vector<BatchArchive> host(n);
+  BatchArchive* table = nullptr;
+  decode_slice_layout(items, members, ws, host.data(), &table);
+  uint64_t max_chunks = 0, max_seq = 0, max_segments = 0;
+  uint32_t max_per_chunk = 1;
+  size_t recon_smem = 0;
+  for (const BatchArchive& a : host) {
+    max_chunks = std::max<uint64_t>(max_chunks, a.g.n_chunks);
+    max_per_chunk = std::max<uint32_t>(max_per_chunk, uint32_t(std::min<uint64_t>(64, div_ceil(a.g.full.count(), 16 * 256))));
+    const uint64_t max_bits = uint64_t(a.g.full.count()) * huffman::kMaxLen;
+    max_seq = std::max<uint64_t>(max_seq, div_ceil(div_ceil(max_bits, huffman::kSubBits), huffman::kSeqSubs));
+    max_segments = std::max<uint64_t>(max_segments, a.rp.n_segments);
+    recon_smem = std::max<size_t>(recon_smem, 4 * (size_t(a.rp.planes) * a.rp.plane() + 8));  // + the alignment padding
+  }
+  check(cudaMemcpyAsync(table, host.data(), sizeof(BatchArchive) * n, cudaMemcpyHostToDevice, s), "batch tables");
+  const BatchArchive* archives = table;
+  const unsigned z = unsigned(n), nc = unsigned(max_chunks);
+  decode_reset_batch_kernel<<<unsigned(std::min<size_t>(n, 4096)), kThreads, 0, s>>>(archives, unsigned(n));
+  table_check_batch_kernel<<<dim3(1, 1, z), gpu::kPassThreads, 0, s>>>(archives);
+  parse_batch_kernel<T><<<dim3(nc, 1, z), kThreads, 0, s>>>(archives);
+  verify_batch_kernel<<<dim3(max_per_chunk, nc, z), kThreads, 0, s>>>(archives);
+  verify_done_batch_kernel<<<dim3(blocks_for(max_chunks, 64), 1, z), kThreads, 0, s>>>(archives);
+  decode_batch_kernel<<<dim3(unsigned(max_seq), nc, z), huffman::kSeqSubs, 0, s>>>(archives);
+  outlier_batch_kernel<<<dim3(16, nc, z), kThreads, 0, s>>>(archives);
+  check(cudaGetLastError(), "batch decode");
+  check(cudaFuncSetAttribute(recon_batch_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(recon_smem)),
+        "batch recon smem");
+  recon_batch_kernel<T><<<dim3(unsigned(max_segments), 1, z), kThreads, recon_smem, s>>>(archives);
+  exception_batch_kernel<T><<<dim3(max_per_chunk, nc, z), kThreads, 0, s>>>(archives);
+  check(cudaGetLastError(), "batch reconstruct");
+}
+
+}  // namespace
+
+size_t decompress_batch_workspace(const codecs::DeviceDecodeItem* items, size_t n) {
+  size_t need = 1;
+  detail::for_each_dtype([&](auto tr) {
+    for (const auto& members : decode_slices(items, n, tr.dtype))
+      need = std::max(need, decode_slice_layout(items, members, nullptr, nullptr, nullptr));
+  });
+  for (size_t i = 0; i < n; ++i)
+    if (!batched(items[i])) need = std::max(need, decompress_workspace(items[i].h, codecs::Slab{}, nullptr));
+  return need;
+}
+
+void decompress_batch(const codecs::DeviceDecodeItem* items, size_t n, void* ws, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  detail::for_each_dtype([&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    for (const auto& members : decode_slices(items, n, tr.dtype))
+      decompress_slice<T>(items, members, static_cast<uint8_t*>(ws), s);
+  });
+  for (size_t i = 0; i < n; ++i)
+    if (!batched(items[i]))
+      decompress_device(items[i].h, codecs::Slab{}, items[i].d_archive, items[i].d_out, items[i].d_status, ws, stream,
+                        nullptr);
 }
 
 }  // namespace hpcz::ratio

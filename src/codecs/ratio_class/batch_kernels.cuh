@@ -1,4 +1,5 @@
-// A device batch of ratio-codec arrays (Lorenzo on every chunk) in one set of launches: each kernel
+// A device batch of ratio-codec arrays (Lorenzo on every chunk) in one set of launches, and of their
+// archives whose reconstruction is the fused one (recon_plan.hpp): each kernel
 // takes the batch's table of arrays (BatchArray, in the workspace) with blockIdx.z an array, and runs
 // the one-array kernel's body (quant_kernels.cuh, encode_kernels.cuh, huffman/encode_kernels.cuh) with
 // that array's parameters, so that both write the same bytes. Grids are the largest array's: a block
@@ -7,9 +8,11 @@
 // gpu/batch_passes.cuh.
 // Kernels are static: this header is included by more than one translation unit.
 #pragma once
+#include "codecs/ratio_class/decode_kernels.cuh"
 #include "codecs/ratio_class/encode_kernels.cuh"
 #include "codecs/ratio_class/huffman_chunks.cuh"
 #include "codecs/ratio_class/quant_kernels.cuh"
+#include "codecs/ratio_class/recon_kernels.cuh"
 
 namespace hpcz::ratio::cuda {
 
@@ -123,6 +126,89 @@ static __global__ void __launch_bounds__(kThreads) checksum_batch_kernel(const B
 static __global__ void __launch_bounds__(kThreads) table_batch_kernel(const BatchArray* arrays) {
   const BatchArray& a = arrays[blockIdx.z];
   table_entries(a.b.info, a.g.n_chunks, a.b.st, a.out);
+}
+
+// ---- decoding ---------------------------------------------------------------------------------
+
+// One archive of a decoding batch: its bytes, grid, reconstruction plan, buffers (in the workspace),
+// values and status word.
+struct BatchArchive {
+  const uint8_t* a;
+  unsigned long long archive_size;
+  uint32_t table_checksum;
+  uint32_t radius;  // its own (a batch may hold archives of several radii)
+  Grid g;
+  ReconPlan rp;
+  double step;  // a value of the array's type (the header's)
+  DecodeChunk* dc;
+  huffman::DecodeTables* tables;
+  LongTable* longs;
+  uint32_t* v;
+  uint32_t* flags;  // the reconstruction's ticket and segment states (rp.n_segments + 1 words)
+  uint32_t* agg;
+  uint32_t* incl;
+  void* out;
+  uint32_t* status;
+};
+
+// Every archive's status word and reconstruction states zeroed.
+static __global__ void decode_reset_batch_kernel(const BatchArchive* archives, unsigned n_archives) {
+  for (unsigned i = blockIdx.x; i < n_archives; i += gridDim.x) {
+    const BatchArchive& a = archives[i];
+    if (threadIdx.x == 0) *a.status = 0;
+    for (uint64_t k = threadIdx.x; k <= a.rp.n_segments; k += blockDim.x) a.flags[k] = 0;
+  }
+}
+
+static __global__ void __launch_bounds__(gpu::kPassThreads) table_check_batch_kernel(const BatchArchive* archives) {
+  const BatchArchive& a = archives[blockIdx.z];
+  gpu::check_table(a.a, a.g.n_chunks, a.table_checksum, a.status);
+}
+
+template <class T>
+static __global__ void __launch_bounds__(kThreads) parse_batch_kernel(const BatchArchive* archives) {
+  const BatchArchive& a = archives[blockIdx.z];
+  if (blockIdx.x >= a.g.n_chunks) return;
+  parse_chunk_tables<T>(a.g, 2 * a.radius, a.a, a.archive_size, a.dc, a.tables, a.longs, a.status, false);
+}
+
+static __global__ void __launch_bounds__(kThreads) verify_batch_kernel(const BatchArchive* archives) {
+  const BatchArchive& a = archives[blockIdx.z];
+  if (blockIdx.y >= a.g.n_chunks) return;  // every x block: they stride by gridDim.x
+  DecodeChunk* d = a.dc + blockIdx.y;  // L.size is 0 for a chunk whose table entry was rejected
+  add_checksum_terms(reinterpret_cast<const uint32_t*>(a.a + d->offset), d->L.size / 4, &d->sum);
+}
+
+static __global__ void __launch_bounds__(kThreads) verify_done_batch_kernel(const BatchArchive* archives) {
+  const BatchArchive& a = archives[blockIdx.z];
+  verify_done(a.dc, a.g.n_chunks, a.status);
+}
+
+static __global__ void __launch_bounds__(huffman::kSeqSubs) decode_batch_kernel(const BatchArchive* archives) {
+  const BatchArchive& a = archives[blockIdx.z];
+  if (blockIdx.y >= a.g.n_chunks) return;
+  huffman::cuda::decode_sequence(HuffmanChunks{a.g}, a.radius, a.a, a.dc, a.tables, a.longs, a.v, a.status);
+}
+
+static __global__ void __launch_bounds__(kThreads) outlier_batch_kernel(const BatchArchive* archives) {
+  const BatchArchive& a = archives[blockIdx.z];
+  if (blockIdx.y >= a.g.n_chunks) return;
+  place_outliers(a.g, a.radius, a.a, a.dc, a.v, a.status);
+}
+
+// The fused reconstruction: exactly the archive's rp.n_segments blocks take its tickets.
+template <class T>
+static __global__ void __launch_bounds__(kThreads, 2) recon_batch_kernel(const BatchArchive* archives) {
+  const BatchArchive& a = archives[blockIdx.z];
+  if (blockIdx.x >= a.rp.n_segments) return;
+  recon_segment_of_ticket<T>(a.g, a.rp, a.dc, a.v, a.flags, a.agg, a.incl, T(a.step), static_cast<T*>(a.out));
+}
+
+template <class T>
+static __global__ void __launch_bounds__(kThreads) exception_batch_kernel(const BatchArchive* archives) {
+  const BatchArchive& a = archives[blockIdx.z];
+  if (blockIdx.y >= a.g.n_chunks) return;  // every x block: they stride by gridDim.x
+  place_exceptions<T>(a.g, a.a, a.dc, static_cast<T*>(a.out), a.status);
 }
 
 }  // namespace hpcz::ratio::cuda

@@ -13,11 +13,12 @@ using huffman::LenCountsAdd;
 // One block per chunk: the table entry, the chunk's structure and its decode tables. The checksum is
 // verified apart (verify_kernel, many blocks per chunk); the decoders never read or write outside
 // their buffers whatever the bytes, so they need not wait for it.
+// (The kernels' bodies are device functions for a batch's kernels, as in quant_kernels.cuh.)
 template <class T>
-static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t nsym, const uint8_t* __restrict__ a,
-                                                                unsigned long long archive_size, DecodeChunk* dc,
-                                                                huffman::DecodeTables* tables, LongTable* longs,
-                                                                uint32_t* status, bool interp = false) {
+__device__ __forceinline__ void parse_chunk_tables(Grid g, uint32_t nsym, const uint8_t* __restrict__ a,
+                                                   unsigned long long archive_size, DecodeChunk* dc,
+                                                   huffman::DecodeTables* tables, LongTable* longs, uint32_t* status,
+                                                   bool interp) {
   constexpr int kL = huffman::kMaxLen + 1;
   using LenScan = cub::BlockScan<LenCounts, kThreads>;
   __shared__ typename LenScan::TempStorage len_scan;
@@ -130,21 +131,31 @@ static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t
     if (s_bad) atomicOr(status, s_bad);
   }
 }
+template <class T>
+static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t nsym, const uint8_t* __restrict__ a,
+                                                                unsigned long long archive_size, DecodeChunk* dc,
+                                                                huffman::DecodeTables* tables, LongTable* longs,
+                                                                uint32_t* status, bool interp = false) {
+  parse_chunk_tables<T>(g, nsym, a, archive_size, dc, tables, longs, status, interp);
+}
 
 static __global__ void __launch_bounds__(kThreads) verify_kernel(const uint8_t* __restrict__ a, DecodeChunk* dc) {
   const uint64_t c = blockIdx.y;  // L.size is 0 for a chunk whose table entry was rejected
   add_checksum_terms(reinterpret_cast<const uint32_t*>(a + dc[c].offset), dc[c].L.size / 4, &dc[c].sum);
 }
 
-static __global__ void __launch_bounds__(kThreads) verify_done_kernel(const DecodeChunk* dc, uint64_t n_chunks,
-                                                                      uint32_t* status) {
+__device__ __forceinline__ void verify_done(const DecodeChunk* dc, uint64_t n_chunks, uint32_t* status) {
   for (uint64_t c = blockIdx.x * kThreads + threadIdx.x; c < n_chunks; c += gridDim.x * kThreads)
     if (dc[c].L.size && format::checksum_fold(dc[c].sum) != dc[c].expect) atomicOr(status, kBadChecksum);
 }
+static __global__ void __launch_bounds__(kThreads) verify_done_kernel(const DecodeChunk* dc, uint64_t n_chunks,
+                                                                      uint32_t* status) {
+  verify_done(dc, n_chunks, status);
+}
 
 // Outlier deltas into place; checks that they are exactly the outlier positions.
-static __global__ void __launch_bounds__(kThreads) outlier_kernel(Grid g, uint32_t radius, const uint8_t* __restrict__ a,
-                                                           const DecodeChunk* dc, uint32_t* v, uint32_t* status) {
+__device__ __forceinline__ void place_outliers(Grid g, uint32_t radius, const uint8_t* __restrict__ a, const DecodeChunk* dc,
+                                               uint32_t* v, uint32_t* status) {
   const uint64_t c = blockIdx.y;
   const DecodeChunk& d = dc[c];
   if (d.bad || d.raw || d.kind == kKindInterp) return;  // interpolation chunks: interp_list_kernel
@@ -162,6 +173,10 @@ static __global__ void __launch_bounds__(kThreads) outlier_kernel(Grid g, uint32
     }
     vc[i] = del[k];
   }
+}
+static __global__ void __launch_bounds__(kThreads) outlier_kernel(Grid g, uint32_t radius, const uint8_t* __restrict__ a,
+                                                           const DecodeChunk* dc, uint32_t* v, uint32_t* status) {
+  place_outliers(g, radius, a, dc, v, status);
 }
 
 }  // namespace hpcz::ratio::cuda

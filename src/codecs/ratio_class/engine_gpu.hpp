@@ -23,6 +23,12 @@ void decompress_device(const format::HeaderFields& h, const codecs::Slab& slab, 
 // launches a slice of the batch (batch_gpu.cu), each archive the one-array call's bytes.
 size_t compress_batch_workspace(const codecs::DeviceBatchItem* items, size_t n);
 void compress_batch(const codecs::DeviceBatchItem* items, size_t n, void* ws, void* stream);
+// And a batch of its archives (any dtypes and radii): those whose reconstruction is the fused one
+// (recon_plan.hpp: decompress_batch_takes) in one set of launches a dtype and slice, the others one
+// after another.
+bool decompress_batch_takes(const format::HeaderFields& h);
+size_t decompress_batch_workspace(const codecs::DeviceDecodeItem* items, size_t n);
+void decompress_batch(const codecs::DeviceDecodeItem* items, size_t n, void* ws, void* stream);
 
 // The codebook kernel on its own (tests and the codebook benchmark): one book per histogram of nsym
 // counts, a thread block each; returns the code lengths (nsym per book); *ms gets the median kernel

@@ -330,11 +330,11 @@ __device__ __forceinline__ void scan_rows_x_store(uint32_t* sv, uint32_t rows, u
   }
 }
 
+// (The kernels' bodies are device functions for a batch's kernels, as in quant_kernels.cuh.)
 template <class T>
-static __global__ void __launch_bounds__(kThreads, 2) recon_kernel(Grid g, ReconPlan rp, const DecodeChunk* dc,
-                                                                   const uint32_t* __restrict__ v, uint32_t* flags,
-                                                                   uint32_t* agg, uint32_t* incl, T step,
-                                                                   T* __restrict__ out) {
+__device__ __forceinline__ void recon_segment_of_ticket(Grid g, ReconPlan rp, const DecodeChunk* dc,
+                                                        const uint32_t* __restrict__ v, uint32_t* flags, uint32_t* agg,
+                                                        uint32_t* incl, T step, T* __restrict__ out) {
   extern __shared__ __align__(16) uint32_t s_seg[];
   __shared__ uint32_t s_ticket, s_flag;
   if (threadIdx.x == 0) s_ticket = atomicAdd(flags, 1u);
@@ -417,6 +417,13 @@ static __global__ void __launch_bounds__(kThreads, 2) recon_kernel(Grid g, Recon
   if (tid == 0) seg.publish(s, gpu::TileStatus::inclusive);
   scan_planes_y(sv, kz, X, Y);
   scan_rows_x_store(sv, kz * Y, X, step, out + first);
+}
+template <class T>
+static __global__ void __launch_bounds__(kThreads, 2) recon_kernel(Grid g, ReconPlan rp, const DecodeChunk* dc,
+                                                                   const uint32_t* __restrict__ v, uint32_t* flags,
+                                                                   uint32_t* agg, uint32_t* incl, T step,
+                                                                   T* __restrict__ out) {
+  recon_segment_of_ticket<T>(g, rp, dc, v, flags, agg, incl, step, out);
 }
 
 // ---- stripes (plan and reasoning: recon_plan.hpp, StripePlan) -----------------------------------
@@ -544,8 +551,8 @@ static __global__ void __launch_bounds__(kThreads, 2) band_kernel(Grid g, const 
 }
 
 template <class T>
-static __global__ void __launch_bounds__(kThreads) exception_kernel(Grid g, const uint8_t* __restrict__ a, const DecodeChunk* dc,
-                                                             T* out, uint32_t* status) {
+__device__ __forceinline__ void place_exceptions(Grid g, const uint8_t* __restrict__ a, const DecodeChunk* dc, T* out,
+                                                 uint32_t* status) {
   const uint64_t c = blockIdx.y;
   const DecodeChunk& d = dc[c];
   if (d.bad) return;
@@ -566,6 +573,11 @@ static __global__ void __launch_bounds__(kThreads) exception_kernel(Grid g, cons
     }
     oc[i] = load_value_le<T>(chunk + d.L.exc_val + sizeof(T) * k);
   }
+}
+template <class T>
+static __global__ void __launch_bounds__(kThreads) exception_kernel(Grid g, const uint8_t* __restrict__ a, const DecodeChunk* dc,
+                                                             T* out, uint32_t* status) {
+  place_exceptions<T>(g, a, dc, out, status);
 }
 
 }  // namespace hpcz::ratio::cuda
