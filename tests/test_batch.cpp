@@ -412,8 +412,8 @@ std::vector<Piece> wide_pieces() {
   return out;
 }
 
-// Pieces whose ratio-codec archives take the fused reconstruction (recon_plan.hpp), the batched
-// decoder's: planes of 16 x 16 in f32 and f64, and 9000 x 1000 (three chunks).
+// Pieces whose ratio-codec archives take the fused reconstruction (recon_plan.hpp): planes of 16 x 16
+// in f32 and f64 (the batched decoder's), and 9000 x 1000 (three chunks, above the batch's size: lanes).
 std::vector<Piece> fused_pieces() {
   const auto fields = real_fields();
   const Field* src = nullptr;
@@ -462,7 +462,7 @@ TEST(roundtrip_device_batch_matches_one_item_calls) {
   hpcz::Options o;  // a fill value that occurs in the data: each array's first value
   o.fill = double(reinterpret_cast<const float*>(ps[0].bytes.data())[0]);
   device_batch_matches_one_item_calls(ps, 2, o);
-  // A 40 MiB array among small ones: in the ratio codec's batch it takes the one-array call.
+  // A 40 MiB array among small ones: the ratio codec's batch takes the small ones, the lanes the large.
   hpcz::Options large;
   large.codec = hpcz::Codec::ratio;
   large.bound = 1e-3;
@@ -558,8 +558,8 @@ TEST(roundtrip_device_batch_decode_mixed_and_damaged) {
   cpu.backend = hpcz::Backend::cpu;
   for (const Piece& p : pieces(false)) archives.push_back(hpcz::compress(p.bytes.data(), p.dtype, p.dims, cpu));
   // The ratio codec's: its batched decoder takes those whose reconstruction is the fused one
-  // (fused_pieces: several segments a chunk, f32 and f64, two radii, and one of three chunks), the
-  // pipeline's lanes the others (1-D, small or wide planes).
+  // and a size below BatchSlicePolicy::batched_below (fused_pieces: several segments a chunk, f32 and
+  // f64, two radii), the pipeline's lanes the others (1-D, small or wide planes, three chunks).
   hpcz::Options ratio = cpu;
   ratio.codec = hpcz::Codec::ratio;
   std::vector<Piece> ratio_pieces = pieces(false);

@@ -146,7 +146,7 @@ def cupy_rows(a, mode, reps, has_batch):
         return
     d = cupy.asarray(a)
     plane = a.nbytes // a.shape[0]
-    for mib in (1, 4, 64):
+    for mib in (1, 4, 16, 64):
         rows = max(1, (mib << 20) // plane)
         chunks = [d[i:i + rows] for i in range(0, a.shape[0], rows)]
 

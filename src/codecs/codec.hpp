@@ -78,8 +78,9 @@ struct DeviceOps {
   // dtypes and versions allow, each one's status to its d_status.
   size_t (*decompress_batch_workspace)(const DeviceDecodeItem* items, size_t n);
   void (*decompress_batch)(const DeviceDecodeItem* items, size_t n, void* d_ws, void* stream);
-  // Optional (nullptr: every archive): the archives decompress_batch is for; the pipeline decodes the
-  // others one after another (in lanes).
+  // Optional (nullptr: every array or archive): those compress_batch and decompress_batch are for; the
+  // pipeline codes the others one after another (in lanes).
+  bool (*compress_batch_takes)(const format::HeaderFields& h) = nullptr;
   bool (*decompress_batch_takes)(const format::HeaderFields& h) = nullptr;
 };
 

@@ -188,10 +188,14 @@ void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>&
 
 namespace {
 
-// A device batch's arrays by dtype (each group one set of launches), with their header templates.
+// A device batch's arrays by dtype: in each group, those the codec's batched kernels take (one set of
+// launches) and the others, coded array by array in lanes; with the header templates.
+struct BatchGroup {
+  std::vector<codecs::DeviceBatchItem> batched, one_by_one;
+  Lanes lanes;  // the one_by_one arrays' lanes
+};
 struct DeviceBatchPlan {
-  std::vector<codecs::DeviceBatchItem> groups[detail::kDTypeCount];  // by detail::dtype_index
-  Lanes lanes[detail::kDTypeCount];  // a group coded array by array: its lanes
+  BatchGroup groups[detail::kDTypeCount];  // by detail::dtype_index
   size_t workspace = 0;
 };
 DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Options& opt, void* const* d_outs,
@@ -201,21 +205,25 @@ DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Opt
   DeviceBatchPlan plan;
   for (size_t i = 0; i < arrays.size(); ++i) {
     const format::HeaderFields h = pipeline::header_template(arrays[i].dtype, arrays[i].dims, opt);
-    plan.groups[detail::dtype_index(h.dtype)].push_back(
-        {arrays[i].data, h, d_outs ? static_cast<uint8_t*>(d_outs[i]) : nullptr, d_sizes ? d_sizes + i : nullptr});
+    BatchGroup& g = plan.groups[detail::dtype_index(h.dtype)];
+    const codecs::DeviceOps& device = device_of(h.codec);
+    const bool takes = device.compress_batch && (!device.compress_batch_takes || device.compress_batch_takes(h));
+    (takes ? g.batched : g.one_by_one)
+        .push_back({arrays[i].data, h, d_outs ? static_cast<uint8_t*>(d_outs[i]) : nullptr,
+                    d_sizes ? d_sizes + i : nullptr});
   }
-  for (unsigned t = 0; t < detail::kDTypeCount; ++t) {
-    const auto& g = plan.groups[t];
-    if (g.empty()) continue;
-    const codecs::DeviceOps& device = device_of(g[0].h.codec);
-    // The groups run one after another on the stream, in the same workspace.
-    if (device.compress_batch) {
-      plan.workspace = std::max(plan.workspace, device.compress_batch_workspace(g.data(), g.size()));
-    } else {
+  // The groups run one after another on the stream, in the same workspace.
+  for (BatchGroup& g : plan.groups) {
+    if (!g.batched.empty()) {
+      const codecs::DeviceOps& device = device_of(g.batched[0].h.codec);
+      plan.workspace = std::max(plan.workspace, device.compress_batch_workspace(g.batched.data(), g.batched.size()));
+    }
+    if (!g.one_by_one.empty()) {
+      const codecs::DeviceOps& device = device_of(g.one_by_one[0].h.codec);
       size_t each = 0;
-      for (const auto& item : g) each = std::max(each, device.compress_workspace(item.h, codecs::Slab{}));
-      plan.lanes[t] = lanes_for(g.size(), each);
-      plan.workspace = std::max(plan.workspace, plan.lanes[t].workspace());
+      for (const auto& item : g.one_by_one) each = std::max(each, device.compress_workspace(item.h, codecs::Slab{}));
+      g.lanes = lanes_for(g.one_by_one.size(), each);
+      plan.workspace = std::max(plan.workspace, g.lanes.workspace());
     }
   }
   return plan;
@@ -242,17 +250,15 @@ void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& o
     if ((reinterpret_cast<uintptr_t>(arrays[i].data) | reinterpret_cast<uintptr_t>(d_outs[i])) & 15)
       fail(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned (array " + std::to_string(i) + ")");
   }
-  for (unsigned t = 0; t < detail::kDTypeCount; ++t) {
-    const auto& g = plan.groups[t];
-    if (g.empty()) continue;
-    const codecs::DeviceOps& device = device_of(g[0].h.codec);
-    if (device.compress_batch) {
-      device.compress_batch(g.data(), g.size(), d_ws, stream);
-    } else {
-      run_in_lanes(plan.lanes[t], d_ws, stream, g.size(), [&](size_t i, void* ws, cudaStream_t s) {
-        device.compress(g[i].d_in, g[i].h, codecs::Slab{}, g[i].d_out, g[i].d_size, ws, s);
-      });
-    }
+  for (const BatchGroup& g : plan.groups) {
+    if (!g.batched.empty())
+      device_of(g.batched[0].h.codec).compress_batch(g.batched.data(), g.batched.size(), d_ws, stream);
+    if (g.one_by_one.empty()) continue;
+    const codecs::DeviceOps& device = device_of(g.one_by_one[0].h.codec);
+    const auto& rest = g.one_by_one;
+    run_in_lanes(g.lanes, d_ws, stream, rest.size(), [&](size_t i, void* ws, cudaStream_t s) {
+      device.compress(rest[i].d_in, rest[i].h, codecs::Slab{}, rest[i].d_out, rest[i].d_size, ws, s);
+    });
   }
 }
 

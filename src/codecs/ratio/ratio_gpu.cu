@@ -26,6 +26,6 @@ extern const codecs::DeviceOps kDevice;
 const codecs::DeviceOps kDevice = {compress_ws, compress, decompress_ws, decompress,
                                    ratio::compress_batch_workspace, ratio::compress_batch,
                                    ratio::decompress_batch_workspace, ratio::decompress_batch,
-                                   ratio::decompress_batch_takes};
+                                   ratio::compress_batch_takes, ratio::decompress_batch_takes};
 
 }  // namespace hpcz::ratio

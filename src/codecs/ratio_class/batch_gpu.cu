@@ -29,7 +29,14 @@ struct BatchSlicePolicy {
   static constexpr size_t max_arrays = 65535;         // grid z: an array
   static constexpr uint64_t max_values = 1ull << 26;  // the slice's buffers: about 6 bytes a value
   static constexpr size_t max_decode_bytes = 512ull << 20;  // a decoding slice's buffers (as lanes' budget)
+  // Arrays of this many bytes of values or more fill the GPU alone: the one-array kernels (their
+  // launch shapes tuned for them), several at once in the pipeline's lanes, beat a batch's there.
+  static constexpr uint64_t batched_below = 16ull << 20;
 };
+
+bool batch_sized(const format::HeaderFields& h) {
+  return h.n_values * dtype_size(h.dtype) < BatchSlicePolicy::batched_below;
+}
 
 struct Slice {
   size_t first, count;
@@ -228,6 +235,8 @@ void compress_slice(const codecs::DeviceBatchItem* items, size_t n, uint8_t* ws,
 
 }  // namespace
 
+bool compress_batch_takes(const format::HeaderFields& h) { return batch_sized(h); }
+
 size_t compress_batch_workspace(const codecs::DeviceBatchItem* items, size_t n) {
   size_t need = 1;
   for (const Slice& sl : slices_of(items, n))
@@ -266,7 +275,9 @@ DecodeShape decode_shape(const format::HeaderFields& h) {
 
 }  // namespace
 
-bool decompress_batch_takes(const format::HeaderFields& h) { return h.n_chunks && decode_shape(h).rp.planes; }
+bool decompress_batch_takes(const format::HeaderFields& h) {
+  return batch_sized(h) && h.n_chunks && decode_shape(h).rp.planes;
+}
 
 namespace {
 

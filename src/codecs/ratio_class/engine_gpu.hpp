@@ -20,7 +20,9 @@ void decompress_device(const format::HeaderFields& h, const codecs::Slab& slab, 
                        uint32_t* d_status, void* ws, void* stream, const Predictor* extra);
 
 // A device batch of the ratio codec's arrays (Lorenzo alone; the same options and dtype) in one set of
-// launches a slice of the batch (batch_gpu.cu), each archive the one-array call's bytes.
+// launches a slice of the batch (batch_gpu.cu), each archive the one-array call's bytes. The batch
+// takes arrays below BatchSlicePolicy::batched_below bytes; the pipeline codes larger ones alone.
+bool compress_batch_takes(const format::HeaderFields& h);
 size_t compress_batch_workspace(const codecs::DeviceBatchItem* items, size_t n);
 void compress_batch(const codecs::DeviceBatchItem* items, size_t n, void* ws, void* stream);
 // And a batch of its archives (any dtypes and radii): those whose reconstruction is the fused one
