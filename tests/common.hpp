@@ -120,7 +120,10 @@ long double requested_bound(const T* x, uint64_t n, const hpcz::Options& o) {
     mx = any ? std::max(mx, v) : v;
     any = true;
   }
-  return any ? (long double)o.bound * (mx - mn) : 0.0L;
+  const long double rel = any ? (long double)o.bound * (mx - mn) : 0.0L, abs = o.abs_bound;
+  if (o.mode == hpcz::BoundMode::abs_and_rel) return std::min(abs, rel);
+  if (o.mode == hpcz::BoundMode::abs_or_rel) return std::max(abs, rel);
+  return rel;
 }
 inline bool eb_within_request(double eb_abs, long double requested) {
   return (long double)eb_abs <= requested;

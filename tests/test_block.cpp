@@ -321,22 +321,22 @@ TEST(unit_rel_bound_rounds_toward_zero) {
     }
     const double r = mx - mn;
     REQUIRE(r > 0 && r + mn == mx && mx - r == mn);  // the range is exact in double here
-    const double eb = absolute_bound(BoundMode::rel, e, true, mn, mx);
+    const double eb = rel_bound(e, true, mn, mx);
     CHECK_MSG(rounded_toward_zero(eb, e, r),
               std::hexfloat << "rel " << e << " of [" << mn << ", " << mx << "] -> " << eb);
     ++checked;
   }
   CHECK(checked == 200000);
-  CHECK(absolute_bound(BoundMode::rel, 0.7, true, 0.0, tiny) == 0.0);
-  CHECK(absolute_bound(BoundMode::rel, 0.5, true, -tiny, 2 * tiny) == tiny);  // 1.5 ulp -> 1
+  CHECK(rel_bound(0.7, true, 0.0, tiny) == 0.0);
+  CHECK(rel_bound(0.5, true, -tiny, 2 * tiny) == tiny);  // 1.5 ulp -> 1
   // max - min not a double: 1 + 2^-53 + 2^-60 rounds up to 1 + 2^-52; the range is rounded down to 1.
-  CHECK(absolute_bound(BoundMode::rel, 0.5, true, -(0x1p-53 + 0x1p-60), 1.0) == 0.5);
+  CHECK(rel_bound(0.5, true, -(0x1p-53 + 0x1p-60), 1.0) == 0.5);
   // max - min overflows: halves.
   const double big = std::numeric_limits<double>::max();
-  CHECK(absolute_bound(BoundMode::rel, 0.25, true, -big, big) == big / 2);
-  CHECK(absolute_bound(BoundMode::rel, 1.0, true, -big, big) == big);
-  CHECK(absolute_bound(BoundMode::rel, 1e-3, true, 1.0, 1.0) == 0.0);
-  CHECK(absolute_bound(BoundMode::abs, 2.5, true, 1.0, 1.0) == 2.5);
+  CHECK(rel_bound(0.25, true, -big, big) == big / 2);
+  CHECK(rel_bound(1.0, true, -big, big) == big);
+  CHECK(rel_bound(1e-3, true, 1.0, 1.0) == 0.0);
+  CHECK(absolute_bound(BoundMode::abs, 2.5, 0.0, true, 1.0, 1.0) == 2.5);
 }
 
 // The f32 encoder's staging by GPU (policy.hpp, choose_staging), on the shared memory of each generation
@@ -380,7 +380,7 @@ TEST(unit_bound_settles_and_round_trips_the_header) {
   CHECK(asked.has_fill && asked.fill == -999.0 && !asked.range_valid && asked.transform == quant::Transform::identity);
   const quant::Bound b = quant::settle(asked, quant::range_key(-2.0), quant::range_key(6.0), 0.0);
   CHECK(b.range_valid && b.range_min == -2.0 && b.range_max == 6.0);
-  CHECK(b.eb_abs == quant::absolute_bound(BoundMode::rel, 1e-3, true, -2.0, 6.0));
+  CHECK(b.eb_abs == quant::rel_bound(1e-3, true, -2.0, 6.0));
   CHECK(b.step == quant::choose_step<float>(b.eb_abs, true, -2.0, 6.0));
   quant::store(h, b);
   CHECK(h.flags == (hpcz::format::kFlagFill | hpcz::format::kFlagRangeValid) && h.eb_abs == b.eb_abs && h.step == b.step);
@@ -398,5 +398,6 @@ TEST(unit_bound_settles_and_round_trips_the_header) {
   CHECK(!none.range_valid && none.range_min == 0.0 && none.range_max == 0.0 && none.eb_abs == 0.0 && none.step == 0.0);
   quant::store(h, none);
   CHECK(h.flags == hpcz::format::kFlagFill);
-  CHECK(quant::mode_known(BoundMode::abs) && quant::mode_known(BoundMode::rel) && !quant::mode_known(BoundMode(7)));
+  CHECK(quant::mode_known(BoundMode::abs) && quant::mode_known(BoundMode::rel) && quant::mode_known(BoundMode::abs_and_rel) &&
+        quant::mode_known(BoundMode::abs_or_rel) && !quant::mode_known(BoundMode(3)) && !quant::mode_known(BoundMode(8)));
 }

@@ -21,7 +21,9 @@ enum hpcz_status {
   HPCZ_IO = 8,           /* reading the input or writing the output of a streaming call failed */
 };
 enum hpcz_dtype { HPCZ_F32 = 1, HPCZ_F64 = 2 };
-enum hpcz_bound_mode { HPCZ_ABS = 1, HPCZ_REL = 2 };
+/* HPCZ_ABS_AND_REL, HPCZ_ABS_OR_REL: bound is the rel factor, abs_bound the absolute bound; every value
+ * within the smaller of the two (AND) or the larger (OR). Format version 6. */
+enum hpcz_bound_mode { HPCZ_ABS = 1, HPCZ_REL = 2, HPCZ_ABS_AND_REL = 6, HPCZ_ABS_OR_REL = 7 };
 enum hpcz_backend { HPCZ_AUTO = 0, HPCZ_CPU = 1, HPCZ_GPU = 2 };
 enum hpcz_codec { HPCZ_FAST = 1, HPCZ_RATIO = 2, HPCZ_INTERP = 3 };
 
@@ -35,6 +37,7 @@ typedef struct hpcz_options {
   int codec;         /* hpcz_codec; 0 = HPCZ_FAST */
   unsigned radius;   /* HPCZ_RATIO: quant-code radius 1..2048; 0 = 512 */
   int second_stage;  /* 1: a lossless pass (Deflate or ORC RLE v2) per chunk; format version 2 */
+  double abs_bound;  /* HPCZ_ABS_AND_REL, HPCZ_ABS_OR_REL: the absolute bound (bound: the rel factor) */
 } hpcz_options;
 
 /* The codec's name ("fast", "ratio", "interp": the names the CLI's --mode and Python's mode= take), or

@@ -11,8 +11,9 @@ namespace hpcz::format {
 // The newest version this build reads. 2: the lossless second stage (kFlagSecondStage); 3: fast-codec
 // chunks may hold two-level blocks (codes 0x7d, 0x7e) and take the sparse form (first byte 0xff);
 // 4: fast-codec chunks may hold lane blocks (code 0xfc, descriptors at the chunk's end); 5: chunk
-// checksums are HPCZ-SUM32 (chunk_checksum).
-constexpr uint16_t kVersion = 5;
+// checksums of fast-codec archives are HPCZ-SUM32 (chunk_checksum); 6: bound modes 6 and 7 (abs_and_rel,
+// abs_or_rel), in archives of any codec.
+constexpr uint16_t kVersion = 6;
 constexpr uint32_t kHeaderBytes = 144;
 constexpr uint32_t kChunkEntryBytes = 16;
 constexpr uint32_t kHeaderChecksumWords = 35;  // the header checksum covers bytes 0..139
@@ -73,22 +74,26 @@ HPCZ_HD uint32_t header_checksum(const uint8_t* d) {
   return checksum_fold(s);
 }
 
-// The version writers write: 5 for the fast codec (lane blocks, HPCZ-SUM32 chunk checksums), else 2
-// with the second stage and 1 without (archives that older readers can read stay as they were).
-HPCZ_HD uint16_t archive_version(Codec codec, bool second_stage) {
+// The lowest version that holds what a writer wrote, so that archives older readers can read stay as
+// they were: 6 with a combined bound mode; else 5 for the fast codec (lane blocks, HPCZ-SUM32 chunk
+// checksums), 2 for the others with the second stage and 1 without.
+HPCZ_HD bool mode_needs_v6(BoundMode mode) { return mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel; }
+HPCZ_HD uint16_t archive_version(Codec codec, bool second_stage, BoundMode mode) {
+  if (mode_needs_v6(mode)) return 6;
   return codec == Codec::fast ? uint16_t(5) : uint16_t(second_stage ? 2 : 1);
 }
 
-// The chunk checksum of a version's archives: HPCZ-SUM32 from version 5 on, HPCZ-SUM before.
-HPCZ_HD bool chunk_sum32(uint16_t version) { return version >= 5; }
-inline uint32_t chunk_checksum(uint16_t version, const uint8_t* p, uint64_t n) {
-  return chunk_sum32(version) ? checksum32(p, n) : checksum(p, n);
+// The chunk checksum of an archive: HPCZ-SUM32 in fast-codec archives from version 5 on, HPCZ-SUM in
+// the others (the ratio and interp codecs' at every version).
+HPCZ_HD bool chunk_sum32(Codec codec, uint16_t version) { return codec == Codec::fast && version >= 5; }
+inline uint32_t chunk_checksum(Codec codec, uint16_t version, const uint8_t* p, uint64_t n) {
+  return chunk_sum32(codec, version) ? checksum32(p, n) : checksum(p, n);
 }
 
 // Writes the 144 bytes but the header checksum (write_header adds it).
 HPCZ_HD void write_header_fields(uint8_t* d, const HeaderFields& h) {
   d[kOffMagic] = 'H'; d[kOffMagic + 1] = 'P'; d[kOffMagic + 2] = 'C'; d[kOffMagic + 3] = 'Z';
-  const uint16_t version = archive_version(h.codec, h.flags & kFlagSecondStage);
+  const uint16_t version = archive_version(h.codec, h.flags & kFlagSecondStage, h.mode);
   d[kOffVersion] = uint8_t(version); d[kOffVersion + 1] = uint8_t(version >> 8);
   d[kOffHeaderBytes] = uint8_t(kHeaderBytes); d[kOffHeaderBytes + 1] = uint8_t(kHeaderBytes >> 8);
   d[kOffDType] = uint8_t(h.dtype); d[kOffRank] = h.ndims; d[kOffMode] = uint8_t(h.mode);

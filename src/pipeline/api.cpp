@@ -126,10 +126,10 @@ StageSizes stage_sizes(const uint8_t* archive, size_t size) {
 // The release, the format versions written (format::archive_version) and the newest one read.
 const char* version_string() {
   static const std::string s = std::string("hpcz ") + HPCZ_RELEASE + " (writes format " +
-                               std::to_string(format::archive_version(Codec::fast, false)) + " in the fast mode, " +
-                               std::to_string(format::archive_version(Codec::ratio, false)) + " (" +
-                               std::to_string(format::archive_version(Codec::ratio, true)) +
-                               " with the second stage) in the ratio and interp modes; reads 1 to " +
+                               std::to_string(format::archive_version(Codec::fast, false, BoundMode::abs)) + " in the fast mode, " +
+                               std::to_string(format::archive_version(Codec::ratio, false, BoundMode::abs)) + " (" +
+                               std::to_string(format::archive_version(Codec::ratio, true, BoundMode::abs)) +
+                               " with the second stage) in the ratio and interp modes, 6 with abs_and_rel or abs_or_rel; reads 1 to " +
                                std::to_string(format::kVersion) + ")";
   return s.c_str();
 }

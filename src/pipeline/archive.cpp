@@ -83,10 +83,14 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   });
   if (!(info.step >= 0) || step_t != info.step || (info.eb_abs > 0 && info.step > 2 * info.eb_abs))
     corrupt("quantization step");
-  // Ratio and interp archives are written at versions 1 and 2 only (format::archive_version); one
-  // marked later would have its chunk checksums read differently by the CPU and GPU decoders.
-  if (h.codec != Codec::fast && info.version > format::archive_version(h.codec, true))
+  // Ratio and interp archives are written at versions 1, 2 and 6 only (format::archive_version); the
+  // combined bound modes need version 6.
+  if (h.codec != Codec::fast && info.version > format::archive_version(h.codec, true, BoundMode::abs) &&
+      info.version < 6)
     corrupt("version " + std::to_string(info.version) + " for the " + codec->name + " codec");
+  if (format::mode_needs_v6(h.mode) && info.version < 6)
+    corrupt("bound mode " + std::string(bound_mode_name(h.mode)) + " in a version " + std::to_string(info.version) +
+            " archive");
   if (h.codec_params != codec->codec_params) corrupt("codec parameters");
   if (const char* bad = codec->check_plan(h)) corrupt(bad);
   info.data_offset = data_offset(info.n_chunks);

@@ -44,6 +44,7 @@ Request request_of(int dtype, const uint64_t* dims, int ndims, const hpcz_option
   hpcz::Options& o = r.opt;
   o.mode = *mode;
   o.bound = opt->bound;
+  o.abs_bound = opt->abs_bound;
   if (opt->has_fill) o.fill = opt->fill;
   o.backend = backend_of(opt->backend);
   o.codec = codec.value_or(hpcz::Options{}.codec);  // 0: the default

@@ -25,12 +25,12 @@ std::vector<uint8_t> assemble(format::HeaderFields& h, const codecs::EncodedChun
   }
   std::vector<uint8_t> out(total);
   uint8_t* table = out.data() + format::kHeaderBytes;
-  const uint16_t version = format::archive_version(h.codec, h.flags & format::kFlagSecondStage);
+  const uint16_t version = format::archive_version(h.codec, h.flags & format::kFlagSecondStage, h.mode);
   for_each_index(int64_t(nc), threads_for(h.n_values * dtype_size(h.dtype)), 4, [&](int64_t c) {
     const uint8_t* src = chunks.at(c);
     std::memcpy(out.data() + offsets[c], src, chunks.sizes[c]);
     format::write_chunk_entry(table + format::kChunkEntryBytes * c, offsets[c], chunks.sizes[c],
-                              format::chunk_checksum(version, src, chunks.sizes[c]));
+                              format::chunk_checksum(h.codec, version, src, chunks.sizes[c]));
   });
   h.archive_size = total;
   h.table_checksum = format::checksum(table, nc * format::kChunkEntryBytes);
@@ -94,7 +94,7 @@ void decode_chunks_cpu(const uint8_t* a, const format::HeaderFields& h, const st
   auto decode = [&](int64_t c, int threads) {
     const ChunkEntry& e = entries[c];
     int kind = 0;
-    if (!format::checksum_matches(format::chunk_checksum(h.version, a + e.offset, e.size), e.checksum)) kind = 1;
+    if (!format::checksum_matches(format::chunk_checksum(h.codec, h.version, a + e.offset, e.size), e.checksum)) kind = 1;
     else if (!codec.decode_chunk(h, first_chunk + c, a + e.offset, e.size, static_cast<uint8_t*>(out) + c * chunk_bytes,
                                  threads))
       kind = 2;

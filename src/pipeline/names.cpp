@@ -26,7 +26,10 @@ struct BoundModeName {
   const char* name;
   const char* long_name;  // hdf5plugin's spelling (absolute=, relative=)
 };
-constexpr BoundModeName kBoundModes[] = {{BoundMode::abs, "abs", "absolute"}, {BoundMode::rel, "rel", "relative"}};
+constexpr BoundModeName kBoundModes[] = {{BoundMode::abs, "abs", "absolute"},
+                                         {BoundMode::rel, "rel", "relative"},
+                                         {BoundMode::abs_and_rel, "abs_and_rel", "absolute_and_relative"},
+                                         {BoundMode::abs_or_rel, "abs_or_rel", "absolute_or_relative"}};
 }  // namespace
 
 const char* codec_name(Codec c) {

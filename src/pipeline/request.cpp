@@ -19,6 +19,9 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   if (!(opt.bound >= 0) || !std::isfinite(opt.bound))
     fail(ErrorCode::invalid_argument, "error bound must be a finite number >= 0");
   if (!quant::mode_known(opt.mode)) fail(ErrorCode::invalid_argument, "unknown bound mode " + std::to_string(int(opt.mode)));
+  const bool combined = quant::mode_combined(opt.mode);
+  if (combined && (!(opt.abs_bound >= 0) || !std::isfinite(opt.abs_bound)))
+    fail(ErrorCode::invalid_argument, "absolute bound must be a finite number >= 0");
   const codecs::CodecOps& codec = codecs::get(opt.codec);
   if (opt.fill && !std::isfinite(*opt.fill)) fail(ErrorCode::invalid_argument, "fill value must be finite");
   if (!fill_exact)
@@ -37,6 +40,7 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   }
   h.n_values = n;
   h.bound = opt.bound;
+  h.eb_abs = combined ? opt.abs_bound : 0.0;  // a combined mode's absolute part, until settled (quant::bound_of)
   h.fill = opt.fill ? *opt.fill : 0.0;
   h.codec_params = codec.codec_params;
   codec.plan(h, opt);

@@ -82,11 +82,11 @@ std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain) {
   std::vector<uint8_t> out(plain.begin(), plain.begin() + info.data_offset);
   for (size_t c = 0; c < n; ++c) {
     format::write_chunk_entry(&out[format::kHeaderBytes + 16 * c], out.size(), uint32_t(stored[c].size()),
-                              format::chunk_checksum(format::archive_version(info.codec, true), stored[c].data(),
+                              format::chunk_checksum(info.codec, format::archive_version(info.codec, true, info.mode), stored[c].data(),
                                                      stored[c].size()));
     out.insert(out.end(), stored[c].begin(), stored[c].end());
   }
-  reseal(out, format::archive_version(info.codec, true), true, n);
+  reseal(out, format::archive_version(info.codec, true, info.mode), true, n);
   return out;
 }
 
@@ -169,7 +169,7 @@ StagePieces second_stage_pieces(const uint8_t* a, const ArchiveInfo& info) {
   for (size_t c = 0; c < n; ++c) {
     const ChunkEntry& e = info.chunks[c];
     const uint8_t* s = a + e.offset;
-    if (!format::checksum_matches(format::chunk_checksum(info.version, s, e.size), e.checksum))
+    if (!format::checksum_matches(format::chunk_checksum(info.codec, info.version, s, e.size), e.checksum))
       fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(c) + ": checksum mismatch");
     const StageHead sh = read_stage_head(s, e.size, info, c);
     p.plain_size[c] = sh.plain;
@@ -249,9 +249,9 @@ std::vector<uint8_t> remove_second_stage(const uint8_t* a, size_t size, const Ar
   unstage(a, info, p, 0, n, backend, batch_bytes, out.data() + info.data_offset, scratch);
   for (size_t c = 0; c < n; ++c)
     format::write_chunk_entry(&out[format::kHeaderBytes + 16 * c], place[c], uint32_t(p.plain_size[c]),
-                              format::chunk_checksum(format::archive_version(info.codec, false), &out[place[c]],
+                              format::chunk_checksum(info.codec, format::archive_version(info.codec, false, info.mode), &out[place[c]],
                                                      p.plain_size[c]));
-  reseal(out, format::archive_version(info.codec, false), false, n);
+  reseal(out, format::archive_version(info.codec, false, info.mode), false, n);
   return out;
 }
 
@@ -259,7 +259,7 @@ void decompress_staged_cpu(const uint8_t* a, const ArchiveInfo& info, void* out,
   const StagePieces p = second_stage_pieces(a, info);
   const size_t n = info.chunks.size();
   format::HeaderFields h = header_of(info);
-  h.version = format::archive_version(info.codec, false);
+  h.version = format::archive_version(info.codec, false, info.mode);
   h.flags &= uint8_t(~format::kFlagSecondStage);
   const uint64_t chunk_bytes = uint64_t(h.chunk_values) * dtype_size(h.dtype);
   std::vector<uint8_t> plain, scratch;
@@ -272,7 +272,7 @@ void decompress_staged_cpu(const uint8_t* a, const ArchiveInfo& info, void* out,
     if (c1 == n) std::vector<uint8_t>().swap(scratch);  // not needed again: freed before the values are decoded
     entries.resize(c1 - c0);
     for (uint64_t c = c0, at = 0; c < c1; at += p.plain_size[c++])
-      entries[c - c0] = {at, uint32_t(p.plain_size[c]), format::chunk_checksum(h.version, &plain[at], p.plain_size[c])};
+      entries[c - c0] = {at, uint32_t(p.plain_size[c]), format::chunk_checksum(h.codec, h.version, &plain[at], p.plain_size[c])};
     decode_chunks_cpu(plain.data(), h, entries, c0, static_cast<uint8_t*>(out) + c0 * chunk_bytes);
   }
 }

@@ -163,7 +163,7 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
         if (opt.second_stage) {
           const auto& s = staged[c];
           format::write_chunk_entry(e, at, uint32_t(s.size()),
-                                    format::chunk_checksum(format::archive_version(h.codec, true), s.data(), s.size()));
+                                    format::chunk_checksum(h.codec, format::archive_version(h.codec, true, h.mode), s.data(), s.size()));
           at += s.size();
         } else {
           format::write_chunk_entry(e, base + (t.offset(c) - sdata), t.size(c), t.sum(c));

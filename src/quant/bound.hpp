@@ -13,7 +13,12 @@ namespace hpcz::quant {
 
 // The modes this build codes (the request's check and the archive's: an unknown one is refused, never
 // taken for another).
-HPCZ_HD bool mode_known(BoundMode mode) { return mode == BoundMode::abs || mode == BoundMode::rel; }
+HPCZ_HD bool mode_known(BoundMode mode) {
+  return mode == BoundMode::abs || mode == BoundMode::rel || mode == BoundMode::abs_and_rel ||
+         mode == BoundMode::abs_or_rel;
+}
+// The modes with an absolute part beside the rel factor (Options::abs_bound).
+HPCZ_HD bool mode_combined(BoundMode mode) { return mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel; }
 
 // The value transform a mode codes through: the codecs bound the transformed values by eb_abs and the
 // decoder inverts it. Not stored: it follows from the mode (transform_of). Identity, for every mode
@@ -21,8 +26,9 @@ HPCZ_HD bool mode_known(BoundMode mode) { return mode == BoundMode::abs || mode 
 enum class Transform : uint8_t { identity = 0 };
 HPCZ_HD Transform transform_of(BoundMode) { return Transform::identity; }
 
-// A compression's bound. Asked: the mode and bound of the request, the values' type (the step is one
-// of its values), the fill value (outside the range set, coded exactly) and the transform. Settled
+// A compression's bound. Asked: the mode and bound of the request (with the absolute part of a
+// combined mode), the values' type (the step is one of its values), the fill value (outside the range
+// set, coded exactly) and the transform. Settled
 // (settle): the range of the finite, non-fill values, the absolute bound that the mode asks for
 // there, and the quantization step. Plain members: a kernel parameter.
 struct Bound {
@@ -32,6 +38,7 @@ struct Bound {
   bool has_fill;
   bool range_valid;
   double bound;
+  double abs_part;  // abs_and_rel, abs_or_rel: the absolute bound asked for beside the rel factor
   double fill;
   double range_min, range_max;
   double eb_abs;
@@ -69,15 +76,14 @@ HPCZ_HD double toward_zero(uint64_t hi, uint64_t lo, int e) {
   return biased >= 2047 ? from_bits<double>(0x7fefffffffffffffull) : from_bits<double>((uint64_t(biased - 1) << 52) + m);
 }
 
-// eb actually used: abs as given; rel times (max - min) of the finite, non-fill values (0 if none),
+// The rel part of a bound: rel times (max - min) of the finite, non-fill values (0 if none),
 // rounded toward zero so that it is never above the bound asked for. max - min is r + err exactly
 // (TwoSum); where err < 0 the double below r is used: the range rounded down. The product of the two
 // doubles is then formed exactly in integers and truncated. (Rounding to nearest gave up to half an ulp
 // more than bound * range, a whole one among the subnormals.) Where max - min overflows (f64 values of
 // both signs near DBL_MAX), the halves are used and the exponent put back: halving is exact there.
-HPCZ_HD double absolute_bound(BoundMode mode, double bound, bool range_valid, double mn, double mx) {
+HPCZ_HD double rel_bound(double bound, bool range_valid, double mn, double mx) {
   constexpr double kMax = 1.7976931348623157e308;
-  if (mode == BoundMode::abs) return bound;
   if (!range_valid || !(bound > 0)) return 0.0;
   int scale = 0;
   double a = mx, b = -mn, r = a + b;
@@ -96,6 +102,15 @@ HPCZ_HD double absolute_bound(BoundMode mode, double bound, bool range_valid, do
   mul_64x64(mb, mr, hi, lo);
   return toward_zero(hi, lo, eb + er + scale);
 }
+// Combined modes, as SZ3 defines them: within both bounds (the smaller) or within either (the larger).
+// Without a range the rel part is 0 (rel_bound), so abs_or_rel keeps its absolute part.
+HPCZ_HD double absolute_bound(BoundMode mode, double bound, double abs_part, bool range_valid, double mn, double mx) {
+  if (mode == BoundMode::abs) return bound;
+  const double rel = rel_bound(bound, range_valid, mn, mx);
+  if (mode == BoundMode::abs_and_rel) return abs_part < rel ? abs_part : rel;
+  if (mode == BoundMode::abs_or_rel) return abs_part > rel ? abs_part : rel;
+  return rel;
+}
 
 // An abs bound above 0 takes its step's margin from the sample, not the range (range.hpp: kStepSamples),
 // so the fast encoder may code before the range is known.
@@ -108,7 +123,7 @@ HPCZ_HD double settle_range(Bound& b, uint64_t key_min, uint64_t key_max, double
   b.range_valid = key_min <= key_max;
   b.range_min = b.range_valid ? range_value(key_min) : 0.0;
   b.range_max = b.range_valid ? range_value(key_max) : 0.0;
-  b.eb_abs = absolute_bound(b.mode, b.bound, b.range_valid, b.range_min, b.range_max);
+  b.eb_abs = absolute_bound(b.mode, b.bound, b.abs_part, b.range_valid, b.range_min, b.range_max);
   return step_from_sample(b.mode, b.bound) ? sample_maxabs : range_maxabs(b.range_valid, b.range_min, b.range_max);
 }
 // settle_as<T>: where the values' type T is known (b.dtype is T's), as in the encoders.
@@ -127,7 +142,9 @@ HPCZ_HD Bound settle(Bound b, uint64_t key_min, uint64_t key_max, double sample_
 }
 
 // The header's bound: what a request asked for (a header template) or an archive stores (its eb_abs and
-// step are what its decoder reconstructs with).
+// step are what its decoder reconstructs with). A template carries a combined mode's absolute part in
+// eb_abs until settled; settling an archive's bound again gives its eb_abs back (min and max are
+// idempotent), so either may be read here.
 HPCZ_HD Bound bound_of(const format::HeaderFields& h) {
   Bound b;
   b.mode = h.mode;
@@ -136,6 +153,7 @@ HPCZ_HD Bound bound_of(const format::HeaderFields& h) {
   b.has_fill = h.flags & format::kFlagFill;
   b.range_valid = h.flags & format::kFlagRangeValid;
   b.bound = h.bound;
+  b.abs_part = h.eb_abs;
   b.fill = h.fill;
   b.range_min = h.range_min;
   b.range_max = h.range_max;

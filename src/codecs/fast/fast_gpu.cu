@@ -245,7 +245,7 @@ void decompress_device_t(const format::HeaderFields& h, const uint8_t* d_a, T* d
   // Pass 1: every chunk, a small stage; pass 2: the chunks that did not fit, full stage, fixed grid.
   // The first pass's blocks per SM: FastPolicy's decode_min_blocks.
   // The chunk checksum by the archive's version (format::chunk_sum32).
-  const bool sum32 = format::chunk_sum32(h.version);
+  const bool sum32 = format::chunk_sum32(h.codec, h.version);
   constexpr int kDecodeBlocks = FastPolicy<T>::decode_min_blocks;
   auto k1 = sum32 ? cuda::decode_kernel<T, true, kDecodeBlocks> : cuda::decode_kernel<T, false, kDecodeBlocks>;
   constexpr uint32_t smem1 = cuda::kSmallStage;
@@ -285,7 +285,7 @@ DecodeBatchLayout decode_batch_layout(size_t n, uint64_t chunks) {
 std::vector<std::vector<size_t>> decode_sets(const codecs::DeviceDecodeItem* items, size_t n) {
   std::vector<std::vector<size_t>> sets(2 * detail::kDTypeCount);
   for (size_t i = 0; i < n; ++i)
-    sets[2 * detail::dtype_index(items[i].h.dtype) + (format::chunk_sum32(items[i].h.version) ? 1 : 0)].push_back(i);
+    sets[2 * detail::dtype_index(items[i].h.dtype) + (format::chunk_sum32(items[i].h.codec, items[i].h.version) ? 1 : 0)].push_back(i);
   return sets;
 }
 
