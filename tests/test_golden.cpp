@@ -21,6 +21,7 @@ struct Golden {
   uint16_t version;
   bool current;       // today's encoder writes these bytes (else: an older version, decoded only)
   bool above295 = false;  // input: max(ts - 295 K, 0), zero over 70% of the field (a sparse field)
+  double abs_bound = 0;   // abs_and_rel, abs_or_rel: the absolute part (bound: the rel factor)
 };
 using hpcz::BoundMode;
 using hpcz::Codec;
@@ -58,7 +59,14 @@ const Golden kGolden[] = {
     {"ncar_ts_20x64x128_rel1e-2_stage2_v5_rz.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::fast, true, 5, true},
     {"ncar_ts_20x64x128_ratio_rel1e-3_v1_rz.hpcz", DType::f32, BoundMode::rel, 1e-3, Codec::ratio, false, 1, true},
     {"ncar_ts_20x64x128_ratio_rel1e-2_stage2_v2_rz.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::ratio, true, 2, true},
-    {"ncar_ts_20x64x128_interp_rel1e-2_v1_rz.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::interp, false, 1, true}};
+    {"ncar_ts_20x64x128_interp_rel1e-2_v1_rz.hpcz", DType::f32, BoundMode::rel, 1e-2, Codec::interp, false, 1, true},
+    // Version 6: the combined bound modes, each part deciding once.
+    {"ncar_ts_20x64x128_abs_and_rel_5e-2_1e-3_v6.hpcz", DType::f32, BoundMode::abs_and_rel, 1e-3, Codec::fast, false, 6,
+     true, false, 5e-2},
+    {"ncar_ts_20x64x128_ratio_abs_or_rel_1e-2_1e-3_stage2_v6.hpcz", DType::f32, BoundMode::abs_or_rel, 1e-3,
+     Codec::ratio, true, 6, true, false, 1e-2},
+    {"ncar_ts_20x64x128_interp_f64_abs_and_rel_1_1e-2_v6.hpcz", DType::f64, BoundMode::abs_and_rel, 1e-2,
+     Codec::interp, false, 6, true, false, 1.0}};
 
 // The number of sparse chunks (first byte 0xff) in a fast archive.
 int sparse_chunks(const std::vector<uint8_t>& a) {
@@ -105,6 +113,7 @@ hpcz::Options golden_options(const Row& g) {
   o.codec = g.codec;
   o.second_stage = g.second_stage;
   o.backend = hpcz::Backend::cpu;
+  if constexpr (std::is_same_v<Row, Golden>) o.abs_bound = g.abs_bound;
   return o;
 }
 
@@ -145,6 +154,13 @@ TEST(golden_archives) {
     if (g.current) CHECK_MSG(now == golden, g.file << ": the encoder no longer writes the golden bytes");
     if (g.current && g.mode == BoundMode::rel)  // never above bound * range (long double: see common.hpp)
       CHECK(eb_within_request(info.eb_abs, (long double)g.bound * ((long double)info.range_max - info.range_min)));
+    if (g.current && (g.mode == BoundMode::abs_and_rel || g.mode == BoundMode::abs_or_rel)) {
+      const long double asked = g.dtype == DType::f32
+                                    ? requested_bound(reinterpret_cast<const float*>(input.data()), input.size() / 4, o)
+                                    : requested_bound(reinterpret_cast<const double*>(input.data()), input.size() / 8, o);
+      CHECK_MSG(eb_within_request(info.eb_abs, asked), g.file << ": eb_abs above the request");
+      CHECK_MSG(info.mode == g.mode && info.bound == g.bound, g.file << ": mode or bound");
+    }
     if (g.codec == Codec::fast && g.version >= 3 && !g.second_stage && g.mode == BoundMode::rel && g.bound == 1e-2)
       CHECK_MSG(sparse_chunks(golden) == 0 && has_two_level_block(golden), g.file << ": no two-level block");
     if (g.codec == Codec::fast && g.mode == BoundMode::abs && g.bound == 5.0)
