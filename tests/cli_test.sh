@@ -65,7 +65,14 @@ expect 0 "help" "$hpcz" --help
 # usage errors: 1
 expect 1 "no command" "$hpcz"
 expect 1 "unknown command" "$hpcz" frobnicate
-expect 1 "both bounds" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --abs 1
+# --abs and --rel together: both hold (abs_and_rel, format 6); --either: one of them; --either needs both.
+expect 0 "both bounds" "$hpcz" compress -i "$in" -o "$tmp/c1.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --abs 1 --device cpu
+"$hpcz" info --json "$tmp/c1.hpcz" | grep -q '"bound_mode": "abs_and_rel"' && "$hpcz" info "$tmp/c1.hpcz" | grep -q 'format version 6' \
+  && pass=$((pass + 1)) || { echo "FAIL: --abs --rel is not an abs_and_rel archive of version 6"; fails=$((fails + 1)); }
+expect 0 "both bounds, --either" "$hpcz" compress -i "$in" -o "$tmp/c2.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --abs 1 --either --mode ratio --device cpu
+"$hpcz" info --json "$tmp/c2.hpcz" | grep -q '"bound_mode": "abs_or_rel"' && "$hpcz" info --json "$tmp/c2.hpcz" | grep -q '"eb_abs": 1[,}]' \
+  && pass=$((pass + 1)) || { echo "FAIL: --either is not an abs_or_rel archive at eb_abs 1"; fails=$((fails + 1)); }
+expect 1 "--either with one bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --either
 expect 1 "no bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128
 expect 1 "bad dims" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64xx128 --rel 1e-3
 expect 1 "rank 5" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 1x1x100x64x128 --rel 1e-3
