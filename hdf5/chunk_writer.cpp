@@ -36,13 +36,14 @@ ChunkCoding chunk_coding(hid_t dset) {
   if (H5Pget_layout(dcpl.id) != H5D_CHUNKED) fail(ErrorCode::invalid_argument, "hpcz::hdf5: the dataset is not chunked");
   if (H5Pget_nfilters(dcpl.id) != 1)
     fail(ErrorCode::invalid_argument, "hpcz::hdf5: the dataset's filters are not hpcz alone: write it through H5Dwrite");
-  unsigned flags = 0, values[h5z::kUserValues + h5z::kLocalValues + 32];
+  unsigned flags = 0, values[h5z::kMaxValues];
   size_t n = sizeof values / sizeof values[0];
   if (H5Pget_filter_by_id2(dcpl.id, kFilterId, &flags, &n, values, 0, nullptr, nullptr) < 0)
     fail(ErrorCode::invalid_argument, "hpcz::hdf5: the dataset does not use the hpcz filter");
   h5z::FilterParams p;
-  if (n >= h5z::kUserValues + h5z::kLocalValues)
-    if (const char* why = h5z::invalid_words(n, values, h5z::dtype_bytes_of(values[h5z::kUserValues])))
+  const size_t user = n >= 1 ? h5z::user_values(values[0]) : h5z::kUserValues;  // set_local's words follow
+  if (n >= user + h5z::kLocalValues)
+    if (const char* why = h5z::invalid_words(n, values, h5z::dtype_bytes_of(values[user])))
       fail(ErrorCode::invalid_argument, std::string("hpcz::hdf5: ") + (why + 6));  // without "hpcz: "
   if (!h5z::parse_params(n, values, p))
     fail(ErrorCode::unsupported, "hpcz::hdf5: hpcz filter parameters of an unknown version");
@@ -52,7 +53,7 @@ ChunkCoding chunk_coding(hid_t dset) {
   c.dims = p.dims;
   c.n_values = p.n_values;
   c.padding = p.padding;
-  c.chunk.resize(values[h5z::kUserValues + 1]);
+  c.chunk.resize(values[user + 1]);
   if (H5Pget_chunk(dcpl.id, int(c.chunk.size()), c.chunk.data()) != int(c.chunk.size()))
     fail(ErrorCode::invalid_argument, "hpcz::hdf5: the dataset's chunk dims do not match its filter parameters");
   uint64_t count = 1;
@@ -128,8 +129,9 @@ size_t DeviceChunkWriter::write(const hsize_t* offset, const void* d_chunk, void
   if (size == 0 || size > capacity_) fail(ErrorCode::internal, "hpcz::hdf5: the device reported an archive of bad size");
   check(cudaMemcpyAsync(h_archive_, d_archive_, size, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
   check(cudaStreamSynchronize(s), "cudaMemcpyAsync");
-  if (coding_.padding && coding_.options.mode == BoundMode::rel && h5z::padding_at_end(h_archive_, size, *coding_.padding)) {
-    // The filter's rel padding rule: the few chunks it codes again, from a host copy.
+  if (coding_.padding && h5z::range_relative(coding_.options.mode) &&
+      h5z::padding_at_end(h_archive_, size, *coding_.padding)) {
+    // The filter's padding rule (rel, abs_and_rel, abs_or_rel): the few chunks it codes again, from a host copy.
     std::vector<uint8_t> host(coding_.n_values * dtype_size(coding_.dtype));
     check(cudaMemcpy(host.data(), d_chunk, host.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
     Options o = coding_.options;

@@ -16,11 +16,26 @@
 namespace hpcz::h5z {
 
 constexpr unsigned kFilterId = 32767 + 1753;  // 34520, in the range HDF5 leaves unregistered
-constexpr unsigned kParamsVersion = 1;
-constexpr size_t kUserValues = 8;   // version, mode, bound kind, bound (2 words), flags, fill (2 words)
+constexpr unsigned kParamsVersion = 1;    // what the abs and rel bound kinds are written with
+constexpr unsigned kParamsVersion2 = 2;   // the absolute bound appended: needed by abs_and_rel, abs_or_rel
+constexpr size_t kUserValues = 8;    // version 1: version, mode, bound kind, bound (2 words), flags, fill (2 words)
+constexpr size_t kUserValuesV2 = 10;  // version 2: version 1's, then the absolute bound (2 words)
 constexpr size_t kLocalValues = 2;  // set_local adds: dtype, rank; then the chunk's dims; then, for a
-                                    // rel bound, 1 and the padding value (2 words), where it is finite
+                                    // bound relative to the range (rel, abs_and_rel, abs_or_rel), 1 and
+                                    // the padding value (2 words), where it is finite
+constexpr size_t kMaxValues = kUserValuesV2 + kLocalValues + 32 + 3;  // rank 32 (HDF5's most) and the padding
 constexpr unsigned kFlagFill = 1, kFlagLossless = 2;
+
+// The user's words of a parameters version (where set_local's words begin): version 1's layout for
+// any version but 2 (an unknown one is refused where it matters, invalid_words).
+inline size_t user_values(unsigned version) { return version == kParamsVersion2 ? kUserValuesV2 : kUserValues; }
+
+// The bound kinds whose bound depends on the range of the values: a chunk's padding in that range could
+// loosen them (leave_out_padding).
+inline bool range_relative(BoundMode m) {
+  return m == BoundMode::rel || m == BoundMode::abs_and_rel || m == BoundMode::abs_or_rel;
+}
+inline bool combined(BoundMode m) { return m == BoundMode::abs_and_rel || m == BoundMode::abs_or_rel; }
 
 inline double double_of(unsigned lo, unsigned hi) {
   const uint64_t u = uint64_t(lo) | (uint64_t(hi) << 32);
@@ -44,7 +59,7 @@ struct FilterParams {
   DType dtype = DType::f32;
   std::vector<uint64_t> dims;  // coded_dims of the chunk
   uint64_t n_values = 0;
-  std::optional<double> padding;  // what HDF5 pads the chunks with, for a rel bound
+  std::optional<double> padding;  // what HDF5 pads the chunks with, for a bound relative to the range
 };
 
 // The bytes of a value of set_local's dtype word (the DType's number); 0 for an unknown one.
@@ -61,13 +76,15 @@ std::string numbered(const std::vector<std::string>& names, std::optional<Enum> 
   return names_list(v, "");
 }
 
-// Why the user's words (v[0..n), the first kUserValues of them read) are not valid for a dataset of
-// `value_bytes`-byte floats, or nullptr if they are. Only words that were given are checked: set_local
-// fills the rest from the defaults. Every check is one whose failure would otherwise surface only when
-// a chunk is coded, too late (h5py adds the filter as optional: HDF5 would store the chunk raw).
+// Why the user's words (v[0..n), the first user_values(v[0]) of them read) are not valid for a dataset
+// of `value_bytes`-byte floats, or nullptr if they are. Only words that were given are checked: set_local
+// fills the rest from the defaults, but the combined bound kinds need their absolute bound given. Every
+// check is one whose failure would otherwise surface only when a chunk is coded, too late (h5py adds
+// the filter as optional: HDF5 would store the chunk raw).
 inline const char* invalid_words(size_t n, const unsigned* v, size_t value_bytes) {
-  if (n > kUserValues) n = kUserValues;
-  if (n >= 1 && v[0] != kParamsVersion) return "hpcz: filter parameters of an unknown version (word 0 must be 1)";
+  if (n >= 1 && v[0] != kParamsVersion && v[0] != kParamsVersion2)
+    return "hpcz: filter parameters of an unknown version (word 0 must be 1 or 2)";
+  if (n >= 1 && n > user_values(v[0])) n = user_values(v[0]);
   if (n >= 2 && !codec_of_id(v[1])) {
     static const std::string why = "hpcz: unknown mode (word 1 must be " + numbered(codec_names(), parse_codec) + ")";
     return why.c_str();
@@ -94,27 +111,41 @@ inline const char* invalid_words(size_t n, const unsigned* v, size_t value_bytes
     });
     if (why) return why;
   }
+  if (n == kUserValuesV2 - 1) return "hpcz: the absolute bound is given by half (words 8 and 9 are one double)";
+  if (n >= kUserValuesV2) {
+    const double abs_bound = double_of(v[8], v[9]);
+    if (!(abs_bound >= 0) || abs_bound - abs_bound != 0) return "hpcz: the absolute bound must be a finite number >= 0";
+  }
+  if (n >= 3 && combined(*bound_mode_of_id(v[2]))) {
+    if (v[0] != kParamsVersion2)
+      return "hpcz: the bound kinds abs_and_rel and abs_or_rel need parameters version 2 (word 0), their absolute "
+             "bound in words 8 and 9";
+    if (n < kUserValuesV2) return "hpcz: the bound kinds abs_and_rel and abs_or_rel need their absolute bound (words 8 and 9)";
+  }
   return nullptr;
 }
 
 // Parses a complete parameter list (the user's words and set_local's); false if it is not a valid one.
 inline bool parse_params(size_t n, const unsigned* v, FilterParams& p) {
-  if (n < kUserValues + kLocalValues || v[0] != kParamsVersion) return false;
-  const unsigned rank = v[kUserValues + 1];
-  if (rank < 1 || n < kUserValues + kLocalValues + rank) return false;
-  const auto dtype = dtype_of_id(v[kUserValues]);
-  if (!dtype || invalid_words(kUserValues, v, dtype_size(*dtype))) return false;
+  if (n < 1 || (v[0] != kParamsVersion && v[0] != kParamsVersion2)) return false;
+  const size_t user = user_values(v[0]);
+  if (n < user + kLocalValues) return false;
+  const unsigned rank = v[user + 1];
+  if (rank < 1 || n < user + kLocalValues + rank) return false;
+  const auto dtype = dtype_of_id(v[user]);
+  if (!dtype || invalid_words(user, v, dtype_size(*dtype))) return false;
   p.options = Options{};
   p.options.codec = *codec_of_id(v[1]);  // invalid_words refused an unknown one
   p.options.mode = *bound_mode_of_id(v[2]);
   p.options.bound = double_of(v[3], v[4]);
+  if (user >= kUserValuesV2) p.options.abs_bound = double_of(v[8], v[9]);
   if (v[5] & kFlagFill) p.options.fill = double_of(v[6], v[7]);
   p.options.second_stage = v[5] & kFlagLossless;
   p.dtype = *dtype;
-  p.dims = coded_dims(v + kUserValues + kLocalValues, rank);
+  p.dims = coded_dims(v + user + kLocalValues, rank);
   p.n_values = 1;
   for (uint64_t d : p.dims) p.n_values *= d;
-  const size_t at = kUserValues + kLocalValues + rank;
+  const size_t at = user + kLocalValues + rank;
   if (n >= at + 3 && v[at] == 1) p.padding = double_of(v[at + 1], v[at + 2]);
   return true;
 }
@@ -153,9 +184,10 @@ inline double rel_to_abs(double rel, double lo, double hi) {
 // would widen it, and the chunk is coded with abs = rel x the range of its other values (padding, and
 // values equal to it, are then within that bound: never looser than rel x the range written). Elsewhere
 // leaving it out changes nothing: the rel bound as it is. (The filter calls it only where the rel
-// archive's header says pad is an end of the range.)
+// archive's header says pad is an end of the range.) abs_and_rel and abs_or_rel the same way: abs =
+// the smaller (and) or the larger (or) of their absolute bound and that rel part, as the library settles them.
 inline void leave_out_padding(const void* chunk, DType dtype, uint64_t n, double pad, Options& o) {
-  if (o.mode != BoundMode::rel) return;
+  if (!range_relative(o.mode)) return;
   double lo, hi;
   auto range = [&](const double* skip) {
     return detail::dispatch_dtype(dtype, [&](auto tr) {
@@ -163,8 +195,11 @@ inline void leave_out_padding(const void* chunk, DType dtype, uint64_t n, double
     });
   };
   if (!range(nullptr) || (lo != pad && hi != pad)) return;
-  const double bound = range(&pad) ? rel_to_abs(o.bound, lo, hi) : 0.0;
-  o.mode = BoundMode::abs, o.bound = bound;
+  const double rel = range(&pad) ? rel_to_abs(o.bound, lo, hi) : 0.0;
+  double bound = rel;
+  if (o.mode == BoundMode::abs_and_rel) bound = o.abs_bound < rel ? o.abs_bound : rel;
+  if (o.mode == BoundMode::abs_or_rel) bound = o.abs_bound > rel ? o.abs_bound : rel;
+  o.mode = BoundMode::abs, o.bound = bound, o.abs_bound = 0;
 }
 
 // Whether pad is an end of the range an archive's header records (the encoder's own: no pass of ours).
@@ -173,12 +208,12 @@ inline bool padding_at_end(const uint8_t* archive, size_t size, double pad) {
   return info.range_valid && (info.range_min == pad || info.range_max == pad);
 }
 
-// The filter's rule, once: `archive` (size bytes) is the chunk coded with o. Where o is a rel bound and
-// pad an end of the chunk's range, o becomes the abs bound that leaves the padding out, and true says to
-// code the chunk again with it.
+// The filter's rule, once: `archive` (size bytes) is the chunk coded with o. Where o is a bound relative
+// to the range (range_relative) and pad an end of the chunk's range, o becomes the abs bound that leaves
+// the padding out, and true says to code the chunk again with it.
 inline bool padding_recode(const uint8_t* archive, size_t size, const void* chunk, DType dtype, uint64_t n, double pad,
                            Options& o) {
-  if (o.mode != BoundMode::rel || !padding_at_end(archive, size, pad)) return false;
+  if (!range_relative(o.mode) || !padding_at_end(archive, size, pad)) return false;
   leave_out_padding(chunk, dtype, n, pad, o);
   return true;
 }

@@ -173,13 +173,12 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t) {
     std::fprintf(stderr, "hpcz: the HDF5 filter found no HDF5 library to ask about the dataset (in h5py: import hpcz.hdf5)\n");
     return -1;
   }
-  unsigned flags = 0, values[kUserValues + kLocalValues + 32] = {kParamsVersion, 1, 2, 0, 0, 0, 0, 0};
+  unsigned flags = 0, values[kMaxValues] = {kParamsVersion, 1, 2, 0, 0, 0, 0, 0};
   const double rel_default = 1e-3;
   uint64_t u;
   std::memcpy(&u, &rel_default, sizeof u);
   values[3] = unsigned(u), values[4] = unsigned(u >> 32);
-  size_t n = kUserValues;
-  unsigned given[kUserValues + kLocalValues + 32];
+  unsigned given[kMaxValues];
   size_t n_given = sizeof given / sizeof given[0];
   if (api->get_filter(dcpl, kFilterId, &flags, &n_given, given, 0, nullptr, nullptr) < 0) return -1;
   char first[64] = "";
@@ -199,7 +198,9 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t) {
   if (const char* why = type_refusal(api, type, type_why, sizeof type_why)) return refuse(api, why);
   const size_t size = api->type_size(type);
   if (const char* why = invalid_words(n_given, given, size)) return refuse(api, why);
-  for (size_t i = 0; i < std::min(n_given, kUserValues); ++i) values[i] = given[i];
+  // The given version's words (version 2: the absolute bound too; 0 where not given, for abs and rel).
+  size_t n = n_given >= 1 ? user_values(given[0]) : kUserValues;
+  for (size_t i = 0; i < std::min(n_given, n); ++i) values[i] = given[i];
   hsize_t dims[32];
   const int rank = api->get_chunk(dcpl, 32, dims);
   if (rank < 1) return refuse(api, "hpcz: the dataset is not chunked");
@@ -211,9 +212,11 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t) {
   }
   // A rel bound is relative to the range of the values written: HDF5 pads edge chunks (and the parts of
   // a chunk never written) with the padding value, which counted in a chunk's range loosened rel=1e-3
-  // 2.6x for temperatures padded with 0. Stored after the dims for the encoder (filter_params.hpp).
+  // 2.6x for temperatures padded with 0. Stored after the dims for the encoder (filter_params.hpp); the
+  // same for abs_and_rel and abs_or_rel, whose rel part is relative to the range too.
   double pad;
-  if (values[2] == unsigned(hpcz::BoundMode::rel) && padding_of(api, dcpl, type, size, pad) && pad - pad == 0) {
+  const auto kind = hpcz::bound_mode_of_id(values[2]);  // invalid_words accepted it
+  if (kind && range_relative(*kind) && padding_of(api, dcpl, type, size, pad) && pad - pad == 0) {
     uint64_t w;
     std::memcpy(&w, &pad, sizeof w);
     values[n++] = 1, values[n++] = unsigned(w), values[n++] = unsigned(w >> 32);
@@ -231,12 +234,13 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
       // The chunk is exactly one archive, of the dataset's dtype and chunk size (set_local's words), whose
       // chunk table can hold the values it declares (inspect): checked before the output is sized from it.
       if (nbytes != info.archive_size) return 0;
-      if (cd_nelmts >= kUserValues + kLocalValues) {
-        const unsigned rank = cd_values[kUserValues + 1];
-        if (cd_nelmts < kUserValues + kLocalValues + rank) return 0;
+      const size_t user = cd_nelmts >= 1 ? user_values(cd_values[0]) : kUserValues;  // set_local's words follow
+      if (cd_nelmts >= user + kLocalValues) {
+        const unsigned rank = cd_values[user + 1];
+        if (cd_nelmts < user + kLocalValues + rank) return 0;
         uint64_t n = 1;
-        for (unsigned i = 0; i < rank; ++i) n *= cd_values[kUserValues + kLocalValues + i];
-        const auto want = hpcz::dtype_of_id(cd_values[kUserValues]);
+        for (unsigned i = 0; i < rank; ++i) n *= cd_values[user + kLocalValues + i];
+        const auto want = hpcz::dtype_of_id(cd_values[user]);
         if (info.n_values != n || !want || info.dtype != *want) return 0;
       }
       const size_t out_bytes = info.n_values * hpcz::dtype_size(info.dtype);
@@ -268,7 +272,8 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
     size_t size;
     try {
       size = hpcz::compress(*buf, dtype, dims, o, out, cap);
-      // A rel bound whose padding is an end of the chunk's range: coded again with the padding left out.
+      // A bound relative to the range (rel, abs_and_rel, abs_or_rel) whose padding is an end of the
+      // chunk's range: coded again with the padding left out.
       if (p.padding && padding_recode(static_cast<const uint8_t*>(out), size, *buf, dtype, n, *p.padding, o))
         size = hpcz::compress(*buf, dtype, dims, o, out, cap);
     } catch (...) {

@@ -82,25 +82,52 @@ def _aliases(abs, rel, absolute, relative):
     return abs, rel
 
 
-def _bound(abs, rel):
-    if (abs is None) == (rel is None):
-        raise InvalidArgumentError("give exactly one of abs= and rel=", 1)
-    return ("abs", float(abs)) if abs is not None else ("rel", float(rel))
+# bound_rule= for abs= and rel= given together: the library's bound mode (SZ3's ABS_AND_REL, ABS_OR_REL).
+_BOUND_RULES = {"and": "abs_and_rel", "or": "abs_or_rel"}
 
 
-def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto"):
+def _bound_rule(abs, rel, bound_rule):
+    """The bound mode of abs= and rel= (either may be None) and bound_rule= (None, "and" or "or"): "abs",
+    "rel", "abs_and_rel" (both given; bound_rule "and", the default) or "abs_or_rel" (bound_rule "or")."""
+    if bound_rule is not None:
+        if not isinstance(bound_rule, str) or bound_rule not in _BOUND_RULES:
+            raise InvalidArgumentError(f"bound_rule must be 'and' or 'or', not {bound_rule!r}", 1)
+        if abs is None or rel is None:
+            raise InvalidArgumentError(
+                f"bound_rule={bound_rule!r} says how abs= and rel= combine: give both (with one bound, leave it out)", 1)
+    if abs is None and rel is None:
+        raise InvalidArgumentError("give abs=, rel= or both (both: bound_rule='and', the default, or 'or')", 1)
+    if abs is not None and rel is not None:
+        return _BOUND_RULES[bound_rule or "and"]
+    return "abs" if abs is not None else "rel"
+
+
+def _bound(abs, rel, bound_rule=None):
+    """(kind, bound, abs_bound) for _hpcz: the mode's name, its bound (the rel factor of the combined
+    modes) and the combined modes' absolute bound (0 for abs and rel)."""
+    kind = _bound_rule(abs, rel, bound_rule)
+    if kind == "abs":
+        return kind, float(abs), 0.0
+    if kind == "rel":
+        return kind, float(rel), 0.0
+    return kind, float(rel), float(abs)
+
+
+def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto", bound_rule=None):
     """Compresses a C-contiguous float32/float64 array of 1-4 dimensions into an hpcz archive (bytes).
 
     An array on the GPU (cupy, torch, anything with __cuda_array_interface__) is compressed in place on
     its device and stream, and its archive stays there: a cupy uint8 array (bytes(a.get()) on the host).
 
     abs / rel: the error bound, absolute or relative to the range (max - min of the finite, non-fill
-    values); exactly one. mode: "fast" (throughput), "ratio" (Lorenzo + Huffman) or "interp" (the predictor per chunk,
-    Lorenzo or interpolation, and masks). lossless: a
+    values). Both: every value within both (bound_rule="and", the default: the smaller of abs and
+    rel x range; SZ3's ABS_AND_REL) or within either (bound_rule="or": the larger; ABS_OR_REL).
+    bound_rule is for two bounds only. mode: "fast" (throughput), "ratio" (Lorenzo + Huffman) or
+    "interp" (the predictor per chunk, Lorenzo or interpolation, and masks). lossless: a
     lossless stage after the codec (smaller archives, slower). fill: a value kept exactly and left out
     of the range (masked cells). device: "auto" (the GPU when there is one), "cpu" or "gpu".
     """
-    kind, bound = _bound(abs, rel)
+    kind, bound, abs_bound = _bound(abs, rel, bound_rule)
     _check_mode(mode)
     if device not in _DEVICES:
         raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
@@ -108,9 +135,9 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     if _device.is_device_array(array):
         if device == "cpu":
             raise InvalidArgumentError("device='cpu' for an array on the GPU: copy it to the host first", 1)
-        return _device.compress(array, mode, kind, bound, bool(lossless), fill)
+        return _device.compress(array, mode, kind, bound, bool(lossless), fill, abs_bound)
     values = _check_values(array)
-    return _hpcz.compress(values, mode, kind, bound, bool(lossless), fill, device)
+    return _hpcz.compress(values, mode, kind, bound, bool(lossless), fill, device, abs_bound)
 
 
 def _archive_bytes(data):
@@ -217,7 +244,7 @@ def _finish(results, statuses, errors):
 
 
 def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto",
-                   errors="raise"):
+                   errors="raise", bound_rule=None):
     """Compresses many arrays in one call: a list of archives, archive i the bytes hpcz.compress(arrays[i])
     writes. On the GPU the arrays move through buffers kept between calls, several at a time, with the
     copies overlapped with coding; on the CPU they are coded on every core. Arrays on the GPU (cupy,
@@ -225,8 +252,8 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
     there (cupy uint8 arrays that share one buffer).
 
     errors="raise" raises the first failed item's error once every item has been coded; "return"
-    puts each failed item's exception in its place in the list."""
-    kind, bound = _bound(abs, rel)
+    puts each failed item's exception in its place in the list. abs, rel, bound_rule: as in compress."""
+    kind, bound, abs_bound = _bound(abs, rel, bound_rule)
     _check_mode(mode)
     if device not in _DEVICES:
         raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
@@ -235,13 +262,13 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
     arrays = list(arrays)
     fill = None if fill is None else float(fill)
     if device != "cpu" and not lossless:
-        got = _device.compress_batch_cupy(arrays, mode, kind, bound, fill)
+        got = _device.compress_batch_cupy(arrays, mode, kind, bound, fill, abs_bound)
         if got is not None:
             return _finish(got[0], got[1], errors)
     if arrays and all(_device.is_device_array(a) for a in arrays):
         if device == "cpu":
             raise InvalidArgumentError("device='cpu' for arrays on the GPU: copy them to the host first", 1)
-        results, statuses = _device.compress_batch(arrays, mode, kind, bound, bool(lossless), fill)
+        results, statuses = _device.compress_batch(arrays, mode, kind, bound, bool(lossless), fill, abs_bound)
         return _finish(results, statuses, errors)
     if any(_device.is_device_array(a) for a in arrays):
         raise InvalidArgumentError("a batch is all host arrays or all device arrays", 1)
@@ -253,7 +280,7 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
         except Error as e:
             statuses[i] = (e.code, str(e))
     if values:
-        blobs, coded = _hpcz.compress_batch(values, mode, kind, bound, bool(lossless), fill, device)
+        blobs, coded = _hpcz.compress_batch(values, mode, kind, bound, bool(lossless), fill, device, abs_bound)
         for i, b, st in zip(todo, blobs, coded):
             results[i], statuses[i] = b, st
     return _finish(results, statuses, errors)

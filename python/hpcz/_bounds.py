@@ -1,5 +1,7 @@
 """A rel bound turned into the abs bound it means for a whole array, for front ends that code the array
-in chunks: each chunk's own range is never wider than the array's, but a chunk's padding can be."""
+in chunks: each chunk's own range is never wider than the array's, but a chunk's padding can be. The
+combined bounds (abs= and rel= together: bound_rule "and", the default, or "or") depend on the range
+through their rel part: they become the smaller (and) or the larger (or) of abs and that abs bound."""
 
 import math
 from fractions import Fraction
@@ -67,6 +69,24 @@ def abs_of_rel(rel, data, fill=None, skip=None):
     return 0.0 if r is None else _toward_zero(rel, *r)
 
 
+def combine(abs, rel_abs, bound_rule=None):
+    """The abs bound of abs= with a rel part that is worth rel_abs: rel_abs alone where abs is None (a
+    plain rel bound), else the smaller of the two (bound_rule "and" or None) or the larger ("or"), as
+    the library settles abs_and_rel and abs_or_rel."""
+    if abs is None:
+        return rel_abs
+    abs = float(abs)
+    return max(abs, rel_abs) if bound_rule == "or" else min(abs, rel_abs)
+
+
+def abs_of_bounds(abs, rel, data, fill=None, bound_rule=None):
+    """The abs bound that rel (and abs, combined by bound_rule) mean for all of `data`: abs_of_rel,
+    then combine. Never looser than asked: rel's part is rounded toward zero."""
+    if abs is not None and not (float(abs) >= 0 and math.isfinite(float(abs))):
+        raise InvalidArgumentError(f"the error bound must be a finite number >= 0, not {abs!r}", 1)
+    return combine(abs, abs_of_rel(rel, data, fill), bound_rule)
+
+
 def archive_range(blob):
     """The range an archive's header records (hpcz.info's "range": the finite, non-fill values the
     encoder saw), read from its first header bytes; a device archive's are copied to the host."""
@@ -77,12 +97,13 @@ def archive_range(blob):
     return _hpcz.info(head, False)["range"]
 
 
-def recode_padded(blobs, chunks, rel, fill, pad, code):
+def recode_padded(blobs, chunks, rel, fill, pad, code, abs=None, bound_rule=None):
     """Chunks padded with `pad` and coded with a rel bound (blobs, in place of chunks): those whose
     padding is an end of the range their archive's header records would have it widen their bound, and
     are coded again by code(those chunks, abs) with abs = rel x the range of their other values (toward
     zero; the padding, and values equal to it, then within it). The range is the encoder's own, so other
-    chunks cost no pass of their own. The HDF5 filter does the same (h5z_hpcz.cpp)."""
+    chunks cost no pass of their own. The HDF5 filter does the same (h5z_hpcz.cpp). With abs= too (the
+    chunks coded with abs and rel combined by bound_rule): abs = combine(abs, that rel part, bound_rule)."""
     if rel is None or pad is None or not math.isfinite(pad):
         return blobs
     from . import _device
@@ -95,7 +116,7 @@ def recode_padded(blobs, chunks, rel, fill, pad, code):
         r = archive_range(blob)
         if r is not None and p in r:
             host = chunk.get() if _device.is_device_array(chunk) else chunk
-            redo.setdefault(abs_of_rel(rel, host, fill, p), []).append(k)
+            redo.setdefault(combine(abs, abs_of_rel(rel, host, fill, p), bound_rule), []).append(k)
     blobs = list(blobs)
     for bound, ks in redo.items():
         for k, blob in zip(ks, code([chunks[k] for k in ks], bound)):

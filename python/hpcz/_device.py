@@ -109,7 +109,7 @@ def _stream(cupy, handle):
     return cupy.cuda.ExternalStream(handle)
 
 
-def compress(array, mode, kind, bound, lossless, fill):
+def compress(array, mode, kind, bound, lossless, fill, abs_bound=0.0):
     cupy = _cupy()
     v = _View(array, "values")
     if v.dtype not in (np.float32, np.float64) or not v.dtype.isnative:
@@ -128,13 +128,13 @@ def compress(array, mode, kind, bound, lossless, fill):
             if ptr % 16:  # the kernels load 16 bytes at a time: a view off that alignment is copied once
                 keep = cupy.ascontiguousarray(cupy.asarray(array)).copy()
                 ptr = keep.data.ptr
-            ws_size = _hpcz.compress_device_workspace(bits, dims, mode, kind, bound, fill)
+            ws_size = _hpcz.compress_device_workspace(bits, dims, mode, kind, bound, fill, abs_bound)
             cap = _hpcz.max_compressed_size(v.size, bits)
             out = cupy.empty(cap, dtype=cupy.uint8)
             ws = cupy.empty(max(ws_size, 1), dtype=cupy.uint8)
             size = cupy.empty(1, dtype=cupy.uint64)
             _hpcz.compress_device(ptr, bits, dims, mode, kind, bound, fill, out.data.ptr, cap, size.data.ptr,
-                                  ws.data.ptr, ws_size, stream.ptr)
+                                  ws.data.ptr, ws_size, stream.ptr, abs_bound)
             n = int(size.get(stream=stream)[0])  # waits for the stream
     return out[:n]
 
@@ -237,11 +237,11 @@ def _cupy_batch(items, call):
         return call(cupy, dev, lambda n: cupy.empty(n, dtype=cupy.uint8), cupy.cuda.get_current_stream().ptr)
 
 
-def compress_batch_cupy(arrays, mode, kind, bound, fill):
+def compress_batch_cupy(arrays, mode, kind, bound, fill, abs_bound=0.0):
     """compress_batch of plain cupy arrays of one device, read and placed in C++ (_hpcz.cupy_compress_batch):
     (archives, None), or None for the general path."""
     return _cupy_batch(arrays, lambda cupy, dev, alloc, stream: _hpcz.cupy_compress_batch(
-        arrays, cupy.ndarray, _F32, _F64, _U8, dev, mode, kind, bound, fill, alloc, stream))
+        arrays, cupy.ndarray, _F32, _F64, _U8, dev, mode, kind, bound, fill, alloc, stream, abs_bound))
 
 
 def decompress_batch_cupy(blobs, outs):
@@ -251,7 +251,7 @@ def decompress_batch_cupy(blobs, outs):
         blobs, outs, cupy.ndarray, _F32, _F64, _U8, dev, alloc, stream))
 
 
-def compress_batch(arrays, mode, kind, bound, lossless, fill):
+def compress_batch(arrays, mode, kind, bound, lossless, fill, abs_bound=0.0):
     """One call for the whole batch (one set of launches in the fast mode) on the first array's device
     and stream, one wait at the end. The archives are views of one device buffer."""
     cupy = _cupy()
@@ -285,7 +285,7 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill):
         _hpcz.use_device(dev)
         stream = _stream(cupy, views[0].stream_handle)
         with stream:
-            ws_size = _hpcz.compress_device_batch_workspace(bits, dims, mode, kind, bound, fill)
+            ws_size = _hpcz.compress_device_batch_workspace(bits, dims, mode, kind, bound, fill, abs_bound)
             out = cupy.empty(max(offset, 1), dtype=cupy.uint8)
             ws = cupy.empty(ws_size, dtype=cupy.uint8)
             sizes = cupy.zeros(len(plan), dtype=cupy.uint64)
@@ -298,7 +298,7 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill):
                 ptrs.append(ptr)
             _hpcz.compress_device_batch(ptrs, bits, dims, mode, kind, bound, fill,
                                         [out.data.ptr + p[4] for p in plan], [p[3] for p in plan], sizes.data.ptr,
-                                        ws.data.ptr, ws_size, stream.ptr)
+                                        ws.data.ptr, ws_size, stream.ptr, abs_bound)
             n = sizes.get(stream=stream).tolist()  # the one wait
     base = out.data
     for j, (i, v, bits, cap, at) in enumerate(plan):

@@ -10,6 +10,9 @@ the same stored bytes as the filter's at the batch calls' speed. Other programs 
 netCDF, h5py without this import) find it with HDF5_PLUGIN_PATH=hpcz.hdf5.PLUGIN_PATH. One HDF5 chunk is
 one hpcz archive; a rel bound is relative to each chunk's own range, the padding of edge chunks left
 out, so never looser than rel x the range of the values written; Hpcz(rel=..., data=a) makes it rel x a's range for every chunk. docs/FORMAT.md lists cd_values.
+abs and rel together (bound_rule "and", the default, or "or") are the bound kinds abs_and_rel and
+abs_or_rel, written as parameters version 2 (the absolute bound in words 8 and 9); their rel part leaves
+the padding out the same way.
 """
 
 import ctypes
@@ -20,14 +23,17 @@ from collections.abc import Mapping
 
 import h5py
 
-from . import _aliases, _check_mode, _hpcz
-from ._bounds import abs_of_rel
+from . import _aliases, _bound_rule, _check_mode, _hpcz
+from ._bounds import abs_of_bounds
 from ._errors import BackendUnavailableError, InvalidArgumentError
 
 FILTER_ID = 34520
 PLUGIN_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")
 _PLUGIN = os.path.join(PLUGIN_PATH, "libH5Zhpcz.so")
-_PARAMS_VERSION = 1
+_PARAMS_VERSION = 1  # the abs and rel bound kinds: 8 user words
+_PARAMS_VERSION_2 = 2  # abs_and_rel, abs_or_rel: the absolute bound appended (words 8, 9)
+_USER_WORDS = {_PARAMS_VERSION: 8, _PARAMS_VERSION_2: 10}
+_RULES = {"abs_and_rel": "and", "abs_or_rel": "or"}
 
 
 def _register():
@@ -67,42 +73,49 @@ class Hpcz(Mapping):
     """The keyword arguments of h5py's create_dataset for the hpcz filter (compression,
     compression_opts). Keywords, in the order of hpcz.compress and of the three codec classes
     (hpcz.numcodecs.Hpcz, hpcz.zarr.Hpcz, hpcz.hdf5.Hpcz), and by position in the same order: abs or rel:
-    the bound (exactly one; hdf5plugin's absolute= and relative= are the same); mode: "fast", "ratio" or
+    the bound (hdf5plugin's absolute= and relative= are the same), or both: within both
+    (bound_rule="and", the default) or within either (bound_rule="or"); mode: "fast", "ratio" or
     "interp"; lossless: the lossless stage; fill: a value kept exactly and left out of the range; data=
     (below).
 
     rel is relative to each chunk's range, the chunk's padding left out: where the value HDF5 pads edge
     chunks with (the dataset's fill value, 0 by default) is an end of a chunk's range, the filter codes
-    that chunk with abs = rel x the range of its other values. data=: the array to be written (numpy), with rel: the bound becomes abs = rel x the
-    range of data's finite values (those equal to fill left out), the same for every chunk, and data's
-    dtype is checked here."""
+    that chunk with abs = rel x the range of its other values (with abs= too: the smaller, or the larger,
+    of the two). data=: the array to be written (numpy), with rel: the bound becomes abs = rel x the
+    range of data's finite values (those equal to fill left out; with abs= too, the smaller or the larger
+    of the two, by bound_rule), the same for every chunk, and data's dtype is checked here."""
 
     filter_id = FILTER_ID
 
     def __init__(self, abs=None, rel=None, mode="fast", lossless=False, fill=None, *, absolute=None, relative=None,
-                 data=None):
+                 data=None, bound_rule=None):
         # The filter's set_local refuses the same (docs/FORMAT.md, "HDF5 filter"), with the same words;
         # checked here too so that the mistake is named where it is made.
         abs, rel = _aliases(abs, rel, absolute, relative)
-        if (abs is None) == (rel is None):
-            raise InvalidArgumentError("give exactly one of abs= and rel=", 1)
+        kind = _bound_rule(abs, rel, bound_rule)
         _check_mode(mode)
-        bound = float(abs if abs is not None else rel)
-        if not (bound >= 0 and math.isfinite(bound)):
-            raise InvalidArgumentError(f"the error bound must be a finite number >= 0, not {bound!r}", 1)
+        for b in (abs, rel):
+            if b is not None and not (float(b) >= 0 and math.isfinite(float(b))):
+                raise InvalidArgumentError(f"the error bound must be a finite number >= 0, not {float(b)!r}", 1)
         if fill is not None and not math.isfinite(float(fill)):
             raise InvalidArgumentError(f"the fill value must be finite, not {fill!r}", 1)
         if data is not None:
             if rel is None:
                 raise InvalidArgumentError("data= turns a rel bound into the array's abs bound: give rel=, not abs=", 1)
             _check_dtype(data)
-            abs, rel = abs_of_rel(rel, data, fill), None
-            bound = abs
+            abs, rel, kind = abs_of_bounds(abs, rel, data, fill, bound_rule), None, "abs"
         flags = (1 if fill is not None else 0) | (2 if lossless else 0)
-        # The words' numbers are the library's (its codec and bound mode numbers).
-        kind = _hpcz.bound_modes()["abs" if abs is not None else "rel"]
-        self.filter_options = tuple([_PARAMS_VERSION, _hpcz.codecs()[mode], kind]
-                                    + _words(bound) + [flags] + _words(fill if fill is not None else 0.0))
+        # The words' numbers are the library's (its codec and bound mode numbers). abs and rel alone:
+        # version 1's 8 words, as before; combined: version 2, the rel factor in words 3 and 4 and the
+        # absolute bound in words 8 and 9.
+        bound = float(abs if kind == "abs" else rel)
+        words = [_hpcz.codecs()[mode], _hpcz.bound_modes()[kind]] + _words(bound) + [flags] \
+            + _words(fill if fill is not None else 0.0)
+        if kind in _RULES:
+            words = [_PARAMS_VERSION_2] + words + _words(abs)
+        else:
+            words = [_PARAMS_VERSION] + words
+        self.filter_options = tuple(words)
         self._kwargs = {"compression": FILTER_ID, "compression_opts": self.filter_options}
 
     def __getitem__(self, key):
@@ -125,7 +138,7 @@ def _options(dset):
     except Exception:
         raise InvalidArgumentError(f"dataset {dset.name} does not use the hpcz filter", 1) from None
     values = list(values)
-    if len(values) < 8 or values[0] != _PARAMS_VERSION:
+    if not values or values[0] not in _USER_WORDS or len(values) < _USER_WORDS[values[0]]:
         raise InvalidArgumentError(f"dataset {dset.name}: hpcz filter parameters of an unknown version", 1)
     dbl = lambda lo, hi: struct.unpack("<d", struct.pack("<II", lo, hi))[0]
     bound = dbl(values[3], values[4])
@@ -135,14 +148,23 @@ def _options(dset):
         raise InvalidArgumentError(f"dataset {dset.name}: unknown hpcz mode {values[1]} (word 1)", 1)
     if values[2] not in kinds:
         raise InvalidArgumentError(f"dataset {dset.name}: unknown hpcz bound kind {values[2]} (word 2)", 1)
-    return {"mode": codecs[values[1]], kinds[values[2]]: bound,
+    kind = kinds[values[2]]
+    if kind in _RULES:  # the rel factor in words 3, 4; the absolute bound in words 8, 9 (version 2)
+        if values[0] != _PARAMS_VERSION_2:
+            raise InvalidArgumentError(f"dataset {dset.name}: hpcz bound kind {kind} without its absolute bound", 1)
+        bounds = {"abs": dbl(values[8], values[9]), "rel": bound, "bound_rule": _RULES[kind]}
+    else:
+        bounds = {kind: bound}
+    return {"mode": codecs[values[1]], **bounds,
             "lossless": bool(values[5] & 2), "fill": dbl(values[6], values[7]) if values[5] & 1 else None}
 
 
 def _stored_padding(dset):
-    """The padding value set_local stored after the chunk's dims for a rel bound (docs/FORMAT.md), or None."""
+    """The padding value set_local stored after the chunk's dims for a bound relative to the range (rel,
+    abs_and_rel, abs_or_rel; docs/FORMAT.md), or None."""
     values = list(dset.id.get_create_plist().get_filter_by_id(FILTER_ID)[1])
-    at = 10 + (values[9] if len(values) > 9 else 0)
+    user = _USER_WORDS.get(values[0] if values else _PARAMS_VERSION, 8)  # set_local's words follow the user's
+    at = user + 2 + (values[user + 1] if len(values) > user + 1 else 0)
     if len(values) >= at + 3 and values[at] == 1:
         return struct.unpack("<d", struct.pack("<II", values[at + 1], values[at + 2]))[0]
     return None
@@ -150,14 +172,15 @@ def _stored_padding(dset):
 
 def _coded_padded(opts, pad, chunks, code):
     """Archives of chunks coded with opts by code(chunks, **opts), as the filter codes them: a rel bound
-    leaves the padding out of a chunk's range where it is an end of it (the filter's rule, the same
-    bytes)."""
+    (alone or with abs) leaves the padding out of a chunk's range where it is an end of it (the filter's
+    rule, the same bytes)."""
     from ._bounds import recode_padded
 
     blobs = code(chunks, **opts)
-    base = {k: v for k, v in opts.items() if k not in ("abs", "rel")}
+    base = {k: v for k, v in opts.items() if k not in ("abs", "rel", "bound_rule")}
     return recode_padded(blobs, chunks, opts.get("rel"), opts.get("fill"), pad,
-                         lambda redo, bound: code(redo, abs=bound, **base))
+                         lambda redo, bound: code(redo, abs=bound, **base),
+                         abs=opts.get("abs"), bound_rule=opts.get("bound_rule"))
 
 
 def write_chunk(dset, offset, chunk):

@@ -7,6 +7,9 @@ merged (the same values in the same order); a 0-d chunk as one value.
 A rel bound is relative to each chunk's range, 0 left out: Zarr pads edge chunks with the array's
 fill_value, 0 by default (NaN is left out of the range anyway; another one needs fill= that value). Where
 0 is an end of a chunk's range, the chunk is coded with abs = rel x the range of its other values. Hpcz(rel=..., data=a): abs = rel x a's range.
+
+abs and rel together: both hold (bound_rule "and", the default) or either does ("or"); the rel part as
+above (with data=: abs = the smaller, or the larger, of abs and rel x a's range).
 """
 
 import numpy as np
@@ -14,7 +17,7 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like, ndarray_copy
 
 import hpcz
-from hpcz._bounds import abs_of_rel, recode_padded
+from hpcz._bounds import abs_of_bounds, recode_padded
 from hpcz._shapes import as_coded_shape, check_archive_fits
 
 
@@ -32,11 +35,13 @@ class Hpcz(Codec):
     """Error-bounded lossy compression of float32/float64 chunks.
 
     Keywords, in the order of hpcz.compress and of the three codec classes (hpcz.numcodecs.Hpcz,
-    hpcz.zarr.Hpcz, hpcz.hdf5.Hpcz): abs or rel: the error bound (exactly one; hdf5plugin's absolute=
-    and relative= are the same); mode: "fast", "ratio" or "interp"; lossless: a lossless stage after the
+    hpcz.zarr.Hpcz, hpcz.hdf5.Hpcz): abs or rel: the error bound (hdf5plugin's absolute= and relative=
+    are the same), or both: within both (bound_rule="and", the default) or within either
+    (bound_rule="or"); mode: "fast", "ratio" or "interp"; lossless: a lossless stage after the
     codec; fill: a value kept exactly and left out of the range (masked cells); data=: the whole array
     (numpy) with rel: the bound becomes abs = rel x the range of data's finite values (those equal to
-    fill left out). A rel bound leaves 0 (Zarr's padding) out of the range.
+    fill left out; with abs= too, the smaller or the larger of the two, by bound_rule). A rel bound
+    leaves 0 (Zarr's padding) out of the range.
 
     By position this class takes mode first, as it always has: Hpcz("ratio", 0.01) is
     Hpcz(mode="ratio", abs=0.01); then abs, rel, lossless, fill.
@@ -48,7 +53,8 @@ class Hpcz(Codec):
     _positional = ("mode", "abs", "rel", "lossless", "fill")
 
     def __init__(self, *args, abs=_Default(None), rel=_Default(None), mode=_Default("fast"),
-                 lossless=_Default(False), fill=_Default(None), absolute=None, relative=None, data=None):
+                 lossless=_Default(False), fill=_Default(None), absolute=None, relative=None, data=None,
+                 bound_rule=None):
         if len(args) > len(self._positional):
             raise TypeError(f"Hpcz takes at most {len(self._positional)} arguments by position ({len(args)} given)")
         given = {"abs": abs, "rel": rel, "mode": mode, "lossless": lossless, "fill": fill}
@@ -58,16 +64,17 @@ class Hpcz(Codec):
             given[name] = value
         abs, rel, mode, lossless, fill = (v.value if isinstance(v, _Default) else v for v in given.values())
         abs, rel = hpcz._aliases(abs, rel, absolute, relative)
-        if (abs is None) == (rel is None):
-            raise hpcz.InvalidArgumentError("give exactly one of abs= and rel=", 1)
+        kind = hpcz._bound_rule(abs, rel, bound_rule)
         hpcz._check_mode(mode)
         if data is not None:
             if rel is None:
                 raise hpcz.InvalidArgumentError("data= turns a rel bound into the array's abs bound: give rel=, not abs=", 1)
-            abs, rel = abs_of_rel(rel, data, fill), None
+            abs, rel, kind = abs_of_bounds(abs, rel, data, fill, bound_rule), None, "abs"
         self.mode = mode
         self.abs = None if abs is None else float(abs)
         self.rel = None if rel is None else float(rel)
+        # "and" or "or" where abs and rel are both kept, else None
+        self.bound_rule = {"abs_and_rel": "and", "abs_or_rel": "or"}.get(kind)
         self.lossless = bool(lossless)
         self.fill = None if fill is None else float(fill)
 
@@ -81,9 +88,10 @@ class Hpcz(Codec):
         # Zarr pads edge chunks with the array's fill_value, 0 by default: left out of a rel bound's range.
         array = as_coded_shape(array)
         kw = dict(mode=self.mode, lossless=self.lossless, fill=self.fill)
-        blob = hpcz.compress(array, abs=self.abs, rel=self.rel, **kw)
+        blob = hpcz.compress(array, abs=self.abs, rel=self.rel, bound_rule=self.bound_rule, **kw)
         return recode_padded([blob], [array], self.rel, self.fill, 0.0,
-                             lambda chunks, bound: [hpcz.compress(c, abs=bound, **kw) for c in chunks])[0]
+                             lambda chunks, bound: [hpcz.compress(c, abs=bound, **kw) for c in chunks],
+                             abs=self.abs, bound_rule=self.bound_rule)[0]
 
     def decode(self, buf, out=None):
         buf = ensure_contiguous_ndarray(buf)
@@ -99,9 +107,15 @@ class Hpcz(Codec):
 
     def get_config(self):
         config = {"id": self.codec_id, "mode": self.mode, "lossless": self.lossless, "fill": self.fill}
-        config["abs" if self.abs is not None else "rel"] = self.abs if self.abs is not None else self.rel
+        if self.abs is not None:
+            config["abs"] = self.abs
+        if self.rel is not None:
+            config["rel"] = self.rel
+        if self.bound_rule is not None:  # both bounds: how they combine (absent otherwise, as before)
+            config["bound_rule"] = self.bound_rule
         return config
 
     def __repr__(self):
-        bound = f"abs={self.abs!r}" if self.abs is not None else f"rel={self.rel!r}"
+        bound = ", ".join(f"{k}={v!r}" for k, v in (("abs", self.abs), ("rel", self.rel), ("bound_rule", self.bound_rule))
+                          if v is not None)
         return f"Hpcz(mode={self.mode!r}, {bound}, lossless={self.lossless!r}, fill={self.fill!r})"

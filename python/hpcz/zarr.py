@@ -18,6 +18,9 @@ hpcz code 64 chunks a call.
 A rel bound is relative to each chunk's range, the chunk's padding left out: zarr pads edge chunks with
 the array's fill_value; where that value is an end of a chunk's range the chunk is coded with abs = rel x
 the range of its other values, so the error is never above rel x the range of the values written. Hpcz(rel=..., data=a): abs = rel x a's range.
+
+abs and rel together: both hold (bound_rule "and", the default) or either does ("or"); the rel part as
+above (with data=: abs = the smaller, or the larger, of abs and rel x a's range).
 """
 
 import asyncio
@@ -28,7 +31,7 @@ from zarr.abc.codec import ArrayBytesCodec
 from zarr.registry import register_codec
 
 import hpcz
-from hpcz._bounds import abs_of_rel, recode_padded
+from hpcz._bounds import abs_of_bounds, recode_padded
 from hpcz._shapes import as_coded_shape, check_archive_fits
 
 
@@ -43,12 +46,14 @@ class Hpcz(ArrayBytesCodec):
     """Error-bounded lossy compression of float32/float64 chunks (see hpcz.compress).
 
     Keywords only, in the order of hpcz.compress and of the three codec classes (hpcz.numcodecs.Hpcz,
-    hpcz.zarr.Hpcz, hpcz.hdf5.Hpcz): abs or rel: the bound (exactly one; hdf5plugin's absolute= and
-    relative= are the same, stored as abs and rel); mode: "fast", "ratio" or "interp"; lossless: a
+    hpcz.zarr.Hpcz, hpcz.hdf5.Hpcz): abs or rel: the bound (hdf5plugin's absolute= and relative= are
+    the same, stored as abs and rel), or both: within both (bound_rule="and", the default) or within
+    either (bound_rule="or"; stored with the bounds); mode: "fast", "ratio" or "interp"; lossless: a
     lossless stage after the codec; fill: a value kept exactly and left out of the range; data=: the
     whole array (numpy) with rel: the bound stored is abs = rel x the range of data's finite values
-    (those equal to fill left out). A rel bound leaves each chunk's padding (the array's fill_value) out
-    of its range (see the module's doc)."""
+    (those equal to fill left out; with abs= too, the smaller or the larger of the two, by bound_rule).
+    A rel bound leaves each chunk's padding (the array's fill_value) out of its range (see the module's
+    doc)."""
 
     is_fixed_size = False
 
@@ -57,19 +62,20 @@ class Hpcz(ArrayBytesCodec):
     mode: str = "fast"
     lossless: bool = False
     fill: float = None
+    bound_rule: str = None  # "and" or "or" where abs and rel are both kept, else None
 
     # absolute= and relative=: hdf5plugin's spellings of abs= and rel= (stored, and written to the
     # array's metadata, as abs and rel).
     def __init__(self, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, absolute=None, relative=None,
-                 data=None):
+                 data=None, bound_rule=None):
         abs, rel = hpcz._aliases(abs, rel, absolute, relative)
-        if (abs is None) == (rel is None):
-            raise hpcz.InvalidArgumentError("give exactly one of abs= and rel=", 1)
+        kind = hpcz._bound_rule(abs, rel, bound_rule)
         hpcz._check_mode(mode)
         if data is not None:
             if rel is None:
                 raise hpcz.InvalidArgumentError("data= turns a rel bound into the array's abs bound: give rel=, not abs=", 1)
-            abs, rel = abs_of_rel(rel, data, fill), None
+            abs, rel, kind = abs_of_bounds(abs, rel, data, fill, bound_rule), None, "abs"
+        object.__setattr__(self, "bound_rule", {"abs_and_rel": "and", "abs_or_rel": "or"}.get(kind))
         object.__setattr__(self, "mode", mode)
         object.__setattr__(self, "abs", None if abs is None else float(abs))
         object.__setattr__(self, "rel", None if rel is None else float(rel))
@@ -84,7 +90,12 @@ class Hpcz(ArrayBytesCodec):
 
     def to_dict(self):
         config = {"mode": self.mode, "lossless": self.lossless}
-        config["abs" if self.abs is not None else "rel"] = self.abs if self.abs is not None else self.rel
+        if self.abs is not None:
+            config["abs"] = self.abs
+        if self.rel is not None:
+            config["rel"] = self.rel
+        if self.bound_rule is not None:  # both bounds: how they combine (absent otherwise, as before)
+            config["bound_rule"] = self.bound_rule
         if self.fill is not None:
             config["fill"] = self.fill
         return {"name": "hpcz", "configuration": config}
@@ -111,14 +122,15 @@ class Hpcz(ArrayBytesCodec):
         def code():
             arrays = [as_coded_shape(c.as_numpy_array()) for _, c, _ in todo]
             kw = dict(mode=self.mode, lossless=self.lossless, fill=self.fill)
-            blobs = hpcz.compress_batch(arrays, abs=self.abs, rel=self.rel, **kw)
+            blobs = hpcz.compress_batch(arrays, abs=self.abs, rel=self.rel, bound_rule=self.bound_rule, **kw)
             # A rel bound leaves each chunk's padding (the array's fill_value) out of its range.
             pads = {}
             for k, (_, _, spec) in enumerate(todo):
                 pads.setdefault(_padding(spec), []).append(k)
             for pad, ks in pads.items():
                 redone = recode_padded([blobs[k] for k in ks], [arrays[k] for k in ks], self.rel, self.fill, pad,
-                                       lambda chunks, bound: hpcz.compress_batch(chunks, abs=bound, **kw))
+                                       lambda chunks, bound: hpcz.compress_batch(chunks, abs=bound, **kw),
+                                       abs=self.abs, bound_rule=self.bound_rule)
                 for k, blob in zip(ks, redone):
                     blobs[k] = blob
             return blobs

@@ -152,7 +152,7 @@ template <class T> std::vector<T> fetch(const T* d, size_t n, cudaStream_t s) {
 // archives views of one device buffer; None where the batch is not all such arrays of float32/float64.
 nb::object compress(nb::list arrays, nb::handle ndarray_type, nb::handle f32, nb::handle f64, nb::handle u8, int device,
                     const std::string& mode, const std::string& bound_kind, double bound, std::optional<double> fill,
-                    nb::callable alloc, uintptr_t stream) {
+                    nb::callable alloc, uintptr_t stream, double abs_bound) {
 #ifdef HPCZ_HAS_CUDA
   const size_t n = nb::len(arrays);
   std::vector<hpcz::ArrayRef> refs(n);
@@ -173,7 +173,7 @@ nb::object compress(nb::list arrays, nb::handle ndarray_type, nb::handle f32, nb
       total += placed(caps[i]);
     }
   }
-  const hpcz::Options o = options_of(mode, bound_kind, bound, fill);
+  const hpcz::Options o = options_of(mode, bound_kind, bound, fill, abs_bound);
   const size_t ws_size = hpcz::compress_device_batch_workspace_size(refs, o);
   const Allocation out = allocate(alloc, std::max<size_t>(total, 1));
   const Allocation ws = allocate(alloc, std::max<size_t>(ws_size, 1));
@@ -195,7 +195,7 @@ nb::object compress(nb::list arrays, nb::handle ndarray_type, nb::handle f32, nb
   return nb::make_tuple(results, nb::none());
 #else
   (void)arrays, (void)ndarray_type, (void)f32, (void)f64, (void)u8, (void)device, (void)mode, (void)bound_kind,
-      (void)bound, (void)fill, (void)alloc, (void)stream;
+      (void)bound, (void)fill, (void)alloc, (void)stream, (void)abs_bound;
   return nb::none();
 #endif
 }
@@ -332,7 +332,7 @@ nb::object decompress(nb::list blobs, nb::object outs, nb::handle ndarray_type, 
 void bind_cupy_batches(nb::module_& m) {
   m.def("cupy_compress_batch", &compress, nb::arg("arrays"), nb::arg("ndarray_type"), nb::arg("f32"), nb::arg("f64"),
         nb::arg("u8"), nb::arg("device"), nb::arg("mode"), nb::arg("bound_kind"), nb::arg("bound"),
-        nb::arg("fill").none(), nb::arg("alloc"), nb::arg("stream"));
+        nb::arg("fill").none(), nb::arg("alloc"), nb::arg("stream"), nb::arg("abs_bound") = 0.0);
   m.def("cupy_decompress_batch", &decompress, nb::arg("blobs"), nb::arg("outs").none(), nb::arg("ndarray_type"),
         nb::arg("f32"), nb::arg("f64"), nb::arg("u8"), nb::arg("device"), nb::arg("alloc"), nb::arg("stream"));
 }

@@ -71,13 +71,15 @@ nb::bytes to_bytes(const std::vector<uint8_t>& v) {
   return nb::steal<nb::bytes>(b);
 }
 
-// The Python call's words as Options.
+// The Python call's words as Options. abs_bound: the absolute bound of abs_and_rel and abs_or_rel (bound
+// is then the rel factor); unused by abs and rel.
 hpcz::Options host_options(const std::string& mode, const std::string& bound_kind, double bound, bool lossless,
-                           std::optional<double> fill, const std::string& device) {
+                           std::optional<double> fill, const std::string& device, double abs_bound) {
   hpcz::Options o;
   o.codec = codec_of(mode);
   o.mode = bound_mode_of(bound_kind);
   o.bound = bound;
+  o.abs_bound = abs_bound;
   o.second_stage = lossless;
   o.fill = fill;
   o.backend = backend_of(device);
@@ -85,10 +87,10 @@ hpcz::Options host_options(const std::string& mode, const std::string& bound_kin
 }
 
 nb::bytes compress(ReadValues a, const std::string& mode, const std::string& bound_kind, double bound, bool lossless,
-                   std::optional<double> fill, const std::string& device) {
+                   std::optional<double> fill, const std::string& device, double abs_bound) {
   if (a.dtype().code != uint8_t(nb::dlpack::dtype_code::Float))
     throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");
-  const hpcz::Options o = host_options(mode, bound_kind, bound, lossless, fill, device);
+  const hpcz::Options o = host_options(mode, bound_kind, bound, lossless, fill, device, abs_bound);
   const hpcz::DType dtype = dtype_of(a.dtype().bits);
   std::vector<uint64_t> dims(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) dims[i] = uint64_t(a.shape(i));
@@ -139,8 +141,8 @@ nb::list statuses_of(const std::vector<hpcz::ItemStatus>& st) {
 // (archives, statuses): archive i a bytes object (None where item i failed). The bytes objects are made
 // as the batch places each archive (under the GIL, one at a time) and filled without it.
 nb::tuple compress_batch(nb::list values, const std::string& mode, const std::string& bound_kind, double bound,
-                         bool lossless, std::optional<double> fill, const std::string& device) {
-  const hpcz::Options o = host_options(mode, bound_kind, bound, lossless, fill, device);
+                         bool lossless, std::optional<double> fill, const std::string& device, double abs_bound) {
+  const hpcz::Options o = host_options(mode, bound_kind, bound, lossless, fill, device, abs_bound);
   const size_t n = nb::len(values);
   std::vector<ReadValues> held;  // keeps each array's buffer for the call
   held.reserve(n);
@@ -265,8 +267,8 @@ nb::dict info(Bytes archive, bool verify, bool detail) {
 }
 
 hpcz::Options options_of(const std::string& mode, const std::string& bound_kind, double bound,
-                        std::optional<double> fill) {
-  return host_options(mode, bound_kind, bound, false, fill, "gpu");
+                        std::optional<double> fill, double abs_bound) {
+  return host_options(mode, bound_kind, bound, false, fill, "gpu", abs_bound);
 }
 
 // Device arrays: hpcz/__init__.py reads their pointers (__cuda_array_interface__) and allocates the
@@ -284,14 +286,16 @@ void use_device(int device) {
 }
 
 size_t compress_device_workspace(int bits, const std::vector<uint64_t>& dims, const std::string& mode,
-                                 const std::string& bound_kind, double bound, std::optional<double> fill) {
-  return hpcz::compress_device_workspace_size(dtype_of(bits), dims, options_of(mode, bound_kind, bound, fill));
+                                 const std::string& bound_kind, double bound, std::optional<double> fill,
+                                 double abs_bound) {
+  return hpcz::compress_device_workspace_size(dtype_of(bits), dims, options_of(mode, bound_kind, bound, fill, abs_bound));
 }
 
 void compress_device(uintptr_t in, int bits, const std::vector<uint64_t>& dims, const std::string& mode,
                      const std::string& bound_kind, double bound, std::optional<double> fill, uintptr_t out,
-                     size_t out_capacity, uintptr_t size, uintptr_t workspace, size_t workspace_size, uintptr_t stream) {
-  const hpcz::Options o = options_of(mode, bound_kind, bound, fill);
+                     size_t out_capacity, uintptr_t size, uintptr_t workspace, size_t workspace_size, uintptr_t stream,
+                     double abs_bound) {
+  const hpcz::Options o = options_of(mode, bound_kind, bound, fill, abs_bound);
   nb::gil_scoped_release unlocked;
   hpcz::compress_device(reinterpret_cast<const void*>(in), dtype_of(bits), dims, o, reinterpret_cast<void*>(out),
                         out_capacity, reinterpret_cast<uint64_t*>(size), reinterpret_cast<void*>(workspace),
@@ -311,20 +315,20 @@ std::vector<hpcz::ArrayRef> device_arrays(const std::vector<uintptr_t>& ptrs, co
 
 size_t compress_device_batch_workspace(const std::vector<int>& bits, const std::vector<std::vector<uint64_t>>& dims,
                                        const std::string& mode, const std::string& bound_kind, double bound,
-                                       std::optional<double> fill) {
+                                       std::optional<double> fill, double abs_bound) {
   return hpcz::compress_device_batch_workspace_size(device_arrays(std::vector<uintptr_t>(bits.size()), bits, dims),
-                                                    options_of(mode, bound_kind, bound, fill));
+                                                    options_of(mode, bound_kind, bound, fill, abs_bound));
 }
 
 void compress_device_batch(const std::vector<uintptr_t>& ptrs, const std::vector<int>& bits,
                            const std::vector<std::vector<uint64_t>>& dims, const std::string& mode,
                            const std::string& bound_kind, double bound, std::optional<double> fill,
                            const std::vector<uintptr_t>& outs, const std::vector<size_t>& caps, uintptr_t sizes,
-                           uintptr_t workspace, size_t workspace_size, uintptr_t stream) {
+                           uintptr_t workspace, size_t workspace_size, uintptr_t stream, double abs_bound) {
   const std::vector<hpcz::ArrayRef> arrays = device_arrays(ptrs, bits, dims);
   if (outs.size() != ptrs.size() || caps.size() != ptrs.size())
     throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a batch's arrays and outputs differ in number");
-  const hpcz::Options o = options_of(mode, bound_kind, bound, fill);
+  const hpcz::Options o = options_of(mode, bound_kind, bound, fill, abs_bound);
   std::vector<void*> out_ptrs(outs.size());
   for (size_t i = 0; i < outs.size(); ++i) out_ptrs[i] = reinterpret_cast<void*>(outs[i]);
   nb::gil_scoped_release unlocked;
@@ -465,34 +469,45 @@ NB_MODULE(_hpcz, m) {
       PyErr_SetObject(cls.ptr(), nb::make_tuple(e.what(), int(e.code())).ptr());
     }
   });
+  // abs_bound (last, 0 by default): the absolute bound of "abs_and_rel" and "abs_or_rel", whose bound is
+  // the rel factor. Appended to every call that takes bound_kind and bound: the others' places stay.
   m.def("compress", &compress, nb::arg("values"), nb::arg("mode"), nb::arg("bound_kind"), nb::arg("bound"),
-        nb::arg("lossless"), nb::arg("fill").none(), nb::arg("device"));
+        nb::arg("lossless"), nb::arg("fill").none(), nb::arg("device"), nb::arg("abs_bound") = 0.0);
   m.def("decompress_into", &decompress_into, nb::arg("archive"), nb::arg("out"), nb::arg("device"),
         nb::arg("max_output") = 0);
   m.def("info", &info, nb::arg("archive"), nb::arg("verify"), nb::arg("detail") = false);
   m.def("codecs", [] { return names_of<hpcz::Codec>(hpcz::codec_names(), &hpcz::parse_codec); });
   m.def("dtypes", [] { return names_of<hpcz::DType>(hpcz::dtype_names(), &hpcz::parse_dtype); });
   m.def("bound_modes", [] { return names_of<hpcz::BoundMode>(hpcz::bound_mode_names(), &hpcz::parse_bound_mode); });
-  // A bound kind's name ("abs", "rel"), whatever its spelling ("absolute", "relative"); None if unknown.
+  // A bound kind's name ("abs", "rel", "abs_and_rel", "abs_or_rel"), whatever its spelling ("absolute",
+  // "relative", "absolute_and_relative", "absolute_or_relative"); None if unknown.
   m.def("parse_bound_mode", [](const std::string& s) -> std::optional<std::string> {
     const auto m = hpcz::parse_bound_mode(s);
     if (!m) return std::nullopt;
     return std::string(hpcz::bound_mode_name(*m));
   });
   m.def("names_list", [](const std::vector<std::string>& names) { return hpcz::names_list(names); });
-  m.def("compress_batch", &compress_batch);
+  m.def("compress_batch", &compress_batch, nb::arg("values"), nb::arg("mode"), nb::arg("bound_kind"), nb::arg("bound"),
+        nb::arg("lossless"), nb::arg("fill").none(), nb::arg("device"), nb::arg("abs_bound") = 0.0);
   m.def("decompress_batch_into", &decompress_batch_into);
   m.def("release_cached_buffers", [] {
     nb::gil_scoped_release unlocked;
     hpcz::release_cached_buffers();
   });
   m.def("use_device", &use_device);
-  m.def("compress_device_workspace", &compress_device_workspace);
-  m.def("compress_device", &compress_device);
+  m.def("compress_device_workspace", &compress_device_workspace, nb::arg("bits"), nb::arg("dims"), nb::arg("mode"),
+        nb::arg("bound_kind"), nb::arg("bound"), nb::arg("fill").none(), nb::arg("abs_bound") = 0.0);
+  m.def("compress_device", &compress_device, nb::arg("values"), nb::arg("bits"), nb::arg("dims"), nb::arg("mode"),
+        nb::arg("bound_kind"), nb::arg("bound"), nb::arg("fill").none(), nb::arg("out"), nb::arg("out_capacity"),
+        nb::arg("size"), nb::arg("workspace"), nb::arg("workspace_size"), nb::arg("stream"), nb::arg("abs_bound") = 0.0);
   m.def("decompress_device_workspace", &decompress_device_workspace);
   m.def("decompress_device", &decompress_device);
-  m.def("compress_device_batch_workspace", &compress_device_batch_workspace);
-  m.def("compress_device_batch", &compress_device_batch);
+  m.def("compress_device_batch_workspace", &compress_device_batch_workspace, nb::arg("bits"), nb::arg("dims"),
+        nb::arg("mode"), nb::arg("bound_kind"), nb::arg("bound"), nb::arg("fill").none(), nb::arg("abs_bound") = 0.0);
+  m.def("compress_device_batch", &compress_device_batch, nb::arg("ptrs"), nb::arg("bits"), nb::arg("dims"),
+        nb::arg("mode"), nb::arg("bound_kind"), nb::arg("bound"), nb::arg("fill").none(), nb::arg("outs"),
+        nb::arg("caps"), nb::arg("sizes"), nb::arg("workspace"), nb::arg("workspace_size"), nb::arg("stream"),
+        nb::arg("abs_bound") = 0.0);
   m.def("device_headers_workspace", &device_headers_workspace);
   m.def("device_headers", &device_headers);
   m.def("device_batch_heads", &device_batch_heads);

@@ -19,8 +19,10 @@ using ReadValues = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;  // read 
 hpcz::Codec codec_of(const std::string& mode);
 hpcz::BoundMode bound_mode_of(const std::string& kind);
 hpcz::DType dtype_of(int bits);
-// The device calls' options: plain archives, on the GPU.
-hpcz::Options options_of(const std::string& mode, const std::string& bound_kind, double bound, std::optional<double> fill);
+// The device calls' options: plain archives, on the GPU. abs_bound: abs_and_rel's and abs_or_rel's
+// absolute bound (bound is then the rel factor).
+hpcz::Options options_of(const std::string& mode, const std::string& bound_kind, double bound, std::optional<double> fill,
+                         double abs_bound = 0.0);
 // "corrupt archive: ..." for a device decoder's nonzero status word (hpcz.hpp, decompress_device).
 std::string decode_status_message(uint32_t status);
 // An archive's header bytes (available of them) as inspect_header reads them, refused (hpcz::Error)

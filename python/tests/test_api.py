@@ -83,7 +83,7 @@ def test_bad_requests_raise_value_errors():
         lambda: hpcz.compress(np.ones((2,) * 5, dtype=np.float32), rel=1e-3),
         lambda: hpcz.compress(np.float32(1.0), rel=1e-3),
         lambda: hpcz.compress(np.ones((8, 8), dtype=np.float32)[:, ::2], rel=1e-3),
-        lambda: hpcz.compress(a, rel=1e-3, abs=1.0),
+        lambda: hpcz.compress(a, abs=1.0, bound_rule="or"),  # a rule for one bound (both: test_bound_modes.py)
         lambda: hpcz.compress(a),
         lambda: hpcz.compress(a, rel=-1.0),
         lambda: hpcz.compress(a, rel=1e-3, mode="best"),
@@ -267,17 +267,19 @@ def test_one_vocabulary_from_the_library():
     # and the HDF5 filter's words use; the Python front ends take them from there.
     assert _hpcz.codecs() == {"fast": 1, "ratio": 2, "interp": 3}
     assert hpcz._MODES == ("fast", "ratio", "interp")
-    assert _hpcz.bound_modes() == {"abs": 1, "rel": 2}
+    assert _hpcz.bound_modes() == {"abs": 1, "rel": 2, "abs_and_rel": 6, "abs_or_rel": 7}
     assert _hpcz.dtypes() == {"float32": 1, "float64": 2}
     assert [_hpcz.parse_bound_mode(s) for s in ("abs", "absolute", "rel", "relative", "pw_rel")] == [
         "abs", "abs", "rel", "rel", None]
+    assert [_hpcz.parse_bound_mode(s) for s in ("abs_and_rel", "absolute_and_relative", "abs_or_rel",
+                                                "absolute_or_relative")] == ["abs_and_rel"] * 2 + ["abs_or_rel"] * 2
     a = np.ones(100, dtype=np.float32)
     for call in (lambda: hpcz.compress(a, rel=1e-3, mode="lorenzo"),
                  lambda: hpcz.compress_batch([a], rel=1e-3, mode="lorenzo")):
         with pytest.raises(hpcz.InvalidArgumentError, match="mode must be 'fast', 'ratio' or 'interp', not 'lorenzo'"):
             call()
     # The module itself refuses a bound kind it does not know (it mapped anything but "abs" to rel).
-    with pytest.raises(hpcz.InvalidArgumentError, match="bound kind must be 'abs' or 'rel', not 'pw_rel'"):
+    with pytest.raises(hpcz.InvalidArgumentError, match="bound kind must be 'abs', 'rel', 'abs_and_rel' or 'abs_or_rel', not 'pw_rel'"):
         _hpcz.compress(a, "fast", "pw_rel", 1e-3, False, None, "cpu")
     blob = _hpcz.compress(a, "fast", "absolute", 0.5, False, None, "cpu")
     assert hpcz.info(blob)["bound_kind"] == "abs"
@@ -328,5 +330,7 @@ def test_numcodecs_and_zarr_take_hdf5plugins_spellings():
             make(abs=0.1, absolute=0.1)
         with pytest.raises(hpcz.InvalidArgumentError, match="rel= or relative="):
             make(rel=0.1, relative=0.1)
-        with pytest.raises(hpcz.InvalidArgumentError, match="exactly one of abs= and rel="):
-            make(absolute=0.1, relative=0.1)
+        # Both spellings of both bounds: abs_and_rel (test_bound_modes.py), the same as abs= with rel=.
+        assert make(absolute=0.1, relative=0.1) == make(abs=0.1, rel=0.1)
+        with pytest.raises(hpcz.InvalidArgumentError, match="give abs=, rel= or both"):
+            make()

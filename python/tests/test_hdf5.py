@@ -60,7 +60,8 @@ def test_integer_datasets_are_refused(tmp_path):
 
 
 def test_bad_options_are_refused():
-    for kw in ({}, {"abs": 1, "rel": 1}, {"abs": -1.0}, {"rel": 1e-3, "mode": "best"}, {"abs": float("nan")},
+    for kw in ({}, {"abs": 1, "rel": 1, "bound_rule": "xor"}, {"abs": 1, "bound_rule": "and"}, {"abs": -1.0},
+               {"abs": -1.0, "rel": 1e-3}, {"abs": 1.0, "rel": float("nan"), "bound_rule": "or"}, {"rel": 1e-3, "mode": "best"}, {"abs": float("nan")},
                {"rel": float("inf")}, {"abs": 1.0, "fill": float("nan")}):
         with pytest.raises(ValueError):
             hh.Hpcz(**kw)
@@ -85,7 +86,7 @@ def opts(bound=1.0, version=1, mode=1, kind=1, flags=0, fill=0.0, n=8):
 
 @pytest.mark.parametrize("words, reason", [
     (opts(bound=float("nan")), "finite number >= 0"), (opts(bound=-1.0), "finite number >= 0"),
-    (opts(bound=float("inf")), "finite number >= 0"), (opts(version=2), "unknown version"),
+    (opts(bound=float("inf")), "finite number >= 0"), (opts(version=3), "unknown version"),
     (opts(mode=9), "unknown mode"), (opts(kind=0), "unknown bound kind"), (opts(flags=8), "unknown flags"),
     (opts(flags=1, n=6), "no fill value"), (opts(flags=1, fill=0.1), "not representable as float32"),
 ])
@@ -262,7 +263,7 @@ def test_keyword_arguments_in_the_codecs_order():
     import inspect
 
     # The order of hpcz.compress and the other codec classes (test_api.py), and by position the same.
-    names = ["abs", "rel", "mode", "lossless", "fill", "absolute", "relative", "data"]
+    names = ["abs", "rel", "mode", "lossless", "fill", "absolute", "relative", "data", "bound_rule"]
     params = list(inspect.signature(hh.Hpcz.__init__).parameters.values())[1:]
     assert [p.name for p in params] == names
     assert [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD] == names[:5]
@@ -279,8 +280,10 @@ def test_hdf5plugins_spellings_and_the_librarys_numbers(tmp_path):
     assert hh.Hpcz(0.25).filter_options == hh.Hpcz(abs=0.25).filter_options  # positional as before
     with pytest.raises(hpcz.InvalidArgumentError, match="abs= or absolute="):
         hh.Hpcz(abs=0.1, absolute=0.1)
-    with pytest.raises(hpcz.InvalidArgumentError, match="exactly one of abs= and rel="):
-        hh.Hpcz(absolute=0.1, relative=0.1)
+    # Both bounds, either spelling: abs_and_rel (test_bound_modes.py).
+    assert hh.Hpcz(absolute=0.1, relative=0.1).filter_options == hh.Hpcz(abs=0.1, rel=0.1).filter_options
+    with pytest.raises(hpcz.InvalidArgumentError, match="give abs=, rel= or both"):
+        hh.Hpcz()
     # Words 1 and 2 are the library's codec and bound mode numbers, and read back as their names.
     for mode, number in _hpcz.codecs().items():
         words = hh.Hpcz(relative=1e-2, mode=mode).filter_options
