@@ -118,7 +118,7 @@ TEST(unit_plan_and_payload_size_agree) {
     float exc[32];
     write_block<float>(bp, [&](int i) { return v[i]; }, count, q, bd, buf, [&](int j, float x) { exc[j] = x; });
     float out[32];
-    int32_t last = decode_block<float>(bp.code, buf, desc, prev, p.step, [&](int j) { return exc[j]; }, out);
+    int32_t last = decode_block<float>(bp.code, buf, desc, prev, p, [&](int j) { return exc[j]; }, out);
     if (!holds_values(bp.code)) {
       CHECK(last == q31);
       Chain ch = block_chain(bp.code, buf, desc);
@@ -166,7 +166,7 @@ TEST(unit_widest_deltas) {
   uint8_t buf[300];
   write_block<double>(bp, [&](int i) { return v[i]; }, 32, q, bd, buf, [](int, double) {});
   double out[32];
-  decode_block<double>(bp.code, buf, nullptr, 0, p.step, [](int) { return 0.0; }, out);
+  decode_block<double>(bp.code, buf, nullptr, 0, p, [](int) { return 0.0; }, out);
   for (int i = 0; i < 32; ++i) CHECK(out[i] == v[i]);
   v[3] = double(1 << 30);  // beyond the quantizer's range: an exception
   CHECK(quantize_lanes(v, 32, p, q, tail, has) == (1u << 3));
@@ -399,5 +399,5 @@ TEST(unit_bound_settles_and_round_trips_the_header) {
   quant::store(h, none);
   CHECK(h.flags == hpcz::format::kFlagFill);
   CHECK(quant::mode_known(BoundMode::abs) && quant::mode_known(BoundMode::rel) && quant::mode_known(BoundMode::abs_and_rel) &&
-        quant::mode_known(BoundMode::abs_or_rel) && !quant::mode_known(BoundMode(3)) && !quant::mode_known(BoundMode(8)));
+        quant::mode_known(BoundMode::abs_or_rel) && quant::mode_known(BoundMode::pw_rel) && !quant::mode_known(BoundMode(4)) && !quant::mode_known(BoundMode(8)));
 }

@@ -1,7 +1,10 @@
 // The combined bound modes (abs_and_rel, abs_or_rel, as SZ3 defines them): the bound each settles to,
 // the strict guarantee on real fields in every codec, with and without the second stage, CPU and GPU
 // bytes alike, and the format version they need.
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 
 #include "common.hpp"
 #include "format/header.hpp"
@@ -161,4 +164,217 @@ TEST(unit_combined_bound_refuses_bad_abs) {
     }
     CHECK_MSG(refused, "abs_bound " << bad << " accepted");
   }
+}
+
+// ---- pointwise-relative bounds -----------------------------------------------------------------------
+
+namespace {
+
+// |xr - x| <= r |x| decided in integers, apart from the library's arithmetic: each double as m 2^e
+// (m < 2^53), the product r |x| as a 106-bit integer, both sides aligned by their exponents.
+int bit_length(unsigned __int128 v) {
+  int n = 0;
+  while (v) v >>= 1, ++n;
+  return n;
+}
+void split(double v, unsigned __int128& m, int& e) {
+  uint64_t u;
+  std::memcpy(&u, &v, 8);
+  const int biased = int(u >> 52 & 0x7ff);
+  m = (u & 0xfffffffffffffull) | (biased ? uint64_t(1) << 52 : 0);
+  e = (biased ? biased : 1) - 1075;
+}
+// a 2^ea <= b 2^eb for nonnegative integers a, b.
+bool le_scaled(unsigned __int128 a, int ea, unsigned __int128 b, int eb) {
+  if (a == 0) return true;
+  if (b == 0) return false;
+  const int la = bit_length(a) + ea, lb = bit_length(b) + eb;
+  if (la != lb) return la < lb;
+  const int shift = ea - eb;  // the same top bit: shifted, the one with the larger exponent stays in 128 bits
+  return shift >= 0 ? (a << shift) <= b : a <= (b << -shift);
+}
+template <class T> bool pw_within_exact(T x, T xr, double r) {
+  if (x == T(0) || !std::isfinite(x)) return std::memcmp(&x, &xr, sizeof(T)) == 0;
+  if (!std::isfinite(xr) || std::signbit(x) != std::signbit(xr)) return false;
+  const long double dl = std::fabs((long double)xr - (long double)x);  // exact: same sign, |xr| close to |x|
+  const double d = double(dl);
+  if ((long double)d != dl) return false;  // not close: certainly outside
+  unsigned __int128 md, mr, mx;
+  int ed, er, ex;
+  split(d, md, ed);
+  split(r, mr, er);
+  split(std::fabs(double(x)), mx, ex);
+  return le_scaled(md, ed, mr * mx, er + ex);
+}
+
+// Values that stress the pointwise bound: both signs of zero, subnormals, the smallest and largest
+// normals, powers of two and their neighbours, NaN, Inf, runs, alternating signs, and a real field.
+template <class T> std::vector<T> adversarial_values(const Field& f) {
+  using L = std::numeric_limits<T>;
+  std::vector<T> v = {T(0), -T(0), L::denorm_min(), -L::denorm_min(), L::min(), -L::min(), L::max(), -L::max(),
+                      L::quiet_NaN(), L::infinity(), -L::infinity(), T(1), T(-1), std::nextafter(T(2), T(0)),
+                      std::nextafter(T(2), T(4)), T(1e-30), T(-1e30)};
+  for (int e = L::min_exponent - L::digits - 2; e < L::max_exponent; e += 7) {
+    const T p = std::ldexp(T(1), e);
+    for (T s : {T(1), T(-1)}) v.insert(v.end(), {s * p, s * std::nextafter(p, T(0)), s * std::nextafter(p, L::infinity()), s * T(1.5) * p});
+  }
+  for (int i = 0; i < 300; ++i) v.push_back(T(3.25));  // a constant run
+  for (int i = 0; i < 300; ++i) v.push_back(T(i % 2 ? -1 : 1) * T(1 + i));
+  const uint64_t n = std::min<uint64_t>(f.n(), 200000);
+  for (uint64_t i = 0; i < n; ++i)
+    v.push_back(f.dtype == hpcz::DType::f32 ? T(reinterpret_cast<const float*>(f.bytes.data())[i])
+                                            : T(reinterpret_cast<const double*>(f.bytes.data())[i]));
+  uint32_t rng = 7;
+  for (int i = 0; i < 20000; ++i) {  // random bit patterns: every binade, subnormals, NaN payloads
+    rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
+    uint64_t u = (uint64_t(rng) << 32) ^ (uint64_t(rng) * 0x9e3779b97f4a7c15ull);
+    T t;
+    if constexpr (sizeof(T) == 4) {
+      const uint32_t b = uint32_t(u);
+      std::memcpy(&t, &b, 4);
+    } else {
+      std::memcpy(&t, &u, 8);
+    }
+    v.push_back(t);
+  }
+  return v;
+}
+
+template <class T>
+uint64_t pw_violations(const std::vector<T>& x, const std::vector<uint8_t>& back, double r) {
+  uint64_t bad = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    T y;
+    std::memcpy(&y, back.data() + i * sizeof(T), sizeof(T));
+    bad += !pw_within_exact(x[i], y, r);
+  }
+  return bad;
+}
+
+}  // namespace
+
+// The integer check itself, on cases it must decide both ways.
+TEST(unit_pw_rel_exact_check) {
+  CHECK(pw_within_exact(1.0f, 1.001f, 1e-3) == (std::fabs(double(1.001f) - 1.0) <= 1e-3));
+  CHECK(pw_within_exact(2.0, 2.0 + 2e-3, 1e-3));
+  CHECK(!pw_within_exact(2.0, std::nextafter(2.0 + 2e-3, 3.0), 1e-3));
+  CHECK(pw_within_exact(-0.0f, -0.0f, 0.1) && !pw_within_exact(-0.0f, 0.0f, 0.1) && !pw_within_exact(1.0f, -1.0f, 0.5));
+  CHECK(!pw_within_exact(1e-30f, 0.0f, 0.5) && pw_within_exact(1e-30f, 1e-30f, 1e-9));
+}
+
+// Every value of adversarial arrays, f32 and f64, within r |x| (zeros, NaN, Inf as their bits), on
+// the CPU and, where present, the GPU with the same bytes.
+TEST(adv_pw_rel_every_value) {
+  const auto fields = real_fields();
+  REQUIRE(!fields.empty());
+  for (double r : {0.5, 1e-2, 1e-3, 1e-5, 1e-7, 1e-12}) {
+    for (hpcz::DType t : {hpcz::DType::f32, hpcz::DType::f64}) {
+      hpcz::Options o;
+      o.mode = hpcz::BoundMode::pw_rel;
+      o.bound = r;
+      o.backend = hpcz::Backend::cpu;
+      std::vector<uint8_t> raw;
+      uint64_t n = 0, bad = 0;
+      std::vector<float> xf;
+      std::vector<double> xd;
+      if (t == hpcz::DType::f32) xf = adversarial_values<float>(fields.front()), raw = as_bytes(xf), n = xf.size();
+      else xd = adversarial_values<double>(fields.front()), raw = as_bytes(xd), n = xd.size();
+      const auto a = hpcz::compress(raw.data(), t, {n}, o);
+      const auto info = hpcz::inspect_header(a.data(), a.size());
+      CHECK(info.mode == hpcz::BoundMode::pw_rel && info.version == 6 && info.bound == r && info.eb_abs == r);
+      std::vector<uint8_t> back;
+      hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
+      bad = t == hpcz::DType::f32 ? pw_violations(xf, back, r) : pw_violations(xd, back, r);
+      CHECK_MSG(bad == 0, hpcz::dtype_short_name(t) << " pw_rel " << r << ": " << bad << " of " << n << " values outside");
+      if (hpcz::gpu_available()) {
+        o.backend = hpcz::Backend::gpu;
+        CHECK_MSG(hpcz::compress(raw.data(), t, {n}, o) == a, "pw_rel " << r << ": GPU and CPU archives differ");
+        std::vector<uint8_t> gback;
+        hpcz::decompress(a.data(), a.size(), gback, hpcz::Backend::gpu);
+        CHECK_MSG(gback == back, "pw_rel " << r << ": GPU and CPU decodes differ");
+      }
+    }
+  }
+}
+
+// Real fields at 1e-2, 1e-3, 1e-4: every value within r |x|, the ratio reported, CPU and GPU alike.
+TEST(roundtrip_pw_rel_real_fields) {
+  const auto fields = real_fields();
+  REQUIRE(!fields.empty());
+  for (const Field& f : fields) {
+    for (double r : {1e-2, 1e-3, 1e-4}) {
+      hpcz::Options o;
+      o.mode = hpcz::BoundMode::pw_rel;
+      o.bound = r;
+      o.backend = hpcz::Backend::cpu;
+      const auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+      std::vector<uint8_t> back;
+      hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
+      uint64_t bad = 0;
+      if (f.dtype == hpcz::DType::f32) {
+        std::vector<float> x(f.n());
+        std::memcpy(x.data(), f.bytes.data(), f.bytes.size());
+        bad = pw_violations(x, back, r);
+      } else {
+        std::vector<double> x(f.n());
+        std::memcpy(x.data(), f.bytes.data(), f.bytes.size());
+        bad = pw_violations(x, back, r);
+      }
+      CHECK_MSG(bad == 0, f.name << " pw_rel " << r << ": " << bad << " values outside r |x|");
+      CHECK_MSG(a.size() < f.bytes.size(), f.name << " pw_rel " << r << ": no smaller than the input");
+      if (hpcz::gpu_available()) {
+        o.backend = hpcz::Backend::gpu;
+        CHECK_MSG(hpcz::compress(f.bytes.data(), f.dtype, f.dims, o) == a, f.name << ": GPU and CPU archives differ");
+        std::vector<uint8_t> gback;
+        hpcz::decompress(a.data(), a.size(), gback, hpcz::Backend::gpu);
+        CHECK_MSG(gback == back, f.name << ": GPU and CPU decodes differ");
+      }
+      std::fprintf(stderr, "  %-44s pw_rel %-6g CR %6.2f\n", f.name.c_str(), r, double(f.bytes.size()) / double(a.size()));
+    }
+  }
+}
+
+// pw_rel requests the library refuses, and archives that claim it wrongly.
+TEST(corrupt_pw_rel_refusals) {
+  const float v[4] = {1, 2, 3, 4};
+  auto refused = [&](hpcz::Options o) {
+    try {
+      hpcz::compress(v, hpcz::DType::f32, {4}, o);
+    } catch (const hpcz::Error& e) {
+      return e.code() == hpcz::ErrorCode::invalid_argument;
+    }
+    return false;
+  };
+  hpcz::Options o;
+  o.mode = hpcz::BoundMode::pw_rel;
+  o.backend = hpcz::Backend::cpu;
+  for (double r : {0.0, 1.0, -1e-3, 2.0}) {
+    o.bound = r;
+    CHECK_MSG(refused(o), "pw_rel " << r << " accepted");
+  }
+  o.bound = 1e-3;
+  o.codec = hpcz::Codec::ratio;
+  CHECK(refused(o));
+  o.codec = hpcz::Codec::fast;
+  const auto good = hpcz::compress(v, hpcz::DType::f32, {4}, o);
+  auto decode_code = [](std::vector<uint8_t> a) {
+    hpcz::detail::store_u32_le(&a[hpcz::format::kOffHeaderChecksum], hpcz::format::header_checksum(a.data()));
+    try {
+      std::vector<uint8_t> out;
+      hpcz::decompress(a.data(), a.size(), out, hpcz::Backend::cpu);
+    } catch (const hpcz::Error& e) {
+      return int(e.code());
+    }
+    return 0;
+  };
+  CHECK(decode_code(good) == 0);
+  auto a = good;
+  hpcz::format::store_f64_le(&a[hpcz::format::kOffStep], 3.0);  // not the width the factor gives
+  CHECK(decode_code(a) == int(hpcz::ErrorCode::corrupt_archive));
+  a = good;
+  hpcz::format::store_f64_le(&a[hpcz::format::kOffEbAbs], 2e-3);  // eb_abs is the factor
+  CHECK(decode_code(a) == int(hpcz::ErrorCode::corrupt_archive));
+  a = good;
+  a[hpcz::format::kOffVersion] = 5;
+  CHECK(decode_code(a) == int(hpcz::ErrorCode::corrupt_archive));
 }

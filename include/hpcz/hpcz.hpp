@@ -23,9 +23,10 @@ namespace hpcz {
 enum class DType : uint8_t { f32 = 1, f64 = 2 };
 // rel: relative to max - min of the finite, non-fill values. abs_and_rel, abs_or_rel (SZ3's ABS_AND_REL,
 // ABS_OR_REL): Options::bound is the rel factor and Options::abs_bound the absolute bound; every value
-// is within the smaller of the two (and), or the larger (or). 3..5 are kept for pointwise-relative,
-// PSNR and NRMSE targets.
-enum class BoundMode : uint8_t { abs = 1, rel = 2, abs_and_rel = 6, abs_or_rel = 7 };
+// is within the smaller of the two (and), or the larger (or). pw_rel: pointwise-relative, every value
+// within bound x |value| (0 < bound < 1), zero and the sign kept (the fast codec). 4 and 5 are kept
+// for PSNR and NRMSE targets.
+enum class BoundMode : uint8_t { abs = 1, rel = 2, pw_rel = 3, abs_and_rel = 6, abs_or_rel = 7 };
 // fast: cuSZp2-class block fixed-length coding (speed). ratio: cuSZ-class Lorenzo prediction and Huffman
 // coding (ratio). interp: the ratio mode's coding with the predictor chosen per chunk, Lorenzo or
 // SZ3-class interpolation, and masks (the fill value, NaN) at about a symbol a point (both backends, the
@@ -51,10 +52,10 @@ const char* dtype_short_name(DType t);                    // "f32", "f64" (the C
 std::optional<DType> parse_dtype(std::string_view name);  // "float32" or "f32", "float64" or "f64"
 std::optional<DType> dtype_of_id(unsigned id);
 std::vector<std::string> dtype_names();                   // "float32", "float64"
-const char* bound_mode_name(BoundMode m);                 // "abs", "rel", "abs_and_rel", "abs_or_rel"
+const char* bound_mode_name(BoundMode m);                 // "abs", "rel", "pw_rel", "abs_and_rel", "abs_or_rel"
 std::optional<BoundMode> parse_bound_mode(std::string_view name);  // "abs" or "absolute", "rel" or "relative"
 std::optional<BoundMode> bound_mode_of_id(unsigned id);
-std::vector<std::string> bound_mode_names();              // "abs", "rel", "abs_and_rel", "abs_or_rel"
+std::vector<std::string> bound_mode_names();              // "abs", "rel", "pw_rel", "abs_and_rel", "abs_or_rel"
 // Names for a message: "'fast', 'ratio' or 'interp'" (quote: "'"), "fast, ratio or interp" (quote: "").
 std::string names_list(const std::vector<std::string>& names, const char* quote = "'");
 
@@ -78,7 +79,7 @@ class Error : public std::runtime_error {
 
 struct Options {
   BoundMode mode = BoundMode::rel;
-  double bound = 1e-3;  // abs: the bound; rel, abs_and_rel, abs_or_rel: the factor of the range
+  double bound = 1e-3;  // abs: the bound; rel, abs_and_rel, abs_or_rel: the factor of the range; pw_rel: of |x|
   double abs_bound = 0;  // abs_and_rel, abs_or_rel: the absolute bound (else unused)
   Codec codec = Codec::fast;
   std::optional<double> fill;  // values equal to it are excluded from the range and kept exactly

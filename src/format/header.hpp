@@ -12,7 +12,7 @@ namespace hpcz::format {
 // chunks may hold two-level blocks (codes 0x7d, 0x7e) and take the sparse form (first byte 0xff);
 // 4: fast-codec chunks may hold lane blocks (code 0xfc, descriptors at the chunk's end); 5: chunk
 // checksums of fast-codec archives are HPCZ-SUM32 (chunk_checksum); 6: bound modes 6 and 7 (abs_and_rel,
-// abs_or_rel), in archives of any codec.
+// abs_or_rel), in archives of any codec, and 3 (pw_rel) in fast-codec archives.
 constexpr uint16_t kVersion = 6;
 constexpr uint32_t kHeaderBytes = 144;
 constexpr uint32_t kChunkEntryBytes = 16;
@@ -75,9 +75,11 @@ HPCZ_HD uint32_t header_checksum(const uint8_t* d) {
 }
 
 // The lowest version that holds what a writer wrote, so that archives older readers can read stay as
-// they were: 6 with a combined bound mode; else 5 for the fast codec (lane blocks, HPCZ-SUM32 chunk
+// they were: 6 with a combined or pointwise-relative bound mode; else 5 for the fast codec (lane blocks, HPCZ-SUM32 chunk
 // checksums), 2 for the others with the second stage and 1 without.
-HPCZ_HD bool mode_needs_v6(BoundMode mode) { return mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel; }
+HPCZ_HD bool mode_needs_v6(BoundMode mode) {
+  return mode == BoundMode::pw_rel || mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel;
+}
 HPCZ_HD uint16_t archive_version(Codec codec, bool second_stage, BoundMode mode) {
   if (mode_needs_v6(mode)) return 6;
   return codec == Codec::fast ? uint16_t(5) : uint16_t(second_stage ? 2 : 1);

@@ -81,8 +81,17 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   const double step_t = detail::dispatch_dtype(info.dtype, [&](auto tr) {
     return double(typename decltype(tr)::value_type(info.step));
   });
-  if (!(info.step >= 0) || step_t != info.step || (info.eb_abs > 0 && info.step > 2 * info.eb_abs))
+  if (h.mode == BoundMode::pw_rel) {
+    // The factor (eb_abs is the factor too) and the width of the magnitude steps that follows from it.
+    if (h.codec != Codec::fast) corrupt("pointwise-relative bound in a " + std::string(codec->name) + " archive");
+    if (!(info.bound > 0 && info.bound < 1) || info.eb_abs != info.bound) corrupt("pointwise-relative bound");
+    const double w = detail::dispatch_dtype(info.dtype, [&](auto tr) {
+      return quant::pw_rel_step<typename decltype(tr)::value_type>(info.bound);
+    });
+    if (info.step != w) corrupt("quantization step");
+  } else if (!(info.step >= 0) || step_t != info.step || (info.eb_abs > 0 && info.step > 2 * info.eb_abs)) {
     corrupt("quantization step");
+  }
   // Ratio and interp archives are written at versions 1, 2 and 6 only (format::archive_version); the
   // combined bound modes need version 6.
   if (h.codec != Codec::fast && info.version > format::archive_version(h.codec, true, BoundMode::abs) &&

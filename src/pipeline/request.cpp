@@ -20,6 +20,12 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
     fail(ErrorCode::invalid_argument, "error bound must be a finite number >= 0");
   if (!quant::mode_known(opt.mode)) fail(ErrorCode::invalid_argument, "unknown bound mode " + std::to_string(int(opt.mode)));
   const bool combined = quant::mode_combined(opt.mode);
+  if (opt.mode == BoundMode::pw_rel) {
+    if (!(opt.bound > 0 && opt.bound < 1))
+      fail(ErrorCode::invalid_argument, "a pointwise-relative bound must be above 0 and below 1");
+    if (opt.codec != Codec::fast)
+      fail(ErrorCode::invalid_argument, std::string("pw_rel is coded by the fast mode only, not ") + codec_name(opt.codec));
+  }
   if (combined && (!(opt.abs_bound >= 0) || !std::isfinite(opt.abs_bound)))
     fail(ErrorCode::invalid_argument, "absolute bound must be a finite number >= 0");
   const codecs::CodecOps& codec = codecs::get(opt.codec);

@@ -14,8 +14,8 @@ namespace hpcz::quant {
 // The modes this build codes (the request's check and the archive's: an unknown one is refused, never
 // taken for another).
 HPCZ_HD bool mode_known(BoundMode mode) {
-  return mode == BoundMode::abs || mode == BoundMode::rel || mode == BoundMode::abs_and_rel ||
-         mode == BoundMode::abs_or_rel;
+  return mode == BoundMode::abs || mode == BoundMode::rel || mode == BoundMode::pw_rel ||
+         mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel;
 }
 // The modes with an absolute part beside the rel factor (Options::abs_bound).
 HPCZ_HD bool mode_combined(BoundMode mode) { return mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel; }
@@ -104,8 +104,9 @@ HPCZ_HD double rel_bound(double bound, bool range_valid, double mn, double mx) {
 }
 // Combined modes, as SZ3 defines them: within both bounds (the smaller) or within either (the larger).
 // Without a range the rel part is 0 (rel_bound), so abs_or_rel keeps its absolute part.
+// pw_rel: the factor itself (each value's own bound is bound x |x|).
 HPCZ_HD double absolute_bound(BoundMode mode, double bound, double abs_part, bool range_valid, double mn, double mx) {
-  if (mode == BoundMode::abs) return bound;
+  if (mode == BoundMode::abs || mode == BoundMode::pw_rel) return bound;
   const double rel = rel_bound(bound, range_valid, mn, mx);
   if (mode == BoundMode::abs_and_rel) return abs_part < rel ? abs_part : rel;
   if (mode == BoundMode::abs_or_rel) return abs_part > rel ? abs_part : rel;
@@ -114,7 +115,13 @@ HPCZ_HD double absolute_bound(BoundMode mode, double bound, double abs_part, boo
 
 // An abs bound above 0 takes its step's margin from the sample, not the range (range.hpp: kStepSamples),
 // so the fast encoder may code before the range is known.
-HPCZ_HD bool step_from_sample(BoundMode mode, double bound) { return mode == BoundMode::abs && bound > 0; }
+// A pw_rel step needs neither: it follows from the factor (pw_rel_step).
+HPCZ_HD bool step_from_sample(BoundMode mode, double bound) {
+  return (mode == BoundMode::abs && bound > 0) || mode == BoundMode::pw_rel;
+}
+
+// A pw_rel bound's step: the width 2k + 1 of the magnitude steps (quantizer.hpp, pw_rel_half).
+template <class T> HPCZ_HD double pw_rel_step(double r) { return double(2 * pw_rel_half<T>(r) + 1); }
 
 // The bound asked for settled from the range keys (key_min > key_max: no finite, non-fill value) and
 // the largest |x| of the step's sample (used only where step_from_sample; the range's max |x| else):
@@ -129,15 +136,19 @@ HPCZ_HD double settle_range(Bound& b, uint64_t key_min, uint64_t key_max, double
 // settle_as<T>: where the values' type T is known (b.dtype is T's), as in the encoders.
 template <class T> HPCZ_HD Bound settle_as(Bound b, uint64_t key_min, uint64_t key_max, double sample_maxabs) {
   const double maxabs = settle_range(b, key_min, key_max, sample_maxabs);
-  b.step = choose_step<T>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs);
+  b.step = b.mode == BoundMode::pw_rel ? pw_rel_step<T>(b.bound)
+                                       : choose_step<T>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs);
   return b;
 }
 // By b.dtype. Also run on the GPU (the seal), which cannot throw: b.dtype was checked on the host
 // (header_template). A new dtype adds its choose_step here (docs/DESIGN.md, "Adding a dtype").
 HPCZ_HD Bound settle(Bound b, uint64_t key_min, uint64_t key_max, double sample_maxabs) {
   const double maxabs = settle_range(b, key_min, key_max, sample_maxabs);
-  b.step = b.dtype == DType::f32 ? choose_step<float>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs)
-                                 : choose_step<double>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs);
+  if (b.mode == BoundMode::pw_rel)
+    b.step = b.dtype == DType::f32 ? pw_rel_step<float>(b.bound) : pw_rel_step<double>(b.bound);
+  else
+    b.step = b.dtype == DType::f32 ? choose_step<float>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs)
+                                   : choose_step<double>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs);
   return b;
 }
 
@@ -178,7 +189,13 @@ HPCZ_HD void store(format::HeaderFields& h, const Bound& b) {
 
 // The quantizer's parameters of a settled bound: what every codec's encoder and decoder code with.
 template <class T> HPCZ_HD QuantParams<T> quant_params(const Bound& b) {
-  return make_params<T>(b.eb_abs, b.step, b.has_fill, b.fill);
+  QuantParams<T> p = make_params<T>(b.eb_abs, b.step, b.has_fill, b.fill);
+  if (b.mode == BoundMode::pw_rel) {
+    p.pw = 1;
+    p.pw_width = uint64_t(b.step);
+    p.pw_half = p.pw_width / 2;
+  }
+  return p;
 }
 
 }  // namespace hpcz::quant

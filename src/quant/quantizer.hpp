@@ -21,6 +21,10 @@ struct QuantParams {
   int has_fill;
   T fill;
   T fill_test;   // fill, or NaN without one: x != fill_test is the quick path's fill test, with no flag
+  // Pointwise-relative bounds (pw_rel_*: below): q codes the value's signed magnitude bits in steps of
+  // pw_width = 2 pw_half + 1; eb is then the factor r. 0 for every other mode.
+  int pw;
+  uint64_t pw_width, pw_half;
 };
 
 template <class T> HPCZ_HD T max_finite() { return from_bits<T>(DTypeTraits<T>::max_finite_bits); }
@@ -78,7 +82,49 @@ HPCZ_HD QuantParams<T> make_params(double eb, double step, bool has_fill, double
   p.has_fill = has_fill ? 1 : 0;
   p.fill = has_fill ? T(fill) : T(0);
   p.fill_test = has_fill ? T(fill) : from_bits<T>(DTypeTraits<T>::quiet_nan_bits);
+  p.pw = 0;
+  p.pw_width = p.pw_half = 0;
   return p;
+}
+
+// ---- Pointwise-relative bounds: |x' - x| <= r |x| for every value --------------------------------
+// A finite value's bits read as a sign and a magnitude m (exponent and significand) are a piecewise-
+// linear log2 of |x|: one unit of m is one ulp, 2^-(digits-1) of the binade's start. Rounding m to a
+// multiple of w = 2k + 1 moves it by at most k ulps. For a normal x (binade [2^e, 2^(e+1))) staying
+// in its binade or going down that is at most k 2^(e-digits+1) <= r 2^e <= r |x| when
+// k <= r 2^(digits-1); going up into the next binade, where ulps are twice as large, |x| is within k
+// ulps of 2^(e+1) and the error at most 2k ulps, within r |x| when k <= r 2^(digits-1) / (1 + r/2).
+// pw_half is that k (r < 1; a margin of 2^-48 keeps the double arithmetic's rounding below the floor).
+// Zero, subnormals, and reconstructions that leave the finite values are checked exactly instead.
+template <class T> HPCZ_HD uint64_t pw_rel_half(double r) {
+  if (!(r > 0.0) || !(r < 1.0)) return 0;
+  const double scale = double(uint64_t(1) << (DTypeTraits<T>::digits - 1));
+  const double t = (r * scale) / (1.0 + 0.5 * r) * (1.0 - 0x1p-48);
+  return t >= 1.0 ? uint64_t(t) : 0;
+}
+
+// The value of q: the signed magnitude q * w (q of a stored archive may be anything: the bits wrap,
+// never undefined behaviour).
+template <class T> HPCZ_HD T pw_rel_value(int32_t q, uint64_t w) {
+  using U = typename Bits<T>::type;
+  const uint64_t qm = q < 0 ? uint64_t(0) - uint64_t(int64_t(q)) : uint64_t(q);
+  const U mag = U(qm * w);
+  return from_bits<T>(q < 0 ? U(mag | (U(1) << (DTypeTraits<T>::bits - 1))) : mag);
+}
+
+// q of x rounded to the nearest multiple of w, and whether x' = pw_rel_value(q) passes without the
+// exact test: x normal and not the fill value, q below the limit and x' finite. NaN and Inf are
+// not normal; they and the fill value are stored exactly (quantize_pw returns false).
+template <class T> HPCZ_HD bool pw_rel_quick(T x, const QuantParams<T>& p, int32_t& q) {
+  using U = typename Bits<T>::type;
+  constexpr int kMant = DTypeTraits<T>::digits - 1;
+  constexpr U kSign = U(1) << (DTypeTraits<T>::bits - 1), kInf = U(DTypeTraits<T>::max_finite_bits + 1);
+  const U bits = to_bits(x), mag = bits & ~kSign;
+  const uint64_t qm = (uint64_t(mag) + p.pw_half) / p.pw_width;
+  q = int32_t(qm < uint64_t(kQLimit) ? int64_t(qm) : 0);
+  if (bits & kSign) q = -q;
+  const bool normal = mag >= (U(1) << kMant) && mag < kInf;
+  return normal && (x != p.fill_test) && qm < uint64_t(kQLimit) && qm * p.pw_width < uint64_t(kInf);
 }
 
 // True iff |xr - x| <= eb holds exactly. The subtraction rounds, and rounding is monotonic with eb
@@ -166,7 +212,13 @@ template <class T> HPCZ_HD bool quantize_quick(T x, const QuantParams<T>& p, int
 // q such that dequantize(q) is within the bound, or false: the value must be stored exactly
 // (NaN, Inf, the fill value, |x/step| >= 2^30, or rounding that no neighbouring q repairs).
 template <class T>
+HPCZ_HD bool quantize(T x, const QuantParams<T>& p, int32_t& q);
+
+// The rest of quantize() below the pointwise-relative functions.
+template <class T> HPCZ_HD bool pw_rel_quantize(T x, const QuantParams<T>& p, int32_t& q);
+template <class T>
 HPCZ_HD bool quantize(T x, const QuantParams<T>& p, int32_t& q) {
+  if (p.pw) return pw_rel_quantize(x, p, q);
   int32_t q0;
   const QuantResult r = quantize_fast(x, p, q0);
   if (r == kQuantNone) return false;
@@ -174,6 +226,48 @@ HPCZ_HD bool quantize(T x, const QuantParams<T>& p, int32_t& q) {
   if (c == kNoQ) return false;
   q = c;
   return true;
+}
+
+// |xr - x| <= r |x| exactly (x finite): 0 only as its own bits (-0 is not +0); else r |x| rounded
+// toward zero (fma gives the product's rounding error exactly) and within_bound's exact test. Below
+// 2^-960 the product would round among the subnormal doubles: such x only as their own bits.
+HPCZ_HD bool pw_rel_within(double x, double xr, double r) {
+  const double ax = x < 0 ? -x : x;
+  if (!(ax >= 0x1p-960)) return to_bits(x) == to_bits(xr);
+  double eb = r * ax;
+  if (fma(r, ax, -eb) < 0) eb = from_bits<double>(to_bits(eb) - 1);
+  return within_bound(x, xr, eb);
+}
+
+// The first of q0, q0 - 1, q0 + 1 whose value is within the pointwise bound, or kNoQ (the value is then
+// stored exactly).
+template <class T> HPCZ_HD int32_t pw_rel_search(T x, const QuantParams<T>& p, int32_t q0) {
+  for (int k = 0; k < 3; ++k) {
+    const int32_t c = q0 + (k == 0 ? 0 : (k == 1 ? -1 : 1));
+    if (c <= -kQLimit || c >= kQLimit) continue;
+    const T xr = pw_rel_value<T>(c, p.pw_width);
+    if (xr - xr == T(0) && pw_rel_within(double(x), double(xr), p.eb)) return c;
+  }
+  return kNoQ;
+}
+
+// quantize() for a pointwise-relative bound.
+template <class T> HPCZ_HD bool pw_rel_quantize(T x, const QuantParams<T>& p, int32_t& q) {
+  int32_t q0;
+  if (pw_rel_quick(x, p, q0)) {
+    q = q0;
+    return true;
+  }
+  if (!(x - x == T(0)) || (p.has_fill && x == p.fill)) return false;  // NaN, Inf, the fill value
+  const int32_t c = pw_rel_search(x, p, q0);
+  if (c == kNoQ) return false;
+  q = c;
+  return true;
+}
+
+// The decoder's value of q under either kind of bound.
+template <class T> HPCZ_HD T value_of(int32_t q, const QuantParams<T>& p) {
+  return p.pw ? pw_rel_value<T>(q, p.pw_width) : dequantize<T>(q, p.step);
 }
 
 }  // namespace hpcz::quant

@@ -92,6 +92,23 @@ HPCZ_HD uint32_t lanes_below(int count) { return count >= kB ? ~0u : (1u << coun
 template <class T, class Reload>
 HPCZ_HD uint32_t quantize_lanes(const T* v, Reload&& reload, int count, const QuantParams<T>& p, int32_t* q,
                                 int32_t& tail, bool& has_tail) {
+  if (p.pw) {  // a pointwise-relative bound: its quick test, the exact search for the lanes it leaves
+    uint32_t invalid = 0;
+    has_tail = false;
+HPCZ_UNROLL
+    for (int i = 0; i < kB; ++i) {
+      int32_t qi = 0;
+      bool ok = i < count && pw_rel_quick(v[i], p, qi);
+      if (!ok && i < count) ok = pw_rel_quantize(T(reload(i)), p, qi);
+      q[i] = ok ? qi : 0;
+      invalid |= uint32_t(!ok) << i;
+      if (ok) {
+        tail = qi;
+        has_tail = true;
+      }
+    }
+    return invalid;
+  }
   // Whole blocks whose every lane passes the quick test (almost all): no masks to build, no lane to
   // fix up. ncu on the GPU encoder: the general loop below cost 26 instructions a value, this one 8.
   if (count == kB) {
@@ -490,7 +507,7 @@ class GroupDecoder {
   }
 
   template <class Source>
-  HPCZ_HD void group(int g, T step, Source&& source, T* v) {
+  HPCZ_HD void group(int g, const QuantParams<T>& p, Source&& source, T* v) {
     if (kind_ == kStored) {
 HPCZ_UNROLL
       for (int r = 0; r < kG; ++r) v[r] = load_value_le<T>(src_ + (c_ == kCodeRaw ? (g + r) * sizeof(T) : 0));
@@ -499,7 +516,8 @@ HPCZ_UNROLL
     const uint32_t group_bits = bits_ >> g;
     if (kind_ == kTwoLevel) {
 HPCZ_UNROLL
-      for (int r = 0; r < kG; ++r) v[r] = dequantize<T>(int32_t(acc_ + ((group_bits >> r & 1) ? d_ : 0u)), step);
+      for (int r = 0; r < kG; ++r) v[r] = dequantize<T>(int32_t(acc_ + ((group_bits >> r & 1) ? d_ : 0u)), p.step);
+      if (p.pw) pw_values(group_bits, p, v);
     } else {
       uint32_t q[kG];
       if (kind_ == kLanes) {
@@ -530,7 +548,11 @@ HPCZ_UNROLL
         }
       }
 HPCZ_UNROLL
-      for (int r = 0; r < kG; ++r) v[r] = dequantize<T>(int32_t(q[r]), step);
+      for (int r = 0; r < kG; ++r) v[r] = dequantize<T>(int32_t(q[r]), p.step);
+      if (p.pw) {  // the same q, as pointwise-relative values (one uniform branch a group)
+HPCZ_UNROLL
+        for (int r = 0; r < kG; ++r) v[r] = pw_rel_value<T>(int32_t(q[r]), p.pw_width);
+      }
     }
     // The group's exception lanes replaced by the next exception values.
     const uint32_t group_mask = mask_ >> g;  // then every bit test is an immediate
@@ -539,6 +561,12 @@ HPCZ_UNROLL
       for (int r = 0; r < kG; ++r)
         if (group_mask >> r & 1) v[r] = source(j_++);
     }
+  }
+
+  // A two-level group's q again, as pointwise-relative values.
+  HPCZ_HD void pw_values(uint32_t group_bits, const QuantParams<T>& p, T* v) const {
+HPCZ_UNROLL
+    for (int r = 0; r < kG; ++r) v[r] = pw_rel_value<T>(int32_t(acc_ + ((group_bits >> r & 1) ? d_ : 0u)), p.pw_width);
   }
 
   // The q that ends the block, once its four groups are out (not for raw or uniform blocks: see
@@ -557,10 +585,10 @@ HPCZ_UNROLL
 
 // A whole block's 32 values to out; returns GroupDecoder's last().
 template <class T, class Source>
-HPCZ_HD int32_t decode_block(uint8_t code, const uint8_t* src, const uint8_t* desc, int32_t prev, T step,
-                             Source&& source, T* out) {
+HPCZ_HD int32_t decode_block(uint8_t code, const uint8_t* src, const uint8_t* desc, int32_t prev,
+                             const QuantParams<T>& p, Source&& source, T* out) {
   GroupDecoder<T> dec(code, src, desc, prev);
-  for (int g = 0; g < kB; g += GroupDecoder<T>::kG) dec.group(g, step, source, out + g);
+  for (int g = 0; g < kB; g += GroupDecoder<T>::kG) dec.group(g, p, source, out + g);
   return dec.last();
 }
 

@@ -141,7 +141,7 @@ bool decode_chunk(const uint8_t* src, uint32_t size, uint32_t count, const Quant
     const uint8_t* exc = src + pay + x * sizeof(T);
     int cnt = int(count - b * kB < uint32_t(kB) ? count - b * kB : kB);
     const int ps = block_payload_bytes(codes[b], desc, sizeof(T));
-    int32_t last = decode_block<T>(codes[b], src + pos, desc, prev, p.step,
+    int32_t last = decode_block<T>(codes[b], src + pos, desc, prev, p,
                                    [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); }, v);
     if (codes[b] == kCodeLanes) desc += kLanesDescBytes;
     if (holds_values(codes[b])) {

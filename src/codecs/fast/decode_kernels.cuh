@@ -248,7 +248,7 @@ __device__ void decode_chunk(unsigned long long c, unsigned long long n_chunks, 
     auto source = [&](int j) { return load_value_le<T>(exc + j * sizeof(T)); };
     for (int g = 0; g < kB; g += GroupDecoder<T>::kG) {
       T v[GroupDecoder<T>::kG];
-      dec.group(g, p.step, source, v);
+      dec.group(g, p, source, v);
       if (paired) {
         store_group_paired(out + at + g, v, threadIdx.x & 1);
       } else if (active) {
