@@ -66,7 +66,25 @@ const Golden kGolden[] = {
     {"ncar_ts_20x64x128_ratio_abs_or_rel_1e-2_1e-3_stage2_v6.hpcz", DType::f32, BoundMode::abs_or_rel, 1e-3,
      Codec::ratio, true, 6, true, false, 1e-2},
     {"ncar_ts_20x64x128_interp_f64_abs_and_rel_1_1e-2_v6.hpcz", DType::f64, BoundMode::abs_and_rel, 1e-2,
-     Codec::interp, false, 6, true, false, 1.0}};
+     Codec::interp, false, 6, true, false, 1.0},
+    // Version 6: pointwise-relative bounds (the fast codec), f32 and f64, the sparse field's zeros too.
+    {"ncar_ts_20x64x128_pw_rel1e-3_v6.hpcz", DType::f32, BoundMode::pw_rel, 1e-3, Codec::fast, false, 6, true},
+    {"ncar_ts_20x64x128_above295_pw_rel1e-2_v6.hpcz", DType::f32, BoundMode::pw_rel, 1e-2, Codec::fast, false, 6, true,
+     true},
+    {"ncar_ts_20x64x128_f64_pw_rel1e-4_stage2_v6.hpcz", DType::f64, BoundMode::pw_rel, 1e-4, Codec::fast, true, 6, true}};
+
+// Every value within bound x |x| (zeros and non-finite values as their bits), in long double.
+template <class T> uint64_t pw_violations(const T* x, const T* y, uint64_t n, double r) {
+  uint64_t bad = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (x[i] == T(0) || !std::isfinite(x[i])) {
+      bad += std::memcmp(&x[i], &y[i], sizeof(T)) != 0;
+      continue;
+    }
+    bad += !(std::fabs((long double)y[i] - (long double)x[i]) <= (long double)r * std::fabs((long double)x[i]));
+  }
+  return bad;
+}
 
 // The number of sparse chunks (first byte 0xff) in a fast archive.
 int sparse_chunks(const std::vector<uint8_t>& a) {
@@ -150,7 +168,15 @@ TEST(golden_archives) {
     auto info = hpcz::decompress(golden.data(), golden.size(), back, hpcz::Backend::cpu);
     CHECK_MSG(info.version == g.version && info.second_stage == g.second_stage, g.file << ": version " << info.version);
     CHECK((info.dims == std::vector<uint64_t>{20, 64, 128}));
-    CHECK(strict_check(input, back, g.dtype, info.eb_abs).violations == 0);
+    if (g.mode == BoundMode::pw_rel)
+      CHECK_MSG((g.dtype == DType::f32 ? pw_violations(reinterpret_cast<const float*>(input.data()),
+                                                        reinterpret_cast<const float*>(back.data()), input.size() / 4, g.bound)
+                                        : pw_violations(reinterpret_cast<const double*>(input.data()),
+                                                        reinterpret_cast<const double*>(back.data()), input.size() / 8,
+                                                        g.bound)) == 0,
+                g.file << ": values outside the pointwise bound");
+    else
+      CHECK(strict_check(input, back, g.dtype, info.eb_abs).violations == 0);
     if (g.current) CHECK_MSG(now == golden, g.file << ": the encoder no longer writes the golden bytes");
     if (g.current && g.mode == BoundMode::rel)  // never above bound * range (long double: see common.hpp)
       CHECK(eb_within_request(info.eb_abs, (long double)g.bound * ((long double)info.range_max - info.range_min)));
