@@ -72,6 +72,12 @@ expect 0 "both bounds" "$hpcz" compress -i "$in" -o "$tmp/c1.hpcz" -t f32 -d 100
 expect 0 "both bounds, --either" "$hpcz" compress -i "$in" -o "$tmp/c2.hpcz" -t f32 -d 100x64x128 --rel 1e-3 --abs 1 --either --mode ratio --device cpu
 "$hpcz" info --json "$tmp/c2.hpcz" | grep -q '"bound_mode": "abs_or_rel"' && "$hpcz" info --json "$tmp/c2.hpcz" | grep -q '"eb_abs": 1[,}]' \
   && pass=$((pass + 1)) || { echo "FAIL: --either is not an abs_or_rel archive at eb_abs 1"; fails=$((fails + 1)); }
+expect 0 "--pw-rel" "$hpcz" compress -i "$in" -o "$tmp/pw.hpcz" -t f32 -d 100x64x128 --pw-rel 1e-3 --device cpu
+"$hpcz" info --json "$tmp/pw.hpcz" | grep -q '"bound_mode": "pw_rel"' \
+  && pass=$((pass + 1)) || { echo "FAIL: --pw-rel is not a pw_rel archive"; fails=$((fails + 1)); }
+expect 1 "--pw-rel with --abs" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --pw-rel 1e-3 --abs 1
+expect 1 "--pw-rel 1" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --pw-rel 1
+expect 1 "--pw-rel --mode ratio" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --pw-rel 1e-3 --mode ratio --device cpu
 expect 1 "--either with one bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --either
 expect 1 "no bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128
 expect 1 "bad dims" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64xx128 --rel 1e-3
