@@ -6,8 +6,9 @@
 # usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
 # lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES] [MODES=fast,ratio]
 #   [ROWS=numpy,cupy,zarr,hdf5] (host_batch.py's sets of rows)
-#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench (default all but
-#   ab, arch, probe, sizes, profile, f2f and install). ab: OLD_TREE's CLI against this one's (bench/ab.sh,
+#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench,modes (default
+#   all but ab, arch, probe, sizes, profile, f2f, install and modes). modes: compute-sanitizer on the bound-mode
+#   tests, and the fast mode's pw_rel bounds timed beside rel 1e-3 (hpcz bench, 512 MiB tiles). ab: OLD_TREE's CLI against this one's (bench/ab.sh,
 #   MODES, AB_ROUNDS rounds); arch: this tree's default multi-architecture CLI against its sm_90 one.
 set -u
 out=${1:?OUTDIR}
@@ -81,6 +82,15 @@ if has ab; then  # the device-resident kernels: the older tree's CLI against thi
     cmake --build build-old -j 16 --target hpcz_cli >"$out/build-old-cli.log" 2>&1 || tail -5 "$out/build-old-cli.log"
     bash bench/ab.sh build-old/hpcz build-gpu/hpcz .data "$modes" "${AB_ROUNDS:-2}" "$out/ab" 2>&1 | grep -E "^A/B|identical|differ|FAIL|rc=[1-9]"
   fi
+fi
+if has modes; then
+  echo "== bound modes: memcheck of their tests; pw_rel beside rel (hpcz bench --mode fast, 512 MiB tiles) =="
+  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests adv_pw_rel_every_value \
+    corrupt_pw_rel_refusals unit_combined_bound_settles corrupt_combined_mode_below_version_6 >"$out/memcheck-modes.log" 2>&1
+  echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/memcheck-modes.log" | tail -2
+  timeout 240 build-gpu/hpcz bench --mode fast --bounds rel:1e-3,pw_rel:1e-2,pw_rel:1e-3,pw_rel:1e-4 --data .data \
+    --size-mib 512 --reps 10 --out "$out/bench-pw_rel.md" >"$out/bench-pw_rel.log" 2>&1
+  echo "bench rc=$?"; grep -E "^\| |^mean" "$out/bench-pw_rel.md"
 fi
 if has arch; then  # the default multi-architecture build (HPCZ_CUDA_ARCHS) against this sm_90 one
   cmake -S . -B build-multi -DCMAKE_BUILD_TYPE=Release >"$out/cmake-multi.log" 2>&1 &&
