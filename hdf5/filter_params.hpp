@@ -122,6 +122,16 @@ inline const char* invalid_words(size_t n, const unsigned* v, size_t value_bytes
              "bound in words 8 and 9";
     if (n < kUserValuesV2) return "hpcz: the bound kinds abs_and_rel and abs_or_rel need their absolute bound (words 8 and 9)";
   }
+  // pw_rel (bound kind 3): what the library refuses when a chunk is coded, refused here with its words.
+  if (n >= 3 && *bound_mode_of_id(v[2]) == BoundMode::pw_rel) {
+    if (n >= 5 && !(double_of(v[3], v[4]) > 0 && double_of(v[3], v[4]) < 1))
+      return "hpcz: a pointwise-relative bound (pw_rel, bound kind 3) must be above 0 and below 1 (words 3 and 4)";
+    if (*codec_of_id(v[1]) != Codec::fast) {
+      static const std::string why = "hpcz: pw_rel (bound kind 3) is coded by the fast mode only (word 1 must be " +
+                                     std::to_string(unsigned(Codec::fast)) + ")";
+      return why.c_str();
+    }
+  }
   return nullptr;
 }
 

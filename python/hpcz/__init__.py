@@ -86,9 +86,29 @@ def _aliases(abs, rel, absolute, relative):
 _BOUND_RULES = {"and": "abs_and_rel", "or": "abs_or_rel"}
 
 
-def _bound_rule(abs, rel, bound_rule):
-    """The bound mode of abs= and rel= (either may be None) and bound_rule= (None, "and" or "or"): "abs",
-    "rel", "abs_and_rel" (both given; bound_rule "and", the default) or "abs_or_rel" (bound_rule "or")."""
+def _pw_rel(pw_rel):
+    """pw_rel= checked: a float above 0 and below 1 (the library refuses the same)."""
+    try:
+        r = float(pw_rel)
+    except (TypeError, ValueError):
+        r = None
+    if r is None or isinstance(pw_rel, bool) or not 0 < r < 1:
+        raise InvalidArgumentError(
+            f"pw_rel must be above 0 and below 1 (every value within pw_rel x its magnitude), not {pw_rel!r}", 1)
+    return r
+
+
+def _bound_rule(abs, rel, bound_rule, pw_rel=None):
+    """The bound mode of abs= and rel= (either may be None), bound_rule= (None, "and" or "or") and pw_rel=:
+    "abs", "rel", "abs_and_rel" (both given; bound_rule "and", the default), "abs_or_rel" (bound_rule
+    "or") or "pw_rel" (pw_rel= alone: a bound of its own, exclusive with the others)."""
+    if pw_rel is not None:
+        given = [f"{k}=" for k, v in (("abs", abs), ("rel", rel), ("bound_rule", bound_rule)) if v is not None]
+        if given:
+            raise InvalidArgumentError(
+                f"pw_rel= (pointwise relative) is a bound of its own: give it without {' and '.join(given)}", 1)
+        _pw_rel(pw_rel)
+        return "pw_rel"
     if bound_rule is not None:
         if not isinstance(bound_rule, str) or bound_rule not in _BOUND_RULES:
             raise InvalidArgumentError(f"bound_rule must be 'and' or 'or', not {bound_rule!r}", 1)
@@ -96,16 +116,26 @@ def _bound_rule(abs, rel, bound_rule):
             raise InvalidArgumentError(
                 f"bound_rule={bound_rule!r} says how abs= and rel= combine: give both (with one bound, leave it out)", 1)
     if abs is None and rel is None:
-        raise InvalidArgumentError("give abs=, rel= or both (both: bound_rule='and', the default, or 'or')", 1)
+        raise InvalidArgumentError("give abs=, rel= or both (both: bound_rule='and', the default, or 'or'), "
+                                   "or pw_rel= (pointwise relative)", 1)
     if abs is not None and rel is not None:
         return _BOUND_RULES[bound_rule or "and"]
     return "abs" if abs is not None else "rel"
 
 
-def _bound(abs, rel, bound_rule=None):
+def _check_pw_rel_mode(kind, mode):
+    """The codec classes' check, at construction, of what the library refuses when a chunk is coded:
+    pw_rel is coded by the fast mode only (the library's words)."""
+    if kind == "pw_rel" and mode != "fast":
+        raise InvalidArgumentError(f"pw_rel is coded by the fast mode only, not {mode}", 1)
+
+
+def _bound(abs, rel, bound_rule=None, pw_rel=None):
     """(kind, bound, abs_bound) for _hpcz: the mode's name, its bound (the rel factor of the combined
-    modes) and the combined modes' absolute bound (0 for abs and rel)."""
-    kind = _bound_rule(abs, rel, bound_rule)
+    modes; pw_rel's factor of |x|) and the combined modes' absolute bound (0 for the others)."""
+    kind = _bound_rule(abs, rel, bound_rule, pw_rel)
+    if kind == "pw_rel":
+        return kind, _pw_rel(pw_rel), 0.0
     if kind == "abs":
         return kind, float(abs), 0.0
     if kind == "rel":
@@ -113,7 +143,8 @@ def _bound(abs, rel, bound_rule=None):
     return kind, float(rel), float(abs)
 
 
-def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto", bound_rule=None):
+def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto", bound_rule=None,
+             pw_rel=None):
     """Compresses a C-contiguous float32/float64 array of 1-4 dimensions into an hpcz archive (bytes).
 
     An array on the GPU (cupy, torch, anything with __cuda_array_interface__) is compressed in place on
@@ -122,12 +153,14 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     abs / rel: the error bound, absolute or relative to the range (max - min of the finite, non-fill
     values). Both: every value within both (bound_rule="and", the default: the smaller of abs and
     rel x range; SZ3's ABS_AND_REL) or within either (bound_rule="or": the larger; ABS_OR_REL).
-    bound_rule is for two bounds only. mode: "fast" (throughput), "ratio" (Lorenzo + Huffman) or
+    bound_rule is for two bounds only. pw_rel: pointwise relative, instead of abs and rel: every value x
+    comes back within pw_rel x |x| (0 < pw_rel < 1; zeros and signs kept; no range involved; the fast
+    mode only). mode: "fast" (throughput), "ratio" (Lorenzo + Huffman) or
     "interp" (the predictor per chunk, Lorenzo or interpolation, and masks). lossless: a
     lossless stage after the codec (smaller archives, slower). fill: a value kept exactly and left out
     of the range (masked cells). device: "auto" (the GPU when there is one), "cpu" or "gpu".
     """
-    kind, bound, abs_bound = _bound(abs, rel, bound_rule)
+    kind, bound, abs_bound = _bound(abs, rel, bound_rule, pw_rel)
     _check_mode(mode)
     if device not in _DEVICES:
         raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
@@ -244,7 +277,7 @@ def _finish(results, statuses, errors):
 
 
 def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto",
-                   errors="raise", bound_rule=None):
+                   errors="raise", bound_rule=None, pw_rel=None):
     """Compresses many arrays in one call: a list of archives, archive i the bytes hpcz.compress(arrays[i])
     writes. On the GPU the arrays move through buffers kept between calls, several at a time, with the
     copies overlapped with coding; on the CPU they are coded on every core. Arrays on the GPU (cupy,
@@ -252,8 +285,9 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
     there (cupy uint8 arrays that share one buffer).
 
     errors="raise" raises the first failed item's error once every item has been coded; "return"
-    puts each failed item's exception in its place in the list. abs, rel, bound_rule: as in compress."""
-    kind, bound, abs_bound = _bound(abs, rel, bound_rule)
+    puts each failed item's exception in its place in the list. abs, rel, bound_rule, pw_rel: as in
+    compress."""
+    kind, bound, abs_bound = _bound(abs, rel, bound_rule, pw_rel)
     _check_mode(mode)
     if device not in _DEVICES:
         raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)

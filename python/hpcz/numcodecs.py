@@ -10,6 +10,9 @@ fill_value, 0 by default (NaN is left out of the range anyway; another one needs
 
 abs and rel together: both hold (bound_rule "and", the default) or either does ("or"); the rel part as
 above (with data=: abs = the smaller, or the larger, of abs and rel x a's range).
+
+pw_rel (pointwise relative, instead of abs and rel; the fast mode): every value x within pw_rel x |x|;
+no range is involved, so neither the padding nor data= changes it (config key "pw_rel").
 """
 
 import numpy as np
@@ -41,7 +44,9 @@ class Hpcz(Codec):
     codec; fill: a value kept exactly and left out of the range (masked cells); data=: the whole array
     (numpy) with rel: the bound becomes abs = rel x the range of data's finite values (those equal to
     fill left out; with abs= too, the smaller or the larger of the two, by bound_rule). A rel bound
-    leaves 0 (Zarr's padding) out of the range.
+    leaves 0 (Zarr's padding) out of the range. pw_rel (keyword only, instead of abs and rel):
+    pointwise relative, every value x within pw_rel x |x| (0 < pw_rel < 1, the fast mode only); it
+    needs no range (data= leaves it as it is).
 
     By position this class takes mode first, as it always has: Hpcz("ratio", 0.01) is
     Hpcz(mode="ratio", abs=0.01); then abs, rel, lossless, fill.
@@ -54,7 +59,7 @@ class Hpcz(Codec):
 
     def __init__(self, *args, abs=_Default(None), rel=_Default(None), mode=_Default("fast"),
                  lossless=_Default(False), fill=_Default(None), absolute=None, relative=None, data=None,
-                 bound_rule=None):
+                 bound_rule=None, pw_rel=None):
         if len(args) > len(self._positional):
             raise TypeError(f"Hpcz takes at most {len(self._positional)} arguments by position ({len(args)} given)")
         given = {"abs": abs, "rel": rel, "mode": mode, "lossless": lossless, "fill": fill}
@@ -64,15 +69,17 @@ class Hpcz(Codec):
             given[name] = value
         abs, rel, mode, lossless, fill = (v.value if isinstance(v, _Default) else v for v in given.values())
         abs, rel = hpcz._aliases(abs, rel, absolute, relative)
-        kind = hpcz._bound_rule(abs, rel, bound_rule)
+        kind = hpcz._bound_rule(abs, rel, bound_rule, pw_rel)
         hpcz._check_mode(mode)
-        if data is not None:
+        hpcz._check_pw_rel_mode(kind, mode)
+        if data is not None and kind != "pw_rel":  # pw_rel needs no range: data= leaves it as it is
             if rel is None:
                 raise hpcz.InvalidArgumentError("data= turns a rel bound into the array's abs bound: give rel=, not abs=", 1)
             abs, rel, kind = abs_of_bounds(abs, rel, data, fill, bound_rule), None, "abs"
         self.mode = mode
         self.abs = None if abs is None else float(abs)
         self.rel = None if rel is None else float(rel)
+        self.pw_rel = None if pw_rel is None else hpcz._pw_rel(pw_rel)
         # "and" or "or" where abs and rel are both kept, else None
         self.bound_rule = {"abs_and_rel": "and", "abs_or_rel": "or"}.get(kind)
         self.lossless = bool(lossless)
@@ -88,7 +95,7 @@ class Hpcz(Codec):
         # Zarr pads edge chunks with the array's fill_value, 0 by default: left out of a rel bound's range.
         array = as_coded_shape(array)
         kw = dict(mode=self.mode, lossless=self.lossless, fill=self.fill)
-        blob = hpcz.compress(array, abs=self.abs, rel=self.rel, bound_rule=self.bound_rule, **kw)
+        blob = hpcz.compress(array, abs=self.abs, rel=self.rel, bound_rule=self.bound_rule, pw_rel=self.pw_rel, **kw)
         return recode_padded([blob], [array], self.rel, self.fill, 0.0,
                              lambda chunks, bound: [hpcz.compress(c, abs=bound, **kw) for c in chunks],
                              abs=self.abs, bound_rule=self.bound_rule)[0]
@@ -113,9 +120,11 @@ class Hpcz(Codec):
             config["rel"] = self.rel
         if self.bound_rule is not None:  # both bounds: how they combine (absent otherwise, as before)
             config["bound_rule"] = self.bound_rule
+        if self.pw_rel is not None:
+            config["pw_rel"] = self.pw_rel
         return config
 
     def __repr__(self):
-        bound = ", ".join(f"{k}={v!r}" for k, v in (("abs", self.abs), ("rel", self.rel), ("bound_rule", self.bound_rule))
-                          if v is not None)
+        named = (("abs", self.abs), ("rel", self.rel), ("bound_rule", self.bound_rule), ("pw_rel", self.pw_rel))
+        bound = ", ".join(f"{k}={v!r}" for k, v in named if v is not None)
         return f"Hpcz(mode={self.mode!r}, {bound}, lossless={self.lossless!r}, fill={self.fill!r})"

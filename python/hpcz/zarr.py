@@ -21,6 +21,9 @@ the range of its other values, so the error is never above rel x the range of th
 
 abs and rel together: both hold (bound_rule "and", the default) or either does ("or"); the rel part as
 above (with data=: abs = the smaller, or the larger, of abs and rel x a's range).
+
+pw_rel (pointwise relative, instead of abs and rel; the fast mode): every value x within pw_rel x |x|;
+no range is involved, so neither the padding nor data= changes it (configuration key "pw_rel").
 """
 
 import asyncio
@@ -53,7 +56,8 @@ class Hpcz(ArrayBytesCodec):
     whole array (numpy) with rel: the bound stored is abs = rel x the range of data's finite values
     (those equal to fill left out; with abs= too, the smaller or the larger of the two, by bound_rule).
     A rel bound leaves each chunk's padding (the array's fill_value) out of its range (see the module's
-    doc)."""
+    doc). pw_rel (instead of abs and rel): pointwise relative, every value x within pw_rel x |x|
+    (0 < pw_rel < 1, the fast mode only); it needs no range (data= leaves it as it is)."""
 
     is_fixed_size = False
 
@@ -63,15 +67,17 @@ class Hpcz(ArrayBytesCodec):
     lossless: bool = False
     fill: float = None
     bound_rule: str = None  # "and" or "or" where abs and rel are both kept, else None
+    pw_rel: float = None  # pointwise relative: instead of abs and rel
 
     # absolute= and relative=: hdf5plugin's spellings of abs= and rel= (stored, and written to the
     # array's metadata, as abs and rel).
     def __init__(self, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, absolute=None, relative=None,
-                 data=None, bound_rule=None):
+                 data=None, bound_rule=None, pw_rel=None):
         abs, rel = hpcz._aliases(abs, rel, absolute, relative)
-        kind = hpcz._bound_rule(abs, rel, bound_rule)
+        kind = hpcz._bound_rule(abs, rel, bound_rule, pw_rel)
         hpcz._check_mode(mode)
-        if data is not None:
+        hpcz._check_pw_rel_mode(kind, mode)
+        if data is not None and kind != "pw_rel":  # pw_rel needs no range: data= leaves it as it is
             if rel is None:
                 raise hpcz.InvalidArgumentError("data= turns a rel bound into the array's abs bound: give rel=, not abs=", 1)
             abs, rel, kind = abs_of_bounds(abs, rel, data, fill, bound_rule), None, "abs"
@@ -79,6 +85,7 @@ class Hpcz(ArrayBytesCodec):
         object.__setattr__(self, "mode", mode)
         object.__setattr__(self, "abs", None if abs is None else float(abs))
         object.__setattr__(self, "rel", None if rel is None else float(rel))
+        object.__setattr__(self, "pw_rel", None if pw_rel is None else hpcz._pw_rel(pw_rel))
         object.__setattr__(self, "lossless", bool(lossless))
         object.__setattr__(self, "fill", None if fill is None else float(fill))
 
@@ -96,6 +103,8 @@ class Hpcz(ArrayBytesCodec):
             config["rel"] = self.rel
         if self.bound_rule is not None:  # both bounds: how they combine (absent otherwise, as before)
             config["bound_rule"] = self.bound_rule
+        if self.pw_rel is not None:
+            config["pw_rel"] = self.pw_rel
         if self.fill is not None:
             config["fill"] = self.fill
         return {"name": "hpcz", "configuration": config}
@@ -122,7 +131,8 @@ class Hpcz(ArrayBytesCodec):
         def code():
             arrays = [as_coded_shape(c.as_numpy_array()) for _, c, _ in todo]
             kw = dict(mode=self.mode, lossless=self.lossless, fill=self.fill)
-            blobs = hpcz.compress_batch(arrays, abs=self.abs, rel=self.rel, bound_rule=self.bound_rule, **kw)
+            blobs = hpcz.compress_batch(arrays, abs=self.abs, rel=self.rel, bound_rule=self.bound_rule,
+                                        pw_rel=self.pw_rel, **kw)
             # A rel bound leaves each chunk's padding (the array's fill_value) out of its range.
             pads = {}
             for k, (_, _, spec) in enumerate(todo):
