@@ -22,7 +22,7 @@ namespace hpcz::cli {
 static const char* kUsageTemplate =
     "usage:\n"
     "  hpcz compress IN [-o OUT | -c] -t f32|f64 -d DIMS (--abs E | --rel E | --abs E --rel E [--either] |\n"
-    "                --pw-rel R) [--mode {CODECS}]\n"
+    "                --pw-rel R | --psnr DB | --nrmse E) [--mode {CODECS}]\n"
     "                [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--fill V] [--radius R]\n"
     "                [--lossless] [-f] [-q] [--verbose]\n"
     "  hpcz decompress IN [-o OUT | -c] [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE]\n"
@@ -46,6 +46,8 @@ static const char* kUsageTemplate =
     "DIMS: slowest to fastest, e.g. 100x500x500 (numpy shape order); rank 1 to 4.\n"
     "--abs E --rel R: every value within both bounds (abs_and_rel); with --either, within one (abs_or_rel).\n"
     "--pw-rel R: every value within R x |value| (0 < R < 1; zero and signs kept; --mode fast).\n"
+    "--psnr DB, --nrmse E: the array's PSNR (of its value range) at least DB, or its NRMSE at most E;\n"
+    "  `hpcz info` gives the PSNR achieved. The whole array is held in memory.\n"
     "--max-output 4G: an archive whose array is larger is refused (bad input) before any is decoded.\n"
     "exit: 0 success, 1 usage error, 2 bad input (unreadable, truncated or corrupt; OUT a directory, socket\n"
     "or block device), 3 runtime failure (OUT not written: full, no permission, I/O error). A closed pipe\n"
@@ -312,7 +314,7 @@ void print_stats(const StreamStats& st) {
 
 
 int cmd_compress(const std::vector<std::string>& args) {
-  Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--pw-rel", "--mode", "--device", "--fill", "--radius", "--gpus",
+  Args a = parse(args, {"-i", "-o", "-t", "-d", "--abs", "--rel", "--pw-rel", "--psnr", "--nrmse", "--mode", "--device", "--fill", "--radius", "--gpus",
                         "--gpu-memory"},
                  {"--lossless", "--verbose", "-f", "-q", "-c", "--either"});
   set_quiet(a.flag("-q"));
@@ -322,14 +324,20 @@ int cmd_compress(const std::vector<std::string>& args) {
   const auto dims = parse_dims(a.get("-d"));
   // --abs and --rel together: both hold (abs_and_rel); --either: one of them (abs_or_rel).
   const bool has_abs = a.flag("--abs"), has_rel = a.flag("--rel"), has_pw = a.flag("--pw-rel");
-  if (has_pw && (has_abs || has_rel)) throw UsageError("--pw-rel R is a bound of its own: not with --abs or --rel");
-  if (!has_abs && !has_rel && !has_pw) throw UsageError("give --abs E, --rel E, both, or --pw-rel R");
+  const bool has_psnr = a.flag("--psnr"), has_nrmse = a.flag("--nrmse");
+  const int others = int(has_pw) + int(has_psnr) + int(has_nrmse);
+  if (others > 1 || (others && (has_abs || has_rel)))
+    throw UsageError("--pw-rel, --psnr and --nrmse are bounds of their own: one of them, without --abs or --rel");
+  if (!has_abs && !has_rel && !others) throw UsageError("give --abs E, --rel E, both, --pw-rel R, --psnr DB or --nrmse E");
   if (a.flag("--either") && !(has_abs && has_rel)) throw UsageError("--either takes both --abs E and --rel E");
   Options o;
   o.mode = has_abs && has_rel ? (a.flag("--either") ? BoundMode::abs_or_rel : BoundMode::abs_and_rel)
                               : (has_abs ? BoundMode::abs : BoundMode::rel);
   if (has_pw) o.mode = BoundMode::pw_rel;
-  o.bound = parse_number(a.get(has_pw ? "--pw-rel" : has_rel ? "--rel" : "--abs"), "the error bound");
+  if (has_psnr) o.mode = BoundMode::psnr;
+  if (has_nrmse) o.mode = BoundMode::nrmse;
+  o.bound = parse_number(a.get(has_pw ? "--pw-rel" : has_psnr ? "--psnr" : has_nrmse ? "--nrmse" : has_rel ? "--rel" : "--abs"),
+                         "the error bound");
   if (!(o.bound >= 0) || !std::isfinite(o.bound)) throw UsageError("the error bound must be finite and >= 0");
   if (has_pw && !(o.bound > 0 && o.bound < 1)) throw UsageError("--pw-rel R takes 0 < R < 1");
   if (has_abs && has_rel) {
@@ -503,6 +511,8 @@ int cmd_info(const std::vector<std::string>& args) {
                 "  \"archive_size\": %llu,\n  \"step\": %s,\n  \"n_chunks\": %llu,\n",
                 codec_name(i.codec), mode, i.second_stage ? "true" : "false", (unsigned long long)i.archive_size,
                 json_num(i.step).c_str(), (unsigned long long)i.n_chunks);
+    if (i.psnr_achieved)  // null: infinite (every value exact)
+      std::printf("  \"psnr_achieved\": %s,\n", std::isinf(*i.psnr_achieved) ? "null" : json_num(*i.psnr_achieved).c_str());
     if (i.codec != Codec::fast) {
       std::printf("  \"stages\": {\"header_and_table\": %llu, \"codebook\": %llu, \"gap_metadata\": %llu, "
                   "\"codes\": %llu, \"outliers\": %llu, \"exceptions\": %llu, \"raw_chunks\": %llu, "
@@ -530,7 +540,12 @@ int cmd_info(const std::vector<std::string>& args) {
     std::printf("  codec        fast (block fixed-length, %u values per block)\n", i.block_values);
   }
   if (i.second_stage) std::printf("  second stage lossless (Deflate or ORC RLE v2 per chunk)\n");
-  if (i.mode == BoundMode::pw_rel)
+  if (i.psnr_achieved && std::isinf(*i.psnr_achieved))
+    std::printf("  bound        %s %.6g -> absolute %.9g; PSNR achieved: infinite (every value exact)\n", mode, i.bound,
+                i.eb_abs);
+  else if (i.psnr_achieved)
+    std::printf("  bound        %s %.6g -> absolute %.9g; PSNR achieved %.2f dB\n", mode, i.bound, i.eb_abs, *i.psnr_achieved);
+  else if (i.mode == BoundMode::pw_rel)
     std::printf("  bound        pw_rel %.6g (every value within that x |value|; steps of %.17g ulps)\n", i.bound, i.step);
   else if (i.mode == BoundMode::abs_and_rel || i.mode == BoundMode::abs_or_rel)
     std::printf("  bound        %s (rel %.6g %s an abs bound) -> absolute %.9g\n", mode, i.bound,

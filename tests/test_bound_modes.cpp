@@ -378,3 +378,132 @@ TEST(corrupt_pw_rel_refusals) {
   a[hpcz::format::kOffVersion] = 5;
   CHECK(decode_code(a) == int(hpcz::ErrorCode::corrupt_archive));
 }
+
+// ---- quality targets ------------------------------------------------------------------------------------
+
+namespace {
+// The PSNR of y against x over the finite, non-fill values, in long double (infinite where exact).
+template <class T> long double psnr_of(const T* x, const T* y, uint64_t n) {
+  long double mn = 0, mx = 0, sse = 0;
+  uint64_t k = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i])) continue;
+    mn = k ? std::min(mn, (long double)x[i]) : x[i];
+    mx = k ? std::max(mx, (long double)x[i]) : x[i];
+    const long double d = (long double)y[i] - (long double)x[i];
+    sse += d * d;
+    ++k;
+  }
+  if (sse == 0) return std::numeric_limits<long double>::infinity();
+  return 20 * std::log10(mx - mn) - 10 * std::log10(sse / k);
+}
+long double psnr_of(const Field& f, const std::vector<uint8_t>& back) {
+  return f.dtype == hpcz::DType::f32
+             ? psnr_of(reinterpret_cast<const float*>(f.bytes.data()), reinterpret_cast<const float*>(back.data()), f.n())
+             : psnr_of(reinterpret_cast<const double*>(f.bytes.data()), reinterpret_cast<const double*>(back.data()), f.n());
+}
+}  // namespace
+
+// PSNR and NRMSE targets on real fields in every codec: met (measured here, apart from the library),
+// the PSNR recorded in the archive a lower bound of it, within 0.1 dB, and the same bytes on the GPU.
+TEST(roundtrip_quality_targets_real_fields) {
+  const auto fields = real_fields();
+  REQUIRE(!fields.empty());
+  uint64_t coded = 0;
+  for (const Field& f : fields) {
+    for (hpcz::Codec codec : {hpcz::Codec::fast, hpcz::Codec::ratio, hpcz::Codec::interp}) {
+      for (const auto& [mode, bound] : {std::pair{hpcz::BoundMode::psnr, 40.0}, std::pair{hpcz::BoundMode::psnr, 70.0},
+                                        std::pair{hpcz::BoundMode::nrmse, 1e-4}}) {
+        hpcz::Options o;
+        o.mode = mode;
+        o.bound = bound;
+        o.codec = codec;
+        o.backend = hpcz::Backend::cpu;
+        const auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+        const auto info = hpcz::inspect_header(a.data(), a.size());
+        std::vector<uint8_t> back;
+        hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
+        const long double target = mode == hpcz::BoundMode::psnr ? bound : -20 * std::log10((long double)bound);
+        const long double got = psnr_of(f, back);
+        const std::string what = f.name + " " + hpcz::codec_name(codec) + " " + hpcz::bound_mode_name(mode) + " " +
+                                 std::to_string(bound);
+        CHECK_MSG(info.version == 6 && info.mode == mode && info.bound == bound && info.psnr_achieved, what << ": header");
+        CHECK_MSG(got >= target, what << ": PSNR " << double(got) << " below the target");
+        CHECK_MSG(*info.psnr_achieved >= double(target) && *info.psnr_achieved <= got + 1e-9L &&
+                      (std::isinf(got) ? std::isinf(*info.psnr_achieved) : *info.psnr_achieved > got - 0.1L),
+                  what << ": recorded " << *info.psnr_achieved << " against " << double(got));
+        CHECK_MSG(strict_check(f.bytes, back, f.dtype, info.eb_abs).violations == 0, what << ": outside eb_abs");
+        if (hpcz::gpu_available()) {
+          o.backend = hpcz::Backend::gpu;
+          CHECK_MSG(hpcz::compress(f.bytes.data(), f.dtype, f.dims, o) == a, what << ": GPU and CPU archives differ");
+        }
+        ++coded;
+      }
+    }
+  }
+  std::fprintf(stderr, "  %llu archives at their quality targets\n", (unsigned long long)coded);
+}
+
+// Targets the library refuses, and paths that cannot meet a whole-array target (a device call, a
+// batch); a quality archive marked below version 6, or a rel archive with bytes 13..15 set, is corrupt.
+TEST(corrupt_quality_refusals) {
+  const auto fields = real_fields();
+  REQUIRE(!fields.empty());
+  const Field& f = fields.front();
+  auto refused = [&](hpcz::Options o) {
+    try {
+      hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+    } catch (const hpcz::Error& e) {
+      return e.code() == hpcz::ErrorCode::invalid_argument;
+    }
+    return false;
+  };
+  hpcz::Options o;
+  o.backend = hpcz::Backend::cpu;
+  for (auto [mode, bound] : {std::pair{hpcz::BoundMode::psnr, 0.0}, std::pair{hpcz::BoundMode::psnr, -3.0},
+                             std::pair{hpcz::BoundMode::nrmse, 0.0}, std::pair{hpcz::BoundMode::nrmse, 1.0}}) {
+    o.mode = mode;
+    o.bound = bound;
+    CHECK_MSG(refused(o), hpcz::bound_mode_name(mode) << " " << bound << " accepted");
+  }
+  o.mode = hpcz::BoundMode::psnr;
+  o.bound = 50;
+  std::vector<hpcz::ArrayRef> arrays{{f.bytes.data(), f.dtype, f.dims}};
+  bool batch_refused = false;
+  try {
+    std::vector<std::vector<uint8_t>> archives;
+    const auto st = hpcz::compress_batch(arrays, o, archives);
+    batch_refused = !st.empty() && st[0].code == int(hpcz::ErrorCode::invalid_argument);
+  } catch (const hpcz::Error& e) {
+    batch_refused = e.code() == hpcz::ErrorCode::invalid_argument;
+  }
+  CHECK_MSG(batch_refused, "a batch took a whole-array target");
+  bool device_refused = false;
+  try {
+    hpcz::compress_device_workspace_size(f.dtype, f.dims, o);
+  } catch (const hpcz::Error& e) {
+    device_refused = e.code() == hpcz::ErrorCode::invalid_argument ||
+                     (!hpcz::gpu_available() && e.code() == hpcz::ErrorCode::backend_unavailable);  // a CPU build
+  }
+  CHECK_MSG(device_refused, "a device call took a whole-array target");
+  const auto good = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
+  auto decode_code = [](std::vector<uint8_t> a) {
+    hpcz::detail::store_u32_le(&a[hpcz::format::kOffHeaderChecksum], hpcz::format::header_checksum(a.data()));
+    try {
+      std::vector<uint8_t> out;
+      hpcz::decompress(a.data(), a.size(), out, hpcz::Backend::cpu);
+    } catch (const hpcz::Error& e) {
+      return int(e.code());
+    }
+    return 0;
+  };
+  CHECK(decode_code(good) == 0);
+  auto a = good;
+  a[hpcz::format::kOffVersion] = 5;
+  CHECK(decode_code(a) == int(hpcz::ErrorCode::corrupt_archive));
+  hpcz::Options rel;
+  rel.backend = hpcz::Backend::cpu;
+  a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, rel);
+  a[hpcz::format::kOffReserved + 1] = 1;
+  CHECK(decode_code(a) == int(hpcz::ErrorCode::corrupt_archive));
+}

@@ -24,7 +24,10 @@ enum hpcz_dtype { HPCZ_F32 = 1, HPCZ_F64 = 2 };
 /* HPCZ_ABS_AND_REL, HPCZ_ABS_OR_REL: bound is the rel factor, abs_bound the absolute bound; every value
  * within the smaller of the two (AND) or the larger (OR). Format version 6. */
 /* HPCZ_PW_REL: every value within bound x |value| (0 < bound < 1; the fast codec). Format version 6. */
-enum hpcz_bound_mode { HPCZ_ABS = 1, HPCZ_REL = 2, HPCZ_PW_REL = 3, HPCZ_ABS_AND_REL = 6, HPCZ_ABS_OR_REL = 7 };
+/* HPCZ_PSNR, HPCZ_NRMSE: a target PSNR (dB) or NRMSE over the array, met or exceeded (hpcz_compress). */
+enum hpcz_bound_mode {
+  HPCZ_ABS = 1, HPCZ_REL = 2, HPCZ_PW_REL = 3, HPCZ_PSNR = 4, HPCZ_NRMSE = 5, HPCZ_ABS_AND_REL = 6, HPCZ_ABS_OR_REL = 7
+};
 enum hpcz_backend { HPCZ_AUTO = 0, HPCZ_CPU = 1, HPCZ_GPU = 2 };
 enum hpcz_codec { HPCZ_FAST = 1, HPCZ_RATIO = 2, HPCZ_INTERP = 3 };
 

@@ -24,9 +24,11 @@ enum class DType : uint8_t { f32 = 1, f64 = 2 };
 // rel: relative to max - min of the finite, non-fill values. abs_and_rel, abs_or_rel (SZ3's ABS_AND_REL,
 // ABS_OR_REL): Options::bound is the rel factor and Options::abs_bound the absolute bound; every value
 // is within the smaller of the two (and), or the larger (or). pw_rel: pointwise-relative, every value
-// within bound x |value| (0 < bound < 1), zero and the sign kept (the fast codec). 4 and 5 are kept
-// for PSNR and NRMSE targets.
-enum class BoundMode : uint8_t { abs = 1, rel = 2, pw_rel = 3, abs_and_rel = 6, abs_or_rel = 7 };
+// within bound x |value| (0 < bound < 1), zero and the sign kept (the fast codec). psnr, nrmse: quality
+// targets over the finite, non-fill values, met or exceeded: bound is the PSNR in dB (of the value range)
+// or the NRMSE (the RMS error over the range); the archive records the PSNR achieved (ArchiveInfo), and
+// every value is also within its eb_abs. Whole arrays only: compress() and compress_stream().
+enum class BoundMode : uint8_t { abs = 1, rel = 2, pw_rel = 3, psnr = 4, nrmse = 5, abs_and_rel = 6, abs_or_rel = 7 };
 // fast: cuSZp2-class block fixed-length coding (speed). ratio: cuSZ-class Lorenzo prediction and Huffman
 // coding (ratio). interp: the ratio mode's coding with the predictor chosen per chunk, Lorenzo or
 // SZ3-class interpolation, and masks (the fill value, NaN) at about a symbol a point (both backends, the
@@ -52,10 +54,10 @@ const char* dtype_short_name(DType t);                    // "f32", "f64" (the C
 std::optional<DType> parse_dtype(std::string_view name);  // "float32" or "f32", "float64" or "f64"
 std::optional<DType> dtype_of_id(unsigned id);
 std::vector<std::string> dtype_names();                   // "float32", "float64"
-const char* bound_mode_name(BoundMode m);                 // "abs", "rel", "pw_rel", "abs_and_rel", "abs_or_rel"
+const char* bound_mode_name(BoundMode m);                 // "abs", "rel", "pw_rel", "psnr", "nrmse", "abs_and_rel", ...
 std::optional<BoundMode> parse_bound_mode(std::string_view name);  // "abs" or "absolute", "rel" or "relative"
 std::optional<BoundMode> bound_mode_of_id(unsigned id);
-std::vector<std::string> bound_mode_names();              // "abs", "rel", "pw_rel", "abs_and_rel", "abs_or_rel"
+std::vector<std::string> bound_mode_names();              // every mode's name, by number
 // Names for a message: "'fast', 'ratio' or 'interp'" (quote: "'"), "fast, ratio or interp" (quote: "").
 std::string names_list(const std::vector<std::string>& names, const char* quote = "'");
 
@@ -118,6 +120,8 @@ struct ArchiveInfo {
   uint64_t data_offset = 0;  // where chunk data starts
   uint32_t table_checksum = 0;
   bool second_stage = false;  // chunks carry the lossless second stage (version 2)
+  std::optional<double> psnr_achieved;  // modes psnr and nrmse: the PSNR (dB) achieved, rounded down to
+                                        // 0.01 dB (infinity: every value exact)
   std::vector<ChunkEntry> chunks;  // filled by inspect() when the table is available
 };
 

@@ -50,6 +50,8 @@ struct HeaderFields {
   uint64_t archive_size;
   uint32_t table_checksum;
   uint64_t codec_params;  // 0 for fast; ratio, interp: max code length | predictor family << 8
+  uint32_t quality;       // bytes 13..15 (24 bits), modes psnr and nrmse: the PSNR achieved in 0.01 dB,
+                          // rounded down, 0xffffff where every value is exact; 0 in every other mode
   // The archive's format version, as read_header and pipeline::header_of find it (the decoders pick
   // their chunk checksum by it); writers need not set it: write_header writes archive_version().
   uint16_t version;
@@ -77,9 +79,9 @@ HPCZ_HD uint32_t header_checksum(const uint8_t* d) {
 // The lowest version that holds what a writer wrote, so that archives older readers can read stay as
 // they were: 6 with a combined or pointwise-relative bound mode; else 5 for the fast codec (lane blocks, HPCZ-SUM32 chunk
 // checksums), 2 for the others with the second stage and 1 without.
-HPCZ_HD bool mode_needs_v6(BoundMode mode) {
-  return mode == BoundMode::pw_rel || mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel;
-}
+HPCZ_HD bool mode_needs_v6(BoundMode mode) { return mode != BoundMode::abs && mode != BoundMode::rel; }
+// Modes whose archives record the quality achieved in bytes 13..15.
+HPCZ_HD bool mode_records_quality(BoundMode mode) { return mode == BoundMode::psnr || mode == BoundMode::nrmse; }
 HPCZ_HD uint16_t archive_version(Codec codec, bool second_stage, BoundMode mode) {
   if (mode_needs_v6(mode)) return 6;
   return codec == Codec::fast ? uint16_t(5) : uint16_t(second_stage ? 2 : 1);
@@ -100,7 +102,9 @@ HPCZ_HD void write_header_fields(uint8_t* d, const HeaderFields& h) {
   d[kOffHeaderBytes] = uint8_t(kHeaderBytes); d[kOffHeaderBytes + 1] = uint8_t(kHeaderBytes >> 8);
   d[kOffDType] = uint8_t(h.dtype); d[kOffRank] = h.ndims; d[kOffMode] = uint8_t(h.mode);
   d[kOffCodec] = uint8_t(h.codec); d[kOffFlags] = h.flags;
-  d[kOffReserved] = d[kOffReserved + 1] = d[kOffReserved + 2] = 0;
+  d[kOffReserved] = uint8_t(h.quality);
+  d[kOffReserved + 1] = uint8_t(h.quality >> 8);
+  d[kOffReserved + 2] = uint8_t(h.quality >> 16);
   for (int i = 0; i < 4; ++i) detail::store_u64_le(d + kOffDims + 8 * i, h.dims[i]);
   detail::store_u64_le(d + kOffNValues, h.n_values);
   store_f64_le(d + kOffBound, h.bound);
@@ -131,6 +135,7 @@ inline StoredHeader read_header(const uint8_t* d) {
   h.version = s.version;
   s.header_bytes = uint16_t(d[kOffHeaderBytes] | d[kOffHeaderBytes + 1] << 8);
   s.reserved_zero = !d[kOffReserved] && !d[kOffReserved + 1] && !d[kOffReserved + 2];
+  h.quality = uint32_t(d[kOffReserved]) | uint32_t(d[kOffReserved + 1]) << 8 | uint32_t(d[kOffReserved + 2]) << 16;
   s.header_checksum = detail::load_u32_le(d + kOffHeaderChecksum);
   h.dtype = DType(d[kOffDType]);
   h.ndims = d[kOffRank];

@@ -1,8 +1,11 @@
 // Convenience API: validate, pick a backend, run it.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
 #include "pipeline/internal.hpp"
+#include "quant/bound.hpp"
 
 namespace hpcz {
 
@@ -16,7 +19,51 @@ void check_reads_back(const uint8_t* a, size_t size) {
 }
 }  // namespace pipeline
 
+namespace {
+// A quality target is met by coding the array as a rel bound of factor c 10^(-target/20) of the value
+// range, measuring, and moving c by what the measure missed or exceeded. PSNR = 20 log10(range / RMSE);
+// errors spread evenly within eb have an RMSE of eb / sqrt(3), the first try's c. A try that misses is
+// followed by a tighter one; one that exceeds by more than `slack`, by a looser one (predictors whose
+// errors are mostly far below eb), the smallest archive that meets the target kept. c below 1 bounds the
+// RMSE by eb itself (every error is within it), so a last try with none kept yet meets it whatever the data.
+struct QualityPolicy {
+  static constexpr int attempts = 3;
+  static constexpr double first = 1.7320508075688772;  // sqrt(3)
+  static constexpr double last = 0.98;                 // below 1: room for the measure's rounding up
+  static constexpr double aim = 0.995;                 // a retry aims a little past the target
+  static constexpr double slack = 0.3;                 // dB above the target worth a looser try
+};
+
+std::vector<uint8_t> compress_to_quality(const void* data, DType dtype, const std::vector<uint64_t>& dims,
+                                         const Options& opt) {
+  const double target = pipeline::quality_target_psnr(opt);
+  Options o = opt;
+  o.mode = BoundMode::rel;
+  double c = QualityPolicy::first, best_got = 0;
+  std::vector<uint8_t> best, back;
+  for (int attempt = 0; attempt < QualityPolicy::attempts; ++attempt) {
+    if (best.empty() && (attempt == QualityPolicy::attempts - 1 || c <= QualityPolicy::last))
+      c = std::min(c, QualityPolicy::last);
+    o.bound = c * std::pow(10.0, -target / 20.0);
+    std::vector<uint8_t> a = compress(data, dtype, dims, o);
+    const ArchiveInfo info = decompress(a.data(), a.size(), back, opt.backend);
+    const double got = pipeline::psnr_lower_bound(data, back.data(), info);
+    const bool met = got >= target;
+    if (met && (best.empty() || a.size() < best.size())) best = std::move(a), best_got = got;
+    // Done once one is kept, unless this one met the target with room to spare (or infinitely: exact).
+    if (!best.empty() && !(met && got - target > QualityPolicy::slack && std::isfinite(got))) break;
+    if (!best.empty() && attempt > 0) break;  // a looser try after a kept one: no third
+    c *= std::pow(10.0, (got - target) / 20.0) * QualityPolicy::aim;
+  }
+  if (best.empty()) fail(ErrorCode::internal, "internal error: PSNR below the target " + std::to_string(target) + " dB");
+  pipeline::record_quality(best, opt, best_got);
+  pipeline::check_reads_back(best.data(), best.size());
+  return best;
+}
+}  // namespace
+
 std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
+  if (quant::mode_quality(opt.mode)) return compress_to_quality(data, dtype, dims, opt);
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
   std::vector<uint8_t> a;
@@ -35,6 +82,14 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
 
 size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, void* out,
                 size_t out_capacity) {
+  if (quant::mode_quality(opt.mode)) {
+    const std::vector<uint8_t> a = compress(data, dtype, dims, opt);  // checks dims first
+    if (!out || out_capacity < max_compressed_size(inspect_header(a.data(), a.size()).n_values, dtype))
+      throw Error(ErrorCode::invalid_argument, "output buffer below max_compressed_size()");
+    if (a.size() > out_capacity) throw Error(ErrorCode::invalid_argument, "output buffer below the archive's size");
+    std::memcpy(out, a.data(), a.size());
+    return a.size();
+  }
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
   if (!out || out_capacity < max_compressed_size(h.n_values, dtype))
@@ -52,6 +107,34 @@ size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims
   if (a.size() > out_capacity) throw Error(ErrorCode::invalid_argument, "output buffer below the archive's size");
   std::memcpy(dst, a.data(), a.size());
   return a.size();
+}
+
+// A quality target needs the whole array at once (it is measured, and may be coded again): the input is
+// read into memory (the bytes it holds justify it), coded by compress(), and written out in one piece.
+ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, Sink& out,
+                            const StreamOptions& so) {
+  if (!quant::mode_quality(opt.mode)) return pipeline::compress_slabs(in, dtype, dims, opt, out, so);
+  Options plain = opt;
+  plain.mode = BoundMode::rel;
+  const format::HeaderFields h = pipeline::header_template(dtype, dims, plain);  // the dims and the rest, checked
+  const uint64_t bytes = h.n_values * dtype_size(dtype);
+  if (in.size() != bytes)
+    fail(ErrorCode::invalid_argument, "the input has " + std::to_string(in.size()) + " bytes; the dims need " +
+                                          std::to_string(bytes));
+  std::vector<uint8_t> values;
+  const uint8_t* data = in.data();
+  if (!data) {
+    values.resize(bytes);
+    constexpr size_t kPiece = size_t(64) << 20;
+    for (uint64_t at = 0; at < bytes; at += kPiece) in.read(at, values.data() + at, size_t(std::min<uint64_t>(kPiece, bytes - at)));
+    data = values.data();
+  }
+  const std::vector<uint8_t> a = compress(data, dtype, dims, opt);
+  out.reserve(a.size());
+  out.write(0, a.data(), a.size());
+  out.finish(a.size());
+  if (so.progress) so.progress(bytes, bytes);
+  return inspect_header(a.data(), a.size());
 }
 
 namespace {

@@ -33,6 +33,7 @@ format::HeaderFields header_of(const ArchiveInfo& info) {
   h.fill = info.fill.value_or(0.0);
   h.codec_params = codecs::get(info.codec).codec_params;
   h.version = info.version;
+  if (info.psnr_achieved) h.quality = quality_field_of(*info.psnr_achieved);
   return h;
 }
 
@@ -58,7 +59,10 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   if (!quant::mode_known(h.mode)) corrupt("error-bound mode " + std::to_string(int(h.mode)));
   const codecs::CodecOps* codec = codecs::find(h.codec);
   if (!codec) fail(ErrorCode::unsupported, "unknown codec id " + std::to_string(int(h.codec)));
-  if (h.flags & ~(kFlagFill | kFlagRangeValid | kFlagSecondStage) || !s.reserved_zero) corrupt("reserved header bits set");
+  // Bytes 13..15 hold the PSNR achieved in the quality modes, and are reserved (0) in the others.
+  if (h.flags & ~(kFlagFill | kFlagRangeValid | kFlagSecondStage) || (!s.reserved_zero && !mode_records_quality(h.mode)))
+    corrupt("reserved header bits set");
+  if (mode_records_quality(h.mode)) info.psnr_achieved = quality_of_field(h.quality);
   info.second_stage = h.flags & kFlagSecondStage;
   if (info.second_stage && info.version < 2) corrupt("second-stage flag in a version 1 archive");
   uint64_t n = 1;

@@ -23,6 +23,22 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
 // Error(invalid_argument) where the archive's array is above limits.max_output.
 void check_limits(const ArchiveInfo& info, const DecodeLimits& limits);
 
+// ---- quality targets (quality.cpp; the loop is api.cpp's) ----
+// The PSNR (dB) a psnr or nrmse request asks for (NRMSE e: -20 log10 e); Error(invalid_argument) for a
+// target out of range.
+double quality_target_psnr(const Options& opt);
+// A lower bound of the PSNR of y (decoded) against x over the finite, non-fill values, with the range
+// and eb_abs of info (their archive's); infinity where every such value is exact. The same on every
+// backend for the same bytes.
+double psnr_lower_bound(const void* x, const void* y, const ArchiveInfo& info);
+// Header bytes 13..15 for a PSNR and back (0.01 dB, rounded down; 0xffffff: infinite).
+uint32_t quality_field(double psnr);
+double quality_of_field(uint32_t q);
+uint32_t quality_field_of(double recorded);  // quality_of_field's value back to its field, exactly
+// Rewrites a rel archive's header as the quality request's: its mode and target, the PSNR achieved
+// (the version follows the mode: format::archive_version).
+void record_quality(std::vector<uint8_t>& archive, const Options& opt, double psnr);
+
 // ---- reading archives (archive.cpp) ----
 // Parses the header; with full, also the chunk table, which must lie inside `size` bytes.
 ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full);
@@ -128,6 +144,9 @@ GpuRoom current_gpu_room();
 size_t gpu_one_shot_bytes(const format::HeaderFields& h, bool compress);
 // The host calls on the streaming path: the whole archive (plain: no second stage) of an array in
 // memory, and the values of a plain archive in memory into out; a GPU backend uses room's GPU alone.
+// compress_stream for the modes coded slab by slab (every mode but the quality targets: api.cpp).
+ArchiveInfo compress_slabs(Source& in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, Sink& out,
+                           const StreamOptions& so);
 std::vector<uint8_t> compress_host_stream(const void* in, DType dtype, const std::vector<uint64_t>& dims,
                                           const Options& opt, const GpuRoom& room);
 void decompress_host_stream(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend,

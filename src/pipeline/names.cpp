@@ -29,6 +29,8 @@ struct BoundModeName {
 constexpr BoundModeName kBoundModes[] = {{BoundMode::abs, "abs", "absolute"},
                                          {BoundMode::rel, "rel", "relative"},
                                          {BoundMode::pw_rel, "pw_rel", "pointwise_relative"},
+                                         {BoundMode::psnr, "psnr", "psnr"},
+                                         {BoundMode::nrmse, "nrmse", "nrmse"},
                                          {BoundMode::abs_and_rel, "abs_and_rel", "absolute_and_relative"},
                                          {BoundMode::abs_or_rel, "abs_or_rel", "absolute_or_relative"}};
 }  // namespace

@@ -19,6 +19,9 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   if (!(opt.bound >= 0) || !std::isfinite(opt.bound))
     fail(ErrorCode::invalid_argument, "error bound must be a finite number >= 0");
   if (!quant::mode_known(opt.mode)) fail(ErrorCode::invalid_argument, "unknown bound mode " + std::to_string(int(opt.mode)));
+  if (quant::mode_quality(opt.mode))
+    fail(ErrorCode::invalid_argument, std::string(bound_mode_name(opt.mode)) +
+                                          " targets are met over a whole array: hpcz::compress or compress_stream");
   const bool combined = quant::mode_combined(opt.mode);
   if (opt.mode == BoundMode::pw_rel) {
     if (!(opt.bound > 0 && opt.bound < 1))

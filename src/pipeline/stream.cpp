@@ -108,8 +108,8 @@ format::HeaderFields slab_prefix(const ArchiveInfo& info, uint64_t c0, uint64_t 
 
 using namespace pipeline;
 
-ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, Sink& out,
-                         const StreamOptions& so) {
+ArchiveInfo pipeline::compress_slabs(Source& in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt,
+                                     Sink& out, const StreamOptions& so) {
   if (out.sequential())
     fail(ErrorCode::invalid_argument, "compress_stream writes its header last: it needs a sink that can seek");
   format::HeaderFields h = header_template(dtype, dims, opt);
@@ -356,7 +356,7 @@ std::vector<uint8_t> compress_host_stream(const void* in, DType dtype, const std
   std::vector<uint8_t> a(max_compressed_size(n, dtype));
   auto src = memory_source(in, n * dtype_size(dtype));
   BufferSink sink(a.data(), a.size());
-  a.resize(compress_stream(*src, dtype, dims, plain, sink, room_options(room)).archive_size);
+  a.resize(compress_slabs(*src, dtype, dims, plain, sink, room_options(room)).archive_size);
   return a;
 }
 

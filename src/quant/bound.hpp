@@ -14,9 +14,12 @@ namespace hpcz::quant {
 // The modes this build codes (the request's check and the archive's: an unknown one is refused, never
 // taken for another).
 HPCZ_HD bool mode_known(BoundMode mode) {
-  return mode == BoundMode::abs || mode == BoundMode::rel || mode == BoundMode::pw_rel ||
-         mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel;
+  return mode == BoundMode::abs || mode == BoundMode::rel || mode == BoundMode::pw_rel || mode == BoundMode::psnr ||
+         mode == BoundMode::nrmse || mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel;
 }
+// Quality targets: met over the whole array by coding it as a rel bound, measuring, and tightening
+// (pipeline/quality.cpp); an archive's eb_abs and step are a rel bound's.
+HPCZ_HD bool mode_quality(BoundMode mode) { return mode == BoundMode::psnr || mode == BoundMode::nrmse; }
 // The modes with an absolute part beside the rel factor (Options::abs_bound).
 HPCZ_HD bool mode_combined(BoundMode mode) { return mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel; }
 

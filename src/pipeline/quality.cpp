@@ -1,0 +1,86 @@
+// Quality targets (BoundMode::psnr, nrmse): the PSNR a request asks for, a lower bound of the PSNR an
+// archive's reconstruction achieves, and the header that records it. api.cpp runs the loop: code as a
+// rel bound, measure, tighten.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "common/dtype.hpp"
+#include "pipeline/internal.hpp"
+#include "quant/bound.hpp"
+
+namespace hpcz::pipeline {
+
+double quality_target_psnr(const Options& opt) {
+  const double b = opt.bound;
+  if (opt.mode == BoundMode::psnr) {
+    if (!(b > 0) || !std::isfinite(b)) fail(ErrorCode::invalid_argument, "a PSNR target must be a finite number of dB above 0");
+    return b;
+  }
+  if (!(b > 0 && b < 1)) fail(ErrorCode::invalid_argument, "an NRMSE target must be above 0 and below 1");
+  return -20.0 * std::log10(b);
+}
+
+namespace {
+// sum of squared errors over the finite, non-fill values, as an upper bound in units of (eb 2^-31)^2:
+// each |x' - x| / eb scaled by 2^31 and rounded up (one more unit covers the division's rounding),
+// summed exactly in 128 bits, so the total does not depend on the order (or the threads) it is taken in.
+template <class T>
+unsigned __int128 scaled_sse(const T* x, const T* y, uint64_t n, const std::optional<double>& fill, double eb,
+                             uint64_t& counted) {
+  unsigned __int128 sum = 0;
+  counted = 0;
+  const double scale = 0x1p31 / eb;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i]) || (fill && x[i] == T(*fill))) continue;
+    ++counted;
+    const long double d = std::fabs((long double)y[i] - (long double)x[i]);
+    if (d == 0) continue;
+    const long double u = std::ceil(d * (long double)scale) + 1;
+    const uint64_t v = u < 0x1p62L ? uint64_t(u) : (uint64_t(1) << 62);  // beyond eb: never, but bounded
+    sum += (unsigned __int128)v * v;
+  }
+  return sum;
+}
+}  // namespace
+
+double psnr_lower_bound(const void* x, const void* y, const ArchiveInfo& info) {
+  if (!info.range_valid || info.n_values == 0) return std::numeric_limits<double>::infinity();
+  const double eb = info.eb_abs;
+  uint64_t counted = 0;
+  unsigned __int128 sse = 0;
+  if (eb > 0) {
+    sse = detail::dispatch_dtype(info.dtype, [&](auto tr) {
+      using T = typename decltype(tr)::value_type;
+      return scaled_sse(static_cast<const T*>(x), static_cast<const T*>(y), info.n_values, info.fill, eb, counted);
+    });
+  }
+  if (sse == 0 || counted == 0) return std::numeric_limits<double>::infinity();  // every value exact
+  // MSE <= sse (eb 2^-31)^2 / counted; the 128-bit sum to long double rounds by far less than the margin.
+  const long double range = (long double)info.range_max - (long double)info.range_min;
+  const long double mse = (long double)sse * (1 + 0x1p-50L) * ((long double)eb * 0x1p-31L) * ((long double)eb * 0x1p-31L) /
+                          (long double)counted;
+  const long double psnr = 20 * std::log10(range) - 10 * std::log10(mse);
+  return double(psnr - 1e-9L);  // below the long double's own rounding of the logarithms
+}
+
+uint32_t quality_field(double psnr) {
+  if (!(psnr < 167772.15)) return 0xffffffu;  // infinite (every value exact) or beyond the field
+  if (!(psnr > 0)) return 0;
+  return uint32_t(std::floor(psnr * 100.0));
+}
+
+double quality_of_field(uint32_t q) { return q == 0xffffffu ? std::numeric_limits<double>::infinity() : q / 100.0; }
+uint32_t quality_field_of(double recorded) {
+  return std::isinf(recorded) ? 0xffffffu : uint32_t(std::llround(recorded * 100.0));
+}
+
+void record_quality(std::vector<uint8_t>& archive, const Options& opt, double psnr) {
+  format::StoredHeader s = format::read_header(archive.data());
+  s.f.mode = opt.mode;
+  s.f.bound = opt.bound;
+  s.f.quality = quality_field(psnr);
+  format::write_header(archive.data(), s.f);
+}
+
+}  // namespace hpcz::pipeline
