@@ -71,7 +71,11 @@ const Golden kGolden[] = {
     {"ncar_ts_20x64x128_pw_rel1e-3_v6.hpcz", DType::f32, BoundMode::pw_rel, 1e-3, Codec::fast, false, 6, true},
     {"ncar_ts_20x64x128_above295_pw_rel1e-2_v6.hpcz", DType::f32, BoundMode::pw_rel, 1e-2, Codec::fast, false, 6, true,
      true},
-    {"ncar_ts_20x64x128_f64_pw_rel1e-4_stage2_v6.hpcz", DType::f64, BoundMode::pw_rel, 1e-4, Codec::fast, true, 6, true}};
+    {"ncar_ts_20x64x128_f64_pw_rel1e-4_stage2_v6.hpcz", DType::f64, BoundMode::pw_rel, 1e-4, Codec::fast, true, 6, true},
+    // Version 6: quality targets (the PSNR achieved in bytes 13..15).
+    {"ncar_ts_20x64x128_psnr60_v6.hpcz", DType::f32, BoundMode::psnr, 60.0, Codec::fast, false, 6, true},
+    {"ncar_ts_20x64x128_interp_nrmse1e-2_v6.hpcz", DType::f32, BoundMode::nrmse, 1e-2, Codec::interp, false, 6, true},
+    {"ncar_ts_20x64x128_ratio_f64_psnr80_stage2_v6.hpcz", DType::f64, BoundMode::psnr, 80.0, Codec::ratio, true, 6, true}};
 
 // Every value within bound x |x| (zeros and non-finite values as their bits), in long double.
 template <class T> uint64_t pw_violations(const T* x, const T* y, uint64_t n, double r) {
@@ -186,6 +190,10 @@ TEST(golden_archives) {
                                     : requested_bound(reinterpret_cast<const double*>(input.data()), input.size() / 8, o);
       CHECK_MSG(eb_within_request(info.eb_abs, asked), g.file << ": eb_abs above the request");
       CHECK_MSG(info.mode == g.mode && info.bound == g.bound, g.file << ": mode or bound");
+    }
+    if (g.mode == BoundMode::psnr || g.mode == BoundMode::nrmse) {
+      const double target = g.mode == BoundMode::psnr ? g.bound : -20 * std::log10(g.bound);
+      CHECK_MSG(info.psnr_achieved && *info.psnr_achieved >= target, g.file << ": the PSNR achieved");
     }
     if (g.codec == Codec::fast && g.version >= 3 && !g.second_stage && g.mode == BoundMode::rel && g.bound == 1e-2)
       CHECK_MSG(sparse_chunks(golden) == 0 && has_two_level_block(golden), g.file << ": no two-level block");

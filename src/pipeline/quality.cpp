@@ -23,8 +23,9 @@ double quality_target_psnr(const Options& opt) {
 
 namespace {
 // sum of squared errors over the finite, non-fill values, as an upper bound in units of (eb 2^-31)^2:
-// each |x' - x| / eb scaled by 2^31 and rounded up (one more unit covers the division's rounding),
-// summed exactly in 128 bits, so the total does not depend on the order (or the threads) it is taken in.
+// each |x' - x| / eb scaled by 2^31 and rounded up (one more unit covers the double arithmetic's
+// rounding), summed exactly in 128 bits, so the total does not depend on the order (or the threads) it
+// is taken in. IEEE doubles only, so every platform takes the same decisions from the same bytes.
 template <class T>
 unsigned __int128 scaled_sse(const T* x, const T* y, uint64_t n, const std::optional<double>& fill, double eb,
                              uint64_t& counted) {
@@ -34,10 +35,10 @@ unsigned __int128 scaled_sse(const T* x, const T* y, uint64_t n, const std::opti
   for (uint64_t i = 0; i < n; ++i) {
     if (!std::isfinite(x[i]) || (fill && x[i] == T(*fill))) continue;
     ++counted;
-    const long double d = std::fabs((long double)y[i] - (long double)x[i]);
+    const double d = std::fabs(double(y[i]) - double(x[i]));
     if (d == 0) continue;
-    const long double u = std::ceil(d * (long double)scale) + 1;
-    const uint64_t v = u < 0x1p62L ? uint64_t(u) : (uint64_t(1) << 62);  // beyond eb: never, but bounded
+    const double u = std::ceil(d * scale) + 1;
+    const uint64_t v = u < 0x1p62 ? uint64_t(u) : (uint64_t(1) << 62);  // beyond eb: never, but bounded
     sum += (unsigned __int128)v * v;
   }
   return sum;
@@ -56,12 +57,12 @@ double psnr_lower_bound(const void* x, const void* y, const ArchiveInfo& info) {
     });
   }
   if (sse == 0 || counted == 0) return std::numeric_limits<double>::infinity();  // every value exact
-  // MSE <= sse (eb 2^-31)^2 / counted; the 128-bit sum to long double rounds by far less than the margin.
-  const long double range = (long double)info.range_max - (long double)info.range_min;
-  const long double mse = (long double)sse * (1 + 0x1p-50L) * ((long double)eb * 0x1p-31L) * ((long double)eb * 0x1p-31L) /
-                          (long double)counted;
-  const long double psnr = 20 * std::log10(range) - 10 * std::log10(mse);
-  return double(psnr - 1e-9L);  // below the long double's own rounding of the logarithms
+  // MSE <= sse (eb 2^-31)^2 / counted, in doubles with a margin far above their rounding (and the range
+  // rounded down where max - min is not a double).
+  const double range = (info.range_max - info.range_min) * (1 - 0x1p-50);
+  const double unit = eb * 0x1p-31;
+  const double mse = double(sse) * (1 + 0x1p-40) * unit * unit / double(counted);
+  return 20 * std::log10(range) - 10 * std::log10(mse) - 1e-9;
 }
 
 uint32_t quality_field(double psnr) {
