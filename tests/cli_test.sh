@@ -78,6 +78,12 @@ expect 0 "--pw-rel" "$hpcz" compress -i "$in" -o "$tmp/pw.hpcz" -t f32 -d 100x64
 expect 1 "--pw-rel with --abs" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --pw-rel 1e-3 --abs 1
 expect 1 "--pw-rel 1" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --pw-rel 1
 expect 1 "--pw-rel --mode ratio" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --pw-rel 1e-3 --mode ratio --device cpu
+expect 0 "--psnr" "$hpcz" compress -i "$in" -o "$tmp/q.hpcz" -t f32 -d 100x64x128 --psnr 60 --mode ratio --device cpu
+"$hpcz" info "$tmp/q.hpcz" | grep -qE 'PSNR achieved (6[0-9]|[7-9][0-9])\.[0-9]+ dB' \
+  && pass=$((pass + 1)) || { echo "FAIL: --psnr 60: no PSNR achieved of 60 dB or more in info"; fails=$((fails + 1)); }
+expect 0 "--nrmse -c" "$hpcz" compress -i "$in" -c -t f32 -d 100x64x128 --nrmse 1e-3 --device cpu
+expect 1 "--psnr with --rel" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --psnr 60 --rel 1e-3
+expect 1 "--nrmse 1" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --nrmse 1 --device cpu
 expect 1 "--either with one bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --either
 expect 1 "no bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128
 expect 1 "bad dims" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64xx128 --rel 1e-3
