@@ -399,5 +399,6 @@ TEST(unit_bound_settles_and_round_trips_the_header) {
   quant::store(h, none);
   CHECK(h.flags == hpcz::format::kFlagFill);
   CHECK(quant::mode_known(BoundMode::abs) && quant::mode_known(BoundMode::rel) && quant::mode_known(BoundMode::abs_and_rel) &&
-        quant::mode_known(BoundMode::abs_or_rel) && quant::mode_known(BoundMode::pw_rel) && !quant::mode_known(BoundMode(4)) && !quant::mode_known(BoundMode(8)));
+        quant::mode_known(BoundMode::abs_or_rel) && quant::mode_known(BoundMode::pw_rel) && quant::mode_known(BoundMode::psnr) && !quant::mode_known(BoundMode(0)) &&
+        !quant::mode_known(BoundMode(8)));
 }

@@ -248,11 +248,11 @@ TEST(unit_names_parse_and_refuse) {
 
   CHECK(hpcz::parse_bound_mode("abs") == hpcz::BoundMode::abs && hpcz::parse_bound_mode("absolute") == hpcz::BoundMode::abs);
   CHECK(hpcz::parse_bound_mode("rel") == hpcz::BoundMode::rel && hpcz::parse_bound_mode("relative") == hpcz::BoundMode::rel);
-  for (const char* bad : {"", "pwrel", "Rel", "psnr"}) CHECK(!hpcz::parse_bound_mode(bad));
+  for (const char* bad : {"", "pwrel", "Rel", "PSNR", "ssim"}) CHECK(!hpcz::parse_bound_mode(bad));
   CHECK(hpcz::parse_bound_mode("pw_rel") == hpcz::BoundMode::pw_rel &&
         hpcz::parse_bound_mode("abs_and_rel") == hpcz::BoundMode::abs_and_rel);
   CHECK(std::string(hpcz::bound_mode_name(hpcz::BoundMode::rel)) == "rel");
-  CHECK(hpcz::bound_mode_of_id(HPCZ_ABS) == hpcz::BoundMode::abs && !hpcz::bound_mode_of_id(4) &&
+  CHECK(hpcz::bound_mode_of_id(HPCZ_ABS) == hpcz::BoundMode::abs && !hpcz::bound_mode_of_id(8) &&
         hpcz::bound_mode_of_id(HPCZ_PW_REL) == hpcz::BoundMode::pw_rel);
 
   CHECK(hpcz::names_list(hpcz::codec_names()) == "'fast', 'ratio' or 'interp'");
@@ -266,7 +266,7 @@ TEST(unit_names_parse_and_refuse) {
   size_t size = 0;
   for (int which = 0; which < 3; ++which) {
     hpcz_options o{};
-    o.mode = which == 0 ? 4 : HPCZ_REL;
+    o.mode = which == 0 ? 8 : HPCZ_REL;
     o.bound = 1e-3;
     o.codec = which == 1 ? 4 : HPCZ_FAST;
     const int dtype = which == 2 ? 3 : HPCZ_F32;
