@@ -261,7 +261,7 @@ void refusals(hid_t file) {
   refused(file, "version_3", with(0, 3), 8, false, H5T_NATIVE_FLOAT, "unknown version");
   refused(file, "mode_4", with(1, 4), 8, false, H5T_NATIVE_FLOAT, "unknown mode");
   refused(file, "mode_0", with(1, 0), 8, false, H5T_NATIVE_FLOAT, "unknown mode");
-  refused(file, "kind_4", with(2, 4), 8, false, H5T_NATIVE_FLOAT, "unknown bound kind");
+  refused(file, "kind_8", with(2, 8), 8, false, H5T_NATIVE_FLOAT, "unknown bound kind");
   refused(file, "flags_4", with(5, 4), 8, false, H5T_NATIVE_FLOAT, "unknown flags");
   refused(file, "fill_flag_alone", with(5, 1), 6, false, H5T_NATIVE_FLOAT, "no fill value");
   refused(file, "half_a_bound", cd, 4, false, H5T_NATIVE_FLOAT, "by half");
