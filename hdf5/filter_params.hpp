@@ -132,6 +132,12 @@ inline const char* invalid_words(size_t n, const unsigned* v, size_t value_bytes
       return why.c_str();
     }
   }
+  // psnr, nrmse (bound kinds 4, 5): the targets the library refuses when a chunk is coded, refused here.
+  if (n >= 5 && *bound_mode_of_id(v[2]) == BoundMode::psnr && !(double_of(v[3], v[4]) > 0))
+    return "hpcz: a PSNR target (psnr, bound kind 4) must be a finite number of dB above 0 (words 3 and 4)";
+  if (n >= 5 && *bound_mode_of_id(v[2]) == BoundMode::nrmse &&
+      !(double_of(v[3], v[4]) > 0 && double_of(v[3], v[4]) < 1))
+    return "hpcz: an NRMSE target (nrmse, bound kind 5) must be above 0 and below 1 (words 3 and 4)";
   return nullptr;
 }
 

@@ -98,17 +98,51 @@ def _pw_rel(pw_rel):
     return r
 
 
-def _bound_rule(abs, rel, bound_rule, pw_rel=None):
-    """The bound mode of abs= and rel= (either may be None), bound_rule= (None, "and" or "or") and pw_rel=:
-    "abs", "rel", "abs_and_rel" (both given; bound_rule "and", the default), "abs_or_rel" (bound_rule
-    "or") or "pw_rel" (pw_rel= alone: a bound of its own, exclusive with the others)."""
-    if pw_rel is not None:
+def _psnr(psnr):
+    """psnr= checked: a finite number of dB above 0 (the library refuses the same)."""
+    try:
+        r = float(psnr)
+    except (TypeError, ValueError):
+        r = None
+    if r is None or isinstance(psnr, bool) or not (0 < r < float("inf")):
+        raise InvalidArgumentError(f"psnr must be a finite number of dB above 0, not {psnr!r}", 1)
+    return r
+
+
+def _nrmse(nrmse):
+    """nrmse= checked: a float above 0 and below 1 (the library refuses the same)."""
+    try:
+        r = float(nrmse)
+    except (TypeError, ValueError):
+        r = None
+    if r is None or isinstance(nrmse, bool) or not 0 < r < 1:
+        raise InvalidArgumentError(f"nrmse must be above 0 and below 1 (the RMS error over the range), not {nrmse!r}", 1)
+    return r
+
+
+# The bounds of their own (exclusive with abs=, rel=, bound_rule= and each other): keyword, checker, words.
+_OWN_BOUNDS = (("pw_rel", _pw_rel, "pointwise relative"), ("psnr", _psnr, "a quality target"),
+               ("nrmse", _nrmse, "a quality target"))
+# The quality targets: met over each array coded as a whole (hpcz.compress), never per batch or on the device.
+_QUALITY = ("psnr", "nrmse")
+
+
+def _bound_rule(abs, rel, bound_rule, pw_rel=None, psnr=None, nrmse=None):
+    """The bound mode of abs= and rel= (either may be None), bound_rule= (None, "and" or "or"), pw_rel=,
+    psnr= and nrmse=: "abs", "rel", "abs_and_rel" (both given; bound_rule "and", the default),
+    "abs_or_rel" (bound_rule "or"), or "pw_rel", "psnr" or "nrmse" (given alone: each a bound of its
+    own, exclusive with the others)."""
+    own = {"pw_rel": pw_rel, "psnr": psnr, "nrmse": nrmse}
+    for name, check, what in _OWN_BOUNDS:
+        if own[name] is None:
+            continue
         given = [f"{k}=" for k, v in (("abs", abs), ("rel", rel), ("bound_rule", bound_rule)) if v is not None]
+        given += [f"{k}=" for k, v in own.items() if k != name and v is not None]
         if given:
             raise InvalidArgumentError(
-                f"pw_rel= (pointwise relative) is a bound of its own: give it without {' and '.join(given)}", 1)
-        _pw_rel(pw_rel)
-        return "pw_rel"
+                f"{name}= ({what}) is a bound of its own: give it without {' and '.join(given)}", 1)
+        check(own[name])
+        return name
     if bound_rule is not None:
         if not isinstance(bound_rule, str) or bound_rule not in _BOUND_RULES:
             raise InvalidArgumentError(f"bound_rule must be 'and' or 'or', not {bound_rule!r}", 1)
@@ -117,7 +151,7 @@ def _bound_rule(abs, rel, bound_rule, pw_rel=None):
                 f"bound_rule={bound_rule!r} says how abs= and rel= combine: give both (with one bound, leave it out)", 1)
     if abs is None and rel is None:
         raise InvalidArgumentError("give abs=, rel= or both (both: bound_rule='and', the default, or 'or'), "
-                                   "or pw_rel= (pointwise relative)", 1)
+                                   "or pw_rel= (pointwise relative), psnr= or nrmse= (quality targets)", 1)
     if abs is not None and rel is not None:
         return _BOUND_RULES[bound_rule or "and"]
     return "abs" if abs is not None else "rel"
@@ -130,12 +164,17 @@ def _check_pw_rel_mode(kind, mode):
         raise InvalidArgumentError(f"pw_rel is coded by the fast mode only, not {mode}", 1)
 
 
-def _bound(abs, rel, bound_rule=None, pw_rel=None):
+def _bound(abs, rel, bound_rule=None, pw_rel=None, psnr=None, nrmse=None):
     """(kind, bound, abs_bound) for _hpcz: the mode's name, its bound (the rel factor of the combined
-    modes; pw_rel's factor of |x|) and the combined modes' absolute bound (0 for the others)."""
-    kind = _bound_rule(abs, rel, bound_rule, pw_rel)
+    modes; pw_rel's factor of |x|; the PSNR in dB; the NRMSE) and the combined modes' absolute bound (0
+    for the others)."""
+    kind = _bound_rule(abs, rel, bound_rule, pw_rel, psnr, nrmse)
     if kind == "pw_rel":
         return kind, _pw_rel(pw_rel), 0.0
+    if kind == "psnr":
+        return kind, _psnr(psnr), 0.0
+    if kind == "nrmse":
+        return kind, _nrmse(nrmse), 0.0
     if kind == "abs":
         return kind, float(abs), 0.0
     if kind == "rel":
@@ -144,7 +183,7 @@ def _bound(abs, rel, bound_rule=None, pw_rel=None):
 
 
 def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto", bound_rule=None,
-             pw_rel=None):
+             pw_rel=None, psnr=None, nrmse=None):
     """Compresses a C-contiguous float32/float64 array of 1-4 dimensions into an hpcz archive (bytes).
 
     An array on the GPU (cupy, torch, anything with __cuda_array_interface__) is compressed in place on
@@ -155,12 +194,17 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     rel x range; SZ3's ABS_AND_REL) or within either (bound_rule="or": the larger; ABS_OR_REL).
     bound_rule is for two bounds only. pw_rel: pointwise relative, instead of abs and rel: every value x
     comes back within pw_rel x |x| (0 < pw_rel < 1; zeros and signs kept; no range involved; the fast
-    mode only). mode: "fast" (throughput), "ratio" (Lorenzo + Huffman) or
+    mode only). psnr / nrmse: quality targets, instead of the others (every mode): the array's PSNR,
+    20 log10(range / RMSE) over its finite, non-fill values, at least psnr dB (psnr > 0), or its RMSE /
+    range at most nrmse (0 < nrmse < 1); hpcz.info(archive)["psnr_achieved"] is the PSNR reached. An
+    array on the GPU with psnr or nrmse is copied to the host and coded there (the device calls code
+    bounds, not targets over a whole array); its archive comes back to its device as above (lossless
+    refused there, as for any device array). mode: "fast" (throughput), "ratio" (Lorenzo + Huffman) or
     "interp" (the predictor per chunk, Lorenzo or interpolation, and masks). lossless: a
     lossless stage after the codec (smaller archives, slower). fill: a value kept exactly and left out
     of the range (masked cells). device: "auto" (the GPU when there is one), "cpu" or "gpu".
     """
-    kind, bound, abs_bound = _bound(abs, rel, bound_rule, pw_rel)
+    kind, bound, abs_bound = _bound(abs, rel, bound_rule, pw_rel, psnr, nrmse)
     _check_mode(mode)
     if device not in _DEVICES:
         raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
@@ -168,6 +212,10 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     if _device.is_device_array(array):
         if device == "cpu":
             raise InvalidArgumentError("device='cpu' for an array on the GPU: copy it to the host first", 1)
+        if kind in _QUALITY:  # a whole-array target: coded on the host, the archive put back on the device
+            values, dev = _device.to_host(array, bool(lossless))
+            blob = _hpcz.compress(values, mode, kind, bound, False, fill, device, abs_bound)
+            return _device.archive_to_device(blob, dev)
         return _device.compress(array, mode, kind, bound, bool(lossless), fill, abs_bound)
     values = _check_values(array)
     return _hpcz.compress(values, mode, kind, bound, bool(lossless), fill, device, abs_bound)
@@ -190,7 +238,10 @@ def info(data, *, verify=True):
     block_values, compression_ratio; README, "Archive info keys"): the same values under both names.
     dtype is "float32"/"float64" here, "f32"/"f64" in the CLI's JSON. verify=True also checks the chunk
     table and adds "chunks" (offset, size, checksum of each) and, for ratio and interp archives,
-    "stages" (bytes by stage, as `hpcz info`); decompress() checks every chunk."""
+    "stages" (bytes by stage, as `hpcz info`); decompress() checks every chunk. Archives of the psnr and
+    nrmse targets also have "psnr_achieved": the PSNR (dB) their values achieve, rounded down to 0.01 dB
+    (a lower bound; at least the target, as rounded), math.inf where every value is exact (`hpcz info --json` writes null); the
+    key is absent for the other bound kinds, as in the CLI's JSON."""
     if _device.is_device_array(data):
         data = _device._cupy().asnumpy(data)
     return _hpcz.info(_archive_bytes(data), bool(verify), bool(verify))
@@ -277,7 +328,7 @@ def _finish(results, statuses, errors):
 
 
 def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto",
-                   errors="raise", bound_rule=None, pw_rel=None):
+                   errors="raise", bound_rule=None, pw_rel=None, psnr=None, nrmse=None):
     """Compresses many arrays in one call: a list of archives, archive i the bytes hpcz.compress(arrays[i])
     writes. On the GPU the arrays move through buffers kept between calls, several at a time, with the
     copies overlapped with coding; on the CPU they are coded on every core. Arrays on the GPU (cupy,
@@ -286,8 +337,10 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
 
     errors="raise" raises the first failed item's error once every item has been coded; "return"
     puts each failed item's exception in its place in the list. abs, rel, bound_rule, pw_rel: as in
-    compress."""
-    kind, bound, abs_bound = _bound(abs, rel, bound_rule, pw_rel)
+    compress. psnr / nrmse: a target for each array (each array's own PSNR, over its own range): the
+    arrays are coded one by one, each as hpcz.compress codes it (the same bytes; arrays on the GPU
+    copied to the host, their archives put back there), with the errors as above."""
+    kind, bound, abs_bound = _bound(abs, rel, bound_rule, pw_rel, psnr, nrmse)
     _check_mode(mode)
     if device not in _DEVICES:
         raise InvalidArgumentError(f"device must be 'auto', 'cpu' or 'gpu', not {device!r}", 1)
@@ -295,6 +348,8 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
         raise InvalidArgumentError(f"errors must be 'raise' or 'return', not {errors!r}", 1)
     arrays = list(arrays)
     fill = None if fill is None else float(fill)
+    if kind in _QUALITY:  # the library codes targets over whole arrays only, not in batches
+        return _compress_each(arrays, mode, kind, bound, bool(lossless), fill, device, errors)
     if device != "cpu" and not lossless:
         got = _device.compress_batch_cupy(arrays, mode, kind, bound, fill, abs_bound)
         if got is not None:
@@ -317,6 +372,25 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
         blobs, coded = _hpcz.compress_batch(values, mode, kind, bound, bool(lossless), fill, device, abs_bound)
         for i, b, st in zip(todo, blobs, coded):
             results[i], statuses[i] = b, st
+    return _finish(results, statuses, errors)
+
+
+def _compress_each(arrays, mode, kind, bound, lossless, fill, device, errors):
+    """compress_batch of a quality target: each array coded by compress() (the whole array at once), its
+    failure its item's status; a batch is all host arrays or all device arrays, as any batch."""
+    on_device = [_device.is_device_array(a) for a in arrays]
+    if any(on_device) and not all(on_device):
+        raise InvalidArgumentError("a batch is all host arrays or all device arrays", 1)
+    if any(on_device) and device == "cpu":
+        raise InvalidArgumentError("device='cpu' for arrays on the GPU: copy them to the host first", 1)
+    if any(on_device) and lossless:
+        raise InvalidArgumentError("lossless=True is for host arrays: the GPU path writes plain archives", 1)
+    results, statuses = [None] * len(arrays), [(0, "")] * len(arrays)
+    for i, a in enumerate(arrays):
+        try:
+            results[i] = compress(a, mode=mode, lossless=lossless, fill=fill, device=device, **{kind: bound})
+        except Error as e:
+            statuses[i] = (e.code, str(e))
     return _finish(results, statuses, errors)
 
 

@@ -139,6 +139,33 @@ def compress(array, mode, kind, bound, lossless, fill, abs_bound=0.0):
     return out[:n]
 
 
+def to_host(array, lossless=False):
+    """(values, device): a device array's values copied to the host (numpy), once its stream is done
+    with them, and the device it is on. For what the device calls do not code: the psnr and nrmse
+    targets, met over a whole array by hpcz.compress on the host. The checks are compress's."""
+    cupy = _cupy()
+    v = _View(array, "values")
+    if v.dtype not in (np.float32, np.float64) or not v.dtype.isnative:
+        raise InvalidArgumentError(f"values must be float32 or float64, not {v.dtype}", 1)
+    if not 1 <= len(v.shape) <= 4:
+        raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {len(v.shape)}", 1)
+    if lossless:
+        raise InvalidArgumentError("lossless=True is for host arrays: the GPU path writes plain archives", 1)
+    dev = _device_of(cupy, v.ptr, array)
+    with cupy.cuda.Device(dev):
+        stream = _stream(cupy, v.stream_handle)
+        with stream:
+            host = cupy.asarray(array).get(stream=stream)  # blocking: waits for the stream
+    return np.ascontiguousarray(host), dev
+
+
+def archive_to_device(blob, dev):
+    """An archive (bytes) as a device uint8 array on device dev: what compress gives for a device array."""
+    cupy = _cupy()
+    with cupy.cuda.Device(dev):
+        return cupy.asarray(np.frombuffer(blob, dtype=np.uint8))
+
+
 def _device_out(cupy, shape, n_values, dtype, out, dev):
     """A new array on device dev of this shape and dtype, or out once checked to take the values
     there; with its view."""

@@ -14,6 +14,9 @@ abs and rel together (bound_rule "and", the default, or "or") are the bound kind
 abs_or_rel, written as parameters version 2 (the absolute bound in words 8 and 9); their rel part leaves
 the padding out the same way. pw_rel (pointwise relative: every value x within pw_rel x |x|; the fast
 mode) is bound kind 3, version 1's words: it needs no range, so the padding changes nothing.
+psnr and nrmse (quality targets; every mode) are bound kinds 4 and 5, version 1's words (the target in
+words 3 and 4): each chunk is coded as a whole array, so the target holds per chunk, over the chunk's own
+range and values, the padding of edge chunks included.
 """
 
 import ctypes
@@ -31,7 +34,7 @@ from ._errors import BackendUnavailableError, InvalidArgumentError
 FILTER_ID = 34520
 PLUGIN_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")
 _PLUGIN = os.path.join(PLUGIN_PATH, "libH5Zhpcz.so")
-_PARAMS_VERSION = 1  # the abs, rel and pw_rel bound kinds: 8 user words
+_PARAMS_VERSION = 1  # the abs, rel, pw_rel, psnr and nrmse bound kinds: 8 user words
 _PARAMS_VERSION_2 = 2  # abs_and_rel, abs_or_rel: the absolute bound appended (words 8, 9)
 _USER_WORDS = {_PARAMS_VERSION: 8, _PARAMS_VERSION_2: 10}
 _RULES = {"abs_and_rel": "and", "abs_or_rel": "or"}
@@ -88,16 +91,21 @@ class Hpcz(Mapping):
 
     pw_rel (keyword only, instead of abs and rel): pointwise relative, every value x within pw_rel x |x|
     (0 < pw_rel < 1, the fast mode only): bound kind 3; no range and no padding rule (data= only has its
-    dtype checked)."""
+    dtype checked).
+
+    psnr or nrmse (keyword only, instead of the others; every mode): a quality target for each chunk, its
+    PSNR at least psnr dB (psnr > 0) or its RMSE / range at most nrmse (0 < nrmse < 1), over the chunk's
+    own range and values (the padding of edge chunks included), not the dataset's: bound kinds 4 and 5;
+    no padding rule (data= only has its dtype checked)."""
 
     filter_id = FILTER_ID
 
     def __init__(self, abs=None, rel=None, mode="fast", lossless=False, fill=None, *, absolute=None, relative=None,
-                 data=None, bound_rule=None, pw_rel=None):
+                 data=None, bound_rule=None, pw_rel=None, psnr=None, nrmse=None):
         # The filter's set_local refuses the same (docs/FORMAT.md, "HDF5 filter"), with the same words;
         # checked here too so that the mistake is named where it is made.
         abs, rel = _aliases(abs, rel, absolute, relative)
-        kind = _bound_rule(abs, rel, bound_rule, pw_rel)
+        kind = _bound_rule(abs, rel, bound_rule, pw_rel, psnr, nrmse)
         _check_mode(mode)
         _check_pw_rel_mode(kind, mode)
         for b in (abs, rel):
@@ -105,18 +113,18 @@ class Hpcz(Mapping):
                 raise InvalidArgumentError(f"the error bound must be a finite number >= 0, not {float(b)!r}", 1)
         if fill is not None and not math.isfinite(float(fill)):
             raise InvalidArgumentError(f"the fill value must be finite, not {fill!r}", 1)
-        if data is not None and kind == "pw_rel":
-            _check_dtype(data)  # pw_rel needs no range: the bound stays as it is
+        if data is not None and kind in ("pw_rel", "psnr", "nrmse"):
+            _check_dtype(data)  # no range needed, or a target per chunk: the bound stays as it is
         elif data is not None:
             if rel is None:
                 raise InvalidArgumentError("data= turns a rel bound into the array's abs bound: give rel=, not abs=", 1)
             _check_dtype(data)
             abs, rel, kind = abs_of_bounds(abs, rel, data, fill, bound_rule), None, "abs"
         flags = (1 if fill is not None else 0) | (2 if lossless else 0)
-        # The words' numbers are the library's (its codec and bound mode numbers). abs, rel or pw_rel
-        # alone: version 1's 8 words, as before; combined: version 2, the rel factor in words 3 and 4 and
+        # The words' numbers are the library's (its codec and bound mode numbers). abs, rel, pw_rel, psnr
+        # or nrmse alone: version 1's 8 words, as before; combined: version 2, the rel factor in words 3 and 4 and
         # the absolute bound in words 8 and 9.
-        bound = float({"abs": abs, "pw_rel": pw_rel}.get(kind, rel))
+        bound = float({"abs": abs, "pw_rel": pw_rel, "psnr": psnr, "nrmse": nrmse}.get(kind, rel))
         words = [_hpcz.codecs()[mode], _hpcz.bound_modes()[kind]] + _words(bound) + [flags] \
             + _words(fill if fill is not None else 0.0)
         if kind in _RULES:
@@ -181,11 +189,11 @@ def _stored_padding(dset):
 def _coded_padded(opts, pad, chunks, code):
     """Archives of chunks coded with opts by code(chunks, **opts), as the filter codes them: a rel bound
     (alone or with abs) leaves the padding out of a chunk's range where it is an end of it (the filter's
-    rule, the same bytes); abs and pw_rel are coded as they are."""
+    rule, the same bytes); abs, pw_rel, psnr and nrmse are coded as they are."""
     from ._bounds import recode_padded
 
     blobs = code(chunks, **opts)
-    base = {k: v for k, v in opts.items() if k not in ("abs", "rel", "bound_rule", "pw_rel")}
+    base = {k: v for k, v in opts.items() if k not in ("abs", "rel", "bound_rule", "pw_rel", "psnr", "nrmse")}
     return recode_padded(blobs, chunks, opts.get("rel"), opts.get("fill"), pad,
                          lambda redo, bound: code(redo, abs=bound, **base),
                          abs=opts.get("abs"), bound_rule=opts.get("bound_rule"))

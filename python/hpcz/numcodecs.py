@@ -13,6 +13,10 @@ above (with data=: abs = the smaller, or the larger, of abs and rel x a's range)
 
 pw_rel (pointwise relative, instead of abs and rel; the fast mode): every value x within pw_rel x |x|;
 no range is involved, so neither the padding nor data= changes it (config key "pw_rel").
+
+psnr / nrmse (quality targets, instead of the others; every mode): each chunk is coded by hpcz.compress
+as a whole array, so the target holds per chunk, over each chunk's own range and values, Zarr's padding
+of edge chunks included (config keys "psnr", "nrmse"); data= leaves them as they are.
 """
 
 import numpy as np
@@ -46,7 +50,10 @@ class Hpcz(Codec):
     fill left out; with abs= too, the smaller or the larger of the two, by bound_rule). A rel bound
     leaves 0 (Zarr's padding) out of the range. pw_rel (keyword only, instead of abs and rel):
     pointwise relative, every value x within pw_rel x |x| (0 < pw_rel < 1, the fast mode only); it
-    needs no range (data= leaves it as it is).
+    needs no range (data= leaves it as it is). psnr or nrmse (keyword only, instead of the others; every
+    mode): a quality target for each chunk, its PSNR at least psnr dB (psnr > 0) or its RMSE / range at
+    most nrmse (0 < nrmse < 1), over the chunk's own range and values (the padding of edge chunks
+    included), not the whole array's; data= leaves it as it is.
 
     By position this class takes mode first, as it always has: Hpcz("ratio", 0.01) is
     Hpcz(mode="ratio", abs=0.01); then abs, rel, lossless, fill.
@@ -59,7 +66,7 @@ class Hpcz(Codec):
 
     def __init__(self, *args, abs=_Default(None), rel=_Default(None), mode=_Default("fast"),
                  lossless=_Default(False), fill=_Default(None), absolute=None, relative=None, data=None,
-                 bound_rule=None, pw_rel=None):
+                 bound_rule=None, pw_rel=None, psnr=None, nrmse=None):
         if len(args) > len(self._positional):
             raise TypeError(f"Hpcz takes at most {len(self._positional)} arguments by position ({len(args)} given)")
         given = {"abs": abs, "rel": rel, "mode": mode, "lossless": lossless, "fill": fill}
@@ -69,10 +76,11 @@ class Hpcz(Codec):
             given[name] = value
         abs, rel, mode, lossless, fill = (v.value if isinstance(v, _Default) else v for v in given.values())
         abs, rel = hpcz._aliases(abs, rel, absolute, relative)
-        kind = hpcz._bound_rule(abs, rel, bound_rule, pw_rel)
+        kind = hpcz._bound_rule(abs, rel, bound_rule, pw_rel, psnr, nrmse)
         hpcz._check_mode(mode)
         hpcz._check_pw_rel_mode(kind, mode)
-        if data is not None and kind != "pw_rel":  # pw_rel needs no range: data= leaves it as it is
+        # pw_rel needs no range, and a target is met per chunk: data= leaves them as they are
+        if data is not None and kind not in ("pw_rel", "psnr", "nrmse"):
             if rel is None:
                 raise hpcz.InvalidArgumentError("data= turns a rel bound into the array's abs bound: give rel=, not abs=", 1)
             abs, rel, kind = abs_of_bounds(abs, rel, data, fill, bound_rule), None, "abs"
@@ -80,6 +88,8 @@ class Hpcz(Codec):
         self.abs = None if abs is None else float(abs)
         self.rel = None if rel is None else float(rel)
         self.pw_rel = None if pw_rel is None else hpcz._pw_rel(pw_rel)
+        self.psnr = None if psnr is None else hpcz._psnr(psnr)
+        self.nrmse = None if nrmse is None else hpcz._nrmse(nrmse)
         # "and" or "or" where abs and rel are both kept, else None
         self.bound_rule = {"abs_and_rel": "and", "abs_or_rel": "or"}.get(kind)
         self.lossless = bool(lossless)
@@ -95,7 +105,8 @@ class Hpcz(Codec):
         # Zarr pads edge chunks with the array's fill_value, 0 by default: left out of a rel bound's range.
         array = as_coded_shape(array)
         kw = dict(mode=self.mode, lossless=self.lossless, fill=self.fill)
-        blob = hpcz.compress(array, abs=self.abs, rel=self.rel, bound_rule=self.bound_rule, pw_rel=self.pw_rel, **kw)
+        blob = hpcz.compress(array, abs=self.abs, rel=self.rel, bound_rule=self.bound_rule, pw_rel=self.pw_rel,
+                             psnr=self.psnr, nrmse=self.nrmse, **kw)
         return recode_padded([blob], [array], self.rel, self.fill, 0.0,
                              lambda chunks, bound: [hpcz.compress(c, abs=bound, **kw) for c in chunks],
                              abs=self.abs, bound_rule=self.bound_rule)[0]
@@ -122,9 +133,14 @@ class Hpcz(Codec):
             config["bound_rule"] = self.bound_rule
         if self.pw_rel is not None:
             config["pw_rel"] = self.pw_rel
+        if self.psnr is not None:
+            config["psnr"] = self.psnr
+        if self.nrmse is not None:
+            config["nrmse"] = self.nrmse
         return config
 
     def __repr__(self):
-        named = (("abs", self.abs), ("rel", self.rel), ("bound_rule", self.bound_rule), ("pw_rel", self.pw_rel))
+        named = (("abs", self.abs), ("rel", self.rel), ("bound_rule", self.bound_rule), ("pw_rel", self.pw_rel),
+                 ("psnr", self.psnr), ("nrmse", self.nrmse))
         bound = ", ".join(f"{k}={v!r}" for k, v in named if v is not None)
         return f"Hpcz(mode={self.mode!r}, {bound}, lossless={self.lossless!r}, fill={self.fill!r})"

@@ -24,6 +24,11 @@ above (with data=: abs = the smaller, or the larger, of abs and rel x a's range)
 
 pw_rel (pointwise relative, instead of abs and rel; the fast mode): every value x within pw_rel x |x|;
 no range is involved, so neither the padding nor data= changes it (configuration key "pw_rel").
+
+psnr / nrmse (quality targets, instead of the others; every mode): each chunk is coded as a whole array
+(hpcz.compress_batch codes such a batch chunk by chunk), so the target holds per chunk, over each
+chunk's own range and values, zarr's padding of edge chunks included (configuration keys "psnr",
+"nrmse"); data= leaves them as they are.
 """
 
 import asyncio
@@ -57,7 +62,10 @@ class Hpcz(ArrayBytesCodec):
     (those equal to fill left out; with abs= too, the smaller or the larger of the two, by bound_rule).
     A rel bound leaves each chunk's padding (the array's fill_value) out of its range (see the module's
     doc). pw_rel (instead of abs and rel): pointwise relative, every value x within pw_rel x |x|
-    (0 < pw_rel < 1, the fast mode only); it needs no range (data= leaves it as it is)."""
+    (0 < pw_rel < 1, the fast mode only); it needs no range (data= leaves it as it is). psnr or nrmse
+    (instead of the others; every mode): a quality target for each chunk, its PSNR at least psnr dB
+    (psnr > 0) or its RMSE / range at most nrmse (0 < nrmse < 1), over the chunk's own range and values
+    (its padding included), not the whole array's; data= leaves it as it is."""
 
     is_fixed_size = False
 
@@ -68,16 +76,19 @@ class Hpcz(ArrayBytesCodec):
     fill: float = None
     bound_rule: str = None  # "and" or "or" where abs and rel are both kept, else None
     pw_rel: float = None  # pointwise relative: instead of abs and rel
+    psnr: float = None  # quality targets, per chunk: instead of the others
+    nrmse: float = None
 
     # absolute= and relative=: hdf5plugin's spellings of abs= and rel= (stored, and written to the
     # array's metadata, as abs and rel).
     def __init__(self, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, absolute=None, relative=None,
-                 data=None, bound_rule=None, pw_rel=None):
+                 data=None, bound_rule=None, pw_rel=None, psnr=None, nrmse=None):
         abs, rel = hpcz._aliases(abs, rel, absolute, relative)
-        kind = hpcz._bound_rule(abs, rel, bound_rule, pw_rel)
+        kind = hpcz._bound_rule(abs, rel, bound_rule, pw_rel, psnr, nrmse)
         hpcz._check_mode(mode)
         hpcz._check_pw_rel_mode(kind, mode)
-        if data is not None and kind != "pw_rel":  # pw_rel needs no range: data= leaves it as it is
+        # pw_rel needs no range, and a target is met per chunk: data= leaves them as they are
+        if data is not None and kind not in ("pw_rel", "psnr", "nrmse"):
             if rel is None:
                 raise hpcz.InvalidArgumentError("data= turns a rel bound into the array's abs bound: give rel=, not abs=", 1)
             abs, rel, kind = abs_of_bounds(abs, rel, data, fill, bound_rule), None, "abs"
@@ -86,6 +97,8 @@ class Hpcz(ArrayBytesCodec):
         object.__setattr__(self, "abs", None if abs is None else float(abs))
         object.__setattr__(self, "rel", None if rel is None else float(rel))
         object.__setattr__(self, "pw_rel", None if pw_rel is None else hpcz._pw_rel(pw_rel))
+        object.__setattr__(self, "psnr", None if psnr is None else hpcz._psnr(psnr))
+        object.__setattr__(self, "nrmse", None if nrmse is None else hpcz._nrmse(nrmse))
         object.__setattr__(self, "lossless", bool(lossless))
         object.__setattr__(self, "fill", None if fill is None else float(fill))
 
@@ -105,6 +118,10 @@ class Hpcz(ArrayBytesCodec):
             config["bound_rule"] = self.bound_rule
         if self.pw_rel is not None:
             config["pw_rel"] = self.pw_rel
+        if self.psnr is not None:
+            config["psnr"] = self.psnr
+        if self.nrmse is not None:
+            config["nrmse"] = self.nrmse
         if self.fill is not None:
             config["fill"] = self.fill
         return {"name": "hpcz", "configuration": config}
@@ -132,7 +149,7 @@ class Hpcz(ArrayBytesCodec):
             arrays = [as_coded_shape(c.as_numpy_array()) for _, c, _ in todo]
             kw = dict(mode=self.mode, lossless=self.lossless, fill=self.fill)
             blobs = hpcz.compress_batch(arrays, abs=self.abs, rel=self.rel, bound_rule=self.bound_rule,
-                                        pw_rel=self.pw_rel, **kw)
+                                        pw_rel=self.pw_rel, psnr=self.psnr, nrmse=self.nrmse, **kw)
             # A rel bound leaves each chunk's padding (the array's fill_value) out of its range.
             pads = {}
             for k, (_, _, spec) in enumerate(todo):

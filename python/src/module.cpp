@@ -222,6 +222,9 @@ nb::dict info(Bytes archive, bool verify, bool detail) {
   d["bound_kind"] = hpcz::bound_mode_name(i.mode);
   d["bound"] = i.bound;
   d["eb_abs"] = i.eb_abs;
+  // The psnr and nrmse modes: the PSNR achieved (dB, rounded down to 0.01; inf where every value is exact,
+  // which `hpcz info --json` writes as null). Absent in the other modes, as in the CLI's JSON.
+  if (i.psnr_achieved) d["psnr_achieved"] = *i.psnr_achieved;
   d["range"] = i.range_valid ? nb::object(nb::make_tuple(i.range_min, i.range_max)) : nb::none();
   d["fill"] = i.fill ? nb::object(nb::float_(*i.fill)) : nb::none();
   d["step"] = i.step;

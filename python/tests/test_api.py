@@ -267,10 +267,12 @@ def test_one_vocabulary_from_the_library():
     # and the HDF5 filter's words use; the Python front ends take them from there.
     assert _hpcz.codecs() == {"fast": 1, "ratio": 2, "interp": 3}
     assert hpcz._MODES == ("fast", "ratio", "interp")
-    assert _hpcz.bound_modes() == {"abs": 1, "rel": 2, "pw_rel": 3, "abs_and_rel": 6, "abs_or_rel": 7}
+    assert _hpcz.bound_modes() == {"abs": 1, "rel": 2, "pw_rel": 3, "psnr": 4, "nrmse": 5, "abs_and_rel": 6,
+                                   "abs_or_rel": 7}
     assert _hpcz.dtypes() == {"float32": 1, "float64": 2}
     assert [_hpcz.parse_bound_mode(s) for s in ("abs", "absolute", "rel", "relative", "pw_rel", "pointwise_relative",
-                                                "psnr")] == ["abs", "abs", "rel", "rel", "pw_rel", "pw_rel", None]
+                                                "psnr", "nrmse", "ssim")] == \
+        ["abs", "abs", "rel", "rel", "pw_rel", "pw_rel", "psnr", "nrmse", None]
     assert [_hpcz.parse_bound_mode(s) for s in ("abs_and_rel", "absolute_and_relative", "abs_or_rel",
                                                 "absolute_or_relative")] == ["abs_and_rel"] * 2 + ["abs_or_rel"] * 2
     a = np.ones(100, dtype=np.float32)
@@ -279,9 +281,9 @@ def test_one_vocabulary_from_the_library():
         with pytest.raises(hpcz.InvalidArgumentError, match="mode must be 'fast', 'ratio' or 'interp', not 'lorenzo'"):
             call()
     # The module itself refuses a bound kind it does not know (it mapped anything but "abs" to rel).
-    with pytest.raises(hpcz.InvalidArgumentError,
-                       match="bound kind must be 'abs', 'rel', 'pw_rel', 'abs_and_rel' or 'abs_or_rel', not 'psnr'"):
-        _hpcz.compress(a, "fast", "psnr", 1e-3, False, None, "cpu")
+    with pytest.raises(hpcz.InvalidArgumentError, match="bound kind must be 'abs', 'rel', 'pw_rel', 'psnr', 'nrmse', "
+                                                        "'abs_and_rel' or 'abs_or_rel', not 'ssim'"):
+        _hpcz.compress(a, "fast", "ssim", 1e-3, False, None, "cpu")
     blob = _hpcz.compress(a, "fast", "absolute", 0.5, False, None, "cpu")
     assert hpcz.info(blob)["bound_kind"] == "abs"
 

@@ -263,7 +263,8 @@ def test_keyword_arguments_in_the_codecs_order():
     import inspect
 
     # The order of hpcz.compress and the other codec classes (test_api.py), and by position the same.
-    names = ["abs", "rel", "mode", "lossless", "fill", "absolute", "relative", "data", "bound_rule", "pw_rel"]
+    names = ["abs", "rel", "mode", "lossless", "fill", "absolute", "relative", "data", "bound_rule", "pw_rel", "psnr",
+             "nrmse"]
     params = list(inspect.signature(hh.Hpcz.__init__).parameters.values())[1:]
     assert [p.name for p in params] == names
     assert [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD] == names[:5]
