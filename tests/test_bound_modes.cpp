@@ -12,6 +12,21 @@
 
 using namespace testutil;
 
+namespace {
+// An archive whose header was edited, its checksum made right again, decoded on the CPU: the error
+// code (0: decoded).
+int sealed_decode_error(std::vector<uint8_t> a) {
+  hpcz::detail::store_u32_le(&a[hpcz::format::kOffHeaderChecksum], hpcz::format::header_checksum(a.data()));
+  try {
+    std::vector<uint8_t> out;
+    hpcz::decompress(a.data(), a.size(), out, hpcz::Backend::cpu);
+  } catch (const hpcz::Error& e) {
+    return int(e.code());
+  }
+  return 0;
+}
+}  // namespace
+
 // The settled bound: the smaller of the two (and) or the larger (or); without a range the rel part is 0.
 TEST(unit_combined_bound_settles) {
   using hpcz::BoundMode;
@@ -357,26 +372,16 @@ TEST(corrupt_pw_rel_refusals) {
   CHECK(refused(o));
   o.codec = hpcz::Codec::fast;
   const auto good = hpcz::compress(v, hpcz::DType::f32, {4}, o);
-  auto decode_code = [](std::vector<uint8_t> a) {
-    hpcz::detail::store_u32_le(&a[hpcz::format::kOffHeaderChecksum], hpcz::format::header_checksum(a.data()));
-    try {
-      std::vector<uint8_t> out;
-      hpcz::decompress(a.data(), a.size(), out, hpcz::Backend::cpu);
-    } catch (const hpcz::Error& e) {
-      return int(e.code());
-    }
-    return 0;
-  };
-  CHECK(decode_code(good) == 0);
+  CHECK(sealed_decode_error(good) == 0);
   auto a = good;
   hpcz::format::store_f64_le(&a[hpcz::format::kOffStep], 3.0);  // not the width the factor gives
-  CHECK(decode_code(a) == int(hpcz::ErrorCode::corrupt_archive));
+  CHECK(sealed_decode_error(a) == int(hpcz::ErrorCode::corrupt_archive));
   a = good;
   hpcz::format::store_f64_le(&a[hpcz::format::kOffEbAbs], 2e-3);  // eb_abs is the factor
-  CHECK(decode_code(a) == int(hpcz::ErrorCode::corrupt_archive));
+  CHECK(sealed_decode_error(a) == int(hpcz::ErrorCode::corrupt_archive));
   a = good;
   a[hpcz::format::kOffVersion] = 5;
-  CHECK(decode_code(a) == int(hpcz::ErrorCode::corrupt_archive));
+  CHECK(sealed_decode_error(a) == int(hpcz::ErrorCode::corrupt_archive));
 }
 
 // ---- quality targets ------------------------------------------------------------------------------------
@@ -487,23 +492,13 @@ TEST(corrupt_quality_refusals) {
   }
   CHECK_MSG(device_refused, "a device call took a whole-array target");
   const auto good = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
-  auto decode_code = [](std::vector<uint8_t> a) {
-    hpcz::detail::store_u32_le(&a[hpcz::format::kOffHeaderChecksum], hpcz::format::header_checksum(a.data()));
-    try {
-      std::vector<uint8_t> out;
-      hpcz::decompress(a.data(), a.size(), out, hpcz::Backend::cpu);
-    } catch (const hpcz::Error& e) {
-      return int(e.code());
-    }
-    return 0;
-  };
-  CHECK(decode_code(good) == 0);
+  CHECK(sealed_decode_error(good) == 0);
   auto a = good;
   a[hpcz::format::kOffVersion] = 5;
-  CHECK(decode_code(a) == int(hpcz::ErrorCode::corrupt_archive));
+  CHECK(sealed_decode_error(a) == int(hpcz::ErrorCode::corrupt_archive));
   hpcz::Options rel;
   rel.backend = hpcz::Backend::cpu;
   a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, rel);
   a[hpcz::format::kOffReserved + 1] = 1;
-  CHECK(decode_code(a) == int(hpcz::ErrorCode::corrupt_archive));
+  CHECK(sealed_decode_error(a) == int(hpcz::ErrorCode::corrupt_archive));
 }

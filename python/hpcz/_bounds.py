@@ -122,3 +122,13 @@ def recode_padded(blobs, chunks, rel, fill, pad, code, abs=None, bound_rule=None
         for k, blob in zip(ks, code([chunks[k] for k in ks], bound)):
             blobs[k] = blob
     return blobs
+
+
+_BOUND_KEYS = ("abs", "rel", "bound_rule", "pw_rel", "psnr", "nrmse")
+
+
+def bound_config(codec):
+    """The bound keys of a codec's stored configuration (numcodecs, Zarr): those it was given, in one
+    order; absent ones stay out, so that a configuration written before a key existed reads the same.
+    bound_rule is there only with both abs and rel."""
+    return {k: getattr(codec, k) for k in _BOUND_KEYS if getattr(codec, k) is not None}

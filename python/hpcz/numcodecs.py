@@ -24,7 +24,7 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like, ndarray_copy
 
 import hpcz
-from hpcz._bounds import abs_of_bounds, recode_padded
+from hpcz._bounds import abs_of_bounds, bound_config, recode_padded
 from hpcz._shapes import as_coded_shape, check_archive_fits
 
 
@@ -125,18 +125,7 @@ class Hpcz(Codec):
 
     def get_config(self):
         config = {"id": self.codec_id, "mode": self.mode, "lossless": self.lossless, "fill": self.fill}
-        if self.abs is not None:
-            config["abs"] = self.abs
-        if self.rel is not None:
-            config["rel"] = self.rel
-        if self.bound_rule is not None:  # both bounds: how they combine (absent otherwise, as before)
-            config["bound_rule"] = self.bound_rule
-        if self.pw_rel is not None:
-            config["pw_rel"] = self.pw_rel
-        if self.psnr is not None:
-            config["psnr"] = self.psnr
-        if self.nrmse is not None:
-            config["nrmse"] = self.nrmse
+        config.update(bound_config(self))
         return config
 
     def __repr__(self):

@@ -39,7 +39,7 @@ from zarr.abc.codec import ArrayBytesCodec
 from zarr.registry import register_codec
 
 import hpcz
-from hpcz._bounds import abs_of_bounds, recode_padded
+from hpcz._bounds import abs_of_bounds, bound_config, recode_padded
 from hpcz._shapes import as_coded_shape, check_archive_fits
 
 
@@ -109,19 +109,7 @@ class Hpcz(ArrayBytesCodec):
         return cls(**data.get("configuration", {}))
 
     def to_dict(self):
-        config = {"mode": self.mode, "lossless": self.lossless}
-        if self.abs is not None:
-            config["abs"] = self.abs
-        if self.rel is not None:
-            config["rel"] = self.rel
-        if self.bound_rule is not None:  # both bounds: how they combine (absent otherwise, as before)
-            config["bound_rule"] = self.bound_rule
-        if self.pw_rel is not None:
-            config["pw_rel"] = self.pw_rel
-        if self.psnr is not None:
-            config["psnr"] = self.psnr
-        if self.nrmse is not None:
-            config["nrmse"] = self.nrmse
+        config = {"mode": self.mode, "lossless": self.lossless, **bound_config(self)}
         if self.fill is not None:
             config["fill"] = self.fill
         return {"name": "hpcz", "configuration": config}
