@@ -502,3 +502,36 @@ TEST(corrupt_quality_refusals) {
   a[hpcz::format::kOffReserved + 1] = 1;
   CHECK(sealed_decode_error(a) == int(hpcz::ErrorCode::corrupt_archive));
 }
+
+// Quality targets on f64 fields scaled to the ends of the doubles (tiny ranges, huge ones, and both
+// signs near DBL_MAX, whose max - min overflows): met, and recorded as the finite value they are.
+TEST(adv_quality_extreme_magnitudes) {
+  const auto fields = real_fields();
+  REQUIRE(!fields.empty());
+  const Field& f = fields.front();
+  const uint64_t n = std::min<uint64_t>(f.n(), 65536);
+  for (double scale : {1e-290, 1e-200, 1e150, 1e300, -1.0}) {
+    std::vector<double> v(n);
+    double mx = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      v[i] = f.dtype == hpcz::DType::f32 ? double(reinterpret_cast<const float*>(f.bytes.data())[i])
+                                         : reinterpret_cast<const double*>(f.bytes.data())[i];
+      mx = std::max(mx, std::fabs(v[i]));
+    }
+    for (uint64_t i = 0; i < n; ++i)  // scale -1: values of both signs filling the doubles' range
+      v[i] = scale > 0 ? v[i] * scale : (v[i] / mx) * std::numeric_limits<double>::max() * (i % 2 ? -1 : 1);
+    hpcz::Options o;
+    o.mode = hpcz::BoundMode::psnr;
+    o.bound = 60;
+    o.backend = hpcz::Backend::cpu;
+    const auto a = hpcz::compress(v.data(), hpcz::DType::f64, {n}, o);
+    const auto info = hpcz::inspect_header(a.data(), a.size());
+    std::vector<uint8_t> back;
+    hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
+    const long double got = psnr_of(v.data(), reinterpret_cast<const double*>(back.data()), n);
+    CHECK_MSG(got >= 60 && std::isfinite(*info.psnr_achieved) && *info.psnr_achieved <= got + 1e-9L &&
+                  *info.psnr_achieved > got - 0.1L && a.size() < v.size() * 8,
+              "scale " << scale << ": PSNR " << double(got) << ", recorded " << *info.psnr_achieved << ", "
+                       << a.size() << " bytes");
+  }
+}

@@ -53,7 +53,8 @@ std::vector<uint8_t> compress_to_quality(const void* data, DType dtype, const st
     // Done once one is kept, unless this one met the target with room to spare (or infinitely: exact).
     if (!best.empty() && !(met && got - target > QualityPolicy::slack && std::isfinite(got))) break;
     if (!best.empty() && attempt > 0) break;  // a looser try after a kept one: no third
-    c *= std::pow(10.0, (got - target) / 20.0) * QualityPolicy::aim;
+    const double f = std::pow(10.0, (got - target) / 20.0);
+    c *= std::isfinite(f) && f > 0 ? f * QualityPolicy::aim : 0.5;
   }
   if (best.empty()) fail(ErrorCode::internal, "internal error: PSNR below the target " + std::to_string(target) + " dB");
   pipeline::record_quality(best, opt, best_got);
@@ -212,7 +213,7 @@ const char* version_string() {
                                std::to_string(format::archive_version(Codec::fast, false, BoundMode::abs)) + " in the fast mode, " +
                                std::to_string(format::archive_version(Codec::ratio, false, BoundMode::abs)) + " (" +
                                std::to_string(format::archive_version(Codec::ratio, true, BoundMode::abs)) +
-                               " with the second stage) in the ratio and interp modes, 6 with abs_and_rel or abs_or_rel; reads 1 to " +
+                               " with the second stage) in the ratio and interp modes, 6 with the bound modes pw_rel, psnr, nrmse, abs_and_rel and abs_or_rel; reads 1 to " +
                                std::to_string(format::kVersion) + ")";
   return s.c_str();
 }

@@ -44,7 +44,9 @@ Request request_of(int dtype, const uint64_t* dims, int ndims, const hpcz_option
   hpcz::Options& o = r.opt;
   o.mode = *mode;
   o.bound = opt->bound;
-  o.abs_bound = opt->abs_bound;
+  // Read only for the modes that have it: a caller built against a header without the field passes a
+  // struct that ends before it (and cannot ask for those modes).
+  if (*mode == hpcz::BoundMode::abs_and_rel || *mode == hpcz::BoundMode::abs_or_rel) o.abs_bound = opt->abs_bound;
   if (opt->has_fill) o.fill = opt->fill;
   o.backend = backend_of(opt->backend);
   o.codec = codec.value_or(hpcz::Options{}.codec);  // 0: the default

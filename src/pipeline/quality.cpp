@@ -23,21 +23,21 @@ double quality_target_psnr(const Options& opt) {
 
 namespace {
 // sum of squared errors over the finite, non-fill values, as an upper bound in units of (eb 2^-31)^2:
-// each |x' - x| / eb scaled by 2^31 and rounded up (one more unit covers the double arithmetic's
-// rounding), summed exactly in 128 bits, so the total does not depend on the order (or the threads) it
-// is taken in. IEEE doubles only, so every platform takes the same decisions from the same bytes.
+// each |x' - x| / eb scaled by 2^31 (ldexp: no product that leaves the doubles for any eb) and rounded
+// up, one more unit covering the double arithmetic's rounding, summed exactly in 128 bits, so the total
+// does not depend on the order (or the threads) it is taken in. IEEE doubles only, so every platform
+// takes the same decisions from the same bytes.
 template <class T>
 unsigned __int128 scaled_sse(const T* x, const T* y, uint64_t n, const std::optional<double>& fill, double eb,
                              uint64_t& counted) {
   unsigned __int128 sum = 0;
   counted = 0;
-  const double scale = 0x1p31 / eb;
   for (uint64_t i = 0; i < n; ++i) {
     if (!std::isfinite(x[i]) || (fill && x[i] == T(*fill))) continue;
     ++counted;
     const double d = std::fabs(double(y[i]) - double(x[i]));
     if (d == 0) continue;
-    const double u = std::ceil(d * scale) + 1;
+    const double u = std::ceil(std::ldexp(d / eb, 31) * (1 + 0x1p-50)) + 1;
     const uint64_t v = u < 0x1p62 ? uint64_t(u) : (uint64_t(1) << 62);  // beyond eb: never, but bounded
     sum += (unsigned __int128)v * v;
   }
@@ -57,12 +57,14 @@ double psnr_lower_bound(const void* x, const void* y, const ArchiveInfo& info) {
     });
   }
   if (sse == 0 || counted == 0) return std::numeric_limits<double>::infinity();  // every value exact
-  // MSE <= sse (eb 2^-31)^2 / counted, in doubles with a margin far above their rounding (and the range
-  // rounded down where max - min is not a double).
-  const double range = (info.range_max - info.range_min) * (1 - 0x1p-50);
-  const double unit = eb * 0x1p-31;
-  const double mse = double(sse) * (1 + 0x1p-40) * unit * unit / double(counted);
-  return 20 * std::log10(range) - 10 * std::log10(mse) - 1e-9;
+  // PSNR = 20 log10(range / eb) - 10 log10(MSE / eb^2), MSE / eb^2 <= sse 2^-62 / counted: in the log
+  // domain, so that no product leaves the doubles at any magnitude. The range from the halves of its
+  // ends (exact; their difference cannot overflow), rounded down, and the sum rounded up, each with a
+  // margin far above the doubles' rounding.
+  const double half_range = (0.5 * info.range_max - 0.5 * info.range_min) * (1 - 0x1p-50);
+  const double mse_units = double(sse) * (1 + 0x1p-40) / double(counted);  // in units of (eb 2^-31)^2
+  return 20 * (std::log10(half_range) + std::log10(2.0) - std::log10(eb)) + 20 * 31 * std::log10(2.0) -
+         10 * std::log10(mse_units) - 1e-9;
 }
 
 uint32_t quality_field(double psnr) {
