@@ -343,7 +343,6 @@ std::vector<std::vector<codecs::DeviceDecodeItem>> decode_groups(const std::vect
   }
   return groups;
 }
-}  // namespace
 
 // A codec's archives of a batch: those its batched decoder takes, and the others (decoded in lanes).
 struct DecodeSplit {
@@ -382,6 +381,7 @@ DecodePlan plan_decode(const std::vector<ArchiveInfo>& infos, const void* const*
   }
   return plan;
 }
+}  // namespace
 
 size_t decompress_device_batch_workspace_size(const std::vector<ArchiveInfo>& infos) {
   return plan_decode(infos, nullptr, nullptr, nullptr).workspace;
