@@ -109,8 +109,8 @@ def _stream(cupy, handle):
     return cupy.cuda.ExternalStream(handle)
 
 
-def compress(array, mode, kind, bound, lossless, fill, abs_bound=0.0):
-    cupy = _cupy()
+def _values(array, lossless):
+    """A device array of values to code, checked as compress() checks it."""
     v = _View(array, "values")
     if v.dtype not in (np.float32, np.float64) or not v.dtype.isnative:
         raise InvalidArgumentError(f"values must be float32 or float64, not {v.dtype}", 1)
@@ -118,6 +118,12 @@ def compress(array, mode, kind, bound, lossless, fill, abs_bound=0.0):
         raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {len(v.shape)}", 1)
     if lossless:
         raise InvalidArgumentError("lossless=True is for host arrays: the GPU path writes plain archives", 1)
+    return v
+
+
+def compress(array, mode, kind, bound, lossless, fill, abs_bound=0.0):
+    cupy = _cupy()
+    v = _values(array, lossless)
     bits = v.dtype.itemsize * 8
     dims = list(v.shape)
     with cupy.cuda.Device(_device_of(cupy, v.ptr, array)) as dev:
@@ -144,13 +150,7 @@ def to_host(array, lossless=False):
     with them, and the device it is on. For what the device calls do not code: the psnr and nrmse
     targets, met over a whole array by hpcz.compress on the host. The checks are compress's."""
     cupy = _cupy()
-    v = _View(array, "values")
-    if v.dtype not in (np.float32, np.float64) or not v.dtype.isnative:
-        raise InvalidArgumentError(f"values must be float32 or float64, not {v.dtype}", 1)
-    if not 1 <= len(v.shape) <= 4:
-        raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {len(v.shape)}", 1)
-    if lossless:
-        raise InvalidArgumentError("lossless=True is for host arrays: the GPU path writes plain archives", 1)
+    v = _values(array, lossless)
     dev = _device_of(cupy, v.ptr, array)
     with cupy.cuda.Device(dev):
         stream = _stream(cupy, v.stream_handle)

@@ -1,6 +1,7 @@
 import os
 import pathlib
 import re
+import struct
 
 import numpy as np
 import pytest
@@ -69,3 +70,16 @@ def violations(x, y, eb, fill=None):
     at = np.abs(s) == eb
     over |= at & (err != 0) & (np.sign(err) == np.sign(s))
     return bad + int(np.count_nonzero(over))
+
+
+def hdf5_module():
+    """hpcz.hdf5, or the test skipped where h5py is absent."""
+    pytest.importorskip("h5py")
+    import hpcz.hdf5 as hh
+
+    return hh
+
+
+def double_words(x):
+    """A double as the two 32-bit words (low, high) of HDF5 cd_values."""
+    return list(struct.unpack("<II", struct.pack("<d", float(x))))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import hpcz
-from conftest import ROOT, violations
+from conftest import ROOT, double_words, hdf5_module, violations
 
 RULES = {"and": "abs_and_rel", "or": "abs_or_rel"}
 FILL = -1e10  # the masked fields' fill value (as test_hdf5.py)
@@ -249,12 +249,6 @@ def test_data_turns_both_bounds_into_the_arrays_abs_bound():
 # --- HDF5 ------------------------------------------------------------------------------------------
 
 
-def _hdf5():
-    pytest.importorskip("h5py")
-    import hpcz.hdf5 as hh
-
-    return hh
-
 
 def _double(lo, hi):
     return struct.unpack("<d", struct.pack("<II", lo, hi))[0]
@@ -263,7 +257,7 @@ def _double(lo, hi):
 def test_hdf5_words():
     from hpcz import _hpcz
 
-    hh = _hdf5()
+    hh = hdf5_module()
     for rule in ("and", "or"):
         words = hh.Hpcz(abs=0.25, rel=1e-3, bound_rule=rule, mode="ratio", fill=-1.0).filter_options
         # Parameters version 2: version 1's words (the rel factor as the bound), then the absolute bound.
@@ -286,7 +280,7 @@ def test_hdf5_words():
 @pytest.mark.parametrize("mode", ["fast", "ratio", "interp"])
 def test_hdf5_roundtrip_with_both_bounds(tmp_path, rule, binds, mode):
     h5py = pytest.importorskip("h5py")
-    hh = _hdf5()
+    hh = hdf5_module()
     a = sample()
     abs_, rel = bounds_for(a, binds)
     want = expected(abs_, rel, rule, a)
@@ -321,7 +315,7 @@ def test_hdf5_roundtrip_with_both_bounds(tmp_path, rule, binds, mode):
 @pytest.mark.parametrize("rule", ["and", "or"])
 def test_hdf5_direct_chunk_write_and_data(tmp_path, rule):
     h5py = pytest.importorskip("h5py")
-    hh = _hdf5()
+    hh = hdf5_module()
     a = sample()
     abs_, rel = bounds_for(a, "abs")
     with h5py.File(tmp_path / "w.h5", "w") as f:
@@ -336,15 +330,12 @@ def test_hdf5_direct_chunk_write_and_data(tmp_path, rule):
         assert violations(a, f["x"][...], expected(abs_, rel, rule, a)) == 0
 
 
-def _two(x):
-    return list(struct.unpack("<II", struct.pack("<d", float(x))))
-
 
 def _words(version, kind, bound=1e-3, abs_bound=None, n=None):
     """cd_values as a user gives them: version, mode fast, kind, bound, no flags, fill 0 (and abs_bound)."""
-    w = [version, 1, kind] + _two(bound) + [0] + _two(0.0)
+    w = [version, 1, kind] + double_words(bound) + [0] + double_words(0.0)
     if abs_bound is not None:
-        w += _two(abs_bound)
+        w += double_words(abs_bound)
     return tuple(w[:n] if n else w)
 
 
@@ -357,7 +348,7 @@ def _words(version, kind, bound=1e-3, abs_bound=None, n=None):
 ])
 def test_hdf5_invalid_version_2_words_fail_at_create_dataset(tmp_path, words, reason):
     h5py = pytest.importorskip("h5py")
-    hh = _hdf5()
+    hh = hdf5_module()
     with h5py.File(tmp_path / "w.h5", "w") as f:
         with pytest.raises(ValueError, match=reason):
             f.create_dataset("x", data=np.arange(1000, dtype=np.float32), chunks=(100,), compression=hh.FILTER_ID,
@@ -367,7 +358,7 @@ def test_hdf5_invalid_version_2_words_fail_at_create_dataset(tmp_path, words, re
 def test_hdf5_version_2_words_with_one_bound(tmp_path):
     # Version 2 with kind abs or rel: the absolute bound is unused; version 1's 8 words still read as before.
     h5py = pytest.importorskip("h5py")
-    hh = _hdf5()
+    hh = hdf5_module()
     a = np.linspace(0, 1, 1000, dtype=np.float32)
     with h5py.File(tmp_path / "v.h5", "w") as f:
         for name, words in (("v2", _words(2, 1, bound=1e-3, abs_bound=0.0)), ("v2n8", _words(2, 1, bound=1e-3)),

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hpcz
-from conftest import ROOT
+from conftest import ROOT, double_words, hdf5_module
 
 RS = [1e-2, 1e-3, 1e-4]
 FILL = -1e10  # the masked fields' fill value (as test_hdf5.py)
@@ -437,27 +437,18 @@ def test_zarr_v2_with_the_numcodecs_codec(tmp_path):
 # --- HDF5 ------------------------------------------------------------------------------------------
 
 
-def _hdf5():
-    pytest.importorskip("h5py")
-    import hpcz.hdf5 as hh
-
-    return hh
-
-
-def _two(x):
-    return list(struct.unpack("<II", struct.pack("<d", float(x))))
 
 
 def test_hdf5_words():
     from hpcz import _hpcz
 
-    hh = _hdf5()
+    hh = hdf5_module()
     words = hh.Hpcz(pw_rel=1e-3).filter_options
     # Parameters version 1: the bound kind 3, the factor in words 3 and 4.
-    assert words == tuple([1, _hpcz.codecs()["fast"], 3] + _two(1e-3) + [0] + _two(0.0))
+    assert words == tuple([1, _hpcz.codecs()["fast"], 3] + double_words(1e-3) + [0] + double_words(0.0))
     assert _hpcz.bound_modes()["pw_rel"] == 3
     assert hh.Hpcz(pw_rel=1e-3, fill=-1.0, lossless=True).filter_options == \
-        tuple([1, 1, 3] + _two(1e-3) + [3] + _two(-1.0))
+        tuple([1, 1, 3] + double_words(1e-3) + [3] + double_words(-1.0))
     assert hh.Hpcz(pw_rel=1e-3)["compression_opts"] == words and hh.Hpcz(pw_rel=1e-3)["compression"] == hh.FILTER_ID
     a = sample()
     assert hh.Hpcz(pw_rel=1e-3, data=a).filter_options == words  # data=: no range for pw_rel
@@ -468,7 +459,7 @@ def test_hdf5_words():
 @pytest.mark.parametrize("r", RS)
 def test_hdf5_roundtrip(tmp_path, r):
     h5py = pytest.importorskip("h5py")
-    hh = _hdf5()
+    hh = hdf5_module()
     a = sample()
     a64 = a.astype(np.float64) * 1e-200  # magnitudes the f32 type does not have
     with h5py.File(tmp_path / "p.h5", "w") as f:
@@ -499,7 +490,7 @@ def test_hdf5_roundtrip(tmp_path, r):
 
 
 def _words(mode=1, bound=1e-3, n=None):
-    w = [1, mode, 3] + _two(bound) + [0] + _two(0.0)
+    w = [1, mode, 3] + double_words(bound) + [0] + double_words(0.0)
     return tuple(w[:n] if n else w)
 
 
@@ -510,7 +501,7 @@ def _words(mode=1, bound=1e-3, n=None):
 ])
 def test_hdf5_invalid_words_fail_at_create_dataset(tmp_path, words, reason):
     h5py = pytest.importorskip("h5py")
-    hh = _hdf5()
+    hh = hdf5_module()
     with h5py.File(tmp_path / "w.h5", "w") as f:
         with pytest.raises(ValueError, match=reason):
             f.create_dataset("x", data=np.arange(1000, dtype=np.float32), chunks=(100,), compression=hh.FILTER_ID,
@@ -520,7 +511,7 @@ def test_hdf5_invalid_words_fail_at_create_dataset(tmp_path, words, reason):
 def test_hdf5_words_by_hand(tmp_path):
     # Kind 3 given as words (h5py, other programs): the bound given, or set_local's default (1e-3).
     h5py = pytest.importorskip("h5py")
-    hh = _hdf5()
+    hh = hdf5_module()
     a = np.linspace(-2, 2, 1000, dtype=np.float32)
     with h5py.File(tmp_path / "h.h5", "w") as f:
         for name, words in (("given", _words(bound=1e-2)), ("default", _words(n=3))):

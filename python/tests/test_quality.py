@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import hpcz
-from conftest import ROOT, violations
+from conftest import ROOT, double_words, hdf5_module, violations
 
 MODES = ["fast", "ratio", "interp"]
 TARGETS = [("psnr", 40.0), ("psnr", 70.0), ("nrmse", 1e-4)]
@@ -433,28 +433,19 @@ def test_zarr_v2_with_the_numcodecs_codec(tmp_path):
 # --- HDF5 -----------------------------------------------------------------------------------------------
 
 
-def _hdf5():
-    pytest.importorskip("h5py")
-    import hpcz.hdf5 as hh
-
-    return hh
-
-
-def _two(x):
-    return list(struct.unpack("<II", struct.pack("<d", float(x))))
 
 
 def test_hdf5_words():
     from hpcz import _hpcz
 
-    hh = _hdf5()
+    hh = hdf5_module()
     for kind, value, number in (("psnr", 40.0, 4), ("nrmse", 1e-4, 5)):
         assert _hpcz.bound_modes()[kind] == number
         words = hh.Hpcz(**{kind: value}).filter_options
         # Parameters version 1: the bound kind 4 or 5, the target in words 3 and 4.
-        assert words == tuple([1, _hpcz.codecs()["fast"], number] + _two(value) + [0] + _two(0.0))
+        assert words == tuple([1, _hpcz.codecs()["fast"], number] + double_words(value) + [0] + double_words(0.0))
         assert hh.Hpcz(mode="interp", fill=-1.0, lossless=True, **{kind: value}).filter_options == \
-            tuple([1, 3, number] + _two(value) + [3] + _two(-1.0))
+            tuple([1, 3, number] + double_words(value) + [3] + double_words(-1.0))
         assert hh.Hpcz(data=sample(), **{kind: value}).filter_options == words  # data=: a target per chunk
         with pytest.raises(hpcz.InvalidArgumentError, match="float32 and float64"):
             hh.Hpcz(data=np.arange(4), **{kind: value})
@@ -464,7 +455,7 @@ def test_hdf5_words():
 @pytest.mark.parametrize("kind, value", TARGETS, ids=lambda v: str(v))
 def test_hdf5_roundtrip(tmp_path, mode, kind, value):
     h5py = pytest.importorskip("h5py")
-    hh = _hdf5()
+    hh = hdf5_module()
     a = sample()
     opts = hh.Hpcz(mode=mode, **{kind: value})
     want = target_db(kind, value)
@@ -499,7 +490,7 @@ def test_hdf5_roundtrip(tmp_path, mode, kind, value):
 
 
 def _words(kind=4, bound=40.0, mode=1, n=None):
-    w = [1, mode, kind] + _two(bound) + [0] + _two(0.0)
+    w = [1, mode, kind] + double_words(bound) + [0] + double_words(0.0)
     return tuple(w[:n] if n else w)
 
 
@@ -510,7 +501,7 @@ def _words(kind=4, bound=40.0, mode=1, n=None):
 ])
 def test_hdf5_invalid_words_fail_at_create_dataset(tmp_path, words, reason):
     h5py = pytest.importorskip("h5py")
-    hh = _hdf5()
+    hh = hdf5_module()
     with h5py.File(tmp_path / "w.h5", "w") as f:
         with pytest.raises(ValueError, match=reason):
             f.create_dataset("x", data=np.arange(1000, dtype=np.float32), chunks=(100,), compression=hh.FILTER_ID,
@@ -520,7 +511,7 @@ def test_hdf5_invalid_words_fail_at_create_dataset(tmp_path, words, reason):
 def test_hdf5_words_by_hand(tmp_path):
     # Kinds 4 and 5 given as words (h5py, other programs), every mode.
     h5py = pytest.importorskip("h5py")
-    hh = _hdf5()
+    hh = hdf5_module()
     a = sample()[:20]
     with h5py.File(tmp_path / "h.h5", "w") as f:
         for kind, number, value in (("psnr", 4, 55.0), ("nrmse", 5, 1e-3)):
