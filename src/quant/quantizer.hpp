@@ -114,7 +114,7 @@ template <class T> HPCZ_HD T pw_rel_value(int32_t q, uint64_t w) {
 
 // q of x rounded to the nearest multiple of w, and whether x' = pw_rel_value(q) passes without the
 // exact test: x normal and not the fill value, q below the limit and x' finite. NaN and Inf are
-// not normal; they and the fill value are stored exactly (quantize_pw returns false).
+// not normal; they and the fill value are stored exactly (pw_rel_quantize returns false).
 template <class T> HPCZ_HD bool pw_rel_quick(T x, const QuantParams<T>& p, int32_t& q) {
   using U = typename Bits<T>::type;
   constexpr int kMant = DTypeTraits<T>::digits - 1;
@@ -209,13 +209,11 @@ template <class T> HPCZ_HD bool quantize_quick(T x, const QuantParams<T>& p, int
   return (x != p.fill_test) & (abs_value(s) < lim) & (abs_value(d) < p.eb_below);
 }
 
-// q such that dequantize(q) is within the bound, or false: the value must be stored exactly
-// (NaN, Inf, the fill value, |x/step| >= 2^30, or rounding that no neighbouring q repairs).
-template <class T>
-HPCZ_HD bool quantize(T x, const QuantParams<T>& p, int32_t& q);
+template <class T> HPCZ_HD bool pw_rel_quantize(T x, const QuantParams<T>& p, int32_t& q);  // below
 
-// The rest of quantize() below the pointwise-relative functions.
-template <class T> HPCZ_HD bool pw_rel_quantize(T x, const QuantParams<T>& p, int32_t& q);
+// q such that dequantize(q) is within the bound, or false: the value must be stored exactly
+// (NaN, Inf, the fill value, |x/step| >= 2^30, or rounding that no neighbouring q repairs). A
+// pointwise-relative bound's q comes from pw_rel_quantize.
 template <class T>
 HPCZ_HD bool quantize(T x, const QuantParams<T>& p, int32_t& q) {
   if (p.pw) return pw_rel_quantize(x, p, q);
