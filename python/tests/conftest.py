@@ -83,3 +83,32 @@ def hdf5_module():
 def double_words(x):
     """A double as the two 32-bit words (low, high) of HDF5 cd_values."""
     return list(struct.unpack("<II", struct.pack("<d", float(x))))
+
+
+def specials_kept(x, y, fill=None):
+    """NaN, Inf and fill values of x come back bit for bit in y."""
+    x = np.asarray(x).reshape(-1)
+    y = np.asarray(y).reshape(-1)
+    bits = np.uint32 if x.dtype == np.float32 else np.uint64
+    special = ~np.isfinite(x)
+    if fill is not None:
+        special |= x == x.dtype.type(fill)
+    return bool(np.array_equal(x[special].view(bits), y[special].view(bits)))
+
+
+def refused_by_compress_and_batch(hpcz, a, kw, message):
+    """compress and compress_batch (CPU) both raise InvalidArgumentError (code 1) matching message."""
+    for call in (lambda: hpcz.compress(a, device="cpu", **kw), lambda: hpcz.compress_batch([a], device="cpu", **kw)):
+        with pytest.raises(hpcz.InvalidArgumentError, match=message) as e:
+            call()
+        assert e.value.code == 1
+
+
+def refused_at_create_dataset(path, words, reason):
+    """An h5py dataset with the hpcz filter and these cd_values fails at creation, for reason."""
+    h5py = pytest.importorskip("h5py")
+    hh = hdf5_module()
+    with h5py.File(path, "w") as f:
+        with pytest.raises(ValueError, match=reason):
+            f.create_dataset("x", data=np.arange(1000, dtype=np.float32), chunks=(100,), compression=hh.FILTER_ID,
+                             compression_opts=words)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hpcz
-from conftest import ROOT, double_words, hdf5_module
+from conftest import ROOT, double_words, hdf5_module, refused_at_create_dataset, refused_by_compress_and_batch
 
 RS = [1e-2, 1e-3, 1e-4]
 FILL = -1e10  # the masked fields' fill value (as test_hdf5.py)
@@ -277,11 +277,7 @@ def bad_argument_cases():
 
 @pytest.mark.parametrize("message, kw", bad_argument_cases())
 def test_bad_arguments(message, kw):
-    a = sample()[:4]
-    for call in (lambda: hpcz.compress(a, device="cpu", **kw), lambda: hpcz.compress_batch([a], device="cpu", **kw)):
-        with pytest.raises(hpcz.InvalidArgumentError, match=message) as e:
-            call()
-        assert e.value.code == 1
+    refused_by_compress_and_batch(hpcz, sample()[:4], kw, message)
 
 
 def test_the_library_refuses_the_same():
@@ -500,12 +496,7 @@ def _words(mode=1, bound=1e-3, n=None):
     (_words(mode=2), "fast mode only"), (_words(mode=3, n=3), "fast mode only"),
 ])
 def test_hdf5_invalid_words_fail_at_create_dataset(tmp_path, words, reason):
-    h5py = pytest.importorskip("h5py")
-    hh = hdf5_module()
-    with h5py.File(tmp_path / "w.h5", "w") as f:
-        with pytest.raises(ValueError, match=reason):
-            f.create_dataset("x", data=np.arange(1000, dtype=np.float32), chunks=(100,), compression=hh.FILTER_ID,
-                             compression_opts=words)
+    refused_at_create_dataset(tmp_path / "w.h5", words, reason)
 
 
 def test_hdf5_words_by_hand(tmp_path):
