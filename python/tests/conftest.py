@@ -52,15 +52,20 @@ def field(request):
     return request.param, FIELDS[request.param]
 
 
-def violations(x, y, eb, fill=None):
-    """Values of y off x by more than eb, checked exactly (TwoSum at == eb); non-finite and fill
-    values must come back bit for bit."""
+def _specials(x, y, fill):
+    """x and y flat, the mask of x's values kept bit for bit (non-finite, fill), and their bits' type."""
     x = np.asarray(x).reshape(-1)
     y = np.asarray(y).reshape(-1)
-    bits = np.uint32 if x.dtype == np.float32 else np.uint64
     special = ~np.isfinite(x)
     if fill is not None:
         special |= x == x.dtype.type(fill)
+    return x, y, special, (np.uint32 if x.dtype == np.float32 else np.uint64)
+
+
+def violations(x, y, eb, fill=None):
+    """Values of y off x by more than eb, checked exactly (TwoSum at == eb); non-finite and fill
+    values must come back bit for bit."""
+    x, y, special, bits = _specials(x, y, fill)
     bad = int(np.count_nonzero(x[special].view(bits) != y[special].view(bits)))
     xf, yf = x[~special].astype(np.float64), y[~special].astype(np.float64)
     s = xf - yf  # exact for f32 values; for f64, TwoSum gives the rounding error where it matters
@@ -87,12 +92,7 @@ def double_words(x):
 
 def specials_kept(x, y, fill=None):
     """NaN, Inf and fill values of x come back bit for bit in y."""
-    x = np.asarray(x).reshape(-1)
-    y = np.asarray(y).reshape(-1)
-    bits = np.uint32 if x.dtype == np.float32 else np.uint64
-    special = ~np.isfinite(x)
-    if fill is not None:
-        special |= x == x.dtype.type(fill)
+    x, y, special, bits = _specials(x, y, fill)
     return bool(np.array_equal(x[special].view(bits), y[special].view(bits)))
 
 
