@@ -20,7 +20,10 @@ enum hpcz_status {
   HPCZ_INTERNAL = 7,     /* a bug in hpcz (an archive it wrote did not read back): please report it */
   HPCZ_IO = 8,           /* reading the input or writing the output of a streaming call failed */
 };
-enum hpcz_dtype { HPCZ_F32 = 1, HPCZ_F64 = 2 };
+enum hpcz_dtype {
+  HPCZ_F32 = 1, HPCZ_F64 = 2, HPCZ_F16 = 3, HPCZ_BF16 = 4, HPCZ_I8 = 5, HPCZ_U8 = 6, HPCZ_I16 = 7, HPCZ_U16 = 8,
+  HPCZ_I32 = 9, HPCZ_U32 = 10
+};
 /* HPCZ_ABS_AND_REL, HPCZ_ABS_OR_REL: bound is the rel factor, abs_bound the absolute bound; every value
  * within the smaller of the two (AND) or the larger (OR). Format version 6. */
 /* HPCZ_PW_REL: every value within bound x |value| (0 < bound < 1; the fast codec). Format version 6. */

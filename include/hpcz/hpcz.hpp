@@ -20,7 +20,10 @@
 
 namespace hpcz {
 
-enum class DType : uint8_t { f32 = 1, f64 = 2 };
+// f32, f64: coded as they are. The others are storage types (format version 7): widened exactly to the
+// code type (float32: f16, bf16, i8, u8, i16, u16; float64: i32, u32), coded as that type under a bound
+// that stays strict once the reconstruction is narrowed back (integers: an integer bound, abs 0 lossless).
+enum class DType : uint8_t { f32 = 1, f64 = 2, f16 = 3, bf16 = 4, i8 = 5, u8 = 6, i16 = 7, u16 = 8, i32 = 9, u32 = 10 };
 // rel: relative to max - min of the finite, non-fill values. abs_and_rel, abs_or_rel (SZ3's ABS_AND_REL,
 // ABS_OR_REL): Options::bound is the rel factor and Options::abs_bound the absolute bound; every value
 // is within the smaller of the two (and), or the larger (or). pw_rel: pointwise-relative, every value
@@ -49,11 +52,11 @@ const char* codec_name(Codec c);                          // the codec registry'
 std::optional<Codec> parse_codec(std::string_view name);  // a registered codec's name
 std::optional<Codec> codec_of_id(unsigned id);            // a registered codec's number
 std::vector<std::string> codec_names();                   // every registered codec, by number
-const char* dtype_name(DType t);                          // "float32", "float64"
-const char* dtype_short_name(DType t);                    // "f32", "f64" (the CLI's -t, file names)
-std::optional<DType> parse_dtype(std::string_view name);  // "float32" or "f32", "float64" or "f64"
+const char* dtype_name(DType t);                          // "float32", "float64", "float16", "bfloat16", "int8", ...
+const char* dtype_short_name(DType t);                    // "f32", "f64", "f16", "bf16", "i8", "u8", ... (the CLI's -t)
+std::optional<DType> parse_dtype(std::string_view name);  // a name or a short name: "float32" or "f32", "int16" or "i16"
 std::optional<DType> dtype_of_id(unsigned id);
-std::vector<std::string> dtype_names();                   // "float32", "float64"
+std::vector<std::string> dtype_names();                   // every dtype's name, by number
 const char* bound_mode_name(BoundMode m);                 // "abs", "rel", "pw_rel", "psnr", "nrmse", "abs_and_rel", ...
 std::optional<BoundMode> parse_bound_mode(std::string_view name);  // "abs" or "absolute", "rel" or "relative"
 std::optional<BoundMode> bound_mode_of_id(unsigned id);

@@ -3,6 +3,7 @@
 // backend and the GPU seal kernel both write through write_header, so they emit the same bytes.
 #pragma once
 #include "common/hd.hpp"
+#include "common/storage.hpp"
 #include "format/checksum.hpp"
 #include "hpcz/hpcz.hpp"
 
@@ -12,8 +13,9 @@ namespace hpcz::format {
 // chunks may hold two-level blocks (codes 0x7d, 0x7e) and take the sparse form (first byte 0xff);
 // 4: fast-codec chunks may hold lane blocks (code 0xfc, descriptors at the chunk's end); 5: chunk
 // checksums of fast-codec archives are HPCZ-SUM32 (chunk_checksum); 6: bound modes 6 and 7 (abs_and_rel,
-// abs_or_rel), in archives of any codec, and 3 (pw_rel) in fast-codec archives.
-constexpr uint16_t kVersion = 6;
+// abs_or_rel), in archives of any codec, and 3 (pw_rel) in fast-codec archives; 7: storage types (dtype
+// byte 3..10: float16, bfloat16, the integers), coded as their code type (common/storage.hpp).
+constexpr uint16_t kVersion = 7;
 constexpr uint32_t kHeaderBytes = 144;
 constexpr uint32_t kChunkEntryBytes = 16;
 constexpr uint32_t kHeaderChecksumWords = 35;  // the header checksum covers bytes 0..139
@@ -32,7 +34,8 @@ enum HeaderFlags : uint8_t { kFlagFill = 1, kFlagRangeValid = 2, kFlagSecondStag
 // The fields write_header stores (version as read back: see below). Plain members, no containers:
 // usable in device code. The range, bound and step are a quant::Bound's (quant::store, quant::bound_of).
 struct HeaderFields {
-  DType dtype;
+  DType dtype;    // the code type: what the codecs code (f32 or f64)
+  DType storage;  // the array's type, in the dtype byte: a storage type coded as dtype, else dtype or 0
   uint8_t ndims;  // 1..4
   BoundMode mode;
   Codec codec;
@@ -77,12 +80,13 @@ HPCZ_HD uint32_t header_checksum(const uint8_t* d) {
 }
 
 // The lowest version that holds what a writer wrote, so that archives older readers can read stay as
-// they were: 6 with a combined or pointwise-relative bound mode; else 5 for the fast codec (lane blocks, HPCZ-SUM32 chunk
+// they were: 7 for an array of a storage type; 6 with a combined or pointwise-relative bound mode; else 5 for the fast codec (lane blocks, HPCZ-SUM32 chunk
 // checksums), 2 for the others with the second stage and 1 without.
 HPCZ_HD bool mode_needs_v6(BoundMode mode) { return mode != BoundMode::abs && mode != BoundMode::rel; }
 // Modes whose archives record the quality achieved in bytes 13..15.
 HPCZ_HD bool mode_records_quality(BoundMode mode) { return mode == BoundMode::psnr || mode == BoundMode::nrmse; }
-HPCZ_HD uint16_t archive_version(Codec codec, bool second_stage, BoundMode mode) {
+HPCZ_HD uint16_t archive_version(Codec codec, bool second_stage, BoundMode mode, bool storage_type = false) {
+  if (storage_type) return 7;
   if (mode_needs_v6(mode)) return 6;
   return codec == Codec::fast ? uint16_t(5) : uint16_t(second_stage ? 2 : 1);
 }
@@ -94,13 +98,16 @@ inline uint32_t chunk_checksum(Codec codec, uint16_t version, const uint8_t* p, 
   return chunk_sum32(codec, version) ? checksum32(p, n) : checksum(p, n);
 }
 
+// Whether the header's array is of a storage type (coded as h.dtype).
+HPCZ_HD bool has_storage_type(const HeaderFields& h) { return h.storage != DType(0) && h.storage != h.dtype; }
+
 // Writes the 144 bytes but the header checksum (write_header adds it).
 HPCZ_HD void write_header_fields(uint8_t* d, const HeaderFields& h) {
   d[kOffMagic] = 'H'; d[kOffMagic + 1] = 'P'; d[kOffMagic + 2] = 'C'; d[kOffMagic + 3] = 'Z';
-  const uint16_t version = archive_version(h.codec, h.flags & kFlagSecondStage, h.mode);
+  const uint16_t version = archive_version(h.codec, h.flags & kFlagSecondStage, h.mode, has_storage_type(h));
   d[kOffVersion] = uint8_t(version); d[kOffVersion + 1] = uint8_t(version >> 8);
   d[kOffHeaderBytes] = uint8_t(kHeaderBytes); d[kOffHeaderBytes + 1] = uint8_t(kHeaderBytes >> 8);
-  d[kOffDType] = uint8_t(h.dtype); d[kOffRank] = h.ndims; d[kOffMode] = uint8_t(h.mode);
+  d[kOffDType] = uint8_t(has_storage_type(h) ? h.storage : h.dtype); d[kOffRank] = h.ndims; d[kOffMode] = uint8_t(h.mode);
   d[kOffCodec] = uint8_t(h.codec); d[kOffFlags] = h.flags;
   d[kOffReserved] = uint8_t(h.quality);
   d[kOffReserved + 1] = uint8_t(h.quality >> 8);
@@ -137,7 +144,8 @@ inline StoredHeader read_header(const uint8_t* d) {
   s.reserved_zero = !d[kOffReserved] && !d[kOffReserved + 1] && !d[kOffReserved + 2];
   h.quality = uint32_t(d[kOffReserved]) | uint32_t(d[kOffReserved + 1]) << 8 | uint32_t(d[kOffReserved + 2]) << 16;
   s.header_checksum = detail::load_u32_le(d + kOffHeaderChecksum);
-  h.dtype = DType(d[kOffDType]);
+  h.storage = DType(d[kOffDType]);
+  h.dtype = detail::code_dtype_or_self(h.storage);
   h.ndims = d[kOffRank];
   h.mode = BoundMode(d[kOffMode]);
   h.codec = Codec(d[kOffCodec]);

@@ -5,14 +5,15 @@
 #include <cstring>
 #include <limits>
 
-#include "common/dtype.hpp"
+#include "common/storage.hpp"
 #include "common/parallel.hpp"  // its fork handlers: this file has OpenMP regions
 #include "hpcz/hpcz.hpp"
 
 namespace hpcz {
 namespace {
-template <class T>
-Metrics compare_t(const T* a, const T* b, uint64_t n, std::optional<double> fill) {
+template <class Tr, class S = typename Tr::storage_type>
+Metrics compare_t(const S* a, const S* b, uint64_t n, std::optional<double> fill) {
+  using T = typename Tr::code_type;
   Metrics m;
   m.n = n;
   double mn = std::numeric_limits<double>::infinity(), mx = -mn, sq = 0, max_err = 0;
@@ -23,9 +24,9 @@ Metrics compare_t(const T* a, const T* b, uint64_t n, std::optional<double> fill
 #pragma omp parallel for reduction(min : mn) reduction(max : mx, max_err) reduction(+ : sq, counted, mismatch) \
     schedule(static)
   for (int64_t i = 0; i < int64_t(n); ++i) {
-    const double x = a[i], y = b[i];
-    if ((has_fill && a[i] == f) || !std::isfinite(x) || !std::isfinite(y)) {
-      if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) ++mismatch;
+    const double x = Tr::widen(a[i]), y = Tr::widen(b[i]);
+    if ((has_fill && Tr::widen(a[i]) == f) || !std::isfinite(x) || !std::isfinite(y)) {
+      if (std::memcmp(&a[i], &b[i], sizeof(S)) != 0) ++mismatch;
       continue;
     }
     mn = std::min(mn, x);
@@ -48,9 +49,10 @@ Metrics compare_t(const T* a, const T* b, uint64_t n, std::optional<double> fill
 }  // namespace
 
 Metrics compare(const void* original, const void* reconstructed, DType dtype, uint64_t n, std::optional<double> fill) {
-  return detail::dispatch_dtype(dtype, [&](auto tr) {
-    using T = typename decltype(tr)::value_type;
-    return compare_t(static_cast<const T*>(original), static_cast<const T*>(reconstructed), n, fill);
+  return detail::dispatch_storage(dtype, [&](auto tr) {
+    using Tr = decltype(tr);
+    using S = typename Tr::storage_type;
+    return compare_t<Tr>(static_cast<const S*>(original), static_cast<const S*>(reconstructed), n, fill);
   });
 }
 

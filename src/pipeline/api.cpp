@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/storage.hpp"
 #include "pipeline/internal.hpp"
 #include "quant/bound.hpp"
 
@@ -67,11 +68,20 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
   if (quant::mode_quality(opt.mode)) return compress_to_quality(data, dtype, dims, opt);
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
+  // A storage type's values are coded as their code type's (h.dtype), widened here.
+  std::vector<uint8_t> widened;
+  const bool storage = format::has_storage_type(h);
+  if (storage) {
+    widened = pipeline::widen_values(data, dtype, h.n_values);
+    data = widened.data();
+  }
   std::vector<uint8_t> a;
   if (resolve_backend(opt.backend, opt.codec) != Backend::gpu) a = pipeline::compress_cpu(data, h);
   else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();
            pipeline::gpu_one_shot_bytes(h, true) <= room.bytes)
     pipeline::compress_gpu_host(data, h, [&](size_t size) { a.resize(size); return a.data(); });
+  else if (storage)  // the slabs' path takes float32 and float64 arrays; the CPU writes the same bytes
+    a = pipeline::compress_cpu(data, h);
   else  // larger than the GPU's free memory: in slabs
     a = pipeline::compress_host_stream(data, dtype, dims, opt, room);
   pipeline::check_reads_back(a.data(), a.size());
@@ -96,7 +106,7 @@ size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims
   if (!out || out_capacity < max_compressed_size(h.n_values, dtype))
     throw Error(ErrorCode::invalid_argument, "output buffer below max_compressed_size()");
   auto* dst = static_cast<uint8_t*>(out);
-  if (!opt.second_stage && resolve_backend(opt.backend, opt.codec) == Backend::gpu) {
+  if (!opt.second_stage && !format::has_storage_type(h) && resolve_backend(opt.backend, opt.codec) == Backend::gpu) {
     const pipeline::GpuRoom room = pipeline::current_gpu_room();
     if (pipeline::gpu_one_shot_bytes(h, true) <= room.bytes) {
       const size_t size = pipeline::compress_gpu_host(data, h, [&](size_t) { return dst; });
@@ -112,11 +122,13 @@ size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims
 
 // A quality target needs the whole array at once (it is measured, and may be coded again): the input is
 // read into memory (the bytes it holds justify it), coded by compress(), and written out in one piece.
+// So is a storage type's (widened in memory: compress()).
 ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, Sink& out,
                             const StreamOptions& so) {
-  if (!quant::mode_quality(opt.mode)) return pipeline::compress_slabs(in, dtype, dims, opt, out, so);
+  if (!quant::mode_quality(opt.mode) && !detail::is_storage_type(dtype))
+    return pipeline::compress_slabs(in, dtype, dims, opt, out, so);
   Options plain = opt;
-  plain.mode = BoundMode::rel;
+  if (quant::mode_quality(opt.mode)) plain.mode = BoundMode::rel;
   const format::HeaderFields h = pipeline::header_template(dtype, dims, plain);  // the dims and the rest, checked
   const uint64_t bytes = h.n_values * dtype_size(dtype);
   if (in.size() != bytes)
@@ -139,15 +151,28 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
 }
 
 namespace {
-// Decodes an archive that inspect() accepted (info) into out, which holds n_values values.
+ArchiveInfo decode_code_values(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend);
+
+// Decodes an archive that inspect() accepted (info) into out, which holds n_values values of its dtype:
+// a storage type's decoded as its code type, then narrowed.
 ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend) {
+  if (info.n_values == 0 || !detail::is_storage_type(info.dtype)) return decode_code_values(archive, size, info, out, backend);
+  const ArchiveInfo code = pipeline::code_info(info);
+  std::vector<uint8_t> values(info.n_values * dtype_size(code.dtype));
+  decode_code_values(archive, size, code, values.data(), backend);
+  pipeline::narrow_values(values.data(), info.dtype, info.n_values, out);
+  return info;
+}
+
+// Decodes into out, which holds n_values values of info's code type (info.dtype is one).
+ArchiveInfo decode_code_values(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend) {
   if (info.n_values == 0) return info;
   const bool gpu = resolve_backend(backend, info.codec) == Backend::gpu;
   if (info.second_stage && !gpu) {
     pipeline::decompress_staged_cpu(archive, info, out);  // a run of chunks at a time
   } else if (info.second_stage) {  // the stage off in batches on the GPU's lossless decoder, then the plain archive
     const std::vector<uint8_t> plain = pipeline::remove_second_stage(archive, size, info, backend);
-    decode_into(plain.data(), plain.size(), inspect(plain.data(), plain.size()), out, backend);
+    decode_code_values(plain.data(), plain.size(), pipeline::code_info(inspect(plain.data(), plain.size())), out, backend);
   } else if (!gpu) {
     pipeline::decompress_cpu(archive, info, out);
   } else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();

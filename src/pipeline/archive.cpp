@@ -3,7 +3,7 @@
 // chunks (CodecOps::chunk_bound).
 #include <string>
 
-#include "common/dtype.hpp"
+#include "common/storage.hpp"
 #include "pipeline/internal.hpp"
 #include "pipeline/stage_layout.hpp"
 #include "quant/bound.hpp"
@@ -31,6 +31,8 @@ format::HeaderFields header_of(const ArchiveInfo& info) {
                     (info.second_stage ? format::kFlagSecondStage : 0));
   for (size_t i = 0; i < info.dims.size() && i < 4; ++i) h.dims[i] = info.dims[i];
   h.fill = info.fill.value_or(0.0);
+  h.storage = info.dtype;
+  h.dtype = detail::code_dtype_or_self(info.dtype);
   h.codec_params = codecs::get(info.codec).codec_params;
   h.version = info.version;
   if (info.psnr_achieved) h.quality = quality_field_of(*info.psnr_achieved);
@@ -54,7 +56,10 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
                                      " is newer than this hpcz reads (" + std::to_string(kVersion) + ")");
   if (!checksum_matches(header_checksum(a), s.header_checksum)) corrupt("header checksum mismatch");
   if (s.header_bytes != kHeaderBytes) corrupt("header size field");
-  if (!dtype_of_id(unsigned(h.dtype))) corrupt("dtype " + std::to_string(int(h.dtype)));
+  info.dtype = h.storage;  // the array's type (h.dtype: its code type)
+  if (!dtype_of_id(unsigned(h.storage))) corrupt("dtype " + std::to_string(int(h.storage)));
+  if (format::has_storage_type(h) && info.version < 7)
+    corrupt(std::string(dtype_name(h.storage)) + " array in a version " + std::to_string(info.version) + " archive");
   if (h.ndims < 1 || h.ndims > 4) corrupt("rank " + std::to_string(int(h.ndims)));
   if (!quant::mode_known(h.mode)) corrupt("error-bound mode " + std::to_string(int(h.mode)));
   const codecs::CodecOps* codec = codecs::find(h.codec);
@@ -82,14 +87,15 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   info.range_valid = h.flags & kFlagRangeValid;
   if (h.flags & kFlagFill) info.fill = h.fill;
   // The step is a value of the array's type, >= 0, and never above 2 eb (except eb == 0, see FORMAT.md).
-  const double step_t = detail::dispatch_dtype(info.dtype, [&](auto tr) {
+  const double step_t = detail::dispatch_dtype(h.dtype, [&](auto tr) {
     return double(typename decltype(tr)::value_type(info.step));
   });
   if (h.mode == BoundMode::pw_rel) {
     // The factor (eb_abs is the factor too) and the width of the magnitude steps that follows from it.
     if (h.codec != Codec::fast) corrupt("pointwise-relative bound in a " + std::string(codec->name) + " archive");
     if (!(info.bound > 0 && info.bound < 1) || info.eb_abs != info.bound) corrupt("pointwise-relative bound");
-    const double w = detail::dispatch_dtype(info.dtype, [&](auto tr) {
+    if (format::has_storage_type(h)) corrupt("pointwise-relative bound on a " + std::string(dtype_name(h.storage)) + " array");
+    const double w = detail::dispatch_dtype(h.dtype, [&](auto tr) {
       return quant::pw_rel_step<typename decltype(tr)::value_type>(info.bound);
     });
     if (info.step != w) corrupt("quantization step");
@@ -160,7 +166,7 @@ size_t archive_prefix_size(const uint8_t* header, size_t available) {
 
 size_t max_compressed_size(uint64_t n, DType dtype) {
   uint64_t most = 0;
-  for (const codecs::CodecOps* c : codecs::all()) most = std::max<uint64_t>(most, c->archive_bound(n, dtype));
+  for (const codecs::CodecOps* c : codecs::all()) most = std::max<uint64_t>(most, c->archive_bound(n, detail::code_dtype(dtype)));
   return most;
 }
 

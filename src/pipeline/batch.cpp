@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/storage.hpp"
 #include "common/parallel.hpp"  // its fork handlers: this file has OpenMP regions
 #include "pipeline/internal.hpp"
 
@@ -53,6 +54,16 @@ std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, cons
     for (auto& it : items) set_status(status[it.index], e);
     return status;
   }
+  // Storage types: widened and coded by compress(), one at a time (delivered below, once place_checked is known).
+  std::vector<pipeline::BatchCompressItem> storage_items;
+  for (auto it = items.begin(); it != items.end();) {
+    if (format::has_storage_type(it->h)) {
+      storage_items.push_back(*it);
+      it = items.erase(it);
+    } else {
+      ++it;
+    }
+  }
   std::mutex placing;
   // Checks an archive, stages it when asked, and returns where its bytes go (nullptr: the item failed,
   // or its staged form was copied here). The copy itself runs outside the lock.
@@ -81,6 +92,19 @@ std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, cons
   auto deliver = [&](const pipeline::BatchCompressItem& it, const uint8_t* bytes, size_t size) {
     if (uint8_t* dst = place_checked(it, bytes, size)) std::memcpy(dst, bytes, size);
   };
+  {
+    Options plain = opt;  // deliver() adds the second stage
+    plain.second_stage = false;
+    for (const auto& it : storage_items) {
+      try {
+        const std::vector<uint8_t> a = compress(it.data, arrays[it.index].dtype, arrays[it.index].dims, plain);
+        deliver(it, a.data(), a.size());
+      } catch (const Error& e) {
+        set_status(status[it.index], e);
+      }
+    }
+  }
+  if (items.empty()) return status;
   if (backend == Backend::gpu) {
     std::vector<pipeline::BatchCompressItem> on_lanes;
     try {
@@ -150,12 +174,14 @@ std::vector<ItemStatus> decompress_batch(const std::vector<ArchiveRef>& archives
       if (info.n_values == 0) continue;
       const Backend b = resolve_backend(backend, info.codec);
       pipeline::BatchDecodeItem it{i, archives[i].data, std::move(info), outputs[i].data};
-      (it.info.second_stage ? staged_items : b == Backend::gpu ? gpu_items : cpu_items).push_back(std::move(it));
+      // Staged archives and storage types: decompress() of the item (the stage off, or narrowed).
+      const bool whole = it.info.second_stage || detail::is_storage_type(it.info.dtype);
+      (whole ? staged_items : b == Backend::gpu ? gpu_items : cpu_items).push_back(std::move(it));
     } catch (const Error& e) {
       set_status(status[i], e);
     }
   }
-  // The lossless stage comes off on the host first: decompress() of the item.
+  // The lossless stage comes off on the host first, and storage types are narrowed: decompress() of the item.
   for (const auto& it : staged_items) {
     try {
       decompress(it.archive, archives[it.index].size, it.out, outputs[it.index].capacity, backend);

@@ -65,7 +65,7 @@ quant::Bound settled_bound(const T* in, const format::HeaderFields& h) {
   // The step's sample only where an abs bound takes its step from it; an array of at most kStepSamples
   // values is all sample, and its range gives it.
   double sample_maxabs = 0.0;
-  if (quant::step_from_sample(h.mode, h.bound))
+  if (quant::step_from_sample(h.mode, h.bound, h.storage))
     sample_maxabs = detail::from_bits<double>(
         h.n_values <= quant::kStepSamples ? quant::step_samples_from_range<T>(nmin, nmax)
                                           : quant::fold_step_samples(in, 0, h.n_values, h.n_values, has_fill, fill, 0));

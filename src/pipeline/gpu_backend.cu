@@ -155,6 +155,7 @@ size_t compress_device_workspace_size(uint64_t n_values, DType dtype) {
 }
 
 size_t compress_device_workspace_size(DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
+  pipeline::refuse_storage_on_device(dtype);
   const format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   return device_of(h.codec).compress_workspace(h, codecs::Slab{});
 }
@@ -180,6 +181,7 @@ void compress_device_with(const void* d_in, const format::HeaderFields& h, void*
 void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt,
                      void* d_out, size_t out_capacity, uint64_t* d_size, void* d_ws, size_t ws_size, void* stream) {
   if (!gpu_available()) pipeline::fail_no_gpu();
+  pipeline::refuse_storage_on_device(dtype);
   if (opt.second_stage)
     fail(ErrorCode::invalid_argument, "the lossless second stage runs through the host API (compress)");
   pipeline::compress_device_with(d_in, pipeline::header_template(dtype, dims, opt), d_out, out_capacity, d_size, d_ws,
@@ -204,6 +206,7 @@ DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Opt
     fail(ErrorCode::invalid_argument, "the lossless second stage runs through the host API (compress)");
   DeviceBatchPlan plan;
   for (size_t i = 0; i < arrays.size(); ++i) {
+    pipeline::refuse_storage_on_device(arrays[i].dtype);
     const format::HeaderFields h = pipeline::header_template(arrays[i].dtype, arrays[i].dims, opt);
     BatchGroup& g = plan.groups[detail::dtype_index(h.dtype)];
     const codecs::DeviceOps& device = device_of(h.codec);
@@ -263,12 +266,14 @@ void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& o
 }
 
 size_t decompress_device_workspace_size(const ArchiveInfo& info) {
+  pipeline::refuse_storage_on_device(info.dtype);
   return device_of(info.codec).decompress_workspace(pipeline::header_of(info), codecs::Slab{});
 }
 
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void* d_ws,
                        size_t ws_size, void* stream) {
   if (!gpu_available()) pipeline::fail_no_gpu();
+  pipeline::refuse_storage_on_device(info.dtype);
   if (info.second_stage)
     fail(ErrorCode::unsupported, "archives with the lossless second stage decode through the host API (decompress)");
   if ((reinterpret_cast<uintptr_t>(d_archive) | reinterpret_cast<uintptr_t>(d_out)) & 15)
@@ -326,6 +331,7 @@ std::vector<std::vector<codecs::DeviceDecodeItem>> decode_groups(const std::vect
   std::vector<Codec> codecs_of;
   for (size_t i = 0; i < infos.size(); ++i) {
     const ArchiveInfo& info = infos[i];
+    pipeline::refuse_storage_on_device(info.dtype);
     if (info.second_stage)
       fail(ErrorCode::unsupported, "archive " + std::to_string(i) +
                                        ": archives with the lossless second stage decode through the host API (decompress)");

@@ -20,6 +20,15 @@ namespace hpcz::pipeline {
 // plans its chunks).
 format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& dims, const Options& opt);
 
+// ---- storage types (storage.cpp; common/storage.hpp) ----
+// n values of a storage type widened to its code type, and n code values narrowed into out.
+std::vector<uint8_t> widen_values(const void* in, DType storage, uint64_t n);
+void narrow_values(const void* in, DType storage, uint64_t n, void* out);
+// info as its codec decodes it: the dtype its code type (the decoders write code values).
+ArchiveInfo code_info(ArchiveInfo info);
+// Error(unsupported) for a storage type: the device calls code float32 and float64 arrays.
+void refuse_storage_on_device(DType dtype);
+
 // Error(invalid_argument) where the archive's array is above limits.max_output.
 void check_limits(const ArchiveInfo& info, const DecodeLimits& limits);
 

@@ -3,7 +3,7 @@
 #include <array>
 
 #include "codecs/codec.hpp"
-#include "common/dtype.hpp"
+#include "common/storage.hpp"
 #include "hpcz/hpcz.hpp"
 
 namespace hpcz {
@@ -15,11 +15,12 @@ struct DTypeName {
   const char* short_name;
 };
 template <class... Ts> constexpr auto dtype_table(detail::DTypeList<Ts...>) {
-  using detail::DTypeTraits;
+  using detail::StorageTraits;
   return std::array<DTypeName, sizeof...(Ts)>{
-      {{DTypeTraits<Ts>::dtype, DTypeTraits<Ts>::name, DTypeTraits<Ts>::short_name}...}};
+      {{StorageTraits<Ts>::dtype, StorageTraits<Ts>::name, StorageTraits<Ts>::short_name}...}};
 }
-constexpr auto kDTypes = dtype_table(detail::AllDTypes{});  // from the traits: a new type is named there
+// From the traits (a new type is named there): every API dtype, storage types included.
+constexpr auto kDTypes = dtype_table(detail::AllStorageTypes{});
 
 struct BoundModeName {
   BoundMode m;

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "common/dtype.hpp"
+#include "common/storage.hpp"
 #include "pipeline/internal.hpp"
 #include "quant/bound.hpp"
 
@@ -27,15 +27,18 @@ namespace {
 // up, one more unit covering the double arithmetic's rounding, summed exactly in 128 bits, so the total
 // does not depend on the order (or the threads) it is taken in. IEEE doubles only, so every platform
 // takes the same decisions from the same bytes.
-template <class T>
-unsigned __int128 scaled_sse(const T* x, const T* y, uint64_t n, const std::optional<double>& fill, double eb,
+// Tr: the array's StorageTraits (its values widened to the code type, exactly).
+template <class Tr, class S = typename Tr::storage_type>
+unsigned __int128 scaled_sse(const S* xs, const S* ys, uint64_t n, const std::optional<double>& fill, double eb,
                              uint64_t& counted) {
+  using T = typename Tr::code_type;
   unsigned __int128 sum = 0;
   counted = 0;
   for (uint64_t i = 0; i < n; ++i) {
-    if (!std::isfinite(x[i]) || (fill && x[i] == T(*fill))) continue;
+    const T x = Tr::widen(xs[i]), y = Tr::widen(ys[i]);
+    if (!std::isfinite(x) || (fill && x == T(*fill))) continue;
     ++counted;
-    const double d = std::fabs(double(y[i]) - double(x[i]));
+    const double d = std::fabs(double(y) - double(x));
     if (d == 0) continue;
     const double u = std::ceil(std::ldexp(d / eb, 31) * (1 + 0x1p-50)) + 1;
     const uint64_t v = u < 0x1p62 ? uint64_t(u) : (uint64_t(1) << 62);  // beyond eb: never, but bounded
@@ -51,9 +54,10 @@ double psnr_lower_bound(const void* x, const void* y, const ArchiveInfo& info) {
   uint64_t counted = 0;
   unsigned __int128 sse = 0;
   if (eb > 0) {
-    sse = detail::dispatch_dtype(info.dtype, [&](auto tr) {
-      using T = typename decltype(tr)::value_type;
-      return scaled_sse(static_cast<const T*>(x), static_cast<const T*>(y), info.n_values, info.fill, eb, counted);
+    sse = detail::dispatch_storage(info.dtype, [&](auto tr) {
+      using Tr = decltype(tr);
+      using S = typename Tr::storage_type;
+      return scaled_sse<Tr>(static_cast<const S*>(x), static_cast<const S*>(y), info.n_values, info.fill, eb, counted);
     });
   }
   if (sse == 0 || counted == 0) return std::numeric_limits<double>::infinity();  // every value exact

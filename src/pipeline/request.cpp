@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "common/dtype.hpp"
+#include "common/storage.hpp"
 #include "pipeline/internal.hpp"
 #include "quant/bound.hpp"
 
@@ -11,9 +11,13 @@ namespace hpcz::pipeline {
 
 format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
   // The fill value must be a value of the array's type; an unknown dtype is refused by its number.
-  const bool fill_exact = detail::dispatch_dtype(dtype, [&](auto tr) {
-    using T = typename decltype(tr)::value_type;
-    return !opt.fill || !std::isfinite(*opt.fill) || double(T(*opt.fill)) == *opt.fill;
+  const bool fill_exact = detail::dispatch_storage(dtype, [&](auto tr) {
+    using Tr = decltype(tr);
+    using C = typename Tr::code_type;
+    if (!opt.fill || !std::isfinite(*opt.fill)) return true;
+    const double f = *opt.fill;
+    if constexpr (Tr::is_integer) return f >= Tr::lowest && f <= Tr::highest && std::floor(f) == f;
+    else return double(C(f)) == f && double(Tr::widen(Tr::narrow(C(f)))) == f;
   });
   if (dims.empty() || dims.size() > 4) fail(ErrorCode::invalid_argument, "rank must be 1 to 4");
   if (!(opt.bound >= 0) || !std::isfinite(opt.bound))
@@ -29,6 +33,9 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
     if (opt.codec != Codec::fast)
       fail(ErrorCode::invalid_argument, std::string("pw_rel is coded by the fast mode only, not ") + codec_name(opt.codec));
   }
+  if (detail::is_storage_type(dtype) && (opt.mode == BoundMode::pw_rel || combined))
+    fail(ErrorCode::invalid_argument, std::string(bound_mode_name(opt.mode)) + " bounds code float32 and float64 arrays, not " +
+                                          dtype_name(dtype));
   if (combined && (!(opt.abs_bound >= 0) || !std::isfinite(opt.abs_bound)))
     fail(ErrorCode::invalid_argument, "absolute bound must be a finite number >= 0");
   const codecs::CodecOps& codec = codecs::get(opt.codec);
@@ -36,7 +43,8 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   if (!fill_exact)
     fail(ErrorCode::invalid_argument, std::string("fill value is not representable as ") + dtype_short_name(dtype));
   format::HeaderFields h{};
-  h.dtype = dtype;
+  h.dtype = detail::code_dtype(dtype);
+  h.storage = dtype;
   h.ndims = uint8_t(dims.size());
   h.mode = opt.mode;
   h.codec = opt.codec;

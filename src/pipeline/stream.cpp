@@ -21,7 +21,7 @@
 #include <numeric>
 #include <string>
 
-#include "common/dtype.hpp"
+#include "common/storage.hpp"
 #include "pipeline/internal.hpp"
 #include "pipeline/stream_io.hpp"
 #include "pipeline/stream_lanes.hpp"
@@ -232,6 +232,16 @@ ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const Stre
                                        : std::string("corrupt archive: trailing bytes after the archive"));
   parse_table(info, prefix.data() + format::kHeaderBytes);
   if (info.n_values == 0) return info;
+  if (detail::is_storage_type(info.dtype)) {  // decoded in memory (decompress() narrows the code values)
+    std::vector<uint8_t> archive(info.archive_size), values;
+    read_range(pool, in, 0, archive.data(), archive.size());
+    decompress(archive.data(), archive.size(), values, backend);
+    out.reserve(values.size());
+    out.write(0, values.data(), values.size());
+    out.finish(values.size());
+    if (so.progress) so.progress(values.size(), values.size());
+    return info;
+  }
   const Backend used = resolve_backend(backend, info.codec);
   format::HeaderFields h = header_of(info);
   h.flags &= ~format::kFlagSecondStage;  // the lanes decode plain slabs

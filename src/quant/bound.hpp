@@ -36,7 +36,8 @@ HPCZ_HD Transform transform_of(BoundMode) { return Transform::identity; }
 // there, and the quantization step. Plain members: a kernel parameter.
 struct Bound {
   BoundMode mode;
-  DType dtype;
+  DType dtype;    // the code type (the values the codecs see)
+  DType storage;  // the array's type: dtype, or a storage type coded as dtype (code_bound); 0 means dtype
   Transform transform;
   bool has_fill;
   bool range_valid;
@@ -116,11 +117,46 @@ HPCZ_HD double absolute_bound(BoundMode mode, double bound, double abs_part, boo
   return rel;
 }
 
+// A storage type's values are coded as their code type's (common/storage.hpp) under a code bound whose
+// reconstructions stay within eb once narrowed back to the storage type:
+// - integers: an integer error is at most floor(eb); a code value within floor(eb) + 1/2 (strictly) of
+//   x rounds to an integer within floor(eb) of it (clamping into the type's range only comes closer to
+//   x). eb = 0 codes the integers losslessly, with steps of about 1.
+// - float16, bfloat16: the nearest storage value y to x' is no farther from x' than x is, so
+//   |y - x| <= 2 |x' - x|: eb / 2 is always strict. Also |y - x| <= |x' - x| + h, h the half spacing of
+//   the storage values at |x'| <= max |x| + eb: eb - h is strict too, and the larger where eb > 2 h.
+//   Clamping x' into the finite range only comes closer to x.
+// The result is rounded toward zero; eb = 0 (the values themselves) stays 0.
+HPCZ_HD bool storage_is_integer(DType s) { return uint8_t(s) >= uint8_t(DType::i8) && uint8_t(s) <= uint8_t(DType::u32); }
+HPCZ_HD bool storage_is_half(DType s) { return s == DType::f16 || s == DType::bf16; }
+HPCZ_HD double below(double x) { return x > 0 ? from_bits<double>(to_bits(x) - 1) : x; }
+HPCZ_HD double code_bound(DType storage, double eb, bool range_valid, double mn, double mx) {
+  if (storage_is_integer(storage)) {
+    if (!(eb >= 0)) return 0.0;
+    const double whole = floor(eb);
+    return below(whole + 0.5);  // the double at or above floor(eb) + 1/2, then the one below: strictly less
+  }
+  if (!storage_is_half(storage) || !(eb > 0)) return eb;
+  const int digits = storage == DType::f16 ? 11 : 8, min_exp = storage == DType::f16 ? -14 : -126;
+  const double max_finite = storage == DType::f16 ? 65504.0 : 3.3895313892515355e38;
+  double top = range_maxabs(range_valid, mn, mx) + eb;
+  top = top < max_finite ? from_bits<double>(to_bits(top) + 1) : max_finite;  // rounded up
+  int e = ilogb(top);
+  if (e < min_exp) e = min_exp;
+  const double half_spacing = ldexp(1.0, e - digits);
+  double halved = eb * 0.5;
+  if (halved * 2.0 > eb) halved = below(halved);  // a subnormal eb's halving rounded up
+  const double less = eb - half_spacing;
+  const double shifted = less > 0 ? below(less) : 0.0;  // the subtraction may round up
+  return shifted > halved ? shifted : halved;
+}
+
 // An abs bound above 0 takes its step's margin from the sample, not the range (range.hpp: kStepSamples),
 // so the fast encoder may code before the range is known.
-// A pw_rel step needs neither: it follows from the factor (pw_rel_step).
-HPCZ_HD bool step_from_sample(BoundMode mode, double bound) {
-  return (mode == BoundMode::abs && bound > 0) || mode == BoundMode::pw_rel;
+// A pw_rel step needs neither: it follows from the factor (pw_rel_step). A float16 or bfloat16 array's
+// code bound needs the range (code_bound).
+HPCZ_HD bool step_from_sample(BoundMode mode, double bound, DType storage) {
+  return ((mode == BoundMode::abs && bound > 0) || mode == BoundMode::pw_rel) && !storage_is_half(storage);
 }
 
 // A pw_rel bound's step: the width 2k + 1 of the magnitude steps (quantizer.hpp, pw_rel_half).
@@ -133,8 +169,9 @@ HPCZ_HD double settle_range(Bound& b, uint64_t key_min, uint64_t key_max, double
   b.range_valid = key_min <= key_max;
   b.range_min = b.range_valid ? range_value(key_min) : 0.0;
   b.range_max = b.range_valid ? range_value(key_max) : 0.0;
-  b.eb_abs = absolute_bound(b.mode, b.bound, b.abs_part, b.range_valid, b.range_min, b.range_max);
-  return step_from_sample(b.mode, b.bound) ? sample_maxabs : range_maxabs(b.range_valid, b.range_min, b.range_max);
+  b.eb_abs = code_bound(b.storage, absolute_bound(b.mode, b.bound, b.abs_part, b.range_valid, b.range_min, b.range_max),
+                        b.range_valid, b.range_min, b.range_max);
+  return step_from_sample(b.mode, b.bound, b.storage) ? sample_maxabs : range_maxabs(b.range_valid, b.range_min, b.range_max);
 }
 // settle_as<T>: where the values' type T is known (b.dtype is T's), as in the encoders.
 template <class T> HPCZ_HD Bound settle_as(Bound b, uint64_t key_min, uint64_t key_max, double sample_maxabs) {
@@ -163,6 +200,7 @@ HPCZ_HD Bound bound_of(const format::HeaderFields& h) {
   Bound b;
   b.mode = h.mode;
   b.dtype = h.dtype;
+  b.storage = h.storage;
   b.transform = transform_of(h.mode);
   b.has_fill = h.flags & format::kFlagFill;
   b.range_valid = h.flags & format::kFlagRangeValid;
@@ -180,6 +218,7 @@ HPCZ_HD Bound bound_of(const format::HeaderFields& h) {
 HPCZ_HD void store(format::HeaderFields& h, const Bound& b) {
   h.mode = b.mode;
   h.dtype = b.dtype;
+  h.storage = b.storage;
   h.flags = uint8_t((h.flags & ~(format::kFlagFill | format::kFlagRangeValid)) | (b.has_fill ? format::kFlagFill : 0) |
                     (b.range_valid ? format::kFlagRangeValid : 0));
   h.bound = b.bound;

@@ -86,7 +86,7 @@ void compress_device_t(const T* d_in, const format::HeaderFields& h, const codec
     const int sms = gpu::sm_count();
     // A rel bound (and abs 0) needs the range before coding: a pass of its own. An abs bound takes its
     // step from a sample, and the encoder takes the range as it codes: one read of the input.
-    const bool fold = !slab.range_given && quant::step_from_sample(h.mode, h.bound);
+    const bool fold = !slab.range_given && quant::step_from_sample(h.mode, h.bound, h.storage);
     if (fold) {
       check(gpu::launch_dependent(gpu::sample_kernel<T>, gpu::step_samples_grid(h.n_values), gpu::kPassThreads, 0, s, d_in,
                                   h.n_values, int(has_fill), T(h.fill), st),
@@ -182,7 +182,7 @@ void compress_batch_t(const codecs::DeviceBatchItem* items, size_t n, void* d_ws
                            256, 0, s>>>(states, unsigned(n), gpu::start_keys(h0, false, 0.0), desc, total, counter);
   check(cudaGetLastError(), "batch init kernel");
   const bool has_fill = h0.flags & format::kFlagFill;
-  const bool fold = quant::step_from_sample(h0.mode, h0.bound);
+  const bool fold = quant::step_from_sample(h0.mode, h0.bound, h0.storage);
   const cuda::ArrayBatch<T> batch{targets, firsts, headers, unsigned(n), counter, total};
   if (total) {
     constexpr uint32_t smem = cuda::encode_smem_bytes<T>();

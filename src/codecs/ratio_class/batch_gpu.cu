@@ -195,7 +195,7 @@ void compress_slice(const codecs::DeviceBatchItem* items, size_t n, uint8_t* ws,
                            256, 0, s>>>(l.states, unsigned(n), gpu::start_keys(h0, false, 0.0), l.desc, l.n_desc, l.counter);
   check(cudaGetLastError(), "batch init");
   if (l.chunks) {
-    if (quant::step_from_sample(h0.mode, h0.bound))
+    if (quant::step_from_sample(h0.mode, h0.bound, h0.storage))
       gpu::sample_batch_kernel<T><<<dim3(gpu::step_samples_grid(largest), items_y), gpu::kPassThreads, 0, s>>>(
           targets, unsigned(n), int(has_fill), T(h0.fill));
     // About as many blocks in all as one array's pass would take, at least one an array.

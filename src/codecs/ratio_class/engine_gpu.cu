@@ -110,7 +110,7 @@ void compress_t(const T* d_in, const format::HeaderFields& h, const codecs::Slab
   check(cudaGetLastError(), "ratio init");
   if (nc) {
     const bool has_fill = h.flags & format::kFlagFill;
-    if (!slab.range_given && quant::step_from_sample(h.mode, h.bound))
+    if (!slab.range_given && quant::step_from_sample(h.mode, h.bound, h.storage))
       gpu::sample_kernel<T><<<gpu::step_samples_grid(n), gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);
     if (!(extra && extra->range(run)) && !slab.range_given)
       gpu::range_kernel<T><<<run.range_grid, gpu::kPassThreads, 0, s>>>(d_in, n, has_fill, T(h.fill), b.st);

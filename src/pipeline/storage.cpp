@@ -1,0 +1,63 @@
+// The edges of a storage type's array (common/storage.hpp): its values widened to the code type before
+// coding, and the decoded code values narrowed back into the caller's buffer. Host, on all cores.
+#include <algorithm>
+
+#include "common/parallel.hpp"
+#include "common/storage.hpp"
+#include "pipeline/internal.hpp"
+
+namespace hpcz::pipeline {
+
+namespace {
+constexpr uint64_t kPiece = uint64_t(1) << 16;  // values a task: a few hundred KiB of code values
+
+template <class S, class F> void by_pieces(uint64_t n, F&& f) {
+  const int64_t pieces = int64_t((n + kPiece - 1) / kPiece);
+  for_each_index(pieces, threads_for(n * sizeof(S)), 1, [&](int64_t p) {
+    const uint64_t at = uint64_t(p) * kPiece;
+    f(at, std::min(kPiece, n - at));
+  });
+}
+}  // namespace
+
+std::vector<uint8_t> widen_values(const void* in, DType storage, uint64_t n) {
+  return detail::dispatch_storage(storage, [&](auto tr) {
+    using Tr = decltype(tr);
+    using S = typename Tr::storage_type;
+    using C = typename Tr::code_type;
+    std::vector<uint8_t> out(n * sizeof(C));
+    const S* src = static_cast<const S*>(in);
+    C* dst = reinterpret_cast<C*>(out.data());
+    by_pieces<S>(n, [&](uint64_t at, uint64_t count) {
+      for (uint64_t i = at; i < at + count; ++i) dst[i] = Tr::widen(src[i]);
+    });
+    return out;
+  });
+}
+
+void narrow_values(const void* in, DType storage, uint64_t n, void* out) {
+  detail::dispatch_storage(storage, [&](auto tr) {
+    using Tr = decltype(tr);
+    using S = typename Tr::storage_type;
+    using C = typename Tr::code_type;
+    const C* src = static_cast<const C*>(in);
+    S* dst = static_cast<S*>(out);
+    by_pieces<S>(n, [&](uint64_t at, uint64_t count) {
+      for (uint64_t i = at; i < at + count; ++i) dst[i] = Tr::narrow(src[i]);
+    });
+  });
+}
+
+ArchiveInfo code_info(ArchiveInfo info) {
+  info.dtype = detail::code_dtype(info.dtype);
+  return info;
+}
+
+void refuse_storage_on_device(DType dtype) {
+  if (detail::is_storage_type(dtype))
+    fail(ErrorCode::unsupported, std::string(dtype_name(dtype)) +
+                                     " arrays are coded from host memory (compress, decompress); the device API takes "
+                                     "float32 and float64");
+}
+
+}  // namespace hpcz::pipeline
