@@ -21,7 +21,7 @@ namespace hpcz::cli {
 // {CODECS}: the codec names (hpcz::codec_names), joined by |.
 static const char* kUsageTemplate =
     "usage:\n"
-    "  hpcz compress IN [-o OUT | -c] -t f32|f64 -d DIMS (--abs E | --rel E | --abs E --rel E [--either] |\n"
+    "  hpcz compress IN [-o OUT | -c] -t TYPE -d DIMS (--abs E | --rel E | --abs E --rel E [--either] |\n"
     "                --pw-rel R | --psnr DB | --nrmse E) [--mode {CODECS}]\n"
     "                [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--fill V] [--radius R]\n"
     "                [--lossless] [-f] [-q] [--verbose]\n"
@@ -29,7 +29,7 @@ static const char* kUsageTemplate =
     "                [--max-output SIZE] [-f] [-q] [--verbose]\n"
     "  hpcz test ARCHIVE... [--device auto|gpu|cpu] [--gpus LIST] [--gpu-memory SIZE] [--max-output SIZE] [-q]\n"
     "  hpcz info IN [--json]\n"
-    "  hpcz compare -t f32|f64 -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
+    "  hpcz compare -t TYPE -d DIMS ORIGINAL DECOMPRESSED [--fill V]\n"
     "  hpcz bench [--mode {CODECS}] [--data DIR] [--fields SUBSTR[,SUBSTR...]] [--size-mib N] [--reps N]\n"
     "             [--bounds rel:1e-2,abs:0.1,...] [--device gpu|cpu] [--quick] [--out FILE]\n"
     "  hpcz lossless compress|decompress [--codec rle1|rle2|deflate] IN (-o OUT | -c) [--elem 1|2|4|8] [--signed]\n"
@@ -44,6 +44,8 @@ static const char* kUsageTemplate =
     "into, never replaced; a directory, socket or block device is refused. Messages go to stderr\n"
     "(-q: errors only). hpcz VERB --help: that verb's usage.\n"
     "DIMS: slowest to fastest, e.g. 100x500x500 (numpy shape order); rank 1 to 4.\n"
+    "TYPE: f32, f64, f16, bf16, i8, u8, i16, u16, i32 or u32. f16, bf16 and the integers are coded as f32\n"
+    "  (i32, u32: f64) and held in memory; integer bounds are whole numbers (--abs 0: lossless).\n"
     "--abs E --rel R: every value within both bounds (abs_and_rel); with --either, within one (abs_or_rel).\n"
     "--pw-rel R: every value within R x |value| (0 < R < 1; zero and signs kept; --mode fast).\n"
     "--psnr DB, --nrmse E: the array's PSNR (of its value range) at least DB, or its NRMSE at most E;\n"

@@ -409,6 +409,19 @@ TEST(roundtrip_storage_types_paths) {
   std::vector<uint8_t> back;
   hpcz::decompress(staged.data(), staged.size(), back, hpcz::Backend::cpu);
   CHECK(violations(i, back, DType::i16, asked_bound(i, DType::i16, o), std::nullopt) == 0);
+  // The stage sizes read the chunks as the codec wrote them (float32 values for int16; a uint32 array's
+  // float64), their sum the archive's size.
+  for (DType t : {DType::i16, DType::u32}) {
+    const std::vector<uint8_t> x = storage_array(f, t);
+    hpcz::Options r;
+    r.codec = hpcz::Codec::ratio;
+    r.backend = hpcz::Backend::cpu;
+    const auto a = hpcz::compress(x.data(), t, f.dims, r);
+    const hpcz::StageSizes z = hpcz::stage_sizes(a.data(), a.size());
+    CHECK_MSG(z.header_and_table + z.codebook + z.gap_metadata + z.codes + z.outliers + z.exceptions + z.raw_chunks ==
+                  a.size(),
+              hpcz::dtype_name(t) << ": stage sizes do not add up to the archive");
+  }
 
   o.second_stage = false;
   o.codec = hpcz::Codec::fast;

@@ -15,7 +15,7 @@ import operator as _operator
 
 import numpy as _np
 
-from . import _device, _hpcz
+from . import _device, _dtypes, _hpcz
 from ._errors import (BackendUnavailableError, CorruptArchiveError, CudaError, Error, HpczIOError,
                       InternalError, InvalidArgumentError, UnsupportedError)
 
@@ -48,15 +48,15 @@ def gpu_available():
 def _check_values(array):
     if not isinstance(array, _np.ndarray):
         array = _np.asarray(array)
-    if array.dtype.kind == "f" and array.dtype.itemsize in (4, 8) and not array.dtype.isnative:
+    if array.dtype.kind in "fiu" and array.dtype.itemsize in (2, 4, 8) and not array.dtype.isnative:
         # Checked before the dtype: '>f4' is not np.float32, and "not >f4" would not say why.
         native = array.dtype.newbyteorder("=")
         order = {">": "big", "<": "little"}
         raise InvalidArgumentError(
             f"values are {order[array.dtype.str[0]]}-endian {native.name} ({array.dtype.str}); hpcz codes the "
             f"machine's byte order ({order[native.str[0]]}-endian): convert them with .astype('{native.str}')", 1)
-    if array.dtype not in (_np.float32, _np.float64):
-        raise InvalidArgumentError(f"values must be float32 or float64, not {array.dtype}", 1)
+    if _dtypes.name_of(array.dtype) is None:
+        raise InvalidArgumentError(f"values must be {_dtypes.ACCEPTED}, not {array.dtype}", 1)
     if not 1 <= array.ndim <= 4:
         raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {array.ndim}", 1)
     if not array.flags.c_contiguous:
@@ -214,11 +214,19 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
             raise InvalidArgumentError("device='cpu' for an array on the GPU: copy it to the host first", 1)
         if kind in _QUALITY:  # a whole-array target: coded on the host, the archive put back on the device
             values, dev = _device.to_host(array, bool(lossless))
-            blob = _hpcz.compress(values, mode, kind, bound, False, fill, device, abs_bound)
-            return _device.archive_to_device(blob, dev)
+            return _device.archive_to_device(_compress_host(values, mode, kind, bound, False, fill, device, abs_bound), dev)
+        if _device.storage_dtype(array):  # float16, bfloat16, integers: coded on the host, as targets are
+            values, dev = _device.to_host(array, bool(lossless))
+            return _device.archive_to_device(_compress_host(values, mode, kind, bound, False, fill, device, abs_bound), dev)
         return _device.compress(array, mode, kind, bound, bool(lossless), fill, abs_bound)
-    values = _check_values(array)
-    return _hpcz.compress(values, mode, kind, bound, bool(lossless), fill, device, abs_bound)
+    return _compress_host(_check_values(array), mode, kind, bound, bool(lossless), fill, device, abs_bound)
+
+
+def _compress_host(values, mode, kind, bound, lossless, fill, device, abs_bound):
+    """The module's compress of a checked host array (float16, bfloat16 and the integers named)."""
+    name = _dtypes.name_of(values.dtype)
+    return _hpcz.compress(_dtypes.buffer_view(values), mode, kind, bound, lossless, fill, device, abs_bound,
+                          "" if _dtypes.is_float(values.dtype) else name)
 
 
 def _archive_bytes(data):
@@ -299,11 +307,11 @@ def decompress(data, *, out=None, device="auto", max_output=None):
         return _device.decompress(data, out, check=lambda head, dtype: _check_output(head, dtype, limit))
     archive = _archive_bytes(data)
     head = _hpcz.info(archive, True)  # header and chunk table checked before the output is sized
-    dtype = _np.dtype(head["dtype"])
+    dtype = _dtypes.numpy_dtype(head["dtype"])
     _check_output(head, dtype, limit)
     out = _output_for(head, dtype, out)
     if out.size:
-        _hpcz.decompress_into(archive, out.reshape(-1), device, limit)
+        _hpcz.decompress_into(archive, _dtypes.buffer_view(out.reshape(-1)), device, limit)
     return out
 
 
@@ -369,7 +377,9 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
         except Error as e:
             statuses[i] = (e.code, str(e))
     if values:
-        blobs, coded = _hpcz.compress_batch(values, mode, kind, bound, bool(lossless), fill, device, abs_bound)
+        names = ["" if _dtypes.is_float(v.dtype) else _dtypes.name_of(v.dtype) for v in values]
+        blobs, coded = _hpcz.compress_batch([_dtypes.buffer_view(v) for v in values], mode, kind, bound, bool(lossless),
+                                            fill, device, abs_bound, names)
         for i, b, st in zip(todo, blobs, coded):
             results[i], statuses[i] = b, st
     return _finish(results, statuses, errors)
@@ -427,7 +437,7 @@ def decompress_batch(blobs, *, out=None, device="auto", errors="raise"):
         try:
             archive = _archive_bytes(data)
             head = _hpcz.info(archive, False)  # the header sizes the output; the batch checks the rest
-            dtype = _np.dtype(head["dtype"])
+            dtype = _dtypes.numpy_dtype(head["dtype"])
             o = _output_for(head, dtype, None if out is None else out[i])
         except Error as e:
             statuses[i] = (e.code, str(e))
@@ -435,7 +445,7 @@ def decompress_batch(blobs, *, out=None, device="auto", errors="raise"):
         results[i] = o
         todo.append(i)
         archives.append(archive)
-        flat.append(o.reshape(-1))
+        flat.append(_dtypes.buffer_view(o.reshape(-1)))
     if todo:
         for i, st in zip(todo, _hpcz.decompress_batch_into(archives, flat, device)):
             statuses[i] = st

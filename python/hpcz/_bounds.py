@@ -16,13 +16,18 @@ _BLOCK = 1 << 22  # values a pass looks at once: the masks stay small for arrays
 def value_range(data, fill=None, skip=None):
     """(min, max) of the finite values of `data` not equal to `fill` or `skip`, or None where there are
     none: the range a rel bound is relative to (hpcz.info's "range")."""
+    from ._dtypes import ACCEPTED, is_float, name_of
+
     a = np.asarray(data)
-    if a.dtype not in (np.float32, np.float64):
-        raise InvalidArgumentError(f"data= must be a float32 or float64 array, not {a.dtype}", 1)
+    if name_of(a.dtype) is None:
+        raise InvalidArgumentError(f"data= must be an array of {ACCEPTED}, not {a.dtype}", 1)
     flat = a.reshape(-1)
     lo = hi = None
     for k in range(0, flat.size, _BLOCK):
         part = flat[k:k + _BLOCK]
+        if not is_float(part.dtype):  # float16, bfloat16, integers: exact as float64
+            with np.errstate(invalid="ignore"):
+                part = part.astype(np.float64)
         keep = np.isfinite(part)
         for v in (fill, skip):
             if v is not None:

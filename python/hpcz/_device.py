@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from . import _hpcz
+from . import _dtypes, _hpcz
 from ._errors import BackendUnavailableError, CorruptArchiveError, InvalidArgumentError
 
 # Array types always on the GPU (cupy's ndarray once cupy is imported): a type test instead of building
@@ -109,10 +109,18 @@ def _stream(cupy, handle):
     return cupy.cuda.ExternalStream(handle)
 
 
-def _values(array, lossless):
-    """A device array of values to code, checked as compress() checks it."""
+def storage_dtype(array):
+    """Whether a device array holds a storage type (float16, the integers): coded on the host."""
+    dtype = np.dtype(_View(array, "values").dtype)
+    return _dtypes.name_of(dtype) is not None and not _dtypes.is_float(dtype)
+
+
+def _values(array, lossless, storage=False):
+    """A device array of values to code, checked as compress() checks it (storage: float16 and the
+    integers too, for the host)."""
     v = _View(array, "values")
-    if v.dtype not in (np.float32, np.float64) or not v.dtype.isnative:
+    ok = v.dtype in (np.float32, np.float64) or (storage and _dtypes.name_of(v.dtype) is not None)
+    if not ok or not v.dtype.isnative:
         raise InvalidArgumentError(f"values must be float32 or float64, not {v.dtype}", 1)
     if not 1 <= len(v.shape) <= 4:
         raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {len(v.shape)}", 1)
@@ -150,7 +158,7 @@ def to_host(array, lossless=False):
     with them, and the device it is on. For what the device calls do not code: the psnr and nrmse
     targets, met over a whole array by hpcz.compress on the host. The checks are compress's."""
     cupy = _cupy()
-    v = _values(array, lossless)
+    v = _values(array, lossless, storage=True)
     dev = _device_of(cupy, v.ptr, array)
     with cupy.cuda.Device(dev):
         stream = _stream(cupy, v.stream_handle)
@@ -219,10 +227,14 @@ def decompress(data, out, stream_from=None, check=None):
                 raise InvalidArgumentError("an archive with the lossless stage decodes on the host (hpcz.decompress of its bytes)", 1)
             if archive.size < head["archive_size"]:
                 raise CorruptArchiveError(f"archive truncated: {archive.size} of {head['archive_size']} bytes", 2)
-            dtype = np.dtype(head["dtype"])
+            dtype = _dtypes.numpy_dtype(head["dtype"])
             if check is not None:
                 check(head, dtype)
             out, o = _device_out(cupy, head["shape"], head["n_values"], dtype, out, dev)
+            if not _dtypes.is_float(dtype):  # a storage type: decoded on the host (the device calls code floats)
+                values = _hpcz_host_decode(archive.get(stream=stream), dtype, head["shape"])
+                cupy.asarray(out).reshape(-1)[...] = cupy.asarray(values.reshape(-1))
+                return out
             ws_size = _hpcz.decompress_device_workspace(header)
             ws = cupy.empty(max(ws_size, 1), dtype=cupy.uint8)
             status = cupy.zeros(1, dtype=cupy.uint32)
@@ -238,6 +250,14 @@ def decompress(data, out, stream_from=None, check=None):
     if st:
         raise CorruptArchiveError(_hpcz.decode_status_message(st), 2)
     return out
+
+
+def _hpcz_host_decode(archive, dtype, shape):
+    """A host decode of archive's bytes (numpy uint8) into a new array of dtype and shape."""
+    values = np.empty(shape, dtype=dtype)
+    if values.size:
+        _hpcz.decompress_into(archive, _dtypes.buffer_view(values.reshape(-1)), "auto", 0)
+    return values
 
 
 _BITS_OF_DTYPE = {np.dtype("=f4"): 32, np.dtype("=f8"): 64}

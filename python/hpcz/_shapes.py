@@ -25,8 +25,10 @@ def check_archive_fits(head, dtype, count, what):
     than left to a reshape's confusing error (or, where the bytes agree, wrong values)."""
     from ._errors import InvalidArgumentError
 
+    from ._dtypes import numpy_dtype
+
     dtype = np.dtype(dtype)
-    if np.dtype(head["dtype"]) != dtype or head["n_values"] != count:
+    if numpy_dtype(head["dtype"]) != dtype or head["n_values"] != count:
         raise InvalidArgumentError(
             f"the archive holds {head['n_values']} {head['dtype']} values (shape {tuple(head['shape'])}), "
             f"not the {count} {dtype.name} values of {what}", 1)

@@ -24,6 +24,7 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like, ndarray_copy
 
 import hpcz
+from hpcz import _dtypes
 from hpcz._bounds import abs_of_bounds, bound_config, recode_padded
 from hpcz._shapes import as_coded_shape, check_archive_fits
 
@@ -97,11 +98,11 @@ class Hpcz(Codec):
 
     def encode(self, buf):
         array = buf if isinstance(buf, np.ndarray) else np.asarray(buf)
-        if array.dtype.kind != "f":
+        if isinstance(buf, (bytes, bytearray, memoryview)) or _dtypes.name_of(array.dtype.newbyteorder("=")) is None:
             # Raw bytes carry no dtype or shape: np.asarray makes them one string ("|S3276800").
             got = (f"{type(buf).__name__} ({memoryview(buf).nbytes} bytes): pass the array itself, not its bytes"
                    if isinstance(buf, (bytes, bytearray, memoryview)) else f"an array of {array.dtype}")
-            raise hpcz.InvalidArgumentError(f"the hpcz codec takes a float32 or float64 array, not {got}", 1)
+            raise hpcz.InvalidArgumentError(f"the hpcz codec takes an array of {_dtypes.ACCEPTED}, not {got}", 1)
         # Zarr pads edge chunks with the array's fill_value, 0 by default: left out of a rel bound's range.
         array = as_coded_shape(array)
         kw = dict(mode=self.mode, lossless=self.lossless, fill=self.fill)
@@ -116,9 +117,10 @@ class Hpcz(Codec):
         if out is not None:
             dst = ensure_ndarray_like(out)
             head = hpcz.info(buf, verify=False)
-            if dst.dtype.kind == "f":
+            held = _dtypes.numpy_dtype(head["dtype"])
+            if dst.dtype.kind == "f" or dst.dtype == held:
                 check_archive_fits(head, dst.dtype, dst.size, f"out (shape {dst.shape})")
-            elif dst.nbytes != head["n_values"] * np.dtype(head["dtype"]).itemsize:  # a byte buffer
+            elif dst.nbytes != head["n_values"] * held.itemsize:  # a byte buffer
                 raise hpcz.InvalidArgumentError(
                     f"the archive holds {head['n_values']} {head['dtype']} values, not the {dst.nbytes} bytes of out", 1)
         return ndarray_copy(hpcz.decompress(buf), out)

@@ -39,6 +39,7 @@ from zarr.abc.codec import ArrayBytesCodec
 from zarr.registry import register_codec
 
 import hpcz
+from hpcz import _dtypes
 from hpcz._bounds import abs_of_bounds, bound_config, recode_padded
 from hpcz._shapes import as_coded_shape, check_archive_fits
 
@@ -46,7 +47,7 @@ from hpcz._shapes import as_coded_shape, check_archive_fits
 def _padding(spec):
     """The array's fill_value, which zarr pads edge chunks with, as a float (None where it is not one)."""
     pad = spec.fill_value
-    return float(pad) if pad is not None and np.ndim(pad) == 0 and np.asarray(pad).dtype.kind == "f" else None
+    return float(pad) if pad is not None and np.ndim(pad) == 0 and np.asarray(pad).dtype.kind in "fiu" else None
 
 
 @dataclass(frozen=True)
@@ -120,8 +121,8 @@ class Hpcz(ArrayBytesCodec):
             raise hpcz.InvalidArgumentError(
                 f"hpcz codes little-endian floats, not big-endian float{native.itemsize * 8} ({native.str}): "
                 f"create the array with dtype '<f{native.itemsize}'", 1)
-        if native not in (np.float32, np.float64):
-            raise hpcz.InvalidArgumentError(f"hpcz codes float32 and float64 arrays, not {native}", 1)
+        if _dtypes.name_of(native) is None:
+            raise hpcz.InvalidArgumentError(f"hpcz codes arrays of {_dtypes.ACCEPTED}, not {native}", 1)
 
     async def _encode_single(self, chunk_array, chunk_spec):
         return (await self.encode([(chunk_array, chunk_spec)]))[0]

@@ -47,6 +47,21 @@ hpcz::DType dtype_of(int bits) {
   throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");
 }
 
+// A host array's dtype: its name from hpcz/__init__.py (float16, bfloat16 as uint16 bits, the integers),
+// checked against the buffer's size; "" for a float32 or float64 array, read from the buffer itself.
+hpcz::DType host_dtype_of(const ReadValues& a, const std::string& name) {
+  if (name.empty()) {
+    if (a.dtype().code != uint8_t(nb::dlpack::dtype_code::Float))
+      throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");
+    return dtype_of(a.dtype().bits);
+  }
+  const auto t = hpcz::parse_dtype(name);
+  if (!t) throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "unknown dtype '" + name + "'");
+  if (size_t(a.dtype().bits) != 8 * hpcz::dtype_size(*t))
+    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values of " + std::to_string(a.dtype().bits) + " bits for " + name);
+  return *t;
+}
+
 hpcz::Backend backend_of(const std::string& device) {
   if (device == "auto") return hpcz::Backend::automatic;
   if (device == "cpu") return hpcz::Backend::cpu;
@@ -87,11 +102,9 @@ hpcz::Options host_options(const std::string& mode, const std::string& bound_kin
 }
 
 nb::bytes compress(ReadValues a, const std::string& mode, const std::string& bound_kind, double bound, bool lossless,
-                   std::optional<double> fill, const std::string& device, double abs_bound) {
-  if (a.dtype().code != uint8_t(nb::dlpack::dtype_code::Float))
-    throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");
+                   std::optional<double> fill, const std::string& device, double abs_bound, const std::string& dtype_name) {
   const hpcz::Options o = host_options(mode, bound_kind, bound, lossless, fill, device, abs_bound);
-  const hpcz::DType dtype = dtype_of(a.dtype().bits);
+  const hpcz::DType dtype = host_dtype_of(a, dtype_name);
   std::vector<uint64_t> dims(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) dims[i] = uint64_t(a.shape(i));
   if (!lossless && hpcz::resolve_backend(o.backend, o.codec) == hpcz::Backend::gpu) {
@@ -141,7 +154,8 @@ nb::list statuses_of(const std::vector<hpcz::ItemStatus>& st) {
 // (archives, statuses): archive i a bytes object (None where item i failed). The bytes objects are made
 // as the batch places each archive (under the GIL, one at a time) and filled without it.
 nb::tuple compress_batch(nb::list values, const std::string& mode, const std::string& bound_kind, double bound,
-                         bool lossless, std::optional<double> fill, const std::string& device, double abs_bound) {
+                         bool lossless, std::optional<double> fill, const std::string& device, double abs_bound,
+                         const std::vector<std::string>& dtype_names) {
   const hpcz::Options o = host_options(mode, bound_kind, bound, lossless, fill, device, abs_bound);
   const size_t n = nb::len(values);
   std::vector<ReadValues> held;  // keeps each array's buffer for the call
@@ -150,10 +164,8 @@ nb::tuple compress_batch(nb::list values, const std::string& mode, const std::st
   for (size_t i = 0; i < n; ++i) {
     held.push_back(nb::cast<ReadValues>(values[i]));
     const ReadValues& a = held.back();
-    if (a.dtype().code != uint8_t(nb::dlpack::dtype_code::Float))
-      throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");
     arrays[i].data = a.data();
-    arrays[i].dtype = dtype_of(a.dtype().bits);
+    arrays[i].dtype = host_dtype_of(a, i < dtype_names.size() ? dtype_names[i] : std::string());
     arrays[i].dims.resize(a.ndim());
     for (size_t d = 0; d < a.ndim(); ++d) arrays[i].dims[d] = uint64_t(a.shape(d));
   }
@@ -475,7 +487,8 @@ NB_MODULE(_hpcz, m) {
   // abs_bound (last, 0 by default): the absolute bound of "abs_and_rel" and "abs_or_rel", whose bound is
   // the rel factor. Appended to every call that takes bound_kind and bound: the others' places stay.
   m.def("compress", &compress, nb::arg("values"), nb::arg("mode"), nb::arg("bound_kind"), nb::arg("bound"),
-        nb::arg("lossless"), nb::arg("fill").none(), nb::arg("device"), nb::arg("abs_bound") = 0.0);
+        nb::arg("lossless"), nb::arg("fill").none(), nb::arg("device"), nb::arg("abs_bound") = 0.0,
+        nb::arg("dtype") = std::string());
   m.def("decompress_into", &decompress_into, nb::arg("archive"), nb::arg("out"), nb::arg("device"),
         nb::arg("max_output") = 0);
   m.def("info", &info, nb::arg("archive"), nb::arg("verify"), nb::arg("detail") = false);
@@ -491,7 +504,8 @@ NB_MODULE(_hpcz, m) {
   });
   m.def("names_list", [](const std::vector<std::string>& names) { return hpcz::names_list(names); });
   m.def("compress_batch", &compress_batch, nb::arg("values"), nb::arg("mode"), nb::arg("bound_kind"), nb::arg("bound"),
-        nb::arg("lossless"), nb::arg("fill").none(), nb::arg("device"), nb::arg("abs_bound") = 0.0);
+        nb::arg("lossless"), nb::arg("fill").none(), nb::arg("device"), nb::arg("abs_bound") = 0.0,
+        nb::arg("dtypes") = std::vector<std::string>());
   m.def("decompress_batch_into", &decompress_batch_into);
   m.def("release_cached_buffers", [] {
     nb::gil_scoped_release unlocked;

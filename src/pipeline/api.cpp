@@ -178,6 +178,8 @@ ArchiveInfo decode_code_values(const uint8_t* archive, size_t size, const Archiv
   } else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();
              pipeline::gpu_one_shot_bytes(pipeline::header_of(info), false) <= room.bytes) {
     pipeline::decompress_gpu_host(archive, info, out);
+  } else if (format::has_storage_type(format::read_header(archive).f)) {
+    pipeline::decompress_cpu(archive, info, out);  // the slabs' path narrows whole arrays: not for a slab of one
   } else {  // larger than the GPU's free memory: in slabs
     pipeline::decompress_host_stream(archive, size, out, info.n_values * dtype_size(info.dtype), Backend::gpu, room);
   }
@@ -207,7 +209,7 @@ ArchiveInfo decompress(const uint8_t* archive, size_t size, void* out, size_t ou
 }
 
 StageSizes stage_sizes(const uint8_t* archive, size_t size) {
-  const ArchiveInfo info = inspect(archive, size);
+  const ArchiveInfo info = pipeline::code_info(inspect(archive, size));  // the codec's view: its code type
   StageSizes z;
   z.header_and_table = info.data_offset;
   const codecs::CodecOps& codec = codecs::get(info.codec);

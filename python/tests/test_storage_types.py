@@ -1,0 +1,172 @@
+"""Storage types: float16, bfloat16 (ml_dtypes) and the 8-, 16- and 32-bit integers, coded by the library
+as float32 (float64 for the 32-bit integers) under a bound that stays strict once the values are narrowed
+back. Every value within the bound asked for (integers at abs=0: exact; NaN, Inf and -0 bit for bit),
+through hpcz.compress and decompress, the batches, numcodecs and Zarr v3; the CLI's -t names."""
+
+import subprocess
+
+import numpy as np
+import pytest
+
+import hpcz
+from conftest import FIELDS, ROOT, find_cli
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32]
+HALVES = [np.float16, ml_dtypes.bfloat16]
+CODECS = ["fast", "ratio", "interp"]
+
+
+def sample():
+    return np.fromfile(ROOT / "data" / "climate-ncar_csm_b003_ts_100x64x128_f32.bin", np.float32).reshape(100, 64, 128)
+
+
+def as_type(x, dtype):
+    """A float field as dtype: float16 and bfloat16 its values (float16 clipped to its range); integers
+    its values mapped onto a quarter of the type's range around its middle (2^20 levels at most)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f" or dtype.name == "bfloat16":
+        lim = float(np.finfo(np.float16).max) if dtype == np.float16 else np.inf
+        return np.clip(x, -lim, lim).astype(dtype)
+    info = np.iinfo(dtype)
+    x = x.astype(np.float64)
+    u = (x - x.min()) / (x.max() - x.min()) if x.max() > x.min() else np.full_like(x, 0.5)
+    span = min(float(info.max) - float(info.min), 2.0 ** 20) * 0.25
+    mid = 0.5 * (float(info.min) + float(info.max))
+    return np.round(mid + (u - 0.5) * span).astype(dtype)
+
+
+def wide(a):
+    with np.errstate(invalid="ignore"):  # bfloat16 NaN to float64
+        return np.asarray(a).astype(np.float64)
+
+
+def check_within(x, y, eb):
+    """Every finite value of y within eb of x (exact in float64: the values are float16, bfloat16 or
+    integers of at most 32 bits); non-finite values and, at eb == 0, every value bit for bit."""
+    assert x.dtype == y.dtype and x.shape == y.shape
+    xf, yf = wide(x).reshape(-1), wide(y).reshape(-1)
+    special = ~np.isfinite(xf)
+    bits = x.reshape(-1).view(np.uint8).reshape(x.size, -1)
+    ybits = y.reshape(-1).view(np.uint8).reshape(y.size, -1)
+    if eb == 0:
+        special[:] = True
+    assert np.array_equal(bits[special], ybits[special]), "values not kept bit for bit"
+    assert np.all(np.abs(yf[~special] - xf[~special]) <= eb), f"max error {np.max(np.abs(yf - xf))} above {eb}"
+
+
+def asked(x, rel=None, abs=None):
+    if abs is not None:
+        return abs
+    xf = wide(x)
+    xf = xf[np.isfinite(xf)]
+    return rel * (xf.max() - xf.min())
+
+
+@pytest.mark.parametrize("dtype", INTS + HALVES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("mode", CODECS)
+def test_roundtrip_within_bound(dtype, mode):
+    for name, f in FIELDS.items():
+        x = as_type(f, dtype)
+        bounds = [dict(abs=0), dict(abs=3), dict(rel=1e-3)] if np.dtype(dtype).kind in "iu" else \
+            [dict(rel=1e-2), dict(rel=1e-3), dict(abs=0)]
+        for b in bounds:
+            blob = hpcz.compress(x, mode=mode, device="cpu", **b)
+            head = hpcz.info(blob)
+            assert head["dtype"] == np.dtype(dtype).name and head["version"] == 7
+            y = hpcz.decompress(blob, device="cpu")
+            check_within(x, y, asked(x, **b))
+            if b == dict(abs=0) and np.dtype(dtype).kind in "iu":
+                assert np.array_equal(x, y)
+
+
+@pytest.mark.parametrize("dtype", HALVES, ids=lambda t: np.dtype(t).name)
+def test_half_specials_bit_for_bit(dtype):
+    x = as_type(sample()[:4], dtype).copy()
+    flat = x.reshape(-1)
+    bits = flat.view(np.uint16)
+    nan_payload = 0x7d23 if np.dtype(dtype) == np.float16 else 0x7f81
+    bits[::97] = nan_payload
+    bits[5::101] = 0x8000  # -0: a finite value, within the bound as +0
+    bits[7::103] = 0xfc00 if np.dtype(dtype) == np.float16 else 0xff80  # -Inf
+    bits[9::107] = 0x0001  # the smallest subnormal
+    for mode in CODECS:
+        y = hpcz.decompress(hpcz.compress(x, rel=1e-2, mode=mode, device="cpu"), device="cpu")
+        check_within(x, y, asked(x, rel=1e-2))
+        nan = bits == nan_payload  # its payload kept (check_within compares every non-finite value's bits)
+        assert nan.sum() > 100 and np.array_equal(y.reshape(-1).view(np.uint16)[nan], bits[nan])
+
+
+@pytest.mark.parametrize("dtype", INTS, ids=lambda t: np.dtype(t).name)
+def test_integer_extremes_lossless(dtype):
+    info = np.iinfo(dtype)
+    x = np.array([info.min, info.max, 0, 1, info.min + 1, info.max - 1] * 50, dtype=dtype)
+    for mode in CODECS:
+        assert np.array_equal(hpcz.decompress(hpcz.compress(x, abs=0, mode=mode, device="cpu"), device="cpu"), x)
+        y = hpcz.decompress(hpcz.compress(x, abs=5, mode=mode, device="cpu"), device="cpu")
+        check_within(x, y, 5)
+
+
+def test_batches_and_out():
+    x = sample()
+    arrays = [as_type(x, np.int16), x, as_type(x, np.float16), as_type(x, ml_dtypes.bfloat16)]
+    blobs = hpcz.compress_batch(arrays, rel=1e-3, device="cpu")
+    for a, b in zip(arrays, blobs):
+        assert b == hpcz.compress(a, rel=1e-3, device="cpu")
+    back = hpcz.decompress_batch(blobs, device="cpu")
+    for a, y in zip(arrays, back):
+        assert y.dtype == a.dtype
+        check_within(a, y, asked(a, rel=1e-3))
+    out = np.empty_like(arrays[3])
+    assert hpcz.decompress(blobs[3], out=out, device="cpu") is out
+
+
+def test_refusals():
+    x = as_type(sample(), np.int16)
+    with pytest.raises(hpcz.InvalidArgumentError):
+        hpcz.compress(x, pw_rel=1e-2)
+    with pytest.raises(hpcz.InvalidArgumentError):
+        hpcz.compress(x, abs=1, rel=1e-3)
+    with pytest.raises(hpcz.InvalidArgumentError):
+        hpcz.compress(x.astype(np.int64), abs=0)
+    with pytest.raises(hpcz.InvalidArgumentError):
+        hpcz.compress(x, abs=1, fill=0.5)
+
+
+def test_psnr_target():
+    x = as_type(sample(), np.uint16)
+    blob = hpcz.compress(x, psnr=60, device="cpu")
+    y = hpcz.decompress(blob, device="cpu")
+    err = wide(y) - wide(x)
+    psnr = 20 * np.log10(np.ptp(wide(x))) - 10 * np.log10(np.mean(err ** 2))
+    assert psnr >= 60 and hpcz.info(blob)["psnr_achieved"] >= 60
+
+
+def test_numcodecs_and_zarr(tmp_path):
+    numcodecs = pytest.importorskip("numcodecs")
+    zarr = pytest.importorskip("zarr")
+    x = as_type(sample(), np.int16)
+    codec = numcodecs.get_codec({"id": "hpcz", "abs": 2, "mode": "ratio"})
+    y = codec.decode(codec.encode(x)).reshape(x.shape)
+    check_within(x, y.view(x.dtype) if y.dtype != x.dtype else y, 2)
+    h = as_type(sample(), np.float16)
+    z = zarr.create_array(str(tmp_path / "h.zarr"), shape=h.shape, chunks=(10, 64, 128), dtype="float16",
+                          serializer=hpcz.zarr.Hpcz(rel=1e-2))
+    z[...] = h
+    check_within(h, z[...], asked(h, rel=1e-2) * 1.0001 + 0)  # rel of each chunk's own range: within the array's
+
+
+def test_cli_types(tmp_path):
+    cli = find_cli()
+    if cli is None:
+        pytest.skip("no hpcz CLI built")
+    x = as_type(sample(), np.uint8)
+    src = tmp_path / "x.u8"
+    x.tofile(src)
+    subprocess.run([str(cli), "compress", str(src), "-o", str(tmp_path / "x.hpcz"), "-t", "u8", "-d", "100x64x128",
+                    "--abs", "0", "-q"], check=True)
+    subprocess.run([str(cli), "decompress", str(tmp_path / "x.hpcz"), "-o", str(tmp_path / "y.u8"), "-q"], check=True)
+    assert np.array_equal(np.fromfile(tmp_path / "y.u8", np.uint8).reshape(x.shape), x)
+    assert subprocess.run([str(cli), "compress", str(src), "-c", "-t", "i64", "-d", "100x64x128", "--abs", "0"],
+                          capture_output=True).returncode == 1
