@@ -43,7 +43,7 @@ ChunkCoding chunk_coding(hid_t dset) {
   h5z::FilterParams p;
   const size_t user = n >= 1 ? h5z::user_values(values[0]) : h5z::kUserValues;  // set_local's words follow
   if (n >= user + h5z::kLocalValues)
-    if (const char* why = h5z::invalid_words(n, values, h5z::dtype_bytes_of(values[user])))
+    if (const char* why = h5z::invalid_words(n, values, values[user]))
       fail(ErrorCode::invalid_argument, std::string("hpcz::hdf5: ") + (why + 6));  // without "hpcz: "
   if (!h5z::parse_params(n, values, p))
     fail(ErrorCode::unsupported, "hpcz::hdf5: hpcz filter parameters of an unknown version");

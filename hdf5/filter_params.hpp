@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/dtype.hpp"  // header-only: the plugin and the chunk writer take src/ for it alone
+#include "common/storage.hpp"  // header-only: the plugin and the chunk writer take src/ for it alone
 #include "hpcz/hpcz.hpp"
 
 namespace hpcz::h5z {
@@ -62,11 +62,6 @@ struct FilterParams {
   std::optional<double> padding;  // what HDF5 pads the chunks with, for a bound relative to the range
 };
 
-// The bytes of a value of set_local's dtype word (the DType's number); 0 for an unknown one.
-inline size_t dtype_bytes_of(unsigned code) {
-  const auto t = dtype_of_id(code);
-  return t ? dtype_size(*t) : 0;
-}
 
 // "1 fast, 2 ratio or 3 interp": names with their numbers (hpcz.hpp, "names"), for messages.
 template <class Enum>
@@ -77,11 +72,11 @@ std::string numbered(const std::vector<std::string>& names, std::optional<Enum> 
 }
 
 // Why the user's words (v[0..n), the first user_values(v[0]) of them read) are not valid for a dataset
-// of `value_bytes`-byte floats, or nullptr if they are. Only words that were given are checked: set_local
+// of the DType numbered dtype_id, or nullptr if they are. Only words that were given are checked: set_local
 // fills the rest from the defaults, but the combined bound kinds need their absolute bound given. Every
 // check is one whose failure would otherwise surface only when a chunk is coded, too late (h5py adds
 // the filter as optional: HDF5 would store the chunk raw).
-inline const char* invalid_words(size_t n, const unsigned* v, size_t value_bytes) {
+inline const char* invalid_words(size_t n, const unsigned* v, unsigned dtype_id) {
   if (n >= 1 && v[0] != kParamsVersion && v[0] != kParamsVersion2)
     return "hpcz: filter parameters of an unknown version (word 0 must be 1 or 2)";
   if (n >= 1 && n > user_values(v[0])) n = user_values(v[0]);
@@ -104,11 +99,17 @@ inline const char* invalid_words(size_t n, const unsigned* v, size_t value_bytes
     if (n < 8) return "hpcz: the fill flag is set but no fill value is given (words 6 and 7)";
     const double fill = double_of(v[6], v[7]);
     if (fill - fill != 0) return "hpcz: the fill value must be finite";
-    const char* why = nullptr;  // the fill must be a value of the dataset's type (by its width)
-    detail::for_each_dtype([&](auto tr) {
-      static const std::string msg = std::string("hpcz: the fill value is not representable as ") + tr.name;
-      if (8 * value_bytes == tr.bits && double(typename decltype(tr)::value_type(fill)) != fill) why = msg.c_str();
-    });
+    const char* why = nullptr;  // the fill must be a value of the dataset's type
+    if (const auto t = dtype_of_id(dtype_id))
+      detail::dispatch_storage(*t, [&](auto tr) {
+        using Tr = decltype(tr);
+        using C = typename Tr::code_type;
+        static const std::string msg = std::string("hpcz: the fill value is not representable as ") + tr.name;
+        bool exact;
+        if constexpr (Tr::is_integer) exact = fill >= Tr::lowest && fill <= Tr::highest && std::floor(fill) == fill;
+        else exact = double(C(fill)) == fill && double(Tr::widen(Tr::narrow(C(fill)))) == fill;
+        if (!exact) why = msg.c_str();
+      });
     if (why) return why;
   }
   if (n == kUserValuesV2 - 1) return "hpcz: the absolute bound is given by half (words 8 and 9 are one double)";
@@ -132,6 +133,13 @@ inline const char* invalid_words(size_t n, const unsigned* v, size_t value_bytes
       return why.c_str();
     }
   }
+  // Storage types (float16, bfloat16, the integers) take abs, rel and the quality targets (the library's rule).
+  if (n >= 3 && dtype_of_id(dtype_id) && detail::is_storage_type(*dtype_of_id(dtype_id)) &&
+      (*bound_mode_of_id(v[2]) == BoundMode::pw_rel || combined(*bound_mode_of_id(v[2])))) {
+    static const std::string why = "hpcz: bound kinds pw_rel, abs_and_rel and abs_or_rel code float32 and float64 "
+                                   "datasets only (word 2)";
+    return why.c_str();
+  }
   // psnr, nrmse (bound kinds 4, 5): the targets the library refuses when a chunk is coded, refused here.
   if (n >= 5 && *bound_mode_of_id(v[2]) == BoundMode::psnr && !(double_of(v[3], v[4]) > 0))
     return "hpcz: a PSNR target (psnr, bound kind 4) must be a finite number of dB above 0 (words 3 and 4)";
@@ -149,7 +157,7 @@ inline bool parse_params(size_t n, const unsigned* v, FilterParams& p) {
   const unsigned rank = v[user + 1];
   if (rank < 1 || n < user + kLocalValues + rank) return false;
   const auto dtype = dtype_of_id(v[user]);
-  if (!dtype || invalid_words(user, v, dtype_size(*dtype))) return false;
+  if (!dtype || invalid_words(user, v, unsigned(*dtype))) return false;
   p.options = Options{};
   p.options.codec = *codec_of_id(v[1]);  // invalid_words refused an unknown one
   p.options.mode = *bound_mode_of_id(v[2]);
@@ -167,13 +175,15 @@ inline bool parse_params(size_t n, const unsigned* v, FilterParams& p) {
 }
 
 // The finite values of x[0, n) that are not the fill value nor `skip`: their min and max; false if none.
-template <class T>
-bool value_range(const T* x, uint64_t n, const std::optional<double>& fill, const double* skip, double& lo, double& hi) {
+// Tr: the values' StorageTraits (compared as their code type, exactly).
+template <class Tr, class S = typename Tr::storage_type>
+bool value_range(const S* x, uint64_t n, const std::optional<double>& fill, const double* skip, double& lo, double& hi) {
+  using T = typename Tr::code_type;
   T mn = 0, mx = 0;
   bool any = false;
   const T f = fill ? T(*fill) : T(0), s = skip ? T(*skip) : T(0);
   for (uint64_t i = 0; i < n; ++i) {
-    const T v = x[i];
+    const T v = Tr::widen(x[i]);
     if (!(v - v == T(0)) || (fill && v == f) || (skip && v == s)) continue;
     if (!any) mn = mx = v, any = true;
     mn = v < mn ? v : mn, mx = v > mx ? v : mx;
@@ -206,8 +216,9 @@ inline void leave_out_padding(const void* chunk, DType dtype, uint64_t n, double
   if (!range_relative(o.mode)) return;
   double lo, hi;
   auto range = [&](const double* skip) {
-    return detail::dispatch_dtype(dtype, [&](auto tr) {
-      return value_range(static_cast<const typename decltype(tr)::value_type*>(chunk), n, o.fill, skip, lo, hi);
+    return detail::dispatch_storage(dtype, [&](auto tr) {
+      using Tr = decltype(tr);
+      return value_range<Tr>(static_cast<const typename Tr::storage_type*>(chunk), n, o.fill, skip, lo, hi);
     });
   };
   if (!range(nullptr) || (lo != pad && hi != pad)) return;

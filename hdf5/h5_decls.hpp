@@ -23,6 +23,8 @@ constexpr int kFillTimeNever = 1;            // H5D_FILL_TIME_NEVER
 constexpr int kFillUserDefined = 2;          // H5D_FILL_VALUE_USER_DEFINED
 constexpr int kFloat = 1;                    // H5T_FLOAT
 constexpr int kOrderLE = 0;                  // H5T_ORDER_LE
+constexpr int kSignNone = 0;                 // H5T_SGN_NONE
+constexpr int kSign2 = 1;                    // H5T_SGN_2 (two's complement)
 }  // namespace hpcz_h5_abi
 
 #ifndef HPCZ_H5_DECLS_CHECK  // the types and constants, as HDF5 declares them
@@ -56,6 +58,13 @@ typedef enum H5T_order_t {
   H5T_ORDER_MIXED = 3,
   H5T_ORDER_NONE = 4
 } H5T_order_t;
+
+typedef enum H5T_sign_t {
+  H5T_SGN_ERROR = -1,
+  H5T_SGN_NONE = hpcz_h5_abi::kSignNone,
+  H5T_SGN_2 = hpcz_h5_abi::kSign2,
+  H5T_NSGN = 2
+} H5T_sign_t;
 
 typedef enum H5D_fill_time_t {
   H5D_FILL_TIME_ERROR = -1,
@@ -104,7 +113,7 @@ typedef struct H5Z_class2_t {
 static_assert(std::is_same_v<hid_t, int64_t> && std::is_same_v<herr_t, int> && std::is_same_v<htri_t, int> &&
               std::is_same_v<H5Z_filter_t, int>);
 static_assert(sizeof(hsize_t) == 8 && std::is_unsigned_v<hsize_t>);
-static_assert(sizeof(H5T_class_t) == sizeof(int) && sizeof(H5T_order_t) == sizeof(int) &&
+static_assert(sizeof(H5T_class_t) == sizeof(int) && sizeof(H5T_order_t) == sizeof(int) && sizeof(H5T_sign_t) == sizeof(int) &&
               sizeof(H5PL_type_t) == sizeof(int) && sizeof(H5D_fill_time_t) == sizeof(int) &&
               sizeof(H5D_fill_value_t) == sizeof(int));
 // H5Z_class2_t: int, int, unsigned, unsigned, then four pointers.
@@ -131,6 +140,8 @@ int H5Pget_chunk(hid_t plist_id, int max_ndims, hsize_t dim[]);
 H5T_class_t H5Tget_class(hid_t type_id);
 size_t H5Tget_size(hid_t type_id);
 H5T_order_t H5Tget_order(hid_t type_id);
+H5T_sign_t H5Tget_sign(hid_t type_id);
+herr_t H5Tget_fields(hid_t type_id, size_t* spos, size_t* epos, size_t* esize, size_t* mpos, size_t* msize);
 herr_t H5Pget_fill_time(hid_t plist_id, H5D_fill_time_t* fill_time);
 herr_t H5Pfill_value_defined(hid_t plist, H5D_fill_value_t* status);
 herr_t H5Pget_fill_value(hid_t plist_id, hid_t type_id, void* value);

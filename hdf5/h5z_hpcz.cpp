@@ -35,6 +35,8 @@ struct Hdf5 {
   decltype(&H5Tget_class) type_class = nullptr;
   decltype(&H5Tget_size) type_size = nullptr;
   decltype(&H5Tget_order) type_order = nullptr;
+  decltype(&H5Tget_sign) type_sign = nullptr;      // integers: signed or not
+  decltype(&H5Tget_fields) type_fields = nullptr;  // 2-byte floats: float16 or bfloat16 by their field widths
   decltype(&H5Pget_fill_time) fill_time = nullptr;
   decltype(&H5Pfill_value_defined) fill_defined = nullptr;
   decltype(&H5Pget_fill_value) fill_value = nullptr;
@@ -43,7 +45,7 @@ struct Hdf5 {
   const hid_t *err_class = nullptr, *err_major = nullptr, *err_minor = nullptr;
   bool complete() const {
     return get_filter && nfilters && filter_at && modify_filter && get_chunk && type_class && type_size && type_order &&
-           fill_time && fill_defined && fill_value;
+           type_sign && type_fields && fill_time && fill_defined && fill_value;
   }
 };
 Hdf5 g_hdf5;
@@ -56,6 +58,8 @@ bool resolve(void* where, Hdf5& api) {
   api.type_class = reinterpret_cast<decltype(api.type_class)>(dlsym(where, "H5Tget_class"));
   api.type_size = reinterpret_cast<decltype(api.type_size)>(dlsym(where, "H5Tget_size"));
   api.type_order = reinterpret_cast<decltype(api.type_order)>(dlsym(where, "H5Tget_order"));
+  api.type_sign = reinterpret_cast<decltype(api.type_sign)>(dlsym(where, "H5Tget_sign"));
+  api.type_fields = reinterpret_cast<decltype(api.type_fields)>(dlsym(where, "H5Tget_fields"));
   api.nfilters = reinterpret_cast<decltype(api.nfilters)>(dlsym(where, "H5Pget_nfilters"));
   api.filter_at = reinterpret_cast<decltype(api.filter_at)>(dlsym(where, "H5Pget_filter2"));
   api.fill_time = reinterpret_cast<decltype(api.fill_time)>(dlsym(where, "H5Pget_fill_time"));
@@ -115,28 +119,51 @@ herr_t refuse(const Hdf5* api, const char* why) {
   return -1;
 }
 
-// The DType of an HDF5 float of `size` bytes (hpcz's float types by their width); none for another size.
-std::optional<hpcz::DType> float_dtype_of(size_t size) {
-  std::optional<hpcz::DType> t;
-  hpcz::detail::for_each_dtype([&](auto tr) {
-    if (8 * size == tr.bits) t = tr.dtype;
-  });
-  return t;
+// The DType of a dataset's type, whatever its byte order: float32, float64, float16 and bfloat16 (a
+// 2-byte float by its exponent and mantissa widths: 5 and 10, or 8 and 7), 1-, 2- and 4-byte integers;
+// none for another type.
+std::optional<hpcz::DType> dataset_dtype(const Hdf5* api, hid_t type) {
+  const H5T_class_t cls = api->type_class(type);
+  const size_t size = api->type_size(type);
+  using hpcz::DType;
+  if (cls == H5T_FLOAT) {
+    if (size == 4) return DType::f32;
+    if (size == 8) return DType::f64;
+    size_t spos, epos, esize, mpos, msize;
+    if (size == 2 && api->type_fields(type, &spos, &epos, &esize, &mpos, &msize) >= 0 && spos == 15) {
+      if (esize == 5 && msize == 10) return DType::f16;
+      if (esize == 8 && msize == 7) return DType::bf16;
+    }
+    return std::nullopt;
+  }
+  if (cls != H5T_INTEGER) return std::nullopt;
+  const H5T_sign_t sign = api->type_sign(type);
+  if (sign != H5T_SGN_NONE && sign != H5T_SGN_2) return std::nullopt;
+  const bool is_signed = sign == H5T_SGN_2;
+  if (size == 1) return is_signed ? DType::i8 : DType::u8;
+  if (size == 2) return is_signed ? DType::i16 : DType::u16;
+  if (size == 4) return is_signed ? DType::i32 : DType::u32;
+  return std::nullopt;
 }
 
-// Why the dataset's type is not one hpcz codes (little-endian float32 or float64), or nullptr if it is one.
+// Why the dataset's type is not one hpcz codes (little-endian float32, float64, float16, bfloat16, 8- to
+// 32-bit integers), or nullptr if it is one.
 const char* type_refusal(const Hdf5* api, hid_t type, char* why, size_t n) {
   const H5T_class_t cls = api->type_class(type);
   const size_t size = api->type_size(type);
-  if (cls == H5T_FLOAT && float_dtype_of(size) && api->type_order(type) == H5T_ORDER_LE) return nullptr;
-  if (cls == H5T_FLOAT && float_dtype_of(size))
-    std::snprintf(why, n, "hpcz: the dataset's type is big-endian float%d: hpcz codes little-endian floats: "
-                  "create it with a little-endian type (numpy '<f%d', H5T_IEEE_F%dLE)", int(size * 8), int(size), int(size * 8));
+  const std::optional<hpcz::DType> t = dataset_dtype(api, type);
+  if (t && (size == 1 || api->type_order(type) == H5T_ORDER_LE)) return nullptr;
+  if (t)
+    std::snprintf(why, n, "hpcz: the dataset's type is big-endian %s: hpcz codes little-endian values: "
+                  "create it with a little-endian type (numpy '<%c%d')", hpcz::dtype_name(*t),
+                  cls == H5T_FLOAT ? 'f' : (hpcz::dtype_name(*t)[0] == 'u' ? 'u' : 'i'), int(size));
   else if (cls == H5T_FLOAT)
-    std::snprintf(why, n, "hpcz: the dataset's type is a %d-byte float: hpcz codes float32 and float64 datasets only", int(size));
+    std::snprintf(why, n, "hpcz: the dataset's type is a %d-byte float hpcz does not code (float32, float64, "
+                  "float16 and bfloat16 datasets only)", int(size));
   else
-    std::snprintf(why, n, "hpcz: the dataset's type is %s (%d bytes), not floating point: hpcz codes float32 and float64 datasets only",
-                  cls == H5T_INTEGER ? "an integer" : cls == H5T_STRING ? "a string" : cls == H5T_COMPOUND ? "a compound" : "not a float",
+    std::snprintf(why, n, "hpcz: the dataset's type is %s (%d bytes): hpcz codes float32, float64, float16, "
+                  "bfloat16 and 8- to 32-bit integer datasets only",
+                  cls == H5T_INTEGER ? "an integer" : cls == H5T_STRING ? "a string" : cls == H5T_COMPOUND ? "a compound" : "not a number",
                   int(size));
   return why;
 }
@@ -150,15 +177,15 @@ bool padding_of(const Hdf5* api, hid_t dcpl, hid_t type, size_t size, double& pa
   if (api->fill_time(dcpl, &when) < 0 || api->fill_defined(dcpl, &status) < 0) return false;
   pad = 0;
   if (when == H5D_FILL_TIME_NEVER || status != H5D_FILL_VALUE_USER_DEFINED) return true;
-  const std::optional<hpcz::DType> t = float_dtype_of(size);  // type_refusal accepted the type
+  const std::optional<hpcz::DType> t = dataset_dtype(api, type);  // type_refusal accepted the type
   if (!t) return false;
   unsigned char bytes[16];
   if (api->fill_value(dcpl, type, bytes) < 0) return false;
-  hpcz::detail::dispatch_dtype(*t, [&](auto tr) {
-    typename decltype(tr)::value_type v;
+  hpcz::detail::dispatch_storage(*t, [&](auto tr) {
+    typename decltype(tr)::storage_type v;
     static_assert(sizeof v <= sizeof bytes);
     std::memcpy(&v, bytes, sizeof v);
-    pad = double(v);
+    pad = double(decltype(tr)::widen(v));
   });
   return true;
 }
@@ -193,18 +220,19 @@ herr_t set_local(hid_t dcpl, hid_t type, hid_t) {
                   first[0] ? first : "unnamed", int(first_id));
     return refuse(api, why);
   }
-  // Little-endian float32 and float64 only: the filter codes the stored bytes as the machine's floats.
+  // Little-endian values only: the filter codes the stored bytes as the machine's values.
   char type_why[256];
   if (const char* why = type_refusal(api, type, type_why, sizeof type_why)) return refuse(api, why);
   const size_t size = api->type_size(type);
-  if (const char* why = invalid_words(n_given, given, size)) return refuse(api, why);
+  const hpcz::DType dtype = *dataset_dtype(api, type);  // type_refusal accepted the type
+  if (const char* why = invalid_words(n_given, given, unsigned(dtype))) return refuse(api, why);
   // The given version's words (version 2: the absolute bound too; 0 where not given, for abs and rel).
   size_t n = n_given >= 1 ? user_values(given[0]) : kUserValues;
   for (size_t i = 0; i < std::min(n_given, n); ++i) values[i] = given[i];
   hsize_t dims[32];
   const int rank = api->get_chunk(dcpl, 32, dims);
   if (rank < 1) return refuse(api, "hpcz: the dataset is not chunked");
-  values[n++] = unsigned(*float_dtype_of(size));  // the DType's number (type_refusal accepted the size)
+  values[n++] = unsigned(dtype);  // the DType's number
   values[n++] = unsigned(rank);
   for (int i = 0; i < rank; ++i) {
     if (dims[i] > 0xffffffffull) return refuse(api, "hpcz: a chunk dimension above 2^32 - 1");

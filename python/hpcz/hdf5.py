@@ -60,12 +60,15 @@ def _check_dtype(data):
     """The filter's type check (set_local), made where the array is given, in Python's words."""
     import numpy as np
 
+    from ._dtypes import ACCEPTED, name_of
+
     dtype = np.asarray(data).dtype
-    if dtype.kind == "f" and dtype.itemsize in (4, 8) and dtype.byteorder == ">":
-        raise InvalidArgumentError(f"data is big-endian float{dtype.itemsize * 8} ({dtype.str}): the hpcz filter codes "
-                                   f"little-endian floats: convert it with .astype('<f{dtype.itemsize}')", 1)
-    if dtype not in (np.float32, np.float64):
-        raise InvalidArgumentError(f"the hpcz filter codes float32 and float64 datasets, not {dtype}", 1)
+    if dtype.byteorder == ">" and name_of(dtype.newbyteorder("=")) is not None:
+        native = dtype.newbyteorder("=")
+        raise InvalidArgumentError(f"data is big-endian {native.name} ({dtype.str}): the hpcz filter codes "
+                                   f"little-endian values: convert it with .astype('{native.newbyteorder('<').str}')", 1)
+    if name_of(dtype) is None:
+        raise InvalidArgumentError(f"the hpcz filter codes datasets of {ACCEPTED}, not {dtype}", 1)
 
 
 def _words(x):
