@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "codecs/fast/chunk.hpp"
+#include "common/storage.hpp"
 #include "common.hpp"
 
 using namespace testutil;
@@ -75,7 +76,30 @@ const Golden kGolden[] = {
     // Version 6: quality targets (the PSNR achieved in bytes 13..15).
     {"ncar_ts_20x64x128_psnr60_v6.hpcz", DType::f32, BoundMode::psnr, 60.0, Codec::fast, false, 6, true},
     {"ncar_ts_20x64x128_interp_nrmse1e-2_v6.hpcz", DType::f32, BoundMode::nrmse, 1e-2, Codec::interp, false, 6, true},
-    {"ncar_ts_20x64x128_ratio_f64_psnr80_stage2_v6.hpcz", DType::f64, BoundMode::psnr, 80.0, Codec::ratio, true, 6, true}};
+    {"ncar_ts_20x64x128_ratio_f64_psnr80_stage2_v6.hpcz", DType::f64, BoundMode::psnr, 80.0, Codec::ratio, true, 6, true},
+    // Version 7: storage types (golden_input makes them from the sample), each codec, lossless integers.
+    {"ncar_ts_20x64x128_bf16_rel1e-2_v7.hpcz", DType::bf16, BoundMode::rel, 1e-2, Codec::fast, false, 7, true},
+    {"ncar_ts_20x64x128_ratio_f16_abs5e-2_v7.hpcz", DType::f16, BoundMode::abs, 5e-2, Codec::ratio, false, 7, true},
+    {"ncar_ts_20x64x128_ratio_i16_abs0_stage2_v7.hpcz", DType::i16, BoundMode::abs, 0.0, Codec::ratio, true, 7, true},
+    {"ncar_ts_20x64x128_u8_abs1_v7.hpcz", DType::u8, BoundMode::abs, 1.0, Codec::fast, false, 7, true},
+    {"ncar_ts_20x64x128_interp_i32_rel1e-2_v7.hpcz", DType::i32, BoundMode::rel, 1e-2, Codec::interp, false, 7, true}};
+
+// Values of a storage array y off x by more than eb (abs 0: bit for bit), widened exactly.
+uint64_t storage_violations(const std::vector<uint8_t>& x, const std::vector<uint8_t>& y, DType t, long double eb) {
+  return hpcz::detail::dispatch_storage(t, [&](auto tr) {
+    using Tr = decltype(tr);
+    using S = typename Tr::storage_type;
+    uint64_t bad = x.size() != y.size();
+    for (size_t i = 0; !bad && i < x.size() / sizeof(S); ++i) {
+      S a, b;
+      std::memcpy(&a, &x[i * sizeof(S)], sizeof(S));
+      std::memcpy(&b, &y[i * sizeof(S)], sizeof(S));
+      const long double d = std::fabs((long double)Tr::widen(a) - (long double)Tr::widen(b));
+      bad += eb == 0 ? std::memcmp(&a, &b, sizeof(S)) != 0 : !(d <= eb);
+    }
+    return bad;
+  });
+}
 
 // Every value within bound x |x| (zeros and non-finite values as their bits), in long double.
 template <class T> uint64_t pw_violations(const T* x, const T* y, uint64_t n, double r) {
@@ -149,6 +173,22 @@ std::vector<uint8_t> golden_input(hpcz::DType t, bool above295) {
     for (size_t i = 0; i < raw.size() / 4; ++i) f[i] = f[i] > 295.f ? f[i] - 295.f : 0.f;
   }
   if (t == hpcz::DType::f32) return raw;
+  if (hpcz::detail::is_storage_type(t)) {  // float16, bfloat16 narrowed; integers: the values scaled, rounded
+    const float* f = reinterpret_cast<const float*>(raw.data());
+    return hpcz::detail::dispatch_storage(t, [&](auto tr) {
+      using Tr = decltype(tr);
+      using S = typename Tr::storage_type;
+      using C = typename Tr::code_type;
+      std::vector<uint8_t> out(raw.size() / 4 * sizeof(S));
+      for (size_t i = 0; i < raw.size() / 4; ++i) {
+        const double x = f[i];
+        const S s = Tr::is_integer ? Tr::narrow(C(std::round(t == hpcz::DType::u8 ? 2 * (x - 190) : (x - 250) * 100)))
+                                   : Tr::narrow(C(x));
+        std::memcpy(&out[i * sizeof(S)], &s, sizeof(S));
+      }
+      return out;
+    });
+  }
   std::vector<double> d(raw.size() / 4);
   for (size_t i = 0; i < d.size(); ++i) d[i] = reinterpret_cast<const float*>(raw.data())[i];
   return as_bytes(d);
@@ -179,10 +219,15 @@ TEST(golden_archives) {
                                                         reinterpret_cast<const double*>(back.data()), input.size() / 8,
                                                         g.bound)) == 0,
                 g.file << ": values outside the pointwise bound");
+    else if (hpcz::detail::is_storage_type(g.dtype))  // the bound asked for, on the values narrowed back
+      CHECK_MSG(storage_violations(input, back, g.dtype,
+                                   g.mode == BoundMode::abs ? (long double)g.bound
+                                                            : (long double)g.bound * ((long double)info.range_max - info.range_min)) == 0,
+                g.file << ": values outside the bound");
     else
       CHECK(strict_check(input, back, g.dtype, info.eb_abs).violations == 0);
     if (g.current) CHECK_MSG(now == golden, g.file << ": the encoder no longer writes the golden bytes");
-    if (g.current && g.mode == BoundMode::rel)  // never above bound * range (long double: see common.hpp)
+    if (g.current && g.mode == BoundMode::rel && !hpcz::detail::is_storage_type(g.dtype))  // never above bound * range
       CHECK(eb_within_request(info.eb_abs, (long double)g.bound * ((long double)info.range_max - info.range_min)));
     if (g.current && (g.mode == BoundMode::abs_and_rel || g.mode == BoundMode::abs_or_rel)) {
       const long double asked = g.dtype == DType::f32
