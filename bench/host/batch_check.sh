@@ -6,8 +6,9 @@
 # usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
 # lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES] [MODES=fast,ratio]
 #   [ROWS=numpy,cupy,zarr,hdf5] (host_batch.py's sets of rows)
-#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench,modes (default
-#   all but ab, arch, probe, sizes, profile, f2f, install and modes). modes: compute-sanitizer on the bound-mode
+#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench,modes,types
+#   (default all but ab, arch, probe, sizes, profile, f2f, install, modes and types). types: compute-sanitizer
+#   on the storage-type tests, and bench/python/storage_types.py (host calls by dtype, 512 MiB). modes: compute-sanitizer on the bound-mode
 #   tests, and the fast mode's pw_rel bounds timed beside rel 1e-3 (hpcz bench, 512 MiB tiles). ab: OLD_TREE's CLI against this one's (bench/ab.sh,
 #   MODES, AB_ROUNDS rounds); arch: this tree's default multi-architecture CLI against its sm_90 one.
 set -u
@@ -19,6 +20,7 @@ stages=${5:-build,tests,sanitize,pytest,bench}
 modes=${6:-fast,ratio}
 rows=${7:-numpy,cupy,zarr,hdf5}
 has() { [[ ",$stages," == *",$1,"* ]]; }
+field=.data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin
 mkdir -p "$out"
 export HPCZ_SHARED_DATA=$PWD/.data PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
@@ -74,7 +76,7 @@ if has pytest; then
   echo "== Python tests on the GPU =="
   PYTHONPATH=$PWD/build-gpu/pkg:${PYTHONPATH:-} timeout 300 python3 -m pytest -q python/tests/test_batch.py \
     python/tests/test_gpu.py python/tests/test_api.py python/tests/test_hdf5.py python/tests/test_codecs.py \
-    python/tests/test_fork.py >"$out/pytest.log" 2>&1
+    python/tests/test_fork.py python/tests/test_storage_types.py >"$out/pytest.log" 2>&1
   echo "pytest rc=$?"; tail -3 "$out/pytest.log"
 fi
 if has ab; then  # the device-resident kernels: the older tree's CLI against this one's (bench/ab.sh)
@@ -93,6 +95,15 @@ if has modes; then
     --size-mib 512 --reps 10 --out "$out/bench-pw_rel.md" >"$out/bench-pw_rel.log" 2>&1
   echo "bench rc=$?"; grep -E "^\| |^mean" "$out/bench-pw_rel.md"
 fi
+if has types; then
+  echo "== storage types: memcheck of their tests (GPU and CPU bytes alike); host calls by type =="
+  timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests adv_storage_types_extremes \
+    corrupt_storage_type_refusals roundtrip_storage_types_paths >"$out/memcheck-types.log" 2>&1
+  echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/memcheck-types.log" | tail -2
+  (root=$PWD; cd bench/python && PYTHONPATH=$root/build-gpu/pkg:${PYTHONPATH:-} timeout 200 python3 storage_types.py \
+    "../../$field" 512 5 gpu "$modes") >"$out/storage_types.md" 2>&1
+  echo "rc=$?"; cat "$out/storage_types.md"
+fi
 if has arch; then  # the default multi-architecture build (HPCZ_CUDA_ARCHS) against this sm_90 one
   cmake -S . -B build-multi -DCMAKE_BUILD_TYPE=Release >"$out/cmake-multi.log" 2>&1 &&
     cmake --build build-multi -j 16 --target hpcz_cli >"$out/build-multi.log" 2>&1 || tail -5 "$out/build-multi.log"
@@ -104,7 +115,6 @@ if has probe; then
   cmake --build build-gpu -j 12 --target hpcz_host_path_probe >"$out/build-probe.log" 2>&1 || tail -5 "$out/build-probe.log"
   timeout 200 build-gpu/hpcz_host_path_probe .data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin 1 5 | tee "$out/probe.txt"
 fi
-field=.data/weather-era5_t2m_uk_hourly_744x33x49_f32.bin
 if has sizes; then
   echo "== host batches by item size, the library alone (bench/host/batch_sizes.cpp) =="
   cmake --build build-gpu -j 12 --target hpcz_batch_sizes >"$out/build-sizes.log" 2>&1 || tail -5 "$out/build-sizes.log"
