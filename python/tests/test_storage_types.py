@@ -191,3 +191,18 @@ def test_hdf5_filter(tmp_path, dtype):
         check_within(x, y, asked(x, **b))
         if b == dict(abs=0):
             assert np.array_equal(x, y)
+
+
+def test_device_arrays_coded_on_the_host():
+    cupy = pytest.importorskip("cupy")
+    if not hpcz.gpu_available():
+        pytest.skip("no GPU")
+    for dtype in (np.float16, np.int16, np.uint8):
+        x = as_type(sample(), dtype)
+        blob = hpcz.compress(cupy.asarray(x), rel=1e-3)
+        assert isinstance(blob, cupy.ndarray)  # the archive back on the device, as for any device array
+        host = hpcz.compress(x, rel=1e-3)
+        assert bytes(blob.get()) == host
+        y = hpcz.decompress(blob)
+        assert isinstance(y, cupy.ndarray) and y.dtype == x.dtype
+        assert np.array_equal(y.get(), hpcz.decompress(host, device="cpu"))
