@@ -57,7 +57,7 @@ def test_misaligned_and_non_contiguous_inputs():
     with pytest.raises(ValueError):
         hpcz.compress(d.reshape(1, -1)[:, ::2], abs=1e-6)  # a strided view
     with pytest.raises(ValueError):
-        hpcz.compress(cupy.arange(10, dtype=cupy.int32), abs=1)
+        hpcz.compress(cupy.arange(10, dtype=cupy.int64), abs=1)
     with pytest.raises(ValueError):
         hpcz.compress(d, abs=1e-6, lossless=True)
 

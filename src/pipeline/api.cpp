@@ -69,11 +69,11 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
   // A storage type's values are coded as their code type's (h.dtype), widened here.
-  std::vector<uint8_t> widened;
+  std::unique_ptr<uint8_t[]> widened;
   const bool storage = format::has_storage_type(h);
   if (storage) {
     widened = pipeline::widen_values(data, dtype, h.n_values);
-    data = widened.data();
+    data = widened.get();
   }
   std::vector<uint8_t> a;
   if (resolve_backend(opt.backend, opt.codec) != Backend::gpu) a = pipeline::compress_cpu(data, h);
@@ -157,10 +157,15 @@ ArchiveInfo decode_code_values(const uint8_t* archive, size_t size, const Archiv
 // a storage type's decoded as its code type, then narrowed.
 ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend) {
   if (info.n_values == 0 || !detail::is_storage_type(info.dtype)) return decode_code_values(archive, size, info, out, backend);
+  if (info.second_stage && resolve_backend(backend, info.codec) == Backend::gpu) {  // the stage off as the array's type
+    const std::vector<uint8_t> plain = pipeline::remove_second_stage(archive, size, info, backend);
+    decode_into(plain.data(), plain.size(), inspect(plain.data(), plain.size()), out, backend);
+    return info;
+  }
   const ArchiveInfo code = pipeline::code_info(info);
-  std::vector<uint8_t> values(info.n_values * dtype_size(code.dtype));
-  decode_code_values(archive, size, code, values.data(), backend);
-  pipeline::narrow_values(values.data(), info.dtype, info.n_values, out);
+  const std::unique_ptr<uint8_t[]> values = pipeline::code_buffer(info.dtype, info.n_values);
+  decode_code_values(archive, size, code, values.get(), backend);
+  pipeline::narrow_values(values.get(), info.dtype, info.n_values, out);
   return info;
 }
 

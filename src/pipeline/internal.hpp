@@ -5,6 +5,7 @@
 // (docs/DESIGN.md, Layers).
 #pragma once
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "codecs/codec.hpp"
@@ -22,8 +23,10 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
 
 // ---- storage types (storage.cpp; common/storage.hpp) ----
 // n values of a storage type widened to its code type, and n code values narrowed into out.
-std::vector<uint8_t> widen_values(const void* in, DType storage, uint64_t n);
+std::unique_ptr<uint8_t[]> widen_values(const void* in, DType storage, uint64_t n);
 void narrow_values(const void* in, DType storage, uint64_t n, void* out);
+// A buffer for n code values of a storage type, its pages touched on all cores (a decoder fills it).
+std::unique_ptr<uint8_t[]> code_buffer(DType storage, uint64_t n);
 // info as its codec decodes it: the dtype its code type (the decoders write code values).
 ArchiveInfo code_info(ArchiveInfo info);
 // Error(unsupported) for a storage type: the device calls code float32 and float64 arrays.
