@@ -60,6 +60,8 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   if (!dtype_of_id(unsigned(h.storage))) corrupt("dtype " + std::to_string(int(h.storage)));
   if (format::has_storage_type(h) && info.version < 7)
     corrupt(std::string(dtype_name(h.storage)) + " array in a version " + std::to_string(info.version) + " archive");
+  if (format::has_storage_type(h) && quant::mode_known(h.mode) && quant::mode_combined(h.mode))
+    corrupt(std::string(bound_mode_name(h.mode)) + " bound on a " + dtype_name(h.storage) + " array");
   if (h.ndims < 1 || h.ndims > 4) corrupt("rank " + std::to_string(int(h.ndims)));
   if (!quant::mode_known(h.mode)) corrupt("error-bound mode " + std::to_string(int(h.mode)));
   const codecs::CodecOps* codec = codecs::find(h.codec);
