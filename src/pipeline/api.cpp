@@ -69,7 +69,7 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
   // A storage type's values are coded as their code type's (h.dtype), widened here.
-  pipeline::HostBuffer widened;
+  std::unique_ptr<uint8_t[]> widened;
   const bool storage = format::has_storage_type(h);
   if (storage) {
     widened = pipeline::widen_values(data, dtype, h.n_values);
@@ -163,7 +163,7 @@ ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& 
     return info;
   }
   const ArchiveInfo code = pipeline::code_info(info);
-  const pipeline::HostBuffer values = pipeline::code_buffer(info.dtype, info.n_values);
+  const std::unique_ptr<uint8_t[]> values = pipeline::code_buffer(info.dtype, info.n_values);
   decode_code_values(archive, size, code, values.get(), backend);
   pipeline::narrow_values(values.get(), info.dtype, info.n_values, out);
   return info;

@@ -4,7 +4,6 @@
 // them a call takes); second_stage.cpp; the streaming files; on top api.cpp, batch.cpp, c_api.cpp
 // (docs/DESIGN.md, Layers).
 #pragma once
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -23,17 +22,11 @@ namespace hpcz::pipeline {
 format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& dims, const Options& opt);
 
 // ---- storage types (storage.cpp; common/storage.hpp) ----
-// Host memory from host_buffer (huge pages where given; freed by free()).
-struct FreeHost {
-  void operator()(uint8_t* p) const { std::free(p); }
-};
-using HostBuffer = std::unique_ptr<uint8_t[], FreeHost>;
-HostBuffer host_buffer(size_t bytes);
 // n values of a storage type widened to its code type, and n code values narrowed into out.
-HostBuffer widen_values(const void* in, DType storage, uint64_t n);
+std::unique_ptr<uint8_t[]> widen_values(const void* in, DType storage, uint64_t n);
 void narrow_values(const void* in, DType storage, uint64_t n, void* out);
 // A buffer for n code values of a storage type, its pages touched on all cores (a decoder fills it).
-HostBuffer code_buffer(DType storage, uint64_t n);
+std::unique_ptr<uint8_t[]> code_buffer(DType storage, uint64_t n);
 // info as its codec decodes it: the dtype its code type (the decoders write code values).
 ArchiveInfo code_info(ArchiveInfo info);
 // Error(unsupported) for a storage type: the device calls code float32 and float64 arrays.

@@ -3,10 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <new>
-
-#include <stdlib.h>
-#include <sys/mman.h>
 
 #include "common/parallel.hpp"
 #include "common/storage.hpp"
@@ -26,27 +22,14 @@ template <class S, class F> void by_pieces(uint64_t n, F&& f) {
 }
 }  // namespace
 
-// Buffers are left uninitialized and first touched by the pass that fills them, on all cores, in huge
-// pages where the kernel gives them: a zeroed vector cost a single-threaded memset and a page fault a
-// 4 KiB page each call (host calls of float16 ran at 0.5 GB/s; the faults, taken in parallel, still
-// serialized on the address space's lock).
-HostBuffer host_buffer(size_t bytes) {
-  constexpr size_t kHuge = size_t(2) << 20;
-  void* p = nullptr;
-  const size_t size = (bytes + kHuge - 1) / kHuge * kHuge;
-  if (posix_memalign(&p, kHuge, size ? size : kHuge) != 0) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  if (size >= kHuge) madvise(p, size, MADV_HUGEPAGE);  // advice only: 4 KiB pages where refused
-#endif
-  return HostBuffer(static_cast<uint8_t*>(p));
-}
-
-HostBuffer widen_values(const void* in, DType storage, uint64_t n) {
+// Buffers are left uninitialized and first touched by the pass that fills them, on all cores: a zeroed
+// vector cost a single-threaded memset and page faults a call (host calls of float16 ran at 0.5 GB/s).
+std::unique_ptr<uint8_t[]> widen_values(const void* in, DType storage, uint64_t n) {
   return detail::dispatch_storage(storage, [&](auto tr) {
     using Tr = decltype(tr);
     using S = typename Tr::storage_type;
     using C = typename Tr::code_type;
-    HostBuffer out = host_buffer(n * sizeof(C));
+    std::unique_ptr<uint8_t[]> out(new uint8_t[n * sizeof(C) + 1]);
     const S* src = static_cast<const S*>(in);
     C* dst = reinterpret_cast<C*>(out.get());
     by_pieces<S>(n, [&](uint64_t at, uint64_t count) {
@@ -69,9 +52,9 @@ void narrow_values(const void* in, DType storage, uint64_t n, void* out) {
   });
 }
 
-HostBuffer code_buffer(DType storage, uint64_t n) {
+std::unique_ptr<uint8_t[]> code_buffer(DType storage, uint64_t n) {
   const size_t w = dtype_size(detail::code_dtype(storage));
-  HostBuffer out = host_buffer(n * w);
+  std::unique_ptr<uint8_t[]> out(new uint8_t[n * w + 1]);
   uint8_t* p = out.get();
   by_pieces<uint8_t>(n * w, [&](uint64_t at, uint64_t count) { std::memset(p + at, 0, count); });
   return out;
