@@ -5,6 +5,7 @@
 // take quant_params (the quantizer's parameters), never the mode. Host and device.
 #pragma once
 #include "common/hd.hpp"
+#include "common/storage.hpp"
 #include "format/header.hpp"
 #include "quant/quantizer.hpp"
 #include "quant/range.hpp"
@@ -137,8 +138,11 @@ HPCZ_HD double code_bound(DType storage, double eb, bool range_valid, double mn,
     return below(whole + 0.5);  // the double at or above floor(eb) + 1/2, then the one below: strictly less
   }
   if (!storage_is_half(storage) || !(eb > 0)) return eb;
-  const int digits = storage == DType::f16 ? 11 : 8, min_exp = storage == DType::f16 ? -14 : -126;
-  const double max_finite = storage == DType::f16 ? 65504.0 : 3.3895313892515355e38;
+  using HalfTr = detail::StorageTraits<detail::Half>;
+  using BfTr = detail::StorageTraits<detail::BFloat16>;
+  const bool f16 = storage == DType::f16;
+  const int digits = f16 ? HalfTr::digits : BfTr::digits, min_exp = f16 ? HalfTr::min_exponent : BfTr::min_exponent;
+  const double max_finite = f16 ? HalfTr::max_finite : BfTr::max_finite;
   double top = range_maxabs(range_valid, mn, mx) + eb;
   top = top < max_finite ? from_bits<double>(to_bits(top) + 1) : max_finite;  // rounded up
   int e = ilogb(top);
