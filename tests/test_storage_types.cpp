@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "common/storage.hpp"
 #include "format/header.hpp"
+#include "hpcz/hpcz.h"
 #include "quant/bound.hpp"
 
 using namespace testutil;
@@ -480,4 +481,28 @@ TEST(roundtrip_storage_types_paths) {
     CHECK_MSG(info.psnr_achieved && *info.psnr_achieved >= 70 && m.psnr >= 70,
               hpcz::dtype_name(t) << ": PSNR " << m.psnr << " below the target 70 dB");
   }
+}
+
+// The C API takes the storage types by their numbers (HPCZ_F16 ... HPCZ_U32): an int16 array lossless,
+// its dtype read back by hpcz_inspect.
+TEST(roundtrip_storage_types_c_api) {
+  std::vector<int16_t> v(5000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = int16_t(std::lround(3000 * std::sin(i * 0.01)) - (i % 7));
+  const uint64_t dims[1] = {v.size()};
+  hpcz_options o{};
+  o.mode = HPCZ_ABS;
+  o.bound = 0;
+  o.backend = HPCZ_CPU;
+  std::vector<uint8_t> a(hpcz_max_compressed_size(v.size(), HPCZ_I16));
+  REQUIRE(!a.empty());
+  size_t size = 0;
+  CHECK(hpcz_compress(v.data(), HPCZ_I16, dims, 1, &o, a.data(), a.size(), &size) == HPCZ_OK);
+  int dtype = 0, ndims = 0;
+  uint64_t d[4], n = 0;
+  CHECK(hpcz_inspect(a.data(), size, &dtype, &ndims, d, &n) == HPCZ_OK);
+  CHECK(dtype == HPCZ_I16 && ndims == 1 && n == v.size());
+  std::vector<int16_t> back(v.size());
+  CHECK(hpcz_decompress(a.data(), size, back.data(), back.size() * sizeof(int16_t), HPCZ_CPU) == HPCZ_OK);
+  CHECK(back == v);
+  CHECK(size < v.size() * sizeof(int16_t));
 }
