@@ -129,6 +129,32 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "make_seeds: archive: %s\n", e.what());
           }
         }
+  // Storage types (format version 7): float16 and int16 ramps with specials, uint8 steps, each codec.
+  for (int codec = 0; codec < 3; ++codec)
+    for (hpcz::DType t : {hpcz::DType::f16, hpcz::DType::bf16, hpcz::DType::i16, hpcz::DType::u8, hpcz::DType::i32}) {
+      const uint64_t n = 700;
+      const size_t w = hpcz::dtype_size(t);
+      std::vector<uint8_t> raw(n * w);
+      for (uint64_t i = 0; i < n; ++i) {
+        uint32_t v = 0;
+        if (t == hpcz::DType::f16) v = i % 41 == 3 ? 0x7e01u : uint32_t(0x4000 + (i * 3) % 900);  // NaN payloads
+        else if (t == hpcz::DType::bf16) v = i % 43 == 5 ? 0xff80u : uint32_t(0x4100 + (i * 7) % 300);
+        else if (t == hpcz::DType::u8) v = uint32_t(i % 64 < 8 ? 200 : i % 5);
+        else v = uint32_t(int32_t(300 * std::sin(0.05 * double(i))) - int32_t(i % 3));
+        std::memcpy(&raw[i * w], &v, w);
+      }
+      hpcz::Options o;
+      o.codec = codec == 2 ? hpcz::Codec::interp : (codec ? hpcz::Codec::ratio : hpcz::Codec::fast);
+      o.backend = hpcz::Backend::cpu;
+      o.mode = codec == 1 ? hpcz::BoundMode::abs : hpcz::BoundMode::rel;
+      o.bound = codec == 1 ? 0.0 : 1e-2;
+      o.second_stage = t == hpcz::DType::i16;
+      try {
+        write_file(dir + "/archive/gen_" + std::to_string(k++), hpcz::compress(raw.data(), t, {n}, o));
+      } catch (const hpcz::Error& e) {
+        std::fprintf(stderr, "make_seeds: archive: %s\n", e.what());
+      }
+    }
   std::printf("make_seeds: %d seeds in %s\n", written, dir.c_str());
   return 0;
 }
