@@ -112,3 +112,19 @@ def refused_at_create_dataset(path, words, reason):
         with pytest.raises(ValueError, match=reason):
             f.create_dataset("x", data=np.arange(1000, dtype=np.float32), chunks=(100,), compression=hh.FILTER_ID,
                              compression_opts=words)
+
+
+def zarr_written(tmp_path, a, codec, config):
+    """a written through a Zarr v3 array at tmp_path/z.zarr with codec as its serializer, in chunks that do
+    not divide its shape (zarr pads the edge ones with 0), its stored configuration checked against
+    config; the array read back."""
+    import json
+
+    import zarr
+
+    z = zarr.create_array(str(tmp_path / "z.zarr"), shape=a.shape, chunks=(30, 48, 48), dtype="float32",
+                          serializer=codec, compressors=None, fill_value=0.0)
+    z[...] = a
+    meta = json.loads((tmp_path / "z.zarr" / "zarr.json").read_text())
+    assert meta["codecs"][0] == {"name": "hpcz", "configuration": config}
+    return zarr.open_array(str(tmp_path / "z.zarr"), mode="r")[...]

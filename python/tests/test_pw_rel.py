@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hpcz
-from conftest import ROOT, double_words, hdf5_module, refused_at_create_dataset, refused_by_compress_and_batch
+from conftest import ROOT, double_words, hdf5_module, refused_at_create_dataset, refused_by_compress_and_batch, zarr_written
 
 RS = [1e-2, 1e-3, 1e-4]
 FILL = -1e10  # the masked fields' fill value (as test_hdf5.py)
@@ -379,7 +379,7 @@ def test_numcodecs_by_position_keeps_its_order():
 
 @pytest.mark.parametrize("r", RS)
 def test_zarr_roundtrip_and_config(tmp_path, r):
-    zarr = pytest.importorskip("zarr")
+    pytest.importorskip("zarr")
     import hpcz.zarr
 
     a = sample()
@@ -388,13 +388,8 @@ def test_zarr_roundtrip_and_config(tmp_path, r):
     assert d == {"name": "hpcz", "configuration": {"mode": "fast", "lossless": False, "pw_rel": r}}
     assert hpcz.zarr.Hpcz.from_dict(d) == codec and hpcz.zarr.Hpcz.from_dict(d).to_dict() == d
     assert codec.abs is None and codec.rel is None and codec.bound_rule is None and codec.pw_rel == r
-    # Chunks that do not divide the shape: zarr pads the edge ones with 0, kept exactly.
-    z = zarr.create_array(str(tmp_path / "z.zarr"), shape=a.shape, chunks=(30, 48, 48), dtype="float32",
-                          serializer=codec, compressors=None, fill_value=0.0)
-    z[...] = a
-    meta = json.loads((tmp_path / "z.zarr" / "zarr.json").read_text())
-    assert meta["codecs"][0] == {"name": "hpcz", "configuration": d["configuration"]}
-    back = zarr.open_array(str(tmp_path / "z.zarr"), mode="r")[...]
+    # Zarr's padding of the edge chunks (0) kept exactly.
+    back = zarr_written(tmp_path, a, codec, d["configuration"])
     assert pw_violations(a, back, r) == 0
     # Every stored chunk is a pw_rel archive (none coded again as abs).
     for p in (tmp_path / "z.zarr" / "c").rglob("*"):
