@@ -88,7 +88,18 @@ expect 1 "--either with one bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 
 expect 1 "no bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128
 expect 1 "bad dims" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64xx128 --rel 1e-3
 expect 1 "rank 5" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 1x1x100x64x128 --rel 1e-3
-expect 1 "bad type" "$hpcz" compress -i "$in" -o "$tmp/c" -t f16 -d 100x64x128 --rel 1e-3
+expect 1 "bad type" "$hpcz" compress -i "$in" -o "$tmp/c" -t i64 -d 100x64x128 --rel 1e-3
+expect 2 "f16 of the wrong size" "$hpcz" compress -i "$in" -o "$tmp/c" -t f16 -d 100x64x128 --rel 1e-3
+expect 1 "--pw-rel on int16" "$hpcz" compress -i "$in" -o "$tmp/c" -t i16 -d 200x64x128 --pw-rel 1e-2
+# Storage types: the sample's bytes as uint8 values (any bytes are), lossless in each mode; as int16 within 3.
+for codec in fast ratio interp; do
+  expect 0 "u8 $codec --abs 0" "$hpcz" compress -i "$in" -o "$tmp/u8.hpcz" -t u8 -d 400x64x128 --abs 0 --mode $codec -f -q
+  expect 0 "u8 $codec decompress" "$hpcz" decompress -i "$tmp/u8.hpcz" -o "$tmp/u8.out" -f -q
+  cmp -s "$in" "$tmp/u8.out" && pass=$((pass + 1)) || { echo "FAIL: u8 $codec --abs 0 round trip differs"; fails=$((fails + 1)); }
+done
+expect 0 "i16 --abs 3" "$hpcz" compress -i "$in" -o "$tmp/i16.hpcz" -t i16 -d 200x64x128 --abs 3 -f -q
+expect 0 "i16 decompress" "$hpcz" decompress -i "$tmp/i16.hpcz" -o "$tmp/i16.out" -f -q
+"$hpcz" info --json "$tmp/i16.hpcz" | grep -q '"dtype": "i16"' && pass=$((pass + 1)) || { echo "FAIL: i16 info dtype"; fails=$((fails + 1)); }
 expect 1 "negative bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel -1
 expect 1 "unknown option" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/c" --frob
 expect 1 "bad mode" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --mode turbo

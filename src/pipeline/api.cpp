@@ -150,6 +150,32 @@ ArchiveInfo compress_stream(Source& in, DType dtype, const std::vector<uint64_t>
   return inspect_header(a.data(), a.size());
 }
 
+// A storage type's archive is decoded in memory (decompress() narrows the code values; the bytes it
+// holds justify it); every other array slab by slab.
+ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const StreamOptions& so, const DecodeLimits& limits) {
+  uint8_t head[format::kHeaderBytes];
+  const size_t got = size_t(std::min<uint64_t>(in.size(), sizeof head));
+  in.read(0, head, got);
+  const ArchiveInfo info = inspect_header(head, got);
+  if (!detail::is_storage_type(info.dtype)) return pipeline::decompress_slabs(in, out, backend, so, limits);
+  pipeline::check_limits(info, limits);
+  if (in.size() != info.archive_size)
+    fail(ErrorCode::corrupt_archive,
+         in.size() < info.archive_size ? "corrupt archive: truncated (" + std::to_string(in.size()) + " of " +
+                                             std::to_string(info.archive_size) + " bytes)"
+                                       : std::string("corrupt archive: trailing bytes after the archive"));
+  std::vector<uint8_t> archive(info.archive_size), values;
+  constexpr size_t kPiece = size_t(64) << 20;
+  for (uint64_t at = 0; at < archive.size(); at += kPiece)
+    in.read(at, archive.data() + at, size_t(std::min<uint64_t>(kPiece, archive.size() - at)));
+  const ArchiveInfo full = decompress(archive.data(), archive.size(), values, backend, limits);
+  out.reserve(values.size());
+  out.write(0, values.data(), values.size());
+  out.finish(values.size());
+  if (so.progress) so.progress(values.size(), values.size());
+  return full;
+}
+
 namespace {
 ArchiveInfo decode_code_values(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend);
 

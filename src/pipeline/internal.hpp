@@ -159,6 +159,8 @@ size_t gpu_one_shot_bytes(const format::HeaderFields& h, bool compress);
 // compress_stream for the modes coded slab by slab (every mode but the quality targets: api.cpp).
 ArchiveInfo compress_slabs(Source& in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt, Sink& out,
                            const StreamOptions& so);
+// decompress_stream for archives decoded slab by slab (every array but a storage type's: api.cpp).
+ArchiveInfo decompress_slabs(Source& in, Sink& out, Backend backend, const StreamOptions& so, const DecodeLimits& limits);
 std::vector<uint8_t> compress_host_stream(const void* in, DType dtype, const std::vector<uint64_t>& dims,
                                           const Options& opt, const GpuRoom& room);
 void decompress_host_stream(const uint8_t* archive, size_t size, void* out, size_t out_capacity, Backend backend,

@@ -21,7 +21,7 @@
 #include <numeric>
 #include <string>
 
-#include "common/storage.hpp"
+#include "common/dtype.hpp"
 #include "pipeline/internal.hpp"
 #include "pipeline/stream_io.hpp"
 #include "pipeline/stream_lanes.hpp"
@@ -210,8 +210,8 @@ ArchiveInfo pipeline::compress_slabs(Source& in, DType dtype, const std::vector<
   return info;
 }
 
-ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const StreamOptions& so,
-                              const DecodeLimits& limits) {
+ArchiveInfo pipeline::decompress_slabs(Source& in, Sink& out, Backend backend, const StreamOptions& so,
+                                      const DecodeLimits& limits) {
   const Clock::time_point t_start = Clock::now();
   uint8_t head[format::kHeaderBytes];
   const size_t got = size_t(std::min<uint64_t>(in.size(), sizeof head));
@@ -232,16 +232,6 @@ ArchiveInfo decompress_stream(Source& in, Sink& out, Backend backend, const Stre
                                        : std::string("corrupt archive: trailing bytes after the archive"));
   parse_table(info, prefix.data() + format::kHeaderBytes);
   if (info.n_values == 0) return info;
-  if (detail::is_storage_type(info.dtype)) {  // decoded in memory (decompress() narrows the code values)
-    std::vector<uint8_t> archive(info.archive_size), values;
-    read_range(pool, in, 0, archive.data(), archive.size());
-    decompress(archive.data(), archive.size(), values, backend);
-    out.reserve(values.size());
-    out.write(0, values.data(), values.size());
-    out.finish(values.size());
-    if (so.progress) so.progress(values.size(), values.size());
-    return info;
-  }
   const Backend used = resolve_backend(backend, info.codec);
   format::HeaderFields h = header_of(info);
   h.flags &= ~format::kFlagSecondStage;  // the lanes decode plain slabs
@@ -374,7 +364,7 @@ void decompress_host_stream(const uint8_t* archive, size_t size, void* out, size
                             const GpuRoom& room) {
   auto src = memory_source(archive, size);
   BufferSink sink(static_cast<uint8_t*>(out), out_capacity);
-  decompress_stream(*src, sink, backend, room_options(room));
+  decompress_slabs(*src, sink, backend, room_options(room), DecodeLimits{});
 }
 
 }  // namespace pipeline
