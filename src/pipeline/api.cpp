@@ -195,7 +195,8 @@ ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& 
   return info;
 }
 
-// Decodes into out, which holds n_values values of info's code type (info.dtype is one).
+// Decodes into out, which holds n_values values of info's code type (info.dtype is one; a storage type's
+// archive with the stage comes here only on the CPU: decode_into takes it off on the GPU first).
 ArchiveInfo decode_code_values(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend) {
   if (info.n_values == 0) return info;
   const bool gpu = resolve_backend(backend, info.codec) == Backend::gpu;
@@ -203,7 +204,7 @@ ArchiveInfo decode_code_values(const uint8_t* archive, size_t size, const Archiv
     pipeline::decompress_staged_cpu(archive, info, out);  // a run of chunks at a time
   } else if (info.second_stage) {  // the stage off in batches on the GPU's lossless decoder, then the plain archive
     const std::vector<uint8_t> plain = pipeline::remove_second_stage(archive, size, info, backend);
-    decode_code_values(plain.data(), plain.size(), pipeline::code_info(inspect(plain.data(), plain.size())), out, backend);
+    decode_code_values(plain.data(), plain.size(), inspect(plain.data(), plain.size()), out, backend);
   } else if (!gpu) {
     pipeline::decompress_cpu(archive, info, out);
   } else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();
