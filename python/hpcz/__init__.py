@@ -1,4 +1,4 @@
-"""hpcz: error-bounded lossy compression of float32/float64 arrays on NVIDIA GPUs and CPUs.
+"""hpcz: error-bounded lossy compression of float32/float64 (and float16, bfloat16, integer) arrays on NVIDIA GPUs and CPUs.
 
 >>> import numpy as np, hpcz
 >>> a = np.linspace(0, 1, 1000, dtype=np.float32).reshape(10, 100)
@@ -184,7 +184,11 @@ def _bound(abs, rel, bound_rule=None, pw_rel=None, psnr=None, nrmse=None):
 
 def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto", bound_rule=None,
              pw_rel=None, psnr=None, nrmse=None):
-    """Compresses a C-contiguous float32/float64 array of 1-4 dimensions into an hpcz archive (bytes).
+    """Compresses a C-contiguous array of 1-4 dimensions into an hpcz archive (bytes): float32 or float64,
+    or a storage type (float16, ml_dtypes.bfloat16, int8, uint8, int16, uint16, int32, uint32), widened
+    to float32 (float64 for the 32-bit integers) and coded under a bound that stays strict once decoded
+    values are narrowed back; integer bounds are whole numbers (abs=0: lossless); pw_rel and two bounds
+    together take float32 and float64 only; a device array of a storage type is coded on the host.
 
     An array on the GPU (cupy, torch, anything with __cuda_array_interface__) is compressed in place on
     its device and stream, and its archive stays there: a cupy uint8 array (bytes(a.get()) on the host).
