@@ -86,38 +86,32 @@ def _aliases(abs, rel, absolute, relative):
 _BOUND_RULES = {"and": "abs_and_rel", "or": "abs_or_rel"}
 
 
-def _pw_rel(pw_rel):
-    """pw_rel= checked: a float above 0 and below 1 (the library refuses the same)."""
+def _number(value, name, ok, wanted):
+    """value as a float where ok(it) (not a bool), else InvalidArgumentError "NAME must be WANTED, not VALUE"
+    (the library refuses the same)."""
     try:
-        r = float(pw_rel)
+        r = float(value)
     except (TypeError, ValueError):
         r = None
-    if r is None or isinstance(pw_rel, bool) or not 0 < r < 1:
-        raise InvalidArgumentError(
-            f"pw_rel must be above 0 and below 1 (every value within pw_rel x its magnitude), not {pw_rel!r}", 1)
+    if r is None or isinstance(value, bool) or not ok(r):
+        raise InvalidArgumentError(f"{name} must be {wanted}, not {value!r}", 1)
     return r
+
+
+def _pw_rel(pw_rel):
+    """pw_rel= checked: a float above 0 and below 1."""
+    return _number(pw_rel, "pw_rel", lambda r: 0 < r < 1,
+                   "above 0 and below 1 (every value within pw_rel x its magnitude)")
 
 
 def _psnr(psnr):
-    """psnr= checked: a finite number of dB above 0 (the library refuses the same)."""
-    try:
-        r = float(psnr)
-    except (TypeError, ValueError):
-        r = None
-    if r is None or isinstance(psnr, bool) or not (0 < r < float("inf")):
-        raise InvalidArgumentError(f"psnr must be a finite number of dB above 0, not {psnr!r}", 1)
-    return r
+    """psnr= checked: a finite number of dB above 0."""
+    return _number(psnr, "psnr", lambda r: 0 < r < float("inf"), "a finite number of dB above 0")
 
 
 def _nrmse(nrmse):
-    """nrmse= checked: a float above 0 and below 1 (the library refuses the same)."""
-    try:
-        r = float(nrmse)
-    except (TypeError, ValueError):
-        r = None
-    if r is None or isinstance(nrmse, bool) or not 0 < r < 1:
-        raise InvalidArgumentError(f"nrmse must be above 0 and below 1 (the RMS error over the range), not {nrmse!r}", 1)
-    return r
+    """nrmse= checked: a float above 0 and below 1."""
+    return _number(nrmse, "nrmse", lambda r: 0 < r < 1, "above 0 and below 1 (the RMS error over the range)")
 
 
 # The bounds of their own (exclusive with abs=, rel=, bound_rule= and each other): keyword, checker, words.
@@ -216,10 +210,9 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     if _device.is_device_array(array):
         if device == "cpu":
             raise InvalidArgumentError("device='cpu' for an array on the GPU: copy it to the host first", 1)
-        if kind in _QUALITY:  # a whole-array target: coded on the host, the archive put back on the device
-            values, dev = _device.to_host(array, bool(lossless))
-            return _device.archive_to_device(_compress_host(values, mode, kind, bound, False, fill, device, abs_bound), dev)
-        if _device.storage_dtype(array):  # float16, bfloat16, integers: coded on the host, as targets are
+        # A whole-array target, or a storage type (float16, integers): coded on the host, the archive put
+        # back on the device.
+        if kind in _QUALITY or _device.storage_dtype(array):
             values, dev = _device.to_host(array, bool(lossless))
             return _device.archive_to_device(_compress_host(values, mode, kind, bound, False, fill, device, abs_bound), dev)
         return _device.compress(array, mode, kind, bound, bool(lossless), fill, abs_bound)
