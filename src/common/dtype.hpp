@@ -51,31 +51,34 @@ template <class F, class... Ts> void for_each_dtype_in(F&& f, DTypeList<Ts...>) 
 // Calls f(DTypeTraits<T>{}) for every supported T, in AllDTypes' order.
 template <class F> void for_each_dtype(F&& f) { for_each_dtype_in(f, AllDTypes{}); }
 
-// Refuses a DType no traits describe (a caller's cast, an enumerator not yet supported), by its number.
-[[noreturn]] inline void refuse_dtype(DType t) {
+// Refuses a DType no traits of the list describe (a caller's cast, an enumerator not yet supported), by
+// its number, naming the list's types. Traits: DTypeTraits (code types) or StorageTraits (every API dtype).
+template <template <class> class Traits, class... Ts> [[noreturn]] void refuse_in(DType t, DTypeList<Ts...>) {
   std::string known;
-  for_each_dtype([&](auto tr) { known += (known.empty() ? "" : ", ") + std::string(tr.name); });
+  ((known += (known.empty() ? "" : ", ") + std::string(Traits<Ts>::name)), ...);
   throw Error(ErrorCode::invalid_argument,
               "unsupported dtype " + std::to_string(unsigned(t)) + " (supported: " + known + ")");
 }
+[[noreturn]] inline void refuse_dtype(DType t) { refuse_in<DTypeTraits>(t, AllDTypes{}); }
 
-// The recursion comes before the call: the types are instantiated from the list's end, the order in
-// which nvcc then emits their kernels (a .cu file's cubin layout).
-template <class F, class T0, class... Ts>
-decltype(auto) dispatch_dtype_in(DType t, F&& f, DTypeList<T0, Ts...>) {
+// f(Traits<T>{}) for the T of the list whose Traits<T>::dtype is t; refuse_in for none. The recursion
+// comes before the call: the types are instantiated from the list's end, the order in which nvcc then
+// emits their kernels (a .cu file's cubin layout).
+template <template <class> class Traits, class F, class List, class T0, class... Ts>
+decltype(auto) dispatch_in(DType t, F&& f, DTypeList<T0, Ts...>) {
   if constexpr (sizeof...(Ts) > 0) {
-    if (t != DTypeTraits<T0>::dtype) return dispatch_dtype_in(t, std::forward<F>(f), DTypeList<Ts...>{});
-  } else if (t != DTypeTraits<T0>::dtype) {
-    refuse_dtype(t);
+    if (t != Traits<T0>::dtype) return dispatch_in<Traits, F, List>(t, std::forward<F>(f), DTypeList<Ts...>{});
+  } else if (t != Traits<T0>::dtype) {
+    refuse_in<Traits>(t, List{});
   }
-  return std::forward<F>(f)(DTypeTraits<T0>{});
+  return std::forward<F>(f)(Traits<T0>{});
 }
 
 // Calls f(DTypeTraits<T>{}) for the value type T of t (f's result is returned; every type's must be the
 // same); throws Error(invalid_argument) naming t where no type has it. The one runtime switch on DType:
 //   dispatch_dtype(h.dtype, [&](auto tr) { using T = typename decltype(tr)::value_type; run<T>(...); });
 template <class F> decltype(auto) dispatch_dtype(DType t, F&& f) {
-  return dispatch_dtype_in(t, std::forward<F>(f), AllDTypes{});
+  return dispatch_in<DTypeTraits, F, AllDTypes>(t, std::forward<F>(f), AllDTypes{});
 }
 
 // t's position in AllDTypes (for tables by type); throws as dispatch_dtype does.

@@ -137,26 +137,11 @@ using AllStorageTypes = DTypeList<float, double, Half, BFloat16, int8_t, uint8_t
 template <class F, class... Ts> void for_each_storage_in(F&& f, DTypeList<Ts...>) { (f(StorageTraits<Ts>{}), ...); }
 template <class F> void for_each_storage(F&& f) { for_each_storage_in(f, AllStorageTypes{}); }
 
-[[noreturn]] inline void refuse_storage(DType t) {
-  std::string known;
-  for_each_storage([&](auto tr) { known += (known.empty() ? "" : ", ") + std::string(tr.name); });
-  throw Error(ErrorCode::invalid_argument,
-              "unsupported dtype " + std::to_string(unsigned(t)) + " (supported: " + known + ")");
-}
-template <class F, class T0, class... Ts>
-decltype(auto) dispatch_storage_in(DType t, F&& f, DTypeList<T0, Ts...>) {
-  if constexpr (sizeof...(Ts) > 0) {
-    if (t != StorageTraits<T0>::dtype) return dispatch_storage_in(t, std::forward<F>(f), DTypeList<Ts...>{});
-  } else if (t != StorageTraits<T0>::dtype) {
-    refuse_storage(t);
-  }
-  return std::forward<F>(f)(StorageTraits<T0>{});
-}
 // Calls f(StorageTraits<S>{}) for the API dtype t (every dtype, storage types included); throws
 // Error(invalid_argument) naming t where no type has it. The codecs dispatch on code types only
 // (dispatch_dtype); the pipeline's edges, where arrays come in and go out, on this.
 template <class F> decltype(auto) dispatch_storage(DType t, F&& f) {
-  return dispatch_storage_in(t, std::forward<F>(f), AllStorageTypes{});
+  return dispatch_in<StorageTraits, F, AllStorageTypes>(t, std::forward<F>(f), AllStorageTypes{});
 }
 // The type the codecs code t's values as (t itself for f32 and f64); throws for an unknown t.
 inline DType code_dtype(DType t) {
