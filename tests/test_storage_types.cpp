@@ -221,6 +221,35 @@ TEST(unit_storage_code_bound) {
   // A bound below the spacing at the top: eb / 2.
   CHECK(code_bound(DType::bf16, 1e-3, true, 0.0, 1000.0) == 0.5e-3);
   CHECK(code_bound(DType::f16, 1.0, true, 0.0, 60000.0) == 0.5);
+  // No value near zero: below half the smallest gap next to a value >= min |x| (the values come back
+  // exact), whatever eb; at a binade's first value the gap below is half as wide.
+  CHECK(code_bound(DType::f16, 0.01, true, 240.0, 310.0) == hpcz::quant::below(0.0625));
+  CHECK(code_bound(DType::f16, 0.0, true, 256.0, 300.0) == hpcz::quant::below(0.0625));
+  CHECK(code_bound(DType::bf16, 1e-3, true, -5.0, -2.0) == hpcz::quant::below(0x1p-8));
+  CHECK(code_bound(DType::f16, 0.0, true, -1.0, 300.0) == 0.0);
+  CHECK(code_bound(DType::f16, 40.0, true, 240.0, 310.0) == 40.0 - 0.125 - 0x1p-47);
+  // Every float16 and bfloat16 value at or above m (m: powers of two, subnormals, others), moved by the
+  // largest code error the bound allows (a float within it), narrows back to itself.
+  uint64_t moved = 0, off = 0;
+  for (DType t : {DType::f16, DType::bf16}) {
+    for (uint16_t mb : {0x0001, 0x0200, 0x0400, 0x3c00, 0x3c01, 0x5bff, 0x7800, 0x0081, 0x3f80}) {
+      const bool half = t == DType::f16;
+      auto value = [&](uint16_t b) { return half ? hpcz::detail::half_to_float(b) : hpcz::detail::bfloat16_to_float(b); };
+      auto bits = [&](float f) { return half ? hpcz::detail::float_to_half(f) : hpcz::detail::float_to_bfloat16(f); };
+      const double m = value(mb), c = code_bound(t, 0.0, true, m, half ? 65504.0 : 3.0e38);
+      if (!(c > 0)) continue;
+      for (uint32_t b = mb; b < (half ? 0x7c00u : 0x7f80u); ++b) {
+        const float x = value(uint16_t(b));
+        for (int dir : {-1, 1}) {
+          float y = float(double(x) + dir * c);
+          if (std::fabs(double(y) - double(x)) > c) y = std::nextafter(y, x);
+          off += bits(y) != b;
+          ++moved;
+        }
+      }
+    }
+  }
+  CHECK_MSG(off == 0 && moved > 100000, off << " of " << moved << " values moved within the exact bound narrow elsewhere");
 }
 
 // Arrays of every storage type made from the real fields, in every codec: every value within the bound

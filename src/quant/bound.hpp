@@ -126,8 +126,13 @@ HPCZ_HD double absolute_bound(BoundMode mode, double bound, double abs_part, boo
 // - float16, bfloat16: the nearest storage value y to x' is no farther from x' than x is, so
 //   |y - x| <= 2 |x' - x|: eb / 2 is always strict. Also |y - x| <= |x' - x| + h, h the half spacing of
 //   the storage values at |x'| <= max |x| + eb: eb - h is strict too, and the larger where eb > 2 h.
+//   And where no value is near zero (the range excludes 0), a code value closer to x than half the gap
+//   to x's nearer neighbour narrows back to x itself: any bound strictly below g / 2, g the smallest
+//   gap next to a value of magnitude >= m = min |x| (the spacing at m, or half of it where m opens its
+//   binade), is strict, whatever eb (0 too: exact). At bounds below the storage spacing it spares the
+//   codec the bits that the narrowing rounds away.
 //   Clamping x' into the finite range only comes closer to x.
-// The result is rounded toward zero; eb = 0 (the values themselves) stays 0.
+// The result is rounded toward zero; eb = 0 (the values themselves) stays 0 but for that exact bound.
 HPCZ_HD bool storage_is_integer(DType s) { return uint8_t(s) >= uint8_t(DType::i8) && uint8_t(s) <= uint8_t(DType::u32); }
 HPCZ_HD bool storage_is_half(DType s) { return s == DType::f16 || s == DType::bf16; }
 HPCZ_HD double below(double x) { return x > 0 ? from_bits<double>(to_bits(x) - 1) : x; }
@@ -137,12 +142,22 @@ HPCZ_HD double code_bound(DType storage, double eb, bool range_valid, double mn,
     const double whole = floor(eb);
     return below(whole + 0.5);  // the double at or above floor(eb) + 1/2, then the one below: strictly less
   }
-  if (!storage_is_half(storage) || !(eb > 0)) return eb;
+  if (!storage_is_half(storage) || !(eb >= 0)) return eb;
   using HalfTr = detail::StorageTraits<detail::Half>;
   using BfTr = detail::StorageTraits<detail::BFloat16>;
   const bool f16 = storage == DType::f16;
   const int digits = f16 ? HalfTr::digits : BfTr::digits, min_exp = f16 ? HalfTr::min_exponent : BfTr::min_exponent;
   const double max_finite = f16 ? HalfTr::max_finite : BfTr::max_finite;
+  double exact = 0.0;
+  if (range_valid && (mn > 0 || mx < 0)) {
+    const double m = mn > 0 ? mn : -mx;
+    int em = ilogb(m);
+    if (em < min_exp) em = min_exp;
+    const double spacing = ldexp(1.0, em - digits + 1);
+    const bool opens = em > min_exp && m == ldexp(1.0, em);  // the gap below m is half the spacing
+    exact = below((opens ? spacing * 0.5 : spacing) * 0.5);
+  }
+  if (!(eb > 0)) return exact;
   double top = range_maxabs(range_valid, mn, mx) + eb;
   top = top < max_finite ? from_bits<double>(to_bits(top) + 1) : max_finite;  // rounded up
   int e = ilogb(top);
@@ -152,7 +167,8 @@ HPCZ_HD double code_bound(DType storage, double eb, bool range_valid, double mn,
   if (halved * 2.0 > eb) halved = below(halved);  // a subnormal eb's halving rounded up
   const double less = eb - half_spacing;
   const double shifted = less > 0 ? below(less) : 0.0;  // the subtraction may round up
-  return shifted > halved ? shifted : halved;
+  const double larger = shifted > halved ? shifted : halved;
+  return exact > larger ? exact : larger;
 }
 
 // An abs bound above 0 takes its step's margin from the sample, not the range (range.hpp: kStepSamples),
