@@ -2,8 +2,11 @@
 // data, in one process (written against nvCOMP 6.0.0 from the nvidia-libnvcomp-cu13 wheel).
 //
 //   hpcz_bitcomp_bench [--data DIR] [--fields REGEX] [--bounds rel:1e-2,rel:1e-3,rel:1e-4]
-//                      [--size-mib 512] [--reps 10] [--chunk-kib 64] [--algorithm 0|1] [--out FILE]
+//                      [--size-mib 512] [--reps 10] [--chunk-kib 64] [--algorithm 0|1] [--type f16] [--out FILE]
 //
+// --type f16: each field's values rounded to float16 (cuda_fp16's nearest) and both compressors given
+// the float16 array (hpcz's float16 storage type, Bitcomp's NVCOMP_TYPE_FLOAT16); fields with a finite
+// value beyond float16's range are left out.
 // Each field (DIR/NAME_D0xD1..._f32|f64.bin, dims slowest first) is tiled along its slowest axis to at
 // least --size-mib, as `hpcz bench` tiles it, and copied to the GPU once. For each bound:
 //   1. hpcz fast at the requested bound; its archive gives eb, the absolute bound;
@@ -18,6 +21,7 @@
 // reconstruction is checked against its bound (a violation fails the run, exit status 1).
 #include <hpcz/hpcz.hpp>
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <dirent.h>
 #include <nvcomp.h>
@@ -106,6 +110,7 @@ struct Timer {
 struct Result {
   double comp_s = 0, decomp_s = 0, bytes = 0;
   hpcz::Metrics m;
+  bool refused = false;  // Bitcomp took no such delta for this type
 };
 
 // hpcz fast mode, device to device, as `hpcz bench` times it.
@@ -130,7 +135,10 @@ Result run_hpcz(Timer& tm, int reps, const void* d_in, void* d_back, const Field
   std::vector<uint8_t> archive(size);
   ck(cudaMemcpy(archive.data(), d_out, size, cudaMemcpyDeviceToHost), "d2h");
   const hpcz::ArchiveInfo info = hpcz::inspect(archive.data(), archive.size());
-  eb_abs = info.eb_abs;
+  // A float16 array's eb_abs is the code bound on its float32 code values (docs/FORMAT.md 3.1): the
+  // bound it keeps is the one asked for.
+  eb_abs = f.dtype != hpcz::DType::f16 ? info.eb_abs
+           : info.mode == hpcz::BoundMode::abs ? info.bound : info.bound * (info.range_max - info.range_min);
   const size_t dws = hpcz::decompress_device_workspace_size(info);
   if (dws) ck(cudaMalloc(&d_dws, dws), "malloc");
   r.decomp_s = tm.median_s(reps, [&] {
@@ -152,12 +160,17 @@ Result run_bitcomp(Timer& tm, int reps, const void* d_in, void* d_back, const Fi
   const size_t nc = (total + chunk_bytes - 1) / chunk_bytes;
   nvcompBatchedBitcompCompressOpts_t co = nvcompBatchedBitcompCompressDefaultOpts;
   co.algorithm = algorithm;
-  co.data_type = f.dtype == hpcz::DType::f64 ? NVCOMP_TYPE_FLOAT64 : NVCOMP_TYPE_FLOAT32;
+  co.data_type = f.dtype == hpcz::DType::f64 ? NVCOMP_TYPE_FLOAT64
+                 : f.dtype == hpcz::DType::f16 ? NVCOMP_TYPE_FLOAT16 : NVCOMP_TYPE_FLOAT32;
   co.delta = delta;
   co.mode = BITCOMP_LOSSY_FP_TO_SIGNED;
   nvcompBatchedBitcompDecompressOpts_t dopt = nvcompBatchedBitcompDecompressDefaultOpts;
   size_t max_out = 0, ctemp = 0, dtemp = 0;
-  ckn(nvcompBatchedBitcompCompressGetMaxOutputChunkSize(chunk_bytes, co, &max_out), "max output size");
+  if (nvcompBatchedBitcompCompressGetMaxOutputChunkSize(chunk_bytes, co, &max_out) != nvcompSuccess) {
+    Result refused;
+    refused.refused = true;
+    return refused;
+  }
   max_out = (max_out + 7) / 8 * 8;
   ckn(nvcompBatchedBitcompCompressGetTempSize(nc, chunk_bytes, co, &ctemp, total, tm.s), "compress temp size");
   ckn(nvcompBatchedBitcompDecompressGetTempSize(nc, chunk_bytes, dopt, &dtemp, total, tm.s), "decompress temp size");
@@ -227,7 +240,7 @@ double copy_bandwidth(void* a, void* b, size_t bytes, Timer& tm, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string data = ".data", filter, bounds_s = "rel:1e-2,rel:1e-3,rel:1e-4", out_path;
+  std::string data = ".data", filter, bounds_s = "rel:1e-2,rel:1e-3,rel:1e-4", out_path, type = "native";
   double size_mib = 512;
   int reps = 10, algorithm = 0;
   size_t chunk_kib = 64;
@@ -245,8 +258,10 @@ int main(int argc, char** argv) {
     else if (a == "--chunk-kib") chunk_kib = std::stoul(val());
     else if (a == "--algorithm") algorithm = std::stoi(val());
     else if (a == "--out") out_path = val();
+    else if (a == "--type") type = val();
     else die("unknown option " + a);
   }
+  if (type != "native" && type != "f16") die("--type must be f16 (or left out)");
   if (reps < 1 || chunk_kib < 1 || chunk_kib * 1024 > nvcompBitcompCompressionMaxAllowedChunkSize) die("bad --reps or --chunk-kib");
   std::vector<std::pair<hpcz::BoundMode, double>> bounds;
   std::vector<std::string> labels;
@@ -279,7 +294,7 @@ int main(int argc, char** argv) {
     nvcompProperties_t props;
     if (nvcompGetProperties(&props) == nvcompSuccess) nvv = int(props.version);
   }
-  emit("# hpcz fast mode vs nvCOMP Bitcomp lossy\n\n");
+  emit(std::string("# hpcz fast mode vs nvCOMP Bitcomp lossy") + (type == "f16" ? ", float16 arrays" : "") + "\n\n");
   emit(std::string("device: ") + prop.name + ", nvCOMP " + std::to_string(nvv / 1000) + "." + std::to_string(nvv % 1000 / 100) + "." +
        std::to_string(nvv % 100) + ", Bitcomp algorithm " + std::to_string(algorithm) + ", " + std::to_string(chunk_kib) +
        " KiB chunks, reps: " + std::to_string(reps) + ", fields tiled along the slowest axis to >= " + fmt("%.0f", size_mib) + " MiB\n\n");
@@ -304,7 +319,7 @@ int main(int argc, char** argv) {
   } sb, se, sd;
   int failures = 0;
   std::vector<std::string> behind;
-  for (const Field& f : fields) {
+  for (Field f : fields) {
     std::ifstream in(f.path, std::ios::binary);
     std::vector<uint8_t> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const size_t vb = hpcz::dtype_size(f.dtype);
@@ -317,6 +332,24 @@ int main(int argc, char** argv) {
     const uint64_t n = n0 * tiles;
     std::vector<uint8_t> host(raw.size() * tiles), back;
     for (uint64_t t = 0; t < tiles; ++t) std::memcpy(host.data() + t * raw.size(), raw.data(), raw.size());
+    if (type == "f16") {  // the values rounded to float16; a field beyond its range left out
+      std::vector<uint8_t> h16(n * 2);
+      bool fits = true;
+      for (uint64_t i = 0; i < n && fits; ++i) {
+        double v;
+        if (f.dtype == hpcz::DType::f64) std::memcpy(&v, &host[8 * i], 8);
+        else { float x; std::memcpy(&x, &host[4 * i], 4); v = x; }
+        fits = !std::isfinite(v) || std::fabs(v) <= 65504.0;
+        const __half h = __float2half_rn(float(v));
+        std::memcpy(&h16[2 * i], &h, 2);
+      }
+      if (!fits) {
+        emit("| " + f.name + " | left out: values beyond float16's range |\n");
+        continue;
+      }
+      host.swap(h16);
+      f.dtype = hpcz::DType::f16;
+    }
     void *d_in = nullptr, *d_back = nullptr;
     ck(cudaMalloc(&d_in, host.size()), "malloc");
     ck(cudaMalloc(&d_back, host.size()), "malloc");
@@ -335,6 +368,11 @@ int main(int argc, char** argv) {
       std::frexp(2 * eb, &e2);
       const double delta = std::ldexp(1.0, e2 - 1), half = delta / 2;
       Result rb = run_bitcomp(tm, reps, d_in, d_back, f, n, delta, chunk_kib * 1024, algorithm, back);
+      if (rb.refused) {
+        emit("| " + f.name + " | " + labels[bi] + " | " + fmt("%.4g", eb) + " | " + fmt("%.4g", half) +
+             " | Bitcomp refused this delta for the type |\n");
+        continue;
+      }
       rb.m = hpcz::compare(host.data(), back.data(), f.dtype, n);
       hpcz::Options oh = o;
       oh.mode = hpcz::BoundMode::abs;

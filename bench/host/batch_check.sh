@@ -6,10 +6,12 @@
 # usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
 # lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES] [MODES=fast,ratio]
 #   [ROWS=numpy,cupy,zarr,hdf5] (host_batch.py's sets of rows)
-#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench,modes,types
+#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench,modes,types,bitcomp16
 #   (default all but ab, arch, probe, sizes, profile, f2f, install, modes and types). types: compute-sanitizer
 #   on the storage-type tests, and bench/python/storage_types.py (host calls by dtype, 512 MiB). modes: compute-sanitizer on the bound-mode
-#   tests, and the fast mode's pw_rel bounds timed beside rel 1e-3 (hpcz bench, 512 MiB tiles). ab: OLD_TREE's CLI against this one's (bench/ab.sh,
+#   tests, and the fast mode's pw_rel bounds timed beside rel 1e-3 (hpcz bench, 512 MiB tiles). bitcomp16: the fast mode
+#   on float16 arrays beside Bitcomp's FP16 lossy mode (bench/compare/bitcomp_bench.cpp --type f16; nvCOMP carried in
+#   bench/ext/nvcomp as bench/compare/README.md says). ab: OLD_TREE's CLI against this one's (bench/ab.sh,
 #   MODES, AB_ROUNDS rounds); arch: this tree's default multi-architecture CLI against its sm_90 one.
 set -u
 out=${1:?OUTDIR}
@@ -30,9 +32,13 @@ if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
   export PYTHONPATH=/tmp/site
 fi
 py=$(command -v python3)
-configure() {  # SRC DIR: Release, sm_90, with the Python module
+# nvCOMP may travel packed (bench/ext/nvcomp.tar.xz: the device call's size limit).
+[ -f bench/ext/nvcomp.tar.xz ] && [ ! -d bench/ext/nvcomp ] && tar -C bench -xJf bench/ext/nvcomp.tar.xz
+configure() {  # SRC DIR: Release, sm_90, with the Python module (and the Bitcomp bench where nvCOMP is carried)
+  local nvcomp=()
+  [ -f "$1/bench/ext/nvcomp/lib/libnvcomp.so.6" ] && nvcomp=(-DHPCZ_NVCOMP_DIR="$(cd "$1" && pwd)/bench/ext/nvcomp")
   cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DHPCZ_PYTHON=ON \
-    -DPython_EXECUTABLE="$py" >"$out/cmake-$(basename "$2").log" 2>&1
+    -DPython_EXECUTABLE="$py" "${nvcomp[@]}" >"$out/cmake-$(basename "$2").log" 2>&1
 }
 package() {  # SRC BUILD DEST: the package's Python files and the module built there (and the HDF5 filter
   # built elsewhere from this tree, carried in .plugin/, where the image has no HDF5 headers)
@@ -98,11 +104,18 @@ fi
 if has types; then
   echo "== storage types: memcheck of their tests (GPU and CPU bytes alike); host calls by type =="
   timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests adv_storage_types_extremes \
-    corrupt_storage_type_refusals roundtrip_storage_types_paths >"$out/memcheck-types.log" 2>&1
+    corrupt_storage_type_refusals roundtrip_storage_types_paths roundtrip_storage_types_device_batch >"$out/memcheck-types.log" 2>&1
   echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/memcheck-types.log" | tail -2
   (root=$PWD; cd bench/python && PYTHONPATH=$root/build-gpu/pkg:${PYTHONPATH:-} timeout 200 python3 storage_types.py \
     "../../$field" 512 5 gpu "$modes") >"$out/storage_types.md" 2>&1
   echo "rc=$?"; cat "$out/storage_types.md"
+fi
+if has bitcomp16; then
+  echo "== float16: the fast mode beside Bitcomp FP16 lossy (bitcomp_bench --type f16, 512 MiB tiles) =="
+  cmake --build build-gpu -j 12 --target hpcz_bitcomp_bench >"$out/build-bitcomp.log" 2>&1 || tail -5 "$out/build-bitcomp.log"
+  timeout 240 build-gpu/hpcz_bitcomp_bench --data .data --type f16 --size-mib 512 --reps 10 \
+    --out "$out/bitcomp-f16.md" >"$out/bitcomp-f16.log" 2>&1
+  echo "bitcomp rc=$?"; tail -30 "$out/bitcomp-f16.log"
 fi
 if has arch; then  # the default multi-architecture build (HPCZ_CUDA_ARCHS) against this sm_90 one
   cmake -S . -B build-multi -DCMAKE_BUILD_TYPE=Release >"$out/cmake-multi.log" 2>&1 &&

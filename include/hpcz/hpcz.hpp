@@ -238,7 +238,9 @@ size_t compress_device_workspace_size(DType dtype, const std::vector<uint64_t>& 
 // The fast mode's workspace, which depends only on the value count.
 size_t compress_device_workspace_size(uint64_t n_values, DType dtype);
 // Writes the archive to d_out (capacity >= max_compressed_size) and its size to *d_size (device u64).
-// d_in and d_out must be 16-byte aligned (cudaMalloc's are).
+// d_in, d_out and the workspace must be 16-byte aligned (cudaMalloc's are). A storage type's values are
+// widened into the workspace first (it holds them: n_values code values more), and decoded there before
+// they are narrowed into d_out (decompress_device): the same bytes as the host calls.
 void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt,
                      void* d_out, size_t out_capacity, uint64_t* d_size, void* d_workspace,
                      size_t workspace_size, void* stream);

@@ -182,7 +182,7 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     or a storage type (float16, ml_dtypes.bfloat16, int8, uint8, int16, uint16, int32, uint32), widened
     to float32 (float64 for the 32-bit integers) and coded under a bound that stays strict once decoded
     values are narrowed back; integer bounds are whole numbers (abs=0: lossless); pw_rel and two bounds
-    together take float32 and float64 only; a device array of a storage type is coded on the host.
+    together take float32 and float64 only.
 
     An array on the GPU (cupy, torch, anything with __cuda_array_interface__) is compressed in place on
     its device and stream, and its archive stays there: a cupy uint8 array (bytes(a.get()) on the host).
@@ -210,9 +210,8 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     if _device.is_device_array(array):
         if device == "cpu":
             raise InvalidArgumentError("device='cpu' for an array on the GPU: copy it to the host first", 1)
-        # A whole-array target, or a storage type (float16, integers): coded on the host, the archive put
-        # back on the device.
-        if kind in _QUALITY or _device.storage_dtype(array):
+        # A whole-array target: coded on the host, the archive put back on the device.
+        if kind in _QUALITY:
             values, dev = _device.to_host(array, bool(lossless))
             return _device.archive_to_device(_compress_host(values, mode, kind, bound, False, fill, device, abs_bound), dev)
         return _device.compress(array, mode, kind, bound, bool(lossless), fill, abs_bound)

@@ -109,19 +109,20 @@ def _stream(cupy, handle):
     return cupy.cuda.ExternalStream(handle)
 
 
-def storage_dtype(array):
-    """Whether a device array holds a storage type (float16, the integers): coded on the host."""
-    dtype = np.dtype(_View(array, "values").dtype)
-    return _dtypes.name_of(dtype) is not None and not _dtypes.is_float(dtype)
+def _device_dtype(dtype):
+    """The module's number for a device array's dtype in the one-array device calls: the bits of float32
+    and float64, else the storage type's number (_hpcz.dtypes())."""
+    if dtype in (np.float32, np.float64):
+        return dtype.itemsize * 8
+    return _hpcz.dtypes()[_dtypes.name_of(dtype)]
 
 
-def _values(array, lossless, storage=False):
-    """A device array of values to code, checked as compress() checks it (storage: float16 and the
-    integers too, for the host)."""
+def _values(array, lossless):
+    """A device array of values to code, checked as compress() checks it: float32, float64 or a storage
+    type (float16, the integers; the device calls widen and narrow them on the GPU)."""
     v = _View(array, "values")
-    ok = v.dtype in (np.float32, np.float64) or (storage and _dtypes.name_of(v.dtype) is not None)
-    if not ok or not v.dtype.isnative:
-        raise InvalidArgumentError(f"values must be float32 or float64, not {v.dtype}", 1)
+    if _dtypes.name_of(v.dtype) is None or not v.dtype.isnative:
+        raise InvalidArgumentError(f"values must be {_dtypes.ACCEPTED}, not {v.dtype}", 1)
     if not 1 <= len(v.shape) <= 4:
         raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {len(v.shape)}", 1)
     if lossless:
@@ -132,7 +133,7 @@ def _values(array, lossless, storage=False):
 def compress(array, mode, kind, bound, lossless, fill, abs_bound=0.0):
     cupy = _cupy()
     v = _values(array, lossless)
-    bits = v.dtype.itemsize * 8
+    code = _device_dtype(v.dtype)
     dims = list(v.shape)
     with cupy.cuda.Device(_device_of(cupy, v.ptr, array)) as dev:
         _hpcz.use_device(dev.id)
@@ -142,12 +143,12 @@ def compress(array, mode, kind, bound, lossless, fill, abs_bound=0.0):
             if ptr % 16:  # the kernels load 16 bytes at a time: a view off that alignment is copied once
                 keep = cupy.ascontiguousarray(cupy.asarray(array)).copy()
                 ptr = keep.data.ptr
-            ws_size = _hpcz.compress_device_workspace(bits, dims, mode, kind, bound, fill, abs_bound)
-            cap = _hpcz.max_compressed_size(v.size, bits)
+            ws_size = _hpcz.compress_device_workspace(code, dims, mode, kind, bound, fill, abs_bound)
+            cap = _hpcz.max_compressed_size(v.size, code)
             out = cupy.empty(cap, dtype=cupy.uint8)
             ws = cupy.empty(max(ws_size, 1), dtype=cupy.uint8)
             size = cupy.empty(1, dtype=cupy.uint64)
-            _hpcz.compress_device(ptr, bits, dims, mode, kind, bound, fill, out.data.ptr, cap, size.data.ptr,
+            _hpcz.compress_device(ptr, code, dims, mode, kind, bound, fill, out.data.ptr, cap, size.data.ptr,
                                   ws.data.ptr, ws_size, stream.ptr, abs_bound)
             n = int(size.get(stream=stream)[0])  # waits for the stream
     return out[:n]
@@ -158,7 +159,7 @@ def to_host(array, lossless=False):
     with them, and the device it is on. For what the device calls do not code: the psnr and nrmse
     targets, met over a whole array by hpcz.compress on the host. The checks are compress's."""
     cupy = _cupy()
-    v = _values(array, lossless, storage=True)
+    v = _values(array, lossless)
     dev = _device_of(cupy, v.ptr, array)
     with cupy.cuda.Device(dev):
         stream = _stream(cupy, v.stream_handle)
@@ -231,10 +232,6 @@ def decompress(data, out, stream_from=None, check=None):
             if check is not None:
                 check(head, dtype)
             out, o = _device_out(cupy, head["shape"], head["n_values"], dtype, out, dev)
-            if not _dtypes.is_float(dtype):  # a storage type: decoded on the host (the device calls code floats)
-                values = _hpcz_host_decode(archive.get(stream=stream), dtype, head["shape"])
-                cupy.asarray(out).reshape(-1)[...] = cupy.asarray(values.reshape(-1))
-                return out
             ws_size = _hpcz.decompress_device_workspace(header)
             ws = cupy.empty(max(ws_size, 1), dtype=cupy.uint8)
             status = cupy.zeros(1, dtype=cupy.uint32)
@@ -250,14 +247,6 @@ def decompress(data, out, stream_from=None, check=None):
     if st:
         raise CorruptArchiveError(_hpcz.decode_status_message(st), 2)
     return out
-
-
-def _hpcz_host_decode(archive, dtype, shape):
-    """A host decode of archive's bytes (numpy uint8) into a new array of dtype and shape."""
-    values = np.empty(shape, dtype=dtype)
-    if values.size:
-        _hpcz.decompress_into(archive, _dtypes.buffer_view(values.reshape(-1)), "auto", 0)
-    return values
 
 
 _BITS_OF_DTYPE = {np.dtype("=f4"): 32, np.dtype("=f8"): 64}

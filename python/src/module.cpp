@@ -46,6 +46,14 @@ hpcz::DType dtype_of(int bits) {
   if (bits == 64) return hpcz::DType::f64;
   throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "values must be float32 or float64");
 }
+// A device array's type for the one-array device calls: 32 or 64 (float32, float64: the bits, as the
+// batches take them), or the number of a storage type (hpcz.hpp's DType, _hpcz.dtypes()).
+hpcz::DType device_dtype_of(int code) {
+  if (code == 32 || code == 64) return dtype_of(code);
+  for (const std::string& n : hpcz::dtype_names())
+    if (const auto t = hpcz::parse_dtype(n); t && int(*t) == code) return *t;
+  throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "unknown device dtype " + std::to_string(code));
+}
 
 // A host array's dtype: its name from hpcz/__init__.py (float16, bfloat16 as uint16 bits, the integers),
 // checked against the buffer's size; "" for a float32 or float64 array, read from the buffer itself.
@@ -300,19 +308,20 @@ void use_device(int device) {
 #endif
 }
 
-size_t compress_device_workspace(int bits, const std::vector<uint64_t>& dims, const std::string& mode,
+size_t compress_device_workspace(int dtype, const std::vector<uint64_t>& dims, const std::string& mode,
                                  const std::string& bound_kind, double bound, std::optional<double> fill,
                                  double abs_bound) {
-  return hpcz::compress_device_workspace_size(dtype_of(bits), dims, options_of(mode, bound_kind, bound, fill, abs_bound));
+  return hpcz::compress_device_workspace_size(device_dtype_of(dtype), dims,
+                                              options_of(mode, bound_kind, bound, fill, abs_bound));
 }
 
-void compress_device(uintptr_t in, int bits, const std::vector<uint64_t>& dims, const std::string& mode,
+void compress_device(uintptr_t in, int dtype, const std::vector<uint64_t>& dims, const std::string& mode,
                      const std::string& bound_kind, double bound, std::optional<double> fill, uintptr_t out,
                      size_t out_capacity, uintptr_t size, uintptr_t workspace, size_t workspace_size, uintptr_t stream,
                      double abs_bound) {
   const hpcz::Options o = options_of(mode, bound_kind, bound, fill, abs_bound);
   nb::gil_scoped_release unlocked;
-  hpcz::compress_device(reinterpret_cast<const void*>(in), dtype_of(bits), dims, o, reinterpret_cast<void*>(out),
+  hpcz::compress_device(reinterpret_cast<const void*>(in), device_dtype_of(dtype), dims, o, reinterpret_cast<void*>(out),
                         out_capacity, reinterpret_cast<uint64_t*>(size), reinterpret_cast<void*>(workspace),
                         workspace_size, reinterpret_cast<void*>(stream));
 }
@@ -512,9 +521,9 @@ NB_MODULE(_hpcz, m) {
     hpcz::release_cached_buffers();
   });
   m.def("use_device", &use_device);
-  m.def("compress_device_workspace", &compress_device_workspace, nb::arg("bits"), nb::arg("dims"), nb::arg("mode"),
+  m.def("compress_device_workspace", &compress_device_workspace, nb::arg("dtype"), nb::arg("dims"), nb::arg("mode"),
         nb::arg("bound_kind"), nb::arg("bound"), nb::arg("fill").none(), nb::arg("abs_bound") = 0.0);
-  m.def("compress_device", &compress_device, nb::arg("values"), nb::arg("bits"), nb::arg("dims"), nb::arg("mode"),
+  m.def("compress_device", &compress_device, nb::arg("values"), nb::arg("dtype"), nb::arg("dims"), nb::arg("mode"),
         nb::arg("bound_kind"), nb::arg("bound"), nb::arg("fill").none(), nb::arg("out"), nb::arg("out_capacity"),
         nb::arg("size"), nb::arg("workspace"), nb::arg("workspace_size"), nb::arg("stream"), nb::arg("abs_bound") = 0.0);
   m.def("decompress_device_workspace", &decompress_device_workspace);
@@ -532,7 +541,7 @@ NB_MODULE(_hpcz, m) {
   m.def("decompress_device_batch_packed", &decompress_device_batch_packed);
   m.def("decode_status_message", &decode_status_message);
   bind_cupy_batches(m);
-  m.def("max_compressed_size", [](uint64_t n, int bits) { return hpcz::max_compressed_size(n, dtype_of(bits)); });
+  m.def("max_compressed_size", [](uint64_t n, int dtype) { return hpcz::max_compressed_size(n, device_dtype_of(dtype)); });
   m.def("header_size", [] { return hpcz::kHeaderSize; });
   m.def("gpu_available", [] { return hpcz::gpu_available(); });
   // Error(backend_unavailable) with the reason (no CUDA, no GPU, a forked child) where it is not.

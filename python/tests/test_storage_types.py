@@ -193,16 +193,26 @@ def test_hdf5_filter(tmp_path, dtype):
             assert np.array_equal(x, y)
 
 
-def test_device_arrays_coded_on_the_host():
+def test_device_arrays_coded_on_the_device():
+    """cupy arrays of the storage types: compress and decompress on their device (widened and narrowed
+    there), the host calls' bytes and values, in every mode; out= on the device; an int8 view off the
+    16-byte alignment."""
     cupy = pytest.importorskip("cupy")
     if not hpcz.gpu_available():
         pytest.skip("no GPU")
-    for dtype in (np.float16, np.int16, np.uint8):
+    for dtype in (np.float16, np.int16, np.uint8, np.int32, np.uint32):
         x = as_type(sample(), dtype)
-        blob = hpcz.compress(cupy.asarray(x), rel=1e-3)
-        assert isinstance(blob, cupy.ndarray)  # the archive back on the device, as for any device array
-        host = hpcz.compress(x, rel=1e-3)
-        assert bytes(blob.get()) == host
-        y = hpcz.decompress(blob)
-        assert isinstance(y, cupy.ndarray) and y.dtype == x.dtype
-        assert np.array_equal(y.get(), hpcz.decompress(host, device="cpu"))
+        for mode in CODECS:
+            blob = hpcz.compress(cupy.asarray(x), rel=1e-3, mode=mode)
+            assert isinstance(blob, cupy.ndarray)  # the archive stays on the device
+            host = hpcz.compress(x, rel=1e-3, mode=mode, device="cpu")
+            assert bytes(blob.get()) == host, f"{np.dtype(dtype).name} {mode}: device archive differs"
+            y = hpcz.decompress(blob)
+            assert isinstance(y, cupy.ndarray) and y.dtype == x.dtype
+            assert np.array_equal(y.get(), hpcz.decompress(host, device="cpu"))
+            out = cupy.empty(x.shape, dtype=dtype)
+            assert hpcz.decompress(blob, out=out) is out and np.array_equal(out.get(), y.get())
+    x = as_type(sample(), np.int8).reshape(-1)
+    off = cupy.asarray(x)[3:]  # not 16-byte aligned: copied once
+    blob = hpcz.compress(off, abs=0)
+    assert np.array_equal(hpcz.decompress(blob).get(), x[3:])

@@ -100,6 +100,8 @@ inline uint32_t chunk_checksum(Codec codec, uint16_t version, const uint8_t* p, 
 
 // Whether the header's array is of a storage type (coded as h.dtype).
 HPCZ_HD bool has_storage_type(const HeaderFields& h) { return h.storage != DType(0) && h.storage != h.dtype; }
+// The type of the array's values as the caller holds them: its storage type, else the code type.
+HPCZ_HD DType array_dtype(const HeaderFields& h) { return has_storage_type(h) ? h.storage : h.dtype; }
 
 // Writes the 144 bytes but the header checksum (write_header adds it).
 HPCZ_HD void write_header_fields(uint8_t* d, const HeaderFields& h) {

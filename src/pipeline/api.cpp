@@ -68,20 +68,21 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
   if (quant::mode_quality(opt.mode)) return compress_to_quality(data, dtype, dims, opt);
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
-  // A storage type's values are coded as their code type's (h.dtype), widened here.
+  // A storage type's values are coded as their code type's (h.dtype): widened on the GPU by the device
+  // calls, here for the CPU.
   std::unique_ptr<uint8_t[]> widened;
-  const bool storage = format::has_storage_type(h);
-  if (storage) {
+  auto code_values = [&] {
+    if (!format::has_storage_type(h)) return data;
     widened = pipeline::widen_values(data, dtype, h.n_values);
-    data = widened.get();
-  }
+    return static_cast<const void*>(widened.get());
+  };
   std::vector<uint8_t> a;
-  if (resolve_backend(opt.backend, opt.codec) != Backend::gpu) a = pipeline::compress_cpu(data, h);
+  if (resolve_backend(opt.backend, opt.codec) != Backend::gpu) a = pipeline::compress_cpu(code_values(), h);
   else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();
            pipeline::gpu_one_shot_bytes(h, true) <= room.bytes)
     pipeline::compress_gpu_host(data, h, [&](size_t size) { a.resize(size); return a.data(); });
-  else if (storage)  // the slabs' path takes float32 and float64 arrays; the CPU writes the same bytes
-    a = pipeline::compress_cpu(data, h);
+  else if (format::has_storage_type(h))  // the slabs' path takes float32 and float64 arrays; the CPU writes the same bytes
+    a = pipeline::compress_cpu(code_values(), h);
   else  // larger than the GPU's free memory: in slabs
     a = pipeline::compress_host_stream(data, dtype, dims, opt, room);
   pipeline::check_reads_back(a.data(), a.size());
@@ -106,7 +107,7 @@ size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims
   if (!out || out_capacity < max_compressed_size(h.n_values, dtype))
     throw Error(ErrorCode::invalid_argument, "output buffer below max_compressed_size()");
   auto* dst = static_cast<uint8_t*>(out);
-  if (!opt.second_stage && !format::has_storage_type(h) && resolve_backend(opt.backend, opt.codec) == Backend::gpu) {
+  if (!opt.second_stage && resolve_backend(opt.backend, opt.codec) == Backend::gpu) {
     const pipeline::GpuRoom room = pipeline::current_gpu_room();
     if (pipeline::gpu_one_shot_bytes(h, true) <= room.bytes) {
       const size_t size = pipeline::compress_gpu_host(data, h, [&](size_t) { return dst; });
@@ -180,13 +181,19 @@ namespace {
 ArchiveInfo decode_code_values(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend);
 
 // Decodes an archive that inspect() accepted (info) into out, which holds n_values values of its dtype:
-// a storage type's decoded as its code type, then narrowed.
+// a storage type's decoded as its code type, then narrowed (on the GPU by the device calls).
 ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend) {
   if (info.n_values == 0 || !detail::is_storage_type(info.dtype)) return decode_code_values(archive, size, info, out, backend);
-  if (info.second_stage && resolve_backend(backend, info.codec) == Backend::gpu) {  // the stage off as the array's type
-    const std::vector<uint8_t> plain = pipeline::remove_second_stage(archive, size, info, backend);
-    decode_into(plain.data(), plain.size(), inspect(plain.data(), plain.size()), out, backend);
-    return info;
+  if (resolve_backend(backend, info.codec) == Backend::gpu) {
+    if (info.second_stage) {  // the stage off as the array's type
+      const std::vector<uint8_t> plain = pipeline::remove_second_stage(archive, size, info, backend);
+      decode_into(plain.data(), plain.size(), inspect(plain.data(), plain.size()), out, backend);
+      return info;
+    }
+    if (pipeline::gpu_one_shot_bytes(pipeline::header_of(info), false) <= pipeline::current_gpu_room().bytes) {
+      pipeline::decompress_gpu_host(archive, info, out);
+      return info;
+    }
   }
   const ArchiveInfo code = pipeline::code_info(info);
   const std::unique_ptr<uint8_t[]> values = pipeline::code_buffer(info.dtype, info.n_values);

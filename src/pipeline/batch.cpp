@@ -54,10 +54,11 @@ std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, cons
     for (auto& it : items) set_status(status[it.index], e);
     return status;
   }
-  // Storage types: widened and coded by compress(), one at a time (delivered below, once place_checked is known).
+  // Storage types on the CPU: widened and coded by compress(), one at a time (delivered below, once
+  // place_checked is known). The GPU widens them itself.
   std::vector<pipeline::BatchCompressItem> storage_items;
   for (auto it = items.begin(); it != items.end();) {
-    if (format::has_storage_type(it->h)) {
+    if (format::has_storage_type(it->h) && backend != Backend::gpu) {
       storage_items.push_back(*it);
       it = items.erase(it);
     } else {
@@ -174,14 +175,14 @@ std::vector<ItemStatus> decompress_batch(const std::vector<ArchiveRef>& archives
       if (info.n_values == 0) continue;
       const Backend b = resolve_backend(backend, info.codec);
       pipeline::BatchDecodeItem it{i, archives[i].data, std::move(info), outputs[i].data};
-      // Staged archives and storage types: decompress() of the item (the stage off, or narrowed).
-      const bool whole = it.info.second_stage || detail::is_storage_type(it.info.dtype);
+      // Staged archives, and storage types on the CPU: decompress() of the item (the stage off, or narrowed).
+      const bool whole = it.info.second_stage || (b != Backend::gpu && detail::is_storage_type(it.info.dtype));
       (whole ? staged_items : b == Backend::gpu ? gpu_items : cpu_items).push_back(std::move(it));
     } catch (const Error& e) {
       set_status(status[i], e);
     }
   }
-  // The lossless stage comes off on the host first, and storage types are narrowed: decompress() of the item.
+  // The lossless stage comes off on the host first, and storage types are narrowed on the CPU: decompress() of the item.
   for (const auto& it : staged_items) {
     try {
       decompress(it.archive, archives[it.index].size, it.out, outputs[it.index].capacity, backend);

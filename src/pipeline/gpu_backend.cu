@@ -13,6 +13,8 @@
 #include "common/cuda_check.hpp"
 #include "common/dtype.hpp"
 #include "gpu/decode_status.hpp"
+#include "gpu/device.hpp"
+#include "gpu/storage_passes.cuh"
 #include "pipeline/internal.hpp"
 
 namespace hpcz {
@@ -155,25 +157,62 @@ size_t compress_device_workspace_size(uint64_t n_values, DType dtype) {
 }
 
 size_t compress_device_workspace_size(DType dtype, const std::vector<uint64_t>& dims, const Options& opt) {
-  pipeline::refuse_storage_on_device(dtype);
-  const format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
-  return device_of(h.codec).compress_workspace(h, codecs::Slab{});
+  return pipeline::device_compress_workspace(pipeline::header_template(dtype, dims, opt));
 }
 
 namespace pipeline {
+
+// A device call's workspace: the codec's, then for a storage type's array its code values (widened
+// there before coding, or decoded there and narrowed into the caller's array).
+namespace {
+size_t code_values_at(size_t codec_ws) { return (codec_ws + 255) & ~size_t(255); }
+size_t with_code_values(const format::HeaderFields& h, size_t codec_ws) {
+  return format::has_storage_type(h) ? code_values_at(codec_ws) + h.n_values * dtype_size(h.dtype) : codec_ws;
+}
+}  // namespace
+size_t device_compress_workspace(const format::HeaderFields& h) {
+  return with_code_values(h, device_of(h.codec).compress_workspace(h, codecs::Slab{}));
+}
+size_t device_decompress_workspace(const format::HeaderFields& h) {
+  return with_code_values(h, device_of(h.codec).decompress_workspace(h, codecs::Slab{}));
+}
+
+namespace {
+// The codec's compression of d_in (values of h's array type) on stream s: a storage type's widened
+// into the workspace first.
+void compress_in_workspace(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* d_ws,
+                           cudaStream_t s) {
+  const codecs::DeviceOps& device = device_of(h.codec);
+  if (format::has_storage_type(h)) {
+    void* code = static_cast<uint8_t*>(d_ws) + code_values_at(device.compress_workspace(h, codecs::Slab{}));
+    gpu::widen_on_device(d_in, h.storage, h.n_values, code, gpu::sm_count(), s);
+    d_in = code;
+  }
+  device.compress(d_in, h, codecs::Slab{}, d_out, d_size, d_ws, s);
+}
+// The codec's decoding into d_out (values of h's array type) on stream s: a storage type's into the
+// workspace first, then narrowed.
+void decompress_in_workspace(const format::HeaderFields& h, const uint8_t* d_archive, void* d_out, uint32_t* d_status,
+                             void* d_ws, cudaStream_t s) {
+  const codecs::DeviceOps& device = device_of(h.codec);
+  if (!format::has_storage_type(h)) return device.decompress(h, codecs::Slab{}, d_archive, d_out, d_status, d_ws, s);
+  void* code = static_cast<uint8_t*>(d_ws) + code_values_at(device.decompress_workspace(h, codecs::Slab{}));
+  device.decompress(h, codecs::Slab{}, d_archive, code, d_status, d_ws, s);
+  gpu::narrow_on_device(code, h.storage, h.n_values, d_out, gpu::sm_count(), s);
+}
+}  // namespace
 
 // The device call for a header template: argument checks, then the codec's kernels.
 void compress_device_with(const void* d_in, const format::HeaderFields& h, void* d_out, size_t out_capacity,
                           uint64_t* d_size, void* d_ws, size_t ws_size, void* stream) {
   if (!gpu_available()) pipeline::fail_no_gpu();
-  const codecs::DeviceOps& device = device_of(h.codec);
   if (out_capacity < max_compressed_size(h.n_values, h.dtype))
     fail(ErrorCode::invalid_argument, "output capacity below max_compressed_size()");
-  if (ws_size < device.compress_workspace(h, codecs::Slab{}))
-    fail(ErrorCode::invalid_argument, "workspace below compress_device_workspace_size()");
-  if ((reinterpret_cast<uintptr_t>(d_in) | reinterpret_cast<uintptr_t>(d_out)) & 15)
+  const size_t need = device_compress_workspace(h);
+  if (ws_size < need || (need && !d_ws)) fail(ErrorCode::invalid_argument, "workspace below compress_device_workspace_size()");
+  if ((reinterpret_cast<uintptr_t>(d_in) | reinterpret_cast<uintptr_t>(d_out) | reinterpret_cast<uintptr_t>(d_ws)) & 15)
     fail(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned");
-  device.compress(d_in, h, codecs::Slab{}, static_cast<uint8_t*>(d_out), d_size, d_ws, stream);
+  compress_in_workspace(d_in, h, static_cast<uint8_t*>(d_out), d_size, d_ws, static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace pipeline
@@ -181,7 +220,6 @@ void compress_device_with(const void* d_in, const format::HeaderFields& h, void*
 void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>& dims, const Options& opt,
                      void* d_out, size_t out_capacity, uint64_t* d_size, void* d_ws, size_t ws_size, void* stream) {
   if (!gpu_available()) pipeline::fail_no_gpu();
-  pipeline::refuse_storage_on_device(dtype);
   if (opt.second_stage)
     fail(ErrorCode::invalid_argument, "the lossless second stage runs through the host API (compress)");
   pipeline::compress_device_with(d_in, pipeline::header_template(dtype, dims, opt), d_out, out_capacity, d_size, d_ws,
@@ -206,11 +244,12 @@ DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Opt
     fail(ErrorCode::invalid_argument, "the lossless second stage runs through the host API (compress)");
   DeviceBatchPlan plan;
   for (size_t i = 0; i < arrays.size(); ++i) {
-    pipeline::refuse_storage_on_device(arrays[i].dtype);
     const format::HeaderFields h = pipeline::header_template(arrays[i].dtype, arrays[i].dims, opt);
     BatchGroup& g = plan.groups[detail::dtype_index(h.dtype)];
     const codecs::DeviceOps& device = device_of(h.codec);
-    const bool takes = device.compress_batch && (!device.compress_batch_takes || device.compress_batch_takes(h));
+    // A storage type's array is widened into its own workspace first: one by one.
+    const bool takes = device.compress_batch && !format::has_storage_type(h) &&
+                       (!device.compress_batch_takes || device.compress_batch_takes(h));
     (takes ? g.batched : g.one_by_one)
         .push_back({arrays[i].data, h, d_outs ? static_cast<uint8_t*>(d_outs[i]) : nullptr,
                     d_sizes ? d_sizes + i : nullptr});
@@ -222,9 +261,8 @@ DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Opt
       plan.workspace = std::max(plan.workspace, device.compress_batch_workspace(g.batched.data(), g.batched.size()));
     }
     if (!g.one_by_one.empty()) {
-      const codecs::DeviceOps& device = device_of(g.one_by_one[0].h.codec);
       size_t each = 0;
-      for (const auto& item : g.one_by_one) each = std::max(each, device.compress_workspace(item.h, codecs::Slab{}));
+      for (const auto& item : g.one_by_one) each = std::max(each, pipeline::device_compress_workspace(item.h));
       g.lanes = lanes_for(g.one_by_one.size(), each);
       plan.workspace = std::max(plan.workspace, g.lanes.workspace());
     }
@@ -257,33 +295,30 @@ void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& o
     if (!g.batched.empty())
       device_of(g.batched[0].h.codec).compress_batch(g.batched.data(), g.batched.size(), d_ws, stream);
     if (g.one_by_one.empty()) continue;
-    const codecs::DeviceOps& device = device_of(g.one_by_one[0].h.codec);
     const auto& rest = g.one_by_one;
     run_in_lanes(g.lanes, d_ws, stream, rest.size(), [&](size_t i, void* ws, cudaStream_t s) {
-      device.compress(rest[i].d_in, rest[i].h, codecs::Slab{}, rest[i].d_out, rest[i].d_size, ws, s);
+      pipeline::compress_in_workspace(rest[i].d_in, rest[i].h, rest[i].d_out, rest[i].d_size, ws, s);
     });
   }
 }
 
 size_t decompress_device_workspace_size(const ArchiveInfo& info) {
-  pipeline::refuse_storage_on_device(info.dtype);
-  return device_of(info.codec).decompress_workspace(pipeline::header_of(info), codecs::Slab{});
+  return pipeline::device_decompress_workspace(pipeline::header_of(info));
 }
 
 void decompress_device(const ArchiveInfo& info, const void* d_archive, void* d_out, uint32_t* d_status, void* d_ws,
                        size_t ws_size, void* stream) {
   if (!gpu_available()) pipeline::fail_no_gpu();
-  pipeline::refuse_storage_on_device(info.dtype);
   if (info.second_stage)
     fail(ErrorCode::unsupported, "archives with the lossless second stage decode through the host API (decompress)");
   if ((reinterpret_cast<uintptr_t>(d_archive) | reinterpret_cast<uintptr_t>(d_out)) & 15)
     fail(ErrorCode::invalid_argument, "device buffers must be 16-byte aligned");
   const format::HeaderFields h = pipeline::header_of(info);
-  const codecs::DeviceOps& device = device_of(info.codec);
-  const size_t need = device.decompress_workspace(h, codecs::Slab{});
-  if (ws_size < need || (!d_ws && h.n_chunks))
+  const size_t need = pipeline::device_decompress_workspace(h);
+  if (ws_size < need || (!d_ws && (h.n_chunks || format::has_storage_type(h))) || (reinterpret_cast<uintptr_t>(d_ws) & 15))
     fail(ErrorCode::invalid_argument, "workspace below decompress_device_workspace_size()");
-  device.decompress(h, codecs::Slab{}, static_cast<const uint8_t*>(d_archive), d_out, d_status, d_ws, stream);
+  pipeline::decompress_in_workspace(h, static_cast<const uint8_t*>(d_archive), d_out, d_status, d_ws,
+                                    static_cast<cudaStream_t>(stream));
 }
 
 namespace {
@@ -331,7 +366,6 @@ std::vector<std::vector<codecs::DeviceDecodeItem>> decode_groups(const std::vect
   std::vector<Codec> codecs_of;
   for (size_t i = 0; i < infos.size(); ++i) {
     const ArchiveInfo& info = infos[i];
-    pipeline::refuse_storage_on_device(info.dtype);
     if (info.second_stage)
       fail(ErrorCode::unsupported, "archive " + std::to_string(i) +
                                        ": archives with the lossless second stage decode through the host API (decompress)");
@@ -358,12 +392,13 @@ struct DecodeSplit {
 DecodeSplit split_decode(const codecs::DeviceOps& device, const std::vector<codecs::DeviceDecodeItem>& g) {
   DecodeSplit d;
   for (const auto& item : g) {
-    const bool takes = device.decompress_batch &&
+    // A storage type's archive is decoded into its own workspace, then narrowed: one by one.
+    const bool takes = device.decompress_batch && !format::has_storage_type(item.h) &&
                        (!device.decompress_batch_takes || device.decompress_batch_takes(item.h));
     (takes ? d.batched : d.one_by_one).push_back(item);
   }
   size_t each = 0;
-  for (const auto& item : d.one_by_one) each = std::max(each, device.decompress_workspace(item.h, codecs::Slab{}));
+  for (const auto& item : d.one_by_one) each = std::max(each, pipeline::device_decompress_workspace(item.h));
   d.lanes = lanes_for(d.one_by_one.size(), each);
   return d;
 }
@@ -406,7 +441,7 @@ void decompress_device_batch(const std::vector<ArchiveInfo>& infos, const void* 
     if (!d.batched.empty()) device.decompress_batch(d.batched.data(), d.batched.size(), d_ws, stream);
     const auto& rest = d.one_by_one;
     run_in_lanes(d.lanes, d_ws, stream, rest.size(), [&](size_t i, void* ws, cudaStream_t s) {
-      device.decompress(rest[i].h, codecs::Slab{}, rest[i].d_archive, rest[i].d_out, rest[i].d_status, ws, s);
+      pipeline::decompress_in_workspace(rest[i].h, rest[i].d_archive, rest[i].d_out, rest[i].d_status, ws, s);
     });
   }
 }
@@ -422,9 +457,8 @@ std::string status_message(uint32_t status) {
 [[noreturn]] static void fail_status(uint32_t status) { fail(ErrorCode::corrupt_archive, status_message(status)); }
 
 size_t gpu_one_shot_bytes(const format::HeaderFields& h, bool compress) {
-  const codecs::DeviceOps& ops = device_of(h.codec);
-  const size_t values = h.n_values * dtype_size(h.dtype), archive = max_compressed_size(h.n_values, h.dtype);
-  return values + archive + (compress ? ops.compress_workspace(h, codecs::Slab{}) : ops.decompress_workspace(h, codecs::Slab{}));
+  const size_t values = h.n_values * dtype_size(format::array_dtype(h)), archive = max_compressed_size(h.n_values, h.dtype);
+  return values + archive + (compress ? device_compress_workspace(h) : device_decompress_workspace(h));
 }
 
 size_t gpu_slab_workspace(const format::HeaderFields& sh, bool compress) {

@@ -29,6 +29,8 @@ std::unique_ptr<SlabCoder> make_gpu_coder(int, const format::HeaderFields&, size
 size_t gpu_slab_workspace(const format::HeaderFields&, bool) { none(); }
 GpuRoom current_gpu_room() { none(); }
 size_t gpu_one_shot_bytes(const format::HeaderFields&, bool) { none(); }
+size_t device_compress_workspace(const format::HeaderFields&) { none(); }
+size_t device_decompress_workspace(const format::HeaderFields&) { none(); }
 void compress_batch_gpu(const std::vector<BatchCompressItem>&, const PlaceBatchArchive&, std::vector<ItemStatus>&) { none(); }
 void decompress_batch_gpu(const std::vector<BatchDecodeItem>&, std::vector<ItemStatus>&) { none(); }
 void release_gpu_buffers() {}

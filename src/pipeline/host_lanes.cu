@@ -276,8 +276,8 @@ namespace {
 // compress_gpu_host on a lane the caller holds.
 size_t compress_on_lane(Lane* lane, const void* in, const format::HeaderFields& h,
                         const std::function<uint8_t*(size_t)>& place) {
-  const size_t in_bytes = h.n_values * dtype_size(h.dtype), cap = max_compressed_size(h.n_values, h.dtype);
-  const size_t ws_bytes = codecs::get(h.codec).device->compress_workspace(h, codecs::Slab{});
+  const size_t in_bytes = h.n_values * dtype_size(format::array_dtype(h)), cap = max_compressed_size(h.n_values, h.dtype);
+  const size_t ws_bytes = device_compress_workspace(h);
   uint8_t* d_in = lane->d_in.get(in_bytes);
   uint8_t* d_out = lane->d_out.get(cap);
   uint8_t* d_ws = lane->d_ws.get(ws_bytes);
@@ -386,10 +386,10 @@ void set_status(ItemStatus& s, const Error& e) {
 
 void compress_batch_gpu(const std::vector<BatchCompressItem>& items, const PlaceBatchArchive& place,
                         std::vector<ItemStatus>& status) {
-  const auto in_bytes = [&](size_t k) { return items[k].h.n_values * dtype_size(items[k].h.dtype); };
+  const auto in_bytes = [&](size_t k) { return items[k].h.n_values * dtype_size(format::array_dtype(items[k].h)); };
   const auto cap = [&](size_t k) { return max_compressed_size(items[k].h.n_values, items[k].h.dtype); };
   const auto ws_bytes = [&](size_t k) {
-    return align_up(codecs::get(items[k].h.codec).device->compress_workspace(items[k].h, codecs::Slab{}));
+    return align_up(device_compress_workspace(items[k].h));
   };
   const std::vector<Round> rounds = plan_rounds(items.size(), in_bytes, cap);
   auto work = [&](const Round& r) {

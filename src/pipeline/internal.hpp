@@ -29,8 +29,6 @@ void narrow_values(const void* in, DType storage, uint64_t n, void* out);
 std::unique_ptr<uint8_t[]> code_buffer(DType storage, uint64_t n);
 // info as its codec decodes it: the dtype its code type (the decoders write code values).
 ArchiveInfo code_info(ArchiveInfo info);
-// Error(unsupported) for a storage type: the device calls code float32 and float64 arrays.
-void refuse_storage_on_device(DType dtype);
 
 // Error(invalid_argument) where the archive's array is above limits.max_output.
 void check_limits(const ArchiveInfo& info, const DecodeLimits& limits);
@@ -154,6 +152,10 @@ struct GpuRoom {
 };
 GpuRoom current_gpu_room();
 size_t gpu_one_shot_bytes(const format::HeaderFields& h, bool compress);
+// The device calls' workspace for a header: the codec's, then a storage type's code values (widened
+// there before coding, or decoded there before narrowing).
+size_t device_compress_workspace(const format::HeaderFields& h);
+size_t device_decompress_workspace(const format::HeaderFields& h);
 // The host calls on the streaming path: the whole archive (plain: no second stage) of an array in
 // memory, and the values of a plain archive in memory into out; a GPU backend uses room's GPU alone.
 // compress_stream for the modes coded slab by slab (every mode but the quality targets: api.cpp).

@@ -65,11 +65,4 @@ ArchiveInfo code_info(ArchiveInfo info) {
   return info;
 }
 
-void refuse_storage_on_device(DType dtype) {
-  if (detail::is_storage_type(dtype))
-    fail(ErrorCode::unsupported, std::string(dtype_name(dtype)) +
-                                     " arrays are coded from host memory (compress, decompress); the device API takes "
-                                     "float32 and float64");
-}
-
 }  // namespace hpcz::pipeline
