@@ -6,12 +6,13 @@
 # usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
 # lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES] [MODES=fast,ratio]
 #   [ROWS=numpy,cupy,zarr,hdf5] (host_batch.py's sets of rows)
-#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench,modes,types,bitcomp16
+#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench,modes,types,bitcomp16,pfpl
 #   (default all but ab, arch, probe, sizes, profile, f2f, install, modes and types). types: compute-sanitizer
 #   on the storage-type tests, and bench/python/storage_types.py (host calls by dtype, 512 MiB). modes: compute-sanitizer on the bound-mode
 #   tests, and the fast mode's pw_rel bounds timed beside rel 1e-3 (hpcz bench, 512 MiB tiles). bitcomp16: the fast mode
 #   on float16 arrays beside Bitcomp's FP16 lossy mode (bench/compare/bitcomp_bench.cpp --type f16; nvCOMP carried in
-#   bench/ext/nvcomp as bench/compare/README.md says). ab: OLD_TREE's CLI against this one's (bench/ab.sh,
+#   bench/ext/nvcomp as bench/compare/README.md says). pfpl: the fast mode's pw_rel beside PFPL's REL mode
+#   (bench/compare/pfpl_rel.py; a checkout of burtscher/PFPL in bench/ext/PFPL). ab: OLD_TREE's CLI against this one's (bench/ab.sh,
 #   MODES, AB_ROUNDS rounds); arch: this tree's default multi-architecture CLI against its sm_90 one.
 set -u
 out=${1:?OUTDIR}
@@ -116,6 +117,11 @@ if has bitcomp16; then
   timeout 240 build-gpu/hpcz_bitcomp_bench --data .data --type f16 --size-mib 512 --reps 10 \
     --out "$out/bitcomp-f16.md" >"$out/bitcomp-f16.log" 2>&1
   echo "bitcomp rc=$?"; tail -30 "$out/bitcomp-f16.log"
+fi
+if has pfpl; then
+  echo "== pw_rel beside PFPL's REL (bench/compare/pfpl_rel.py; PFPL carried in bench/ext/PFPL) =="
+  timeout 300 python3 bench/compare/pfpl_rel.py build-gpu/hpcz bench/ext/PFPL "$out/pfpl-rel.md" >"$out/pfpl-rel.log" 2>&1
+  echo "pfpl rc=$?"; tail -40 "$out/pfpl-rel.log"
 fi
 if has arch; then  # the default multi-architecture build (HPCZ_CUDA_ARCHS) against this sm_90 one
   cmake -S . -B build-multi -DCMAKE_BUILD_TYPE=Release >"$out/cmake-multi.log" 2>&1 &&

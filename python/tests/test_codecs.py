@@ -2,9 +2,10 @@ import subprocess
 import sys
 
 import numpy as np
-import numcodecs
 import pytest
-import zarr
+
+numcodecs = pytest.importorskip("numcodecs")
+zarr = pytest.importorskip("zarr")
 
 import hpcz
 from conftest import ROOT, violations
