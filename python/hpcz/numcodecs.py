@@ -16,7 +16,9 @@ no range is involved, so neither the padding nor data= changes it (config key "p
 
 psnr / nrmse (quality targets, instead of the others; every mode): each chunk is coded by hpcz.compress
 as a whole array, so the target holds per chunk, over each chunk's own range and values, Zarr's padding
-of edge chunks included (config keys "psnr", "nrmse"); data= leaves them as they are.
+of edge chunks included (config keys "psnr", "nrmse"); data= leaves them as they are. fill= the array's
+fill_value keeps the padding exactly and out of the measure, so that edge chunks' written values meet the
+target too (hpcz.zarr's module doc says what that costs sparse fields).
 """
 
 import numpy as np

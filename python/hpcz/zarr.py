@@ -28,7 +28,11 @@ no range is involved, so neither the padding nor data= changes it (configuration
 psnr / nrmse (quality targets, instead of the others; every mode): each chunk is coded as a whole array
 (hpcz.compress_batch codes such a batch chunk by chunk), so the target holds per chunk, over each
 chunk's own range and values, zarr's padding of edge chunks included (configuration keys "psnr",
-"nrmse"); data= leaves them as they are.
+"nrmse"); data= leaves them as they are. The padding can cost an edge chunk's written values many dB
+(the bundled sample's temperatures padded with 0, psnr=40: 28.5 dB): give fill= the array's fill_value, and the
+padding is kept exactly and left out of the range and the measure, so the values written meet the
+target. The codec does not do so by itself: it cannot tell padding from values equal to it, and a
+sparse field's zeros coded as fill values cost it most of its ratio (wrf qcloud, fast, psnr=60: 73.9 -> 3.8).
 """
 
 import asyncio

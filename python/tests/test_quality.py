@@ -334,6 +334,27 @@ def test_numcodecs_roundtrip_and_config(field, mode, kind, value):
     assert np.array_equal(out.view(np.uint8), hpcz.decompress(enc).view(np.uint8))
 
 
+def test_zarr_edge_chunks_meet_the_target_with_fill(tmp_path):
+    """zarr pads edge chunks with the array's fill_value, counted in the chunk's measure (the module's doc):
+    with fill= that value the padding is kept exactly and left out, and each chunk's written values meet
+    the target over their own range; without it an edge chunk of the field padded with 0 misses it."""
+    zarr = pytest.importorskip("zarr")
+    import hpcz.zarr
+
+    a = sample()
+    chunks = (30, 48, 48)  # not dividing (100, 64, 128): the last chunks along every axis are padded
+    worst = {}
+    for fill in (None, 0.0):
+        path = tmp_path / f"z{fill}.zarr"
+        z = zarr.create_array(str(path), shape=a.shape, chunks=chunks, dtype="float32",
+                              serializer=hpcz.zarr.Hpcz(mode="fast", psnr=40.0, fill=fill), compressors=None,
+                              fill_value=0.0)
+        z[...] = a
+        back = zarr.open_array(str(path), mode="r")[...]
+        worst[fill] = min(measured(a[sel], back[sel])[0] for sel in chunk_regions(a.shape, chunks))
+    assert worst[0.0] >= 40.0 and worst[None] < 35.0, worst
+
+
 def test_numcodecs_data_and_position():
     import hpcz.numcodecs
 
