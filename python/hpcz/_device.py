@@ -249,9 +249,6 @@ def decompress(data, out, stream_from=None, check=None):
     return out
 
 
-_BITS_OF_DTYPE = {np.dtype("=f4"): 32, np.dtype("=f8"): 64}
-
-
 def _align(n):
     return (n + 255) // 256 * 256
 
@@ -299,9 +296,9 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill, abs_bound=0.0):
     plan, offset = [], 0
     for i, (a, v) in enumerate(zip(arrays, views)):
         try:
-            bits = _BITS_OF_DTYPE.get(v.dtype)  # native float32 and float64 only
-            if bits is None:
-                raise InvalidArgumentError(f"values must be float32 or float64, not {v.dtype}", 1)
+            if _dtypes.name_of(v.dtype) is None or not v.dtype.isnative:
+                raise InvalidArgumentError(f"values must be {_dtypes.ACCEPTED}, not {v.dtype}", 1)
+            bits = _device_dtype(v.dtype)  # the bits of float32 and float64, a storage type's number
             if not 1 <= len(v.shape) <= 4:
                 raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {len(v.shape)}", 1)
             if not _on_device(cupy, v, a, dev):
@@ -340,9 +337,6 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill, abs_bound=0.0):
     for j, (i, v, bits, cap, at) in enumerate(plan):
         results[i] = cupy.ndarray((n[j],), cupy.uint8, memptr=base + at)  # a view of out (cheaper than slicing)
     return results, statuses
-
-
-_DTYPE_OF_BITS = {32: np.dtype(np.float32), 64: np.dtype(np.float64)}
 
 
 def decompress_batch(blobs, outs):
@@ -386,15 +380,20 @@ def decompress_batch(blobs, outs):
             heads, parsed = _hpcz.device_batch_heads(ptrs, sizes, hws.data.ptr, hws_size, stream.ptr)
             buf, at = None, 0
             if outs is None:  # one buffer for every new output, each at a 256-byte boundary
-                total = sum(_align(math.prod(p[3]) * p[2] // 8) for p in parsed if not p[0])
+                total = sum(_align(math.prod(p[3]) * _dtypes.itemsize(p[2])) for p in parsed if not p[0])
                 buf = cupy.empty(max(total, 1), dtype=cupy.uint8)
             which, a_ptrs, o_ptrs, plan = [], [], [], []
             for k, i in enumerate(live):
-                code, message, bits, shape = parsed[k]
+                code, message, name, shape = parsed[k]
                 if code:
                     statuses[i] = (code, message)
                     continue
-                dtype, n_values = _DTYPE_OF_BITS[bits], math.prod(shape)
+                try:
+                    dtype = _dtypes.numpy_dtype(name)  # bfloat16 needs ml_dtypes
+                except Exception as e:  # noqa: BLE001
+                    statuses[i] = (getattr(e, "code", 1), str(e))
+                    continue
+                n_values = math.prod(shape)
                 tmp = None
                 if buf is not None:
                     out = cupy.ndarray(shape, dtype, memptr=buf.data + at)

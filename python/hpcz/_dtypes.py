@@ -31,6 +31,11 @@ def numpy_dtype(name):
     return np.dtype(name)
 
 
+def itemsize(name):
+    """The bytes of a value of the dtype named (bfloat16 without ml_dtypes too)."""
+    return 2 if name == "bfloat16" else np.dtype(name).itemsize
+
+
 def buffer_view(array):
     """The array as the module reads or writes it: bfloat16 as its uint16 bits (numpy's buffer protocol
     has no bfloat16)."""

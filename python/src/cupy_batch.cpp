@@ -202,7 +202,7 @@ nb::object compress(nb::list arrays, nb::handle ndarray_type, nb::handle f32, nb
 
 // decompress_batch of plain cupy uint8 archives on `device` into new arrays (outs None) or the plain
 // cupy arrays of outs: (results, statuses), statuses None where every item decoded; None where the
-// batch is not all such arrays.
+// batch is not all such arrays, or holds an archive of a storage type.
 nb::object decompress(nb::list blobs, nb::object outs, nb::handle ndarray_type, nb::handle f32, nb::handle f64,
                       nb::handle u8, int device, nb::callable alloc, uintptr_t stream) {
 #ifdef HPCZ_HAS_CUDA
@@ -255,6 +255,8 @@ nb::object decompress(nb::list blobs, nb::object outs, nb::handle ndarray_type, 
       refuse(i, int(e.code()), e.what());
       continue;
     }
+    // A storage type's archive (float16, the integers): the general path (hpcz/_device.py) makes its arrays.
+    if (info.dtype != hpcz::DType::f32 && info.dtype != hpcz::DType::f64) return nb::none();
     const size_t bytes = info.n_values * hpcz::dtype_size(info.dtype);
     PyObject* want = info.dtype == hpcz::DType::f32 ? f32.ptr() : f64.ptr();
     if (!new_outs) {

@@ -326,14 +326,15 @@ void compress_device(uintptr_t in, int dtype, const std::vector<uint64_t>& dims,
                         workspace_size, reinterpret_cast<void*>(stream));
 }
 
-// A device batch: values at ptrs[i] (bits[i], dims[i]), archives to outs[i] (caps[i] bytes), sizes to
-// the device u64 array at `sizes`.
+// A device batch: values at ptrs[i] (dtypes[i] as device_dtype_of takes them, dims[i]), archives to
+// outs[i] (caps[i] bytes), sizes to the device u64 array at `sizes`.
 std::vector<hpcz::ArrayRef> device_arrays(const std::vector<uintptr_t>& ptrs, const std::vector<int>& bits,
                                           const std::vector<std::vector<uint64_t>>& dims) {
   if (bits.size() != ptrs.size() || dims.size() != ptrs.size())
     throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a batch's pointers, dtypes and shapes differ in number");
   std::vector<hpcz::ArrayRef> arrays(ptrs.size());
-  for (size_t i = 0; i < ptrs.size(); ++i) arrays[i] = {reinterpret_cast<const void*>(ptrs[i]), dtype_of(bits[i]), dims[i]};
+  for (size_t i = 0; i < ptrs.size(); ++i)
+    arrays[i] = {reinterpret_cast<const void*>(ptrs[i]), device_dtype_of(bits[i]), dims[i]};
   return arrays;
 }
 
@@ -411,8 +412,8 @@ std::string decode_status_message(uint32_t status) {
 }
 
 // A device batch's archives read and checked in one call: their headers (the bytes, for
-// decompress_device_batch_packed), and for archive i (0, "", bits, shape) where it decodes on the
-// device, else (error code, message, 0, None). What _device.decompress_batch did item by item.
+// decompress_device_batch_packed), and for archive i (0, "", dtype name, shape) where it decodes on the
+// device, else (error code, message, None, None). What _device.decompress_batch did item by item.
 nb::tuple device_batch_heads(const std::vector<uintptr_t>& archives, const std::vector<size_t>& sizes, uintptr_t workspace,
                              size_t workspace_size, uintptr_t stream) {
   const std::string bytes = read_headers(archives, sizes, workspace, workspace_size, stream);
@@ -424,9 +425,9 @@ nb::tuple device_batch_heads(const std::vector<uintptr_t>& archives, const std::
           device_archive_info(reinterpret_cast<const uint8_t*>(bytes.data()) + i * hs, std::min(hs, sizes[i]), sizes[i]);
       nb::list shape;
       for (uint64_t x : info.dims) shape.append(x);
-      items.append(nb::make_tuple(0, "", int(hpcz::dtype_size(info.dtype) * 8), nb::tuple(shape)));
+      items.append(nb::make_tuple(0, "", hpcz::dtype_name(info.dtype), nb::tuple(shape)));
     } catch (const hpcz::Error& e) {
-      items.append(nb::make_tuple(int(e.code()), e.what(), 0, nb::none()));
+      items.append(nb::make_tuple(int(e.code()), e.what(), nb::none(), nb::none()));
     }
   }
   return nb::make_tuple(nb::bytes(bytes.data(), bytes.size()), items);

@@ -216,3 +216,26 @@ def test_device_arrays_coded_on_the_device():
     off = cupy.asarray(x)[3:]  # not 16-byte aligned: copied once
     blob = hpcz.compress(off, abs=0)
     assert np.array_equal(hpcz.decompress(blob).get(), x[3:])
+
+
+def test_device_batches_of_storage_types():
+    """compress_batch and decompress_batch of cupy arrays mixing the storage types with float32 (one
+    device batch): each archive the host call's bytes, each decoded array the CPU decoder's values, into
+    new arrays and into outs."""
+    cupy = pytest.importorskip("cupy")
+    if not hpcz.gpu_available():
+        pytest.skip("no GPU")
+    s = sample()
+    xs = [as_type(s, t) for t in (np.float16, np.int16, np.uint8, np.int32)] + [s]
+    for mode in CODECS:
+        blobs = hpcz.compress_batch([cupy.asarray(x) for x in xs], rel=1e-3, mode=mode)
+        for x, b in zip(xs, blobs):
+            assert isinstance(b, cupy.ndarray)
+            assert bytes(b.get()) == hpcz.compress(x, rel=1e-3, mode=mode, device="cpu"), (mode, x.dtype)
+        back = hpcz.decompress_batch(blobs)
+        outs = [cupy.empty(x.shape, dtype=x.dtype) for x in xs]
+        hpcz.decompress_batch(blobs, out=outs)
+        for x, b, y, o in zip(xs, blobs, back, outs):
+            want = hpcz.decompress(bytes(b.get()), device="cpu")
+            assert isinstance(y, cupy.ndarray) and y.dtype == x.dtype and y.shape == x.shape
+            assert np.array_equal(y.get(), want) and np.array_equal(o.get(), want), (mode, x.dtype)
