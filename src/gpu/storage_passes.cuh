@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "common/cuda_check.hpp"
 #include "common/error.hpp"
@@ -59,34 +60,29 @@ inline unsigned storage_grid(unsigned long long n, int sms) {
   return unsigned(std::max<unsigned long long>(1, std::min<unsigned long long>(want, (unsigned long long)sms * 16)));
 }
 
-// n values of storage type t at in (device) widened to its code type at out (device), on stream s.
-inline void widen_on_device(const void* in, DType t, unsigned long long n, void* out, int sms, cudaStream_t s) {
+// n values converted on stream s between storage type t and its code type, both in device memory:
+// widened (kWiden: in holds t's values, out the code values) or narrowed (the other way).
+template <bool kWiden>
+void convert_on_device(const void* in, DType t, unsigned long long n, void* out, int sms, cudaStream_t s) {
   if (n == 0) return;
   detail::dispatch_storage(t, [&](auto tr) {
     using Tr = decltype(tr);
     using S = typename Tr::storage_type;
     using C = typename Tr::code_type;
     if constexpr (!std::is_same_v<S, C>) {
-      storage_convert_kernel<S, S, C, true><<<storage_grid(n, sms), kStorageThreads, 0, s>>>(static_cast<const S*>(in), n,
-                                                                                             static_cast<C*>(out));
-      check(cudaGetLastError(), "widen kernel");
+      using From = std::conditional_t<kWiden, S, C>;
+      using To = std::conditional_t<kWiden, C, S>;
+      storage_convert_kernel<S, From, To, kWiden><<<storage_grid(n, sms), kStorageThreads, 0, s>>>(
+          static_cast<const From*>(in), n, static_cast<To*>(out));
+      check(cudaGetLastError(), kWiden ? "widen kernel" : "narrow kernel");
     }
   });
 }
-
-// n code values at in (device) narrowed into storage type t at out (device), on stream s.
+inline void widen_on_device(const void* in, DType t, unsigned long long n, void* out, int sms, cudaStream_t s) {
+  convert_on_device<true>(in, t, n, out, sms, s);
+}
 inline void narrow_on_device(const void* in, DType t, unsigned long long n, void* out, int sms, cudaStream_t s) {
-  if (n == 0) return;
-  detail::dispatch_storage(t, [&](auto tr) {
-    using Tr = decltype(tr);
-    using S = typename Tr::storage_type;
-    using C = typename Tr::code_type;
-    if constexpr (!std::is_same_v<S, C>) {
-      storage_convert_kernel<S, C, S, false><<<storage_grid(n, sms), kStorageThreads, 0, s>>>(static_cast<const C*>(in), n,
-                                                                                              static_cast<S*>(out));
-      check(cudaGetLastError(), "narrow kernel");
-    }
-  });
+  convert_on_device<false>(in, t, n, out, sms, s);
 }
 
 }  // namespace hpcz::gpu
