@@ -100,6 +100,9 @@ done
 expect 0 "i16 --abs 3" "$hpcz" compress -i "$in" -o "$tmp/i16.hpcz" -t i16 -d 200x64x128 --abs 3 -f -q
 expect 0 "i16 decompress" "$hpcz" decompress -i "$tmp/i16.hpcz" -o "$tmp/i16.out" -f -q
 "$hpcz" info --json "$tmp/i16.hpcz" | grep -q '"dtype": "i16"' && pass=$((pass + 1)) || { echo "FAIL: i16 info dtype"; fails=$((fails + 1)); }
+# info prints the bound the int16 values keep (3) and, apart, the code bound on their float32 code values.
+"$hpcz" info "$tmp/i16.hpcz" | grep -q 'abs 3 -> absolute 3 on the int16 values (code bound 3.5' && pass=$((pass + 1)) ||
+  { echo "FAIL: i16 info: the values' bound and the code bound"; fails=$((fails + 1)); }
 expect 1 "negative bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel -1
 expect 1 "unknown option" "$hpcz" decompress -i "$tmp/a.hpcz" -o "$tmp/c" --frob
 expect 1 "bad mode" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --rel 1e-3 --mode turbo
