@@ -110,8 +110,8 @@ def _stream(cupy, handle):
 
 
 def _device_dtype(dtype):
-    """The module's number for a device array's dtype in the one-array device calls: the bits of float32
-    and float64, else the storage type's number (_hpcz.dtypes())."""
+    """The module's number for a device array's dtype in the device calls: the bits of float32 and
+    float64, else the storage type's number (_hpcz.dtypes())."""
     if dtype in (np.float32, np.float64):
         return dtype.itemsize * 8
     return _hpcz.dtypes()[_dtypes.name_of(dtype)]
@@ -298,27 +298,27 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill, abs_bound=0.0):
         try:
             if _dtypes.name_of(v.dtype) is None or not v.dtype.isnative:
                 raise InvalidArgumentError(f"values must be {_dtypes.ACCEPTED}, not {v.dtype}", 1)
-            bits = _device_dtype(v.dtype)  # the bits of float32 and float64, a storage type's number
+            code = _device_dtype(v.dtype)
             if not 1 <= len(v.shape) <= 4:
                 raise InvalidArgumentError(f"values must have 1 to 4 dimensions, not {len(v.shape)}", 1)
             if not _on_device(cupy, v, a, dev):
                 raise InvalidArgumentError("a device batch is on one GPU", 1)
-            cap = _hpcz.max_compressed_size(v.size, bits)
+            cap = _hpcz.max_compressed_size(v.size, code)
         except Exception as e:  # noqa: BLE001 - hpcz errors become the item's status
             statuses[i] = (getattr(e, "code", 1), str(e))
             continue
-        plan.append((i, v, bits, cap, offset))
+        plan.append((i, v, code, cap, offset))
         offset += _align(cap)
     results = [None] * len(arrays)
     if not plan:
         return results, statuses
-    bits = [p[2] for p in plan]
+    codes = [p[2] for p in plan]
     dims = [list(p[1].shape) for p in plan]
     with cupy.cuda.Device(dev):
         _hpcz.use_device(dev)
         stream = _stream(cupy, views[0].stream_handle)
         with stream:
-            ws_size = _hpcz.compress_device_batch_workspace(bits, dims, mode, kind, bound, fill, abs_bound)
+            ws_size = _hpcz.compress_device_batch_workspace(codes, dims, mode, kind, bound, fill, abs_bound)
             out = cupy.empty(max(offset, 1), dtype=cupy.uint8)
             ws = cupy.empty(ws_size, dtype=cupy.uint8)
             sizes = cupy.zeros(len(plan), dtype=cupy.uint64)
@@ -329,12 +329,12 @@ def compress_batch(arrays, mode, kind, bound, lossless, fill, abs_bound=0.0):
                     keep.append(cupy.ascontiguousarray(cupy.asarray(arrays[i])).copy())
                     ptr = keep[-1].data.ptr
                 ptrs.append(ptr)
-            _hpcz.compress_device_batch(ptrs, bits, dims, mode, kind, bound, fill,
+            _hpcz.compress_device_batch(ptrs, codes, dims, mode, kind, bound, fill,
                                         [out.data.ptr + p[4] for p in plan], [p[3] for p in plan], sizes.data.ptr,
                                         ws.data.ptr, ws_size, stream.ptr, abs_bound)
             n = sizes.get(stream=stream).tolist()  # the one wait
     base = out.data
-    for j, (i, v, bits, cap, at) in enumerate(plan):
+    for j, (i, v, code, cap, at) in enumerate(plan):
         results[i] = cupy.ndarray((n[j],), cupy.uint8, memptr=base + at)  # a view of out (cheaper than slicing)
     return results, statuses
 

@@ -328,29 +328,29 @@ void compress_device(uintptr_t in, int dtype, const std::vector<uint64_t>& dims,
 
 // A device batch: values at ptrs[i] (dtypes[i] as device_dtype_of takes them, dims[i]), archives to
 // outs[i] (caps[i] bytes), sizes to the device u64 array at `sizes`.
-std::vector<hpcz::ArrayRef> device_arrays(const std::vector<uintptr_t>& ptrs, const std::vector<int>& bits,
+std::vector<hpcz::ArrayRef> device_arrays(const std::vector<uintptr_t>& ptrs, const std::vector<int>& dtypes,
                                           const std::vector<std::vector<uint64_t>>& dims) {
-  if (bits.size() != ptrs.size() || dims.size() != ptrs.size())
+  if (dtypes.size() != ptrs.size() || dims.size() != ptrs.size())
     throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a batch's pointers, dtypes and shapes differ in number");
   std::vector<hpcz::ArrayRef> arrays(ptrs.size());
   for (size_t i = 0; i < ptrs.size(); ++i)
-    arrays[i] = {reinterpret_cast<const void*>(ptrs[i]), device_dtype_of(bits[i]), dims[i]};
+    arrays[i] = {reinterpret_cast<const void*>(ptrs[i]), device_dtype_of(dtypes[i]), dims[i]};
   return arrays;
 }
 
-size_t compress_device_batch_workspace(const std::vector<int>& bits, const std::vector<std::vector<uint64_t>>& dims,
+size_t compress_device_batch_workspace(const std::vector<int>& dtypes, const std::vector<std::vector<uint64_t>>& dims,
                                        const std::string& mode, const std::string& bound_kind, double bound,
                                        std::optional<double> fill, double abs_bound) {
-  return hpcz::compress_device_batch_workspace_size(device_arrays(std::vector<uintptr_t>(bits.size()), bits, dims),
+  return hpcz::compress_device_batch_workspace_size(device_arrays(std::vector<uintptr_t>(dtypes.size()), dtypes, dims),
                                                     options_of(mode, bound_kind, bound, fill, abs_bound));
 }
 
-void compress_device_batch(const std::vector<uintptr_t>& ptrs, const std::vector<int>& bits,
+void compress_device_batch(const std::vector<uintptr_t>& ptrs, const std::vector<int>& dtypes,
                            const std::vector<std::vector<uint64_t>>& dims, const std::string& mode,
                            const std::string& bound_kind, double bound, std::optional<double> fill,
                            const std::vector<uintptr_t>& outs, const std::vector<size_t>& caps, uintptr_t sizes,
                            uintptr_t workspace, size_t workspace_size, uintptr_t stream, double abs_bound) {
-  const std::vector<hpcz::ArrayRef> arrays = device_arrays(ptrs, bits, dims);
+  const std::vector<hpcz::ArrayRef> arrays = device_arrays(ptrs, dtypes, dims);
   if (outs.size() != ptrs.size() || caps.size() != ptrs.size())
     throw hpcz::Error(hpcz::ErrorCode::invalid_argument, "a batch's arrays and outputs differ in number");
   const hpcz::Options o = options_of(mode, bound_kind, bound, fill, abs_bound);
@@ -529,9 +529,9 @@ NB_MODULE(_hpcz, m) {
         nb::arg("size"), nb::arg("workspace"), nb::arg("workspace_size"), nb::arg("stream"), nb::arg("abs_bound") = 0.0);
   m.def("decompress_device_workspace", &decompress_device_workspace);
   m.def("decompress_device", &decompress_device);
-  m.def("compress_device_batch_workspace", &compress_device_batch_workspace, nb::arg("bits"), nb::arg("dims"),
+  m.def("compress_device_batch_workspace", &compress_device_batch_workspace, nb::arg("dtypes"), nb::arg("dims"),
         nb::arg("mode"), nb::arg("bound_kind"), nb::arg("bound"), nb::arg("fill").none(), nb::arg("abs_bound") = 0.0);
-  m.def("compress_device_batch", &compress_device_batch, nb::arg("ptrs"), nb::arg("bits"), nb::arg("dims"),
+  m.def("compress_device_batch", &compress_device_batch, nb::arg("ptrs"), nb::arg("dtypes"), nb::arg("dims"),
         nb::arg("mode"), nb::arg("bound_kind"), nb::arg("bound"), nb::arg("fill").none(), nb::arg("outs"),
         nb::arg("caps"), nb::arg("sizes"), nb::arg("workspace"), nb::arg("workspace_size"), nb::arg("stream"),
         nb::arg("abs_bound") = 0.0);
