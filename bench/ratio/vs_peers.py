@@ -79,7 +79,7 @@ def main():
     coders = [("SZ3 3.3.2", lambda x, eb, t: run_sz(os.path.join(peers, "sz3"), [], x, eb, t)),
               ("HPEZ -q 4 -T CR", lambda x, eb, t: run_sz(os.path.join(peers, "qoz"), ["-q", "4", "-T", "CR"], x, eb, t)),
               ("SPERR 0.8.5", lambda x, eb, t: run_sperr(peers, x, eb, t))]
-    lines = ["# hpcz interp --lossless against SZ3, HPEZ and SPERR at equal max error (CPU, untiled fields)", "",
+    lines = ["# hpcz interp --lossless against SZ3, HPEZ and SPERR at equal max error and at equal PSNR (CPU, untiled fields)", "",
              "CR (max error / bound; * beyond the bound, not counted).", "",
              "| field | rel | hpcz | " + " | ".join(n for n, _ in coders) + " | best strict peer / hpcz |",
              "|---|---|---|" + "---|" * len(coders) + "---|"]
