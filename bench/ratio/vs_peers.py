@@ -66,6 +66,17 @@ def psnr_of(x, y):
     return float("inf") if mse == 0 else 20 * math.log10(float(a.max() - a.min())) - 10 * math.log10(mse)
 
 
+def each_peer(peers, x, arg, tmp, cells):
+    """(name, size, reconstruction) of every peer that ran on x (code(x, arg, tmp)); a failure is its cell."""
+    for name, code in peers:
+        try:
+            size, y = code(x, arg, tmp)
+        except (subprocess.CalledProcessError, OSError) as e:
+            cells.append(f"failed ({type(e).__name__})")
+            continue
+        yield name, size, y
+
+
 def worst(x, y, eb):
     """max |y - x| / eb over the values (exact in double: the values are float32 or float64 ones)."""
     d = np.abs(y.astype(np.float64).ravel() - x.astype(np.float64).ravel())
@@ -97,12 +108,7 @@ def main():
                 assert hw <= 1.0, (name, rel, hw)
                 h_cr = x.nbytes / len(blob)
                 cells, best = [], 0.0
-                for peer, code in coders:
-                    try:
-                        size, y = code(x, eb, tmp)
-                    except (subprocess.CalledProcessError, OSError) as e:
-                        cells.append(f"failed ({type(e).__name__})")
-                        continue
+                for _, size, y in each_peer(coders, x, eb, tmp, cells):
                     w, cr = worst(x, y, eb), x.nbytes / size
                     cells.append(f"{cr:.2f} ({w:.4f}{'*' if w > 1.0 else ''})")
                     if w <= 1.0:
@@ -136,12 +142,7 @@ def main():
                 assert hp >= t, (name, t, hp)
                 h_bits = 8 * len(blob) / x.size
                 cells, best, sperr = [], None, None
-                for peer, code in peers_psnr:
-                    try:
-                        size, y = code(x, t, tmp)
-                    except (subprocess.CalledProcessError, OSError) as e:
-                        cells.append(f"failed ({type(e).__name__})")
-                        continue
+                for peer, size, y in each_peer(peers_psnr, x, t, tmp, cells):
                     got, bits = psnr_of(x, y), 8 * size / x.size
                     cells.append(f"{bits:.3f} ({got:.1f}{'*' if got < t else ''})")
                     if got < t:
