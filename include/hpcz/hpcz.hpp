@@ -89,7 +89,7 @@ struct Options {
   Codec codec = Codec::fast;
   std::optional<double> fill;  // values equal to it are excluded from the range and kept exactly
   Backend backend = Backend::automatic;
-  uint32_t radius = 512;  // ratio mode: quant codes cover |delta| < radius (1..2048); others are outliers
+  uint32_t radius = 512;  // ratio mode: quant codes cover |delta| < radius (1..2048); others are outliers (pw_rel: 512 means 2048)
   // A lossless pass over each encoded chunk, the better of Deflate and ORC RLE v2 or none per chunk
   // (format version 2). Host API only: compress_device refuses it, decompress_device refuses such
   // archives; decompress() unwraps them (on the GPU with the lossless framework when present).

@@ -92,9 +92,16 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   const double step_t = detail::dispatch_dtype(h.dtype, [&](auto tr) {
     return double(typename decltype(tr)::value_type(info.step));
   });
-  if (h.mode == BoundMode::pw_rel) {
+  if (h.mode == BoundMode::pw_rel && h.codec != Codec::fast) {
+    // The log2 transform (version 8): the factor, and the bound and step of the logs that follow from it.
+    if (info.version < 8) corrupt("pointwise-relative bound in a version " + std::to_string(info.version) + " " + codec->name + " archive");
+    if (!(info.bound >= quant::kPwLogMinBound && info.bound < 1)) corrupt("pointwise-relative bound");
+    if (format::has_storage_type(h)) corrupt("pointwise-relative bound on a " + std::string(dtype_name(h.storage)) + " array");
+    const double eb = h.dtype == DType::f32 ? quant::pw_log_bound<float>(info.bound) : quant::pw_log_bound<double>(info.bound);
+    if (info.eb_abs != eb) corrupt("absolute bound");
+    if (info.step != quant::pw_log_step(eb)) corrupt("quantization step");
+  } else if (h.mode == BoundMode::pw_rel) {
     // The factor (eb_abs is the factor too) and the width of the magnitude steps that follows from it.
-    if (h.codec != Codec::fast) corrupt("pointwise-relative bound in a " + std::string(codec->name) + " archive");
     if (!(info.bound > 0 && info.bound < 1) || info.eb_abs != info.bound) corrupt("pointwise-relative bound");
     if (format::has_storage_type(h)) corrupt("pointwise-relative bound on a " + std::string(dtype_name(h.storage)) + " array");
     const double w = detail::dispatch_dtype(h.dtype, [&](auto tr) {
@@ -104,7 +111,7 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   } else if (!(info.step >= 0) || step_t != info.step || (info.eb_abs > 0 && info.step > 2 * info.eb_abs)) {
     corrupt("quantization step");
   }
-  // Ratio and interp archives are written at versions 1, 2 and 6 only (format::archive_version); the
+  // Ratio and interp archives are written at versions 1, 2, 6, 7 and 8 only (format::archive_version); the
   // combined bound modes need version 6.
   if (h.codec != Codec::fast && info.version > format::archive_version(h.codec, true, BoundMode::abs) &&
       info.version < 6)

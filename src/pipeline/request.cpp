@@ -30,8 +30,9 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   if (opt.mode == BoundMode::pw_rel) {
     if (!(opt.bound > 0 && opt.bound < 1))
       fail(ErrorCode::invalid_argument, "a pointwise-relative bound must be above 0 and below 1");
-    if (opt.codec != Codec::fast)
-      fail(ErrorCode::invalid_argument, std::string("pw_rel is coded by the fast mode only, not ") + codec_name(opt.codec));
+    if (opt.codec != Codec::fast && opt.bound < quant::kPwLogMinBound)
+      fail(ErrorCode::invalid_argument, std::string("pw_rel in the ") + codec_name(opt.codec) +
+                                            " mode takes bounds from 1e-06 (its log2 field's quantization range); the fast mode codes any");
   }
   if (detail::is_storage_type(dtype) && (opt.mode == BoundMode::pw_rel || combined))
     fail(ErrorCode::invalid_argument, std::string(bound_mode_name(opt.mode)) + " bounds code float32 and float64 arrays, not " +

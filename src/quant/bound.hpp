@@ -7,6 +7,7 @@
 #include "common/hd.hpp"
 #include "common/storage.hpp"
 #include "format/header.hpp"
+#include "quant/logmap.hpp"
 #include "quant/quantizer.hpp"
 #include "quant/range.hpp"
 
@@ -25,10 +26,14 @@ HPCZ_HD bool mode_quality(BoundMode mode) { return mode == BoundMode::psnr || mo
 HPCZ_HD bool mode_combined(BoundMode mode) { return mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel; }
 
 // The value transform a mode codes through: the codecs bound the transformed values by eb_abs and the
-// decoder inverts it. Not stored: it follows from the mode (transform_of). Identity, for every mode
-// today: the values themselves (docs/DESIGN.md, "Adding a bound mode", says where one runs).
-enum class Transform : uint8_t { identity = 0 };
-HPCZ_HD Transform transform_of(BoundMode) { return Transform::identity; }
+// decoder inverts it. Not stored: it follows from the mode and the codec (transform_of). log2: pw_rel in
+// the ratio-class codecs, each chunk's log2 |x| coded as float64 under eb_abs (logmap.hpp,
+// ratio_class/pw_log_chunk.hpp); identity for every other pair (the fast codec codes pw_rel in its
+// quantizer: quantizer.hpp, pw_rel_*).
+enum class Transform : uint8_t { identity = 0, log2 = 1 };
+HPCZ_HD Transform transform_of(BoundMode mode, Codec codec) {
+  return mode == BoundMode::pw_rel && codec != Codec::fast ? Transform::log2 : Transform::identity;
+}
 
 // A compression's bound. Asked: the mode and bound of the request (with the absolute part of a
 // combined mode), the values' type (the step is one of its values), the fill value (outside the range
@@ -182,6 +187,9 @@ HPCZ_HD bool step_from_sample(BoundMode mode, double bound, DType storage) {
 // A pw_rel bound's step: the width 2k + 1 of the magnitude steps (quantizer.hpp, pw_rel_half).
 template <class T> HPCZ_HD double pw_rel_step(double r) { return double(2 * pw_rel_half<T>(r) + 1); }
 
+// The step of the log2 transform's float64 values: the margin of |y| < kLogMax (choose_step).
+HPCZ_HD double pw_log_step(double eb) { return choose_step<double>(eb, true, -kLogMax, kLogMax, kLogMax); }
+
 // The bound asked for settled from the range keys (key_min > key_max: no finite, non-fill value) and
 // the largest |x| of the step's sample (used only where step_from_sample; the range's max |x| else):
 // the range and eb_abs here, and the magnitude the step's margin is taken from (returned).
@@ -191,20 +199,24 @@ HPCZ_HD double settle_range(Bound& b, uint64_t key_min, uint64_t key_max, double
   b.range_max = b.range_valid ? range_value(key_max) : 0.0;
   b.eb_abs = code_bound(b.storage, absolute_bound(b.mode, b.bound, b.abs_part, b.range_valid, b.range_min, b.range_max),
                         b.range_valid, b.range_min, b.range_max);
+  if (b.transform == Transform::log2) b.eb_abs = b.dtype == DType::f32 ? pw_log_bound<float>(b.bound) : pw_log_bound<double>(b.bound);
   return step_from_sample(b.mode, b.bound, b.storage) ? sample_maxabs : range_maxabs(b.range_valid, b.range_min, b.range_max);
 }
 // settle_as<T>: where the values' type T is known (b.dtype is T's), as in the encoders.
 template <class T> HPCZ_HD Bound settle_as(Bound b, uint64_t key_min, uint64_t key_max, double sample_maxabs) {
   const double maxabs = settle_range(b, key_min, key_max, sample_maxabs);
-  b.step = b.mode == BoundMode::pw_rel ? pw_rel_step<T>(b.bound)
-                                       : choose_step<T>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs);
+  if (b.transform == Transform::log2) b.step = pw_log_step(b.eb_abs);
+  else if (b.mode == BoundMode::pw_rel) b.step = pw_rel_step<T>(b.bound);
+  else b.step = choose_step<T>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs);
   return b;
 }
 // By b.dtype. Also run on the GPU (the seal), which cannot throw: b.dtype was checked on the host
 // (header_template). A new dtype adds its choose_step here (docs/DESIGN.md, "Adding a dtype").
 HPCZ_HD Bound settle(Bound b, uint64_t key_min, uint64_t key_max, double sample_maxabs) {
   const double maxabs = settle_range(b, key_min, key_max, sample_maxabs);
-  if (b.mode == BoundMode::pw_rel)
+  if (b.transform == Transform::log2)
+    b.step = pw_log_step(b.eb_abs);
+  else if (b.mode == BoundMode::pw_rel)
     b.step = b.dtype == DType::f32 ? pw_rel_step<float>(b.bound) : pw_rel_step<double>(b.bound);
   else
     b.step = b.dtype == DType::f32 ? choose_step<float>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs)
@@ -221,7 +233,7 @@ HPCZ_HD Bound bound_of(const format::HeaderFields& h) {
   b.mode = h.mode;
   b.dtype = h.dtype;
   b.storage = h.storage;
-  b.transform = transform_of(h.mode);
+  b.transform = transform_of(h.mode, h.codec);
   b.has_fill = h.flags & format::kFlagFill;
   b.range_valid = h.flags & format::kFlagRangeValid;
   b.bound = h.bound;
@@ -250,7 +262,10 @@ HPCZ_HD void store(format::HeaderFields& h, const Bound& b) {
 }
 
 // The quantizer's parameters of a settled bound: what every codec's encoder and decoder code with.
+// Under the log2 transform: those of its float64 values (no fill among them: the transform codes the
+// fill value apart).
 template <class T> HPCZ_HD QuantParams<T> quant_params(const Bound& b) {
+  if (b.transform == Transform::log2) return make_params<T>(b.eb_abs, b.step, false, 0.0);
   QuantParams<T> p = make_params<T>(b.eb_abs, b.step, b.has_fill, b.fill);
   if (b.mode == BoundMode::pw_rel) {
     p.pw = 1;

@@ -4,6 +4,7 @@
 #include "codecs/codec.hpp"
 #include "codecs/interp/interp_chunk.hpp"
 #include "codecs/ratio_class/ops.hpp"
+#include "codecs/ratio_class/pw_log_chunk.hpp"
 #include "common/dtype.hpp"
 #include "quant/bound.hpp"
 
@@ -18,14 +19,41 @@ using namespace hpcz::ratio;
 constexpr uint64_t kEncodeCost = 12;
 constexpr uint32_t kDecodeCost = 2;
 
+// Under pw_rel (the log2 transform): each chunk's float64 log field coded by the same chunk coder
+// (pw_log_chunk.hpp).
 codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, const codecs::Slab& slab) {
+  const quant::Bound b = quant::bound_of(h);
+  if (b.transform == quant::Transform::log2) {
+    const quant::QuantParams<double> p = quant::quant_params<double>(b);
+    const PwParams w{h.bound, b.has_fill, h.fill};
+    return detail::dispatch_dtype(h.dtype, [&](auto tr) {
+      using T = typename decltype(tr)::value_type;
+      struct Scratch {
+        EncodeScratch<double> e;
+        InterpScratch<double> i;
+        PwScratch pw;
+      };
+      return encode_chunks<Scratch>(
+          static_cast<const T*>(in), h, slab.first_chunk, kEncodeCost,
+          [&](const T* chunk_in, const predict::ChunkShape& cs, Scratch& s, std::vector<uint8_t>& out, int threads) {
+            encode_pw_chunk(
+                chunk_in, cs.count(), w, /*placed=*/false, s.pw, out, threads,
+                [&](const double* y, std::vector<uint8_t>& bytes) {
+                  encode_best_chunk(y, cs, p, h.block_param, s.i, s.e, bytes, threads);
+                },
+                [&](const uint8_t* src, uint32_t size, double* y) {
+                  return decode_best_chunk<double>(src, size, cs, p, h.block_param, y, threads);
+                });
+          });
+    });
+  }
   return detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
     struct Scratch {
       EncodeScratch<T> e;
       InterpScratch<T> i;
     };
-    const quant::QuantParams<T> p = quant::quant_params<T>(quant::bound_of(h));
+    const quant::QuantParams<T> p = quant::quant_params<T>(b);
     return encode_chunks<Scratch>(
         static_cast<const T*>(in), h, slab.first_chunk, kEncodeCost,
         [&](const T* chunk_in, const predict::ChunkShape& cs, Scratch& s, std::vector<uint8_t>& out, int threads) {
@@ -36,10 +64,17 @@ codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, cons
 
 bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out, int threads) {
   const predict::ChunkShape cs = predict::chunk_shape(shape_of(h), c);
+  const quant::Bound b = quant::bound_of(h);
   return detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
-    return decode_best_chunk<T>(src, size, cs, quant::quant_params<T>(quant::bound_of(h)), h.block_param, static_cast<T*>(out),
-                                threads);
+    if (b.transform == quant::Transform::log2) {
+      const quant::QuantParams<double> p = quant::quant_params<double>(b);
+      return decode_pw_chunk<T>(src, size, cs.count(), static_cast<T*>(out), threads,
+                                [&](const uint8_t* s, uint32_t n, double* y) {
+                                  return decode_best_chunk<double>(s, n, cs, p, h.block_param, y, threads);
+                                });
+    }
+    return decode_best_chunk<T>(src, size, cs, quant::quant_params<T>(b), h.block_param, static_cast<T*>(out), threads);
   });
 }
 

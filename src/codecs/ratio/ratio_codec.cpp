@@ -3,16 +3,41 @@
 #include "codecs/codec.hpp"
 #include "codecs/ratio_class/chunk.hpp"
 #include "codecs/ratio_class/ops.hpp"
+#include "codecs/ratio_class/pw_log_chunk.hpp"
 #include "common/dtype.hpp"
 #include "quant/bound.hpp"
 
 namespace hpcz::ratio {
 namespace {
 
+// Under pw_rel (the log2 transform): each chunk's float64 log field coded by the same chunk coder
+// (pw_log_chunk.hpp).
 codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, const codecs::Slab& slab) {
+  const quant::Bound b = quant::bound_of(h);
+  if (b.transform == quant::Transform::log2) {
+    const quant::QuantParams<double> p = quant::quant_params<double>(b);
+    const PwParams w{h.bound, b.has_fill, h.fill};
+    return detail::dispatch_dtype(h.dtype, [&](auto tr) {
+      using T = typename decltype(tr)::value_type;
+      struct Scratch {
+        EncodeScratch<double> e;
+        PwScratch pw;
+      };
+      return encode_chunks<Scratch>(
+          static_cast<const T*>(in), h, slab.first_chunk, 1,
+          [&](const T* chunk_in, const predict::ChunkShape& cs, Scratch& s, std::vector<uint8_t>& out, int threads) {
+            encode_pw_chunk(
+                chunk_in, cs.count(), w, /*placed=*/true, s.pw, out, threads,
+                [&](const double* y, std::vector<uint8_t>& bytes) { encode_chunk(y, cs, p, h.block_param, s.e, bytes, threads); },
+                [&](const uint8_t* src, uint32_t size, double* y) {
+                  return decode_chunk<double>(src, size, cs, p, h.block_param, y, threads);
+                });
+          });
+    });
+  }
   return detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
-    const quant::QuantParams<T> p = quant::quant_params<T>(quant::bound_of(h));
+    const quant::QuantParams<T> p = quant::quant_params<T>(b);
     return encode_chunks<EncodeScratch<T>>(
         static_cast<const T*>(in), h, slab.first_chunk, 1,
         [&](const T* chunk_in, const predict::ChunkShape& cs, EncodeScratch<T>& s, std::vector<uint8_t>& out,
@@ -22,9 +47,17 @@ codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, cons
 
 bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out, int threads) {
   const predict::ChunkShape cs = predict::chunk_shape(shape_of(h), c);
+  const quant::Bound b = quant::bound_of(h);
   return detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
-    return decode_chunk<T>(src, size, cs, quant::quant_params<T>(quant::bound_of(h)), h.block_param, static_cast<T*>(out), threads);
+    if (b.transform == quant::Transform::log2) {
+      const quant::QuantParams<double> p = quant::quant_params<double>(b);
+      return decode_pw_chunk<T>(src, size, cs.count(), static_cast<T*>(out), threads,
+                                [&](const uint8_t* s, uint32_t n, double* y) {
+                                  return decode_chunk<double>(s, n, cs, p, h.block_param, y, threads);
+                                });
+    }
+    return decode_chunk<T>(src, size, cs, quant::quant_params<T>(b), h.block_param, static_cast<T*>(out), threads);
   });
 }
 

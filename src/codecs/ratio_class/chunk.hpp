@@ -34,6 +34,7 @@ using predict::ChunkShape;
 
 constexpr uint32_t kDefaultRadius = 512;
 constexpr uint32_t kMaxRadius = huffman::kMaxSymbols / 2;
+constexpr uint32_t kPwRelRadius = kMaxRadius;  // pw_rel's default (plan): docs/EXPERIMENTS.md
 constexpr uint32_t kChunkHeaderBytes = 16;
 // Header bytes 128..135 for this codec: the longest codeword and the predictor (1 = Lorenzo).
 constexpr uint64_t kCodecParams = uint64_t(huffman::kMaxLen) | uint64_t(1) << 8;

@@ -20,10 +20,11 @@ uint64_t chunk_min(const format::HeaderFields& h, uint64_t c);
 uint64_t archive_bound(uint64_t n, DType dtype);
 
 // A chunk's sections from its header words alone (the first 16 bytes, 24 for an interpolation chunk,
-// which only a codec that writes them accepts: interp_kinds).
+// which only a codec that writes them accepts: interp_kinds; 16 more under pw_rel's log chunks, whose
+// side sections count as exceptions).
 bool chunk_stages(const ArchiveInfo& info, uint64_t c, const uint8_t* head, uint32_t size, StageSizes& z,
                   bool interp_kinds);
-constexpr uint32_t kStageHeadBytes = kChunkHeaderBytes + kInterpExtraBytes;
+constexpr uint32_t kStageHeadBytes = 2 * kChunkHeaderBytes + kInterpExtraBytes;
 
 // Encodes every chunk of a slab (h its slab header, in its first value): one(chunk_in, shape, s, out,
 // threads) codes a chunk into out with scratch s. Chunks are large (about 4 Mi values): with

@@ -4,6 +4,7 @@
 
 #include "codecs/ratio_class/engine_gpu.hpp"
 #include "codecs/ratio_class/ops.hpp"
+#include "codecs/ratio_class/pw_log_chunk.hpp"
 #include "common/dtype.hpp"
 #include "common/error.hpp"
 
@@ -14,7 +15,8 @@ void plan(format::HeaderFields& h, const Options& opt) {
     fail(ErrorCode::invalid_argument, "radius must be 1 to " + std::to_string(kMaxRadius));
   const predict::Shape s = shape_of(h);
   h.chunk_values = uint32_t(s.chunk_values());
-  h.block_param = opt.radius;
+  // pw_rel's log field spreads wider residuals than a field's values do: the widest radius unless asked.
+  h.block_param = opt.mode == BoundMode::pw_rel && opt.radius == kDefaultRadius ? kPwRelRadius : opt.radius;
   h.n_chunks = div_ceil(s.slabs, s.chunk_slabs);
 }
 
@@ -47,11 +49,19 @@ uint64_t archive_bound(uint64_t n, DType dtype) {
 bool chunk_stages(const ArchiveInfo& info, uint64_t c, const uint8_t* head, uint32_t size, StageSizes& z,
                   bool interp_kinds) {
   const predict::Shape shape = predict::working_shape(info.dims.data(), int(info.dims.size()));
-  const uint32_t vb = uint32_t(dtype_size(info.dtype)), nsym = 2 * info.block_values;
+  uint32_t vb = uint32_t(dtype_size(info.dtype));
+  const uint32_t nsym = 2 * info.block_values;
   const uint32_t count = predict::chunk_shape(shape, c).count();
   if (is_raw_chunk(head, size, count, vb)) {
     z.raw_chunks += size;
     return true;
+  }
+  if (info.mode == BoundMode::pw_rel) {  // a log chunk (pw_log_chunk.hpp): its side sections as exceptions
+    uint32_t inner, specials, signs;
+    bool placed;
+    if (!parse_pw_head(head, size, inner, specials, signs, placed)) return false;
+    z.exceptions += size - inner;
+    head += kChunkHeaderBytes, size = inner, vb = sizeof(double);
   }
   ChunkLayout L;
   InterpChunkHead ih;
