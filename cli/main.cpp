@@ -47,7 +47,8 @@ static const char* kUsageTemplate =
     "TYPE: f32, f64, f16, bf16, i8, u8, i16, u16, i32 or u32. f16, bf16 and the integers are coded as f32\n"
     "  (i32, u32: f64) and held in memory; integer bounds are whole numbers (--abs 0: lossless).\n"
     "--abs E --rel R: every value within both bounds (abs_and_rel); with --either, within one (abs_or_rel).\n"
-    "--pw-rel R: every value within R x |value| (0 < R < 1; zero and signs kept; --mode fast).\n"
+    "--pw-rel R: every value within R x |value| (0 < R < 1; zero and signs kept; --mode ratio and interp code\n"
+    "  log2 |value| on the CPU and take R from 1e-6).\n"
     "--psnr DB, --nrmse E: the array's PSNR (of its value range) at least DB, or its NRMSE at most E;\n"
     "  `hpcz info` gives the PSNR achieved. The whole array is held in memory.\n"
     "--max-output 4G: an archive whose array is larger is refused (bad input) before any is decoded.\n"
@@ -393,7 +394,7 @@ int cmd_compress(const std::vector<std::string>& args) {
                                          dtype_short_name(t) + " needs " + std::to_string(n * dtype_size(t)));
   clock.mark("open");
   backend.get();  // started while the input opened
-  o.backend = resolve_backend(o.backend, o.codec);
+  o.backend = resolve_backend(o.backend, o.codec, o.mode);
   clock.mark("backend start-up");
   so.progress = progress_bar("compressing");
   StreamStats stats;
@@ -442,7 +443,7 @@ int cmd_decompress(const std::vector<std::string>& args) {
   so.stats = &stats;
   const ArchiveInfo info =
       about_input(in, [&] { return decompress_stream(input.source(), *sink.sink(), asked, so, limits); });
-  const Backend b = resolve_backend(asked, info.codec);
+  const Backend b = resolve_backend(asked, info.codec, info.mode);
   sink.commit();
   clock.mark("decompress (read, decode, write)");
   double secs = seconds_since(t0);
@@ -567,7 +568,11 @@ int cmd_info(const std::vector<std::string>& args) {
   else if (i.psnr_achieved)
     std::printf("  bound        %s %.6g -> absolute %.9g; PSNR achieved %.2f dB\n", mode, i.bound, i.eb_abs, *i.psnr_achieved);
   else if (i.mode == BoundMode::pw_rel)
-    std::printf("  bound        pw_rel %.6g (every value within that x |value|; steps of %.17g ulps)\n", i.bound, i.step);
+    if (i.codec == Codec::fast)
+      std::printf("  bound        pw_rel %.6g (every value within that x |value|; steps of %.17g ulps)\n", i.bound, i.step);
+    else
+      std::printf("  bound        pw_rel %.6g (every value within that x |value|; log2 |value| within %.17g)\n", i.bound,
+                  i.eb_abs);
   else if (i.mode == BoundMode::abs_and_rel || i.mode == BoundMode::abs_or_rel)
     std::printf("  bound        %s (rel %.6g %s an abs bound) -> absolute %.9g\n", mode, i.bound,
                 i.mode == BoundMode::abs_and_rel ? "and" : "or", i.eb_abs);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/storage.hpp"  // header-only: the plugin and the chunk writer take src/ for it alone
+#include "quant/logmap.hpp"     // header-only: kPwLogMinBound
 #include "hpcz/hpcz.hpp"
 
 namespace hpcz::h5z {
@@ -127,11 +128,9 @@ inline const char* invalid_words(size_t n, const unsigned* v, unsigned dtype_id)
   if (n >= 3 && *bound_mode_of_id(v[2]) == BoundMode::pw_rel) {
     if (n >= 5 && !(double_of(v[3], v[4]) > 0 && double_of(v[3], v[4]) < 1))
       return "hpcz: a pointwise-relative bound (pw_rel, bound kind 3) must be above 0 and below 1 (words 3 and 4)";
-    if (*codec_of_id(v[1]) != Codec::fast) {
-      static const std::string why = "hpcz: pw_rel (bound kind 3) is coded by the fast mode only (word 1 must be " +
-                                     std::to_string(unsigned(Codec::fast)) + ")";
-      return why.c_str();
-    }
+    if (n >= 5 && *codec_of_id(v[1]) != Codec::fast && double_of(v[3], v[4]) < quant::kPwLogMinBound)
+      return "hpcz: pw_rel (bound kind 3) in the ratio and interp modes takes bounds from 1e-06 (words 3 and 4); the "
+             "fast mode codes any";
   }
   // Storage types (float16, bfloat16, the integers) take abs, rel and the quality targets (the library's rule).
   if (n >= 3 && dtype_of_id(dtype_id) && detail::is_storage_type(*dtype_of_id(dtype_id)) &&

@@ -104,8 +104,8 @@ const Hdf5* hdf5(const void* caller) {
   return g_hdf5.complete() ? &g_hdf5 : nullptr;
 }
 
-hpcz::Backend backend_for(size_t bytes, hpcz::Codec codec) {
-  return bytes >= kGpuChunkBytes && hpcz::resolve_backend(hpcz::Backend::automatic, codec) == hpcz::Backend::gpu
+hpcz::Backend backend_for(size_t bytes, hpcz::Codec codec, hpcz::BoundMode mode) {
+  return bytes >= kGpuChunkBytes && hpcz::resolve_backend(hpcz::Backend::automatic, codec, mode) == hpcz::Backend::gpu
              ? hpcz::Backend::gpu
              : hpcz::Backend::cpu;
 }
@@ -274,7 +274,7 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
       const size_t out_bytes = info.n_values * hpcz::dtype_size(info.dtype);
       void* out = std::malloc(out_bytes ? out_bytes : 1);
       if (!out) return 0;
-      const hpcz::Backend backend = backend_for(out_bytes, info.codec);
+      const hpcz::Backend backend = backend_for(out_bytes, info.codec, info.mode);
       try {
         hpcz::decompress(a, nbytes, out, out_bytes, backend);
       } catch (...) {
@@ -290,7 +290,7 @@ size_t filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size
     if (!parse_params(cd_nelmts, cd_values, p)) return 0;
     if (p.n_values * hpcz::dtype_size(p.dtype) != nbytes) return 0;
     hpcz::Options o = p.options;
-    o.backend = backend_for(nbytes, o.codec);
+    o.backend = backend_for(nbytes, o.codec, o.mode);
     const hpcz::DType dtype = p.dtype;
     const std::vector<uint64_t>& dims = p.dims;
     const uint64_t n = p.n_values;

@@ -151,11 +151,15 @@ def _bound_rule(abs, rel, bound_rule, pw_rel=None, psnr=None, nrmse=None):
     return "abs" if abs is not None else "rel"
 
 
-def _check_pw_rel_mode(kind, mode):
+_PW_LOG_MIN = 1e-6  # quant::kPwLogMinBound
+
+
+def _check_pw_rel_mode(kind, mode, bound=None):
     """The codec classes' check, at construction, of what the library refuses when a chunk is coded:
-    pw_rel is coded by the fast mode only (the library's words)."""
-    if kind == "pw_rel" and mode != "fast":
-        raise InvalidArgumentError(f"pw_rel is coded by the fast mode only, not {mode}", 1)
+    pw_rel in the ratio and interp modes from 1e-6 (the library's words)."""
+    if kind == "pw_rel" and mode != "fast" and bound is not None and 0 < float(bound) < _PW_LOG_MIN:
+        raise InvalidArgumentError(f"pw_rel in the {mode} mode takes bounds from 1e-06 (its log2 field's quantization "
+                                   "range); the fast mode codes any", 1)
 
 
 def _bound(abs, rel, bound_rule=None, pw_rel=None, psnr=None, nrmse=None):
@@ -191,8 +195,9 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     values). Both: every value within both (bound_rule="and", the default: the smaller of abs and
     rel x range; SZ3's ABS_AND_REL) or within either (bound_rule="or": the larger; ABS_OR_REL).
     bound_rule is for two bounds only. pw_rel: pointwise relative, instead of abs and rel: every value x
-    comes back within pw_rel x |x| (0 < pw_rel < 1; zeros and signs kept; no range involved; the fast
-    mode only). psnr / nrmse: quality targets, instead of the others (every mode): the array's PSNR,
+    comes back within pw_rel x |x| (0 < pw_rel < 1; zeros and signs kept; no range involved; the ratio
+    and interp modes code log2 |x| and take pw_rel >= 1e-6, on the CPU: an array on the GPU is copied
+    to the host and its archive put back, as for psnr). psnr / nrmse: quality targets, instead of the others (every mode): the array's PSNR,
     20 log10(range / RMSE) over its finite, non-fill values, at least psnr dB (psnr > 0), or its RMSE /
     range at most nrmse (0 < nrmse < 1); hpcz.info(archive)["psnr_achieved"] is the PSNR reached. An
     array on the GPU with psnr or nrmse is copied to the host and coded there (the device calls code
@@ -210,12 +215,18 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     if _device.is_device_array(array):
         if device == "cpu":
             raise InvalidArgumentError("device='cpu' for an array on the GPU: copy it to the host first", 1)
-        # A whole-array target: coded on the host, the archive put back on the device.
-        if kind in _QUALITY:
+        # A whole-array target, or pw_rel in the ratio and interp modes (their log transform runs on the
+        # CPU): coded on the host, the archive put back on the device.
+        if kind in _QUALITY or _cpu_only(mode, kind):
             values, dev = _device.to_host(array, bool(lossless))
             return _device.archive_to_device(_compress_host(values, mode, kind, bound, False, fill, device, abs_bound), dev)
         return _device.compress(array, mode, kind, bound, bool(lossless), fill, abs_bound)
     return _compress_host(_check_values(array), mode, kind, bound, bool(lossless), fill, device, abs_bound)
+
+
+def _cpu_only(mode, kind):
+    """pw_rel in the ratio and interp modes: its log transform runs on the CPU (device arrays go through the host)."""
+    return kind == "pw_rel" and mode != "fast"
 
 
 def _compress_host(values, mode, kind, bound, lossless, fill, device, abs_bound):
@@ -353,6 +364,8 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
     arrays = list(arrays)
     fill = None if fill is None else float(fill)
     if kind in _QUALITY:  # the library codes targets over whole arrays only, not in batches
+        return _compress_each(arrays, mode, kind, bound, bool(lossless), fill, device, errors)
+    if _cpu_only(mode, kind) and any(_device.is_device_array(a) for a in arrays):  # through the host, as compress
         return _compress_each(arrays, mode, kind, bound, bool(lossless), fill, device, errors)
     if device != "cpu" and not lossless:
         got = _device.compress_batch_cupy(arrays, mode, kind, bound, fill, abs_bound)

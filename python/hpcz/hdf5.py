@@ -12,8 +12,8 @@ one hpcz archive; a rel bound is relative to each chunk's own range, the padding
 out, so never looser than rel x the range of the values written; Hpcz(rel=..., data=a) makes it rel x a's range for every chunk. docs/FORMAT.md lists cd_values.
 abs and rel together (bound_rule "and", the default, or "or") are the bound kinds abs_and_rel and
 abs_or_rel, written as parameters version 2 (the absolute bound in words 8 and 9); their rel part leaves
-the padding out the same way. pw_rel (pointwise relative: every value x within pw_rel x |x|; the fast
-mode) is bound kind 3, version 1's words: it needs no range, so the padding changes nothing.
+the padding out the same way. pw_rel (pointwise relative: every value x within pw_rel x |x|; from
+1e-6 in the ratio and interp modes) is bound kind 3, version 1's words: it needs no range, so the padding changes nothing.
 psnr and nrmse (quality targets; every mode) are bound kinds 4 and 5, version 1's words (the target in
 words 3 and 4): each chunk is coded as a whole array, so the target holds per chunk, over the chunk's own
 range and values, the padding of edge chunks included.
@@ -93,7 +93,7 @@ class Hpcz(Mapping):
     of the two, by bound_rule), the same for every chunk, and data's dtype is checked here.
 
     pw_rel (keyword only, instead of abs and rel): pointwise relative, every value x within pw_rel x |x|
-    (0 < pw_rel < 1, the fast mode only): bound kind 3; no range and no padding rule (data= only has its
+    (0 < pw_rel < 1; from 1e-6 in the ratio and interp modes): bound kind 3; no range and no padding rule (data= only has its
     dtype checked).
 
     psnr or nrmse (keyword only, instead of the others; every mode): a quality target for each chunk, its
@@ -110,7 +110,7 @@ class Hpcz(Mapping):
         abs, rel = _aliases(abs, rel, absolute, relative)
         kind = _bound_rule(abs, rel, bound_rule, pw_rel, psnr, nrmse)
         _check_mode(mode)
-        _check_pw_rel_mode(kind, mode)
+        _check_pw_rel_mode(kind, mode, pw_rel)
         for b in (abs, rel):
             if b is not None and not (float(b) >= 0 and math.isfinite(float(b))):
                 raise InvalidArgumentError(f"the error bound must be a finite number >= 0, not {float(b)!r}", 1)

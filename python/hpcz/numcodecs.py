@@ -11,7 +11,7 @@ fill_value, 0 by default (NaN is left out of the range anyway; another one needs
 abs and rel together: both hold (bound_rule "and", the default) or either does ("or"); the rel part as
 above (with data=: abs = the smaller, or the larger, of abs and rel x a's range).
 
-pw_rel (pointwise relative, instead of abs and rel; the fast mode): every value x within pw_rel x |x|;
+pw_rel (pointwise relative, instead of abs and rel): every value x within pw_rel x |x|;
 no range is involved, so neither the padding nor data= changes it (config key "pw_rel").
 
 psnr / nrmse (quality targets, instead of the others; every mode): each chunk is coded by hpcz.compress
@@ -52,7 +52,7 @@ class Hpcz(Codec):
     (numpy) with rel: the bound becomes abs = rel x the range of data's finite values (those equal to
     fill left out; with abs= too, the smaller or the larger of the two, by bound_rule). A rel bound
     leaves 0 (Zarr's padding) out of the range. pw_rel (keyword only, instead of abs and rel):
-    pointwise relative, every value x within pw_rel x |x| (0 < pw_rel < 1, the fast mode only); it
+    pointwise relative, every value x within pw_rel x |x| (0 < pw_rel < 1; from 1e-6 in the ratio and interp modes); it
     needs no range (data= leaves it as it is). psnr or nrmse (keyword only, instead of the others; every
     mode): a quality target for each chunk, its PSNR at least psnr dB (psnr > 0) or its RMSE / range at
     most nrmse (0 < nrmse < 1), over the chunk's own range and values (the padding of edge chunks
@@ -81,7 +81,7 @@ class Hpcz(Codec):
         abs, rel = hpcz._aliases(abs, rel, absolute, relative)
         kind = hpcz._bound_rule(abs, rel, bound_rule, pw_rel, psnr, nrmse)
         hpcz._check_mode(mode)
-        hpcz._check_pw_rel_mode(kind, mode)
+        hpcz._check_pw_rel_mode(kind, mode, pw_rel)
         # pw_rel needs no range, and a target is met per chunk: data= leaves them as they are
         if data is not None and kind not in ("pw_rel", "psnr", "nrmse"):
             if rel is None:

@@ -22,7 +22,7 @@ the range of its other values, so the error is never above rel x the range of th
 abs and rel together: both hold (bound_rule "and", the default) or either does ("or"); the rel part as
 above (with data=: abs = the smaller, or the larger, of abs and rel x a's range).
 
-pw_rel (pointwise relative, instead of abs and rel; the fast mode): every value x within pw_rel x |x|;
+pw_rel (pointwise relative, instead of abs and rel): every value x within pw_rel x |x|;
 no range is involved, so neither the padding nor data= changes it (configuration key "pw_rel").
 
 psnr / nrmse (quality targets, instead of the others; every mode): each chunk is coded as a whole array
@@ -67,7 +67,7 @@ class Hpcz(ArrayBytesCodec):
     (those equal to fill left out; with abs= too, the smaller or the larger of the two, by bound_rule).
     A rel bound leaves each chunk's padding (the array's fill_value) out of its range (see the module's
     doc). pw_rel (instead of abs and rel): pointwise relative, every value x within pw_rel x |x|
-    (0 < pw_rel < 1, the fast mode only); it needs no range (data= leaves it as it is). psnr or nrmse
+    (0 < pw_rel < 1; from 1e-6 in the ratio and interp modes); it needs no range (data= leaves it as it is). psnr or nrmse
     (instead of the others; every mode): a quality target for each chunk, its PSNR at least psnr dB
     (psnr > 0) or its RMSE / range at most nrmse (0 < nrmse < 1), over the chunk's own range and values
     (its padding included), not the whole array's; data= leaves it as it is."""
@@ -91,7 +91,7 @@ class Hpcz(ArrayBytesCodec):
         abs, rel = hpcz._aliases(abs, rel, absolute, relative)
         kind = hpcz._bound_rule(abs, rel, bound_rule, pw_rel, psnr, nrmse)
         hpcz._check_mode(mode)
-        hpcz._check_pw_rel_mode(kind, mode)
+        hpcz._check_pw_rel_mode(kind, mode, pw_rel)
         # pw_rel needs no range, and a target is met per chunk: data= leaves them as they are
         if data is not None and kind not in ("pw_rel", "psnr", "nrmse"):
             if rel is None:

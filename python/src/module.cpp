@@ -115,7 +115,7 @@ nb::bytes compress(ReadValues a, const std::string& mode, const std::string& bou
   const hpcz::DType dtype = host_dtype_of(a, dtype_name);
   std::vector<uint64_t> dims(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) dims[i] = uint64_t(a.shape(i));
-  if (!lossless && hpcz::resolve_backend(o.backend, o.codec) == hpcz::Backend::gpu) {
+  if (!lossless && hpcz::resolve_backend(o.backend, o.codec, o.mode) == hpcz::Backend::gpu) {
     // The GPU path copies the archive from the device straight into the bytes object, which is then
     // cut to size (a realloc that shrinks in place).
     uint64_t n = 1;

@@ -1,6 +1,7 @@
 // Which backend a call runs on (Backend::automatic: the GPU where one is usable and the codec has a
 // device implementation). Below the calls that choose and above the GPU part that answers.
 #include "pipeline/internal.hpp"
+#include "quant/bound.hpp"
 
 namespace hpcz {
 
@@ -18,5 +19,21 @@ Backend resolve_backend(Backend b, Codec codec) {
   if (b == Backend::automatic && c && !c->device) return Backend::cpu;
   return resolve_backend(b);
 }
+
+Backend resolve_backend(Backend b, Codec codec, BoundMode mode) {
+  const Backend r = resolve_backend(b, codec);
+  if (r != Backend::gpu || quant::transform_of(mode, codec) == quant::Transform::identity) return r;
+  format::HeaderFields h{};
+  h.codec = codec, h.mode = mode;
+  if (b == Backend::gpu) pipeline::fail_cpu_only(h);
+  return Backend::cpu;
+}
+
+namespace pipeline {
+void fail_cpu_only(const format::HeaderFields& h) {
+  fail(ErrorCode::unsupported, std::string(bound_mode_name(h.mode)) + " in the " + codec_name(h.codec) +
+                                   " mode runs on the CPU only (device cpu or auto)");
+}
+}  // namespace pipeline
 
 }  // namespace hpcz

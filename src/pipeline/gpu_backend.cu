@@ -20,10 +20,12 @@
 namespace hpcz {
 namespace {
 
-// The codec's device entry points (every registered codec has them in a CUDA build).
-const codecs::DeviceOps& device_of(Codec id) {
-  const codecs::CodecOps& codec = codecs::get(id);
+// The codec's device entry points for arrays or archives like h (every registered codec has them in a
+// CUDA build; the log2 transform of pw_rel in the ratio-class codecs runs on the CPU only).
+const codecs::DeviceOps& device_of(const format::HeaderFields& h) {
+  const codecs::CodecOps& codec = codecs::get(h.codec);
   if (!codec.device) fail(ErrorCode::unsupported, std::string("no GPU implementation of the ") + codec.name + " codec");
+  if (quant::transform_of(h.mode, h.codec) != quant::Transform::identity) pipeline::fail_cpu_only(h);
   return *codec.device;
 }
 
@@ -171,10 +173,10 @@ size_t with_code_values(const format::HeaderFields& h, size_t codec_ws) {
 }
 }  // namespace
 size_t device_compress_workspace(const format::HeaderFields& h) {
-  return with_code_values(h, device_of(h.codec).compress_workspace(h, codecs::Slab{}));
+  return with_code_values(h, device_of(h).compress_workspace(h, codecs::Slab{}));
 }
 size_t device_decompress_workspace(const format::HeaderFields& h) {
-  return with_code_values(h, device_of(h.codec).decompress_workspace(h, codecs::Slab{}));
+  return with_code_values(h, device_of(h).decompress_workspace(h, codecs::Slab{}));
 }
 
 namespace {
@@ -182,7 +184,7 @@ namespace {
 // into the workspace first.
 void compress_in_workspace(const void* d_in, const format::HeaderFields& h, uint8_t* d_out, uint64_t* d_size, void* d_ws,
                            cudaStream_t s) {
-  const codecs::DeviceOps& device = device_of(h.codec);
+  const codecs::DeviceOps& device = device_of(h);
   if (format::has_storage_type(h)) {
     void* code = static_cast<uint8_t*>(d_ws) + code_values_at(device.compress_workspace(h, codecs::Slab{}));
     gpu::widen_on_device(d_in, h.storage, h.n_values, code, gpu::sm_count(), s);
@@ -194,7 +196,7 @@ void compress_in_workspace(const void* d_in, const format::HeaderFields& h, uint
 // workspace first, then narrowed.
 void decompress_in_workspace(const format::HeaderFields& h, const uint8_t* d_archive, void* d_out, uint32_t* d_status,
                              void* d_ws, cudaStream_t s) {
-  const codecs::DeviceOps& device = device_of(h.codec);
+  const codecs::DeviceOps& device = device_of(h);
   if (!format::has_storage_type(h)) return device.decompress(h, codecs::Slab{}, d_archive, d_out, d_status, d_ws, s);
   void* code = static_cast<uint8_t*>(d_ws) + code_values_at(device.decompress_workspace(h, codecs::Slab{}));
   device.decompress(h, codecs::Slab{}, d_archive, code, d_status, d_ws, s);
@@ -246,7 +248,7 @@ DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Opt
   for (size_t i = 0; i < arrays.size(); ++i) {
     const format::HeaderFields h = pipeline::header_template(arrays[i].dtype, arrays[i].dims, opt);
     BatchGroup& g = plan.groups[detail::dtype_index(h.dtype)];
-    const codecs::DeviceOps& device = device_of(h.codec);
+    const codecs::DeviceOps& device = device_of(h);
     // A storage type's array is widened into its own workspace first: one by one.
     const bool takes = device.compress_batch && !format::has_storage_type(h) &&
                        (!device.compress_batch_takes || device.compress_batch_takes(h));
@@ -257,7 +259,7 @@ DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Opt
   // The groups run one after another on the stream, in the same workspace.
   for (BatchGroup& g : plan.groups) {
     if (!g.batched.empty()) {
-      const codecs::DeviceOps& device = device_of(g.batched[0].h.codec);
+      const codecs::DeviceOps& device = device_of(g.batched[0].h);
       plan.workspace = std::max(plan.workspace, device.compress_batch_workspace(g.batched.data(), g.batched.size()));
     }
     if (!g.one_by_one.empty()) {
@@ -293,7 +295,7 @@ void compress_device_batch(const std::vector<ArrayRef>& arrays, const Options& o
   }
   for (const BatchGroup& g : plan.groups) {
     if (!g.batched.empty())
-      device_of(g.batched[0].h.codec).compress_batch(g.batched.data(), g.batched.size(), d_ws, stream);
+      device_of(g.batched[0].h).compress_batch(g.batched.data(), g.batched.size(), d_ws, stream);
     if (g.one_by_one.empty()) continue;
     const auto& rest = g.one_by_one;
     run_in_lanes(g.lanes, d_ws, stream, rest.size(), [&](size_t i, void* ws, cudaStream_t s) {
@@ -380,6 +382,7 @@ std::vector<std::vector<codecs::DeviceDecodeItem>> decode_groups(const std::vect
       groups.emplace_back();
     }
     groups[g].push_back({pipeline::header_of(info), static_cast<const uint8_t*>(a), o, d_status ? d_status + i : nullptr});
+    device_of(groups[g].back().h);  // refuses an archive no device decoder takes
   }
   return groups;
 }
@@ -413,7 +416,7 @@ DecodePlan plan_decode(const std::vector<ArchiveInfo>& infos, const void* const*
                        uint32_t* d_status) {
   DecodePlan plan;
   for (const auto& g : decode_groups(infos, d_archives, d_outs, d_status)) {
-    const codecs::DeviceOps& device = device_of(g[0].h.codec);
+    const codecs::DeviceOps& device = device_of(g[0].h);
     DecodeSplit d = split_decode(device, g);
     if (!d.batched.empty())
       plan.workspace = std::max(plan.workspace, device.decompress_batch_workspace(d.batched.data(), d.batched.size()));
@@ -437,7 +440,7 @@ void decompress_device_batch(const std::vector<ArchiveInfo>& infos, const void* 
     fail(ErrorCode::invalid_argument, "workspace below decompress_device_batch_workspace_size()");
   for (size_t k = 0; k < plan.groups.size(); ++k) {
     const DecodeSplit& d = plan.groups[k];
-    const codecs::DeviceOps& device = device_of((d.batched.empty() ? d.one_by_one : d.batched)[0].h.codec);
+    const codecs::DeviceOps& device = device_of((d.batched.empty() ? d.one_by_one : d.batched)[0].h);
     if (!d.batched.empty()) device.decompress_batch(d.batched.data(), d.batched.size(), d_ws, stream);
     const auto& rest = d.one_by_one;
     run_in_lanes(d.lanes, d_ws, stream, rest.size(), [&](size_t i, void* ws, cudaStream_t s) {
@@ -462,7 +465,7 @@ size_t gpu_one_shot_bytes(const format::HeaderFields& h, bool compress) {
 }
 
 size_t gpu_slab_workspace(const format::HeaderFields& sh, bool compress) {
-  const codecs::DeviceOps& ops = device_of(sh.codec);
+  const codecs::DeviceOps& ops = device_of(sh);
   return compress ? ops.compress_workspace(sh, codecs::Slab{0, true}) : ops.decompress_workspace(sh, codecs::Slab{});
 }
 
@@ -486,7 +489,7 @@ class GpuCoder : public SlabCoder {
   uint8_t* input() override { return h_in_; }
 
   const uint8_t* compress(const format::HeaderFields& sh, const codecs::Slab& slab, uint64_t& size) override {
-    const codecs::DeviceOps& ops = device_of(sh.codec);
+    const codecs::DeviceOps& ops = device_of(sh);
     if (ops.compress_workspace(sh, slab) > ws_bytes_) fail(ErrorCode::internal, "internal error: slab workspace");
     check(cudaSetDevice(device_), "cudaSetDevice");
     const size_t in = sh.n_values * dtype_size(sh.dtype);
@@ -503,7 +506,7 @@ class GpuCoder : public SlabCoder {
   }
 
   const uint8_t* decompress(const format::HeaderFields& sh, const codecs::Slab& slab) override {
-    const codecs::DeviceOps& ops = device_of(sh.codec);
+    const codecs::DeviceOps& ops = device_of(sh);
     if (ops.decompress_workspace(sh, slab) > ws_bytes_) fail(ErrorCode::internal, "internal error: slab workspace");
     check(cudaSetDevice(device_), "cudaSetDevice");
     check(cudaMemcpyAsync(d_in_, h_in_, sh.archive_size, cudaMemcpyHostToDevice, stream_), "slab to device");
