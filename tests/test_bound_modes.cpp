@@ -15,6 +15,16 @@ using namespace testutil;
 namespace {
 // An archive whose header was edited, its checksum made right again, decoded on the CPU: the error
 // code (0: decoded).
+// The code of the error f throws (invalid_argument's 0 stands for none thrown).
+template <class F> hpcz::ErrorCode error_of(F&& f) {
+  try {
+    f();
+  } catch (const hpcz::Error& e) {
+    return e.code();
+  }
+  return hpcz::ErrorCode(0);
+}
+
 int sealed_decode_error(std::vector<uint8_t> a) {
   hpcz::detail::store_u32_le(&a[hpcz::format::kOffHeaderChecksum], hpcz::format::header_checksum(a.data()));
   try {
@@ -277,16 +287,45 @@ TEST(unit_pw_rel_exact_check) {
   CHECK(!pw_within_exact(1e-30f, 0.0f, 0.5) && pw_within_exact(1e-30f, 1e-30f, 1e-9));
 }
 
+// The log2 transform's maps: within a few ulps of the library's log2 and exp2, each other's inverse,
+// the bound's margin covering their error.
+TEST(unit_pw_log_maps) {
+  uint64_t u = 12345;
+  double worst_log = 0, worst_exp = 0;
+  for (int i = 0; i < 200000; ++i) {
+    u = u * 6364136223846793005ull + 1442695040888963407ull;
+    const double x = std::ldexp(1.0 + double(u >> 11) * 0x1p-53, int(u % 2090) - 1070);  // normals and subnormals
+    const double l = hpcz::quant::log2_det(x), ref = std::log2(x);
+    worst_log = std::max(worst_log, std::fabs(l - ref) / std::max(1.0, std::fabs(ref)));
+    const double y = double(int64_t(u % 2000001) - 1000000) * 1e-3;  // [-1000, 1000]
+    const double e = hpcz::quant::exp2_det(y), eref = std::exp2(y);
+    worst_exp = std::max(worst_exp, std::fabs(e - eref) / eref);
+  }
+  CHECK_MSG(worst_log < 0x1p-50, "log2_det off by " << worst_log);
+  CHECK_MSG(worst_exp < 0x1p-49, "exp2_det off by " << worst_exp);
+  CHECK(hpcz::quant::exp2_det(0.0) == 1.0 && hpcz::quant::exp2_det(10.0) == 1024.0 && hpcz::quant::log2_det(8.0) == 3.0);
+  CHECK(hpcz::quant::exp2_det(-2000.0) == 0.0 && std::isinf(hpcz::quant::exp2_det(2000.0)) &&
+        std::isnan(hpcz::quant::exp2_det(std::nan(""))));
+  for (double r : {0.5, 1e-2, 1e-4, 1e-6}) {  // the bound is below log2(1 + r), by little more than the margin
+    const double b32 = hpcz::quant::pw_log_bound<float>(r), b64 = hpcz::quant::pw_log_bound<double>(r);
+    CHECK(b32 > 0 && b32 < b64 && b64 < std::log1p(r) / std::log(2.0) && b64 > std::log1p(r) / std::log(2.0) * (1 - 1e-5));
+  }
+}
+
 // Every value of adversarial arrays, f32 and f64, within r |x| (zeros, NaN, Inf as their bits), on
 // the CPU and, where present, the GPU with the same bytes.
+// The ratio and interp codecs (the log2 transform, format version 8) from their smallest factor, 1e-6.
 TEST(adv_pw_rel_every_value) {
   const auto fields = real_fields();
   REQUIRE(!fields.empty());
-  for (double r : {0.5, 1e-2, 1e-3, 1e-5, 1e-7, 1e-12}) {
+  for (hpcz::Codec codec : {hpcz::Codec::fast, hpcz::Codec::ratio, hpcz::Codec::interp})
+  for (double r : {0.5, 1e-2, 1e-3, 1e-5, 1e-6, 1e-7, 1e-12}) {
+    if (codec != hpcz::Codec::fast && r < 1e-6) continue;
     for (hpcz::DType t : {hpcz::DType::f32, hpcz::DType::f64}) {
       hpcz::Options o;
       o.mode = hpcz::BoundMode::pw_rel;
       o.bound = r;
+      o.codec = codec;
       o.backend = hpcz::Backend::cpu;
       std::vector<uint8_t> raw;
       uint64_t n = 0, bad = 0;
@@ -296,11 +335,28 @@ TEST(adv_pw_rel_every_value) {
       else xd = adversarial_values<double>(fields.front()), raw = as_bytes(xd), n = xd.size();
       const auto a = hpcz::compress(raw.data(), t, {n}, o);
       const auto info = hpcz::inspect_header(a.data(), a.size());
-      CHECK(info.mode == hpcz::BoundMode::pw_rel && info.version == 6 && info.bound == r && info.eb_abs == r);
+      const double eb = codec == hpcz::Codec::fast ? r
+                        : t == hpcz::DType::f32 ? hpcz::quant::pw_log_bound<float>(r) : hpcz::quant::pw_log_bound<double>(r);
+      CHECK(info.mode == hpcz::BoundMode::pw_rel && info.version == (codec == hpcz::Codec::fast ? 6 : 8) &&
+            info.bound == r && info.eb_abs == eb);
       std::vector<uint8_t> back;
       hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
       bad = t == hpcz::DType::f32 ? pw_violations(xf, back, r) : pw_violations(xd, back, r);
-      CHECK_MSG(bad == 0, hpcz::dtype_short_name(t) << " pw_rel " << r << ": " << bad << " of " << n << " values outside");
+      CHECK_MSG(bad == 0, hpcz::codec_name(codec) << " " << hpcz::dtype_short_name(t) << " pw_rel " << r << ": " << bad
+                                                 << " of " << n << " values outside");
+      if (codec != hpcz::Codec::fast) {  // the CPU only: automatic codes there, the GPU refuses
+        o.backend = hpcz::Backend::automatic;
+        CHECK(hpcz::compress(raw.data(), t, {n}, o) == a);
+        if (hpcz::gpu_available()) {
+          o.backend = hpcz::Backend::gpu;
+          CHECK(error_of([&] { hpcz::compress(raw.data(), t, {n}, o); }) == hpcz::ErrorCode::unsupported);
+          CHECK(error_of([&] {
+                  std::vector<uint8_t> g;
+                  hpcz::decompress(a.data(), a.size(), g, hpcz::Backend::gpu);
+                }) == hpcz::ErrorCode::unsupported);
+        }
+        continue;
+      }
       if (hpcz::gpu_available()) {
         o.backend = hpcz::Backend::gpu;
         CHECK_MSG(hpcz::compress(raw.data(), t, {n}, o) == a, "pw_rel " << r << ": GPU and CPU archives differ");
@@ -316,11 +372,13 @@ TEST(adv_pw_rel_every_value) {
 TEST(roundtrip_pw_rel_real_fields) {
   const auto fields = real_fields();
   REQUIRE(!fields.empty());
-  for (const Field& f : fields) {
+  for (const Field& f : fields)
+  for (hpcz::Codec codec : {hpcz::Codec::fast, hpcz::Codec::ratio, hpcz::Codec::interp}) {
     for (double r : {1e-2, 1e-3, 1e-4}) {
       hpcz::Options o;
       o.mode = hpcz::BoundMode::pw_rel;
       o.bound = r;
+      o.codec = codec;
       o.backend = hpcz::Backend::cpu;
       const auto a = hpcz::compress(f.bytes.data(), f.dtype, f.dims, o);
       std::vector<uint8_t> back;
@@ -337,14 +395,15 @@ TEST(roundtrip_pw_rel_real_fields) {
       }
       CHECK_MSG(bad == 0, f.name << " pw_rel " << r << ": " << bad << " values outside r |x|");
       CHECK_MSG(a.size() < f.bytes.size(), f.name << " pw_rel " << r << ": no smaller than the input");
-      if (hpcz::gpu_available()) {
+      if (hpcz::gpu_available() && codec == hpcz::Codec::fast) {
         o.backend = hpcz::Backend::gpu;
         CHECK_MSG(hpcz::compress(f.bytes.data(), f.dtype, f.dims, o) == a, f.name << ": GPU and CPU archives differ");
         std::vector<uint8_t> gback;
         hpcz::decompress(a.data(), a.size(), gback, hpcz::Backend::gpu);
         CHECK_MSG(gback == back, f.name << ": GPU and CPU decodes differ");
       }
-      std::fprintf(stderr, "  %-44s pw_rel %-6g CR %6.2f\n", f.name.c_str(), r, double(f.bytes.size()) / double(a.size()));
+      std::fprintf(stderr, "  %-44s %-6s pw_rel %-6g CR %6.2f\n", f.name.c_str(), hpcz::codec_name(codec), r,
+                   double(f.bytes.size()) / double(a.size()));
     }
   }
 }
@@ -367,9 +426,24 @@ TEST(corrupt_pw_rel_refusals) {
     o.bound = r;
     CHECK_MSG(refused(o), "pw_rel " << r << " accepted");
   }
-  o.bound = 1e-3;
+  o.bound = 1e-7;  // below the log2 transform's smallest factor
   o.codec = hpcz::Codec::ratio;
   CHECK(refused(o));
+  o.codec = hpcz::Codec::interp;
+  CHECK(refused(o));
+  // A log-transform archive: its version, factor, bound and step are checked against each other.
+  o.bound = 1e-3;
+  const auto logged = hpcz::compress(v, hpcz::DType::f32, {4}, o);
+  CHECK(sealed_decode_error(logged) == 0);
+  auto b = logged;
+  b[hpcz::format::kOffVersion] = 7;
+  CHECK(sealed_decode_error(b) == int(hpcz::ErrorCode::corrupt_archive));
+  b = logged;
+  hpcz::format::store_f64_le(&b[hpcz::format::kOffEbAbs], 1e-3);  // eb_abs is the logs' bound
+  CHECK(sealed_decode_error(b) == int(hpcz::ErrorCode::corrupt_archive));
+  b = logged;
+  hpcz::format::store_f64_le(&b[hpcz::format::kOffBound], 1e-7);
+  CHECK(sealed_decode_error(b) == int(hpcz::ErrorCode::corrupt_archive));
   o.codec = hpcz::Codec::fast;
   const auto good = hpcz::compress(v, hpcz::DType::f32, {4}, o);
   CHECK(sealed_decode_error(good) == 0);
