@@ -83,7 +83,8 @@ if has pytest; then
   echo "== Python tests on the GPU =="
   PYTHONPATH=$PWD/build-gpu/pkg:${PYTHONPATH:-} timeout 300 python3 -m pytest -q python/tests/test_batch.py \
     python/tests/test_gpu.py python/tests/test_api.py python/tests/test_hdf5.py python/tests/test_codecs.py \
-    python/tests/test_fork.py python/tests/test_storage_types.py >"$out/pytest.log" 2>&1
+    python/tests/test_fork.py python/tests/test_storage_types.py python/tests/test_pw_rel.py \
+    python/tests/test_bound_modes.py >"$out/pytest.log" 2>&1
   echo "pytest rc=$?"; tail -3 "$out/pytest.log"
 fi
 if has ab; then  # the device-resident kernels: the older tree's CLI against this one's (bench/ab.sh)

@@ -1,13 +1,14 @@
-"""hpcz's pointwise-relative bound (pw_rel, the fast mode) against SZ3 (PyPI pysz) reaching it through a
-log transform, CPU, on the same arrays: each field at R = 1e-2, 1e-3, 1e-4.
+"""hpcz's pointwise-relative bound (pw_rel: the fast mode, and the interp mode's log2 transform with and
+without the lossless stage) against SZ3 (PyPI pysz) reaching it through a log transform, CPU, on the same
+arrays: each field at R = 1e-2, 1e-3, 1e-4.
 
 SZ3 has no pointwise-relative mode; the transform its users apply: log2 |x| of the nonzero finite values
 coded with SZ3's ABS bound log2(1 + R) (then |x'| / |x| is within [1 / (1 + R), 1 + R], so |x' - x| <= R |x|
 up to the rounding of exp2), every other value (zero, NaN, Inf, the fill value) replaced by its
 neighbour's log first and restored from a mask, the signs from a bit plane; the mask and the signs packed
 and zlib-compressed (level 6), counted in SZ3's size. Values the rounding of exp2 puts beyond R |x| are
-counted (`over`): the transform is not strict as it stands. hpcz: hpcz.compress(x, pw_rel=R) on all cores,
-strict (checked here). The log values are coded in the field's own type. Times: wall time of each side's
+counted (`over`): the transform is not strict as it stands. hpcz: hpcz.compress(x, pw_rel=R, mode=...) on
+all cores, strict (checked here). The log values are coded in the field's own type. Times: wall time of each side's
 compress and decompress calls (SZ3's with the transform, the mask and the signs), median of 3; GB/s of the
 array's bytes.
 usage: python bench/types/pw_rel_vs_sz3.py [DATA_DIR...] (default: data/ and ../shared/data)"""
@@ -82,32 +83,45 @@ def sz3_decompress(parts, x):
 def main():
     root = pathlib.Path(__file__).resolve().parents[2]
     dirs = sys.argv[1:] or [d for d in (root / "data", root.parent / "shared" / "data") if d.is_dir()]
-    print(f"# hpcz pw_rel (fast mode, CPU, {os.cpu_count()} cores) against SZ3 (pysz "
+    print(f"# hpcz pw_rel (CPU, {os.cpu_count()} cores) against SZ3 (pysz "
           f"{importlib.metadata.version('pysz')}) through a log transform\n")
-    print("| field | R | hpcz CR | comp GB/s | decomp GB/s | SZ3+log CR | comp GB/s | decomp GB/s | SZ3 over R\\|x\\| |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    ahead = rows = 0
-    cr_ratio, speed_c, speed_d = [], [], []
+    print("interp: `mode=\"interp\"` (log2 |x| interpolated, format version 8); +stage: with `lossless=True`.\n")
+    print("| field | R | fast CR | interp CR | interp+stage CR | comp GB/s | decomp GB/s | SZ3+log CR | comp GB/s | "
+          "decomp GB/s | SZ3 over R\\|x\\| |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    rows = 0
+    ahead = {"fast": 0, "interp+stage": 0}
+    cr_ratio = {"fast": [], "interp+stage": []}
+    speed_c, speed_d = [], []
     for name, x in fields(dirs):
         fill = FILL if (x == FILL).any() else None
         for r in BOUNDS:
-            blob, tc = timed(lambda: hpcz.compress(x, pw_rel=r, fill=fill, device="cpu"))
+            fast = hpcz.compress(x, pw_rel=r, fill=fill, device="cpu")
+            assert over_bound(x, hpcz.decompress(fast, device="cpu"), r) == 0, (name, r, "fast")
+            interp = hpcz.compress(x, pw_rel=r, fill=fill, mode="interp", device="cpu")
+            assert over_bound(x, hpcz.decompress(interp, device="cpu"), r) == 0, (name, r, "interp")
+            blob, tc = timed(lambda: hpcz.compress(x, pw_rel=r, fill=fill, mode="interp", lossless=True, device="cpu"))
             back, td = timed(lambda: hpcz.decompress(blob, device="cpu"))
-            assert over_bound(x, back, r) == 0, (name, r)
+            assert over_bound(x, back, r) == 0, (name, r, "interp+stage")
             (parts, size), sc = timed(lambda: sz3_compress(x, r))
             y, sd = timed(lambda: sz3_decompress(parts, x))
             gb = lambda s: x.nbytes / s / 1e9
-            h_cr, s_cr = x.nbytes / len(blob), x.nbytes / size
+            s_cr = x.nbytes / size
+            crs = {"fast": x.nbytes / len(fast), "interp+stage": x.nbytes / len(blob)}
             rows += 1
-            ahead += h_cr >= s_cr
-            cr_ratio.append(h_cr / s_cr)
+            for k, v in crs.items():
+                ahead[k] += v >= s_cr
+                cr_ratio[k].append(v / s_cr)
             speed_c.append(sc / tc)
             speed_d.append(sd / td)
-            print(f"| {name} | {r:g} | {h_cr:.2f} | {gb(tc):.2f} | {gb(td):.2f} | {s_cr:.2f} | {gb(sc):.3f} | "
-                  f"{gb(sd):.3f} | {over_bound(x, y, r)} |")
+            print(f"| {name} | {r:g} | {crs['fast']:.2f} | {x.nbytes / len(interp):.2f} | {crs['interp+stage']:.2f} | "
+                  f"{gb(tc):.3f} | {gb(td):.3f} | {s_cr:.2f} | {gb(sc):.3f} | {gb(sd):.3f} | {over_bound(x, y, r)} |")
     g = lambda v: float(np.exp(np.mean(np.log(v))))
-    print(f"\nhpcz's CR at or above SZ3's on {ahead} of {rows} rows; geometric means hpcz / SZ3: CR {g(cr_ratio):.2f}x, "
-          f"speed {g(speed_c):.1f}x compressing, {g(speed_d):.1f}x decompressing (SZ3's with the transform, mask and signs)")
+    for k in ("fast", "interp+stage"):
+        print(f"\nhpcz {k} at or above SZ3's CR on {ahead[k]} of {rows} rows; geometric mean CR hpcz / SZ3 "
+              f"{g(cr_ratio[k]):.2f}x")
+    print(f"\ninterp+stage speed over SZ3 (geometric mean, SZ3's with the transform, mask and signs): "
+          f"{g(speed_c):.1f}x compressing, {g(speed_d):.1f}x decompressing")
 
 
 if __name__ == "__main__":

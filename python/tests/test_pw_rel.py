@@ -1,8 +1,9 @@
 """pw_rel=: the pointwise-relative bound (the library's BoundMode::pw_rel, bound kind 3). Every finite,
 nonzero value x comes back as x' with |x' - x| <= pw_rel x |x| (checked exactly, with fractions for the
 values near the bound), zeros (-0.0 too), NaN and Inf bit for bit, signs kept; through hpcz.compress,
-compress_batch, the numcodecs and Zarr v3 codecs and the HDF5 filter. The fast codec only; no range is
-involved, so the padding rules of the rel bounds leave it alone."""
+compress_batch, the numcodecs and Zarr v3 codecs and the HDF5 filter. The fast codec codes the values' bits
+(format version 6); the ratio and interp codecs code log2 |x| (version 8, pw_rel >= 1e-6, on the CPU). No
+range is involved, so the padding rules of the rel bounds leave it alone."""
 
 import json
 import struct
@@ -269,8 +270,8 @@ def bad_argument_cases():
              ("a bound of its own: give it without rel=", dict(pw_rel=1e-3, rel=1e-3)),
              ("give it without abs= and rel= and bound_rule=", dict(pw_rel=1e-3, abs=0.1, rel=1e-3, bound_rule="or")),
              ("give it without bound_rule=", dict(pw_rel=1e-3, bound_rule="and")),
-             ("pw_rel is coded by the fast mode only, not ratio", dict(pw_rel=1e-3, mode="ratio")),
-             ("pw_rel is coded by the fast mode only, not interp", dict(pw_rel=1e-3, mode="interp"))]
+             ("pw_rel in the ratio mode takes bounds from 1e-06", dict(pw_rel=1e-7, mode="ratio")),
+             ("pw_rel in the interp mode takes bounds from 1e-06", dict(pw_rel=5e-7, mode="interp"))]
     cases += [("pw_rel must be above 0 and below 1", dict(pw_rel=b)) for b in BAD_BOUNDS]
     return cases
 
@@ -291,8 +292,8 @@ def test_the_library_refuses_the_same():
     with pytest.raises(hpcz.InvalidArgumentError, match="above 0 and below 1|finite number >= 0"):
         _hpcz.compress(a, "fast", "pw_rel", -0.5, False, None, "cpu")
     for mode in ("ratio", "interp"):
-        with pytest.raises(hpcz.InvalidArgumentError, match=f"fast mode only, not {mode}"):
-            _hpcz.compress(a, mode, "pw_rel", 1e-3, False, None, "cpu")
+        with pytest.raises(hpcz.InvalidArgumentError, match=f"pw_rel in the {mode} mode takes bounds from 1e-06"):
+            _hpcz.compress(a, mode, "pw_rel", 1e-7, False, None, "cpu")
 
 
 @pytest.mark.parametrize("message, kw", bad_argument_cases())
@@ -488,7 +489,7 @@ def _words(mode=1, bound=1e-3, n=None):
 @pytest.mark.parametrize("words, reason", [
     (_words(bound=0.0), "above 0 and below 1"), (_words(bound=1.0), "above 0 and below 1"),
     (_words(bound=2.5), "above 0 and below 1"), (_words(bound=float("nan")), "finite number"),
-    (_words(mode=2), "fast mode only"), (_words(mode=3, n=3), "fast mode only"),
+    (_words(mode=2, bound=1e-7), "from 1e-06"), (_words(mode=3, bound=5e-7), "from 1e-06"),
 ])
 def test_hdf5_invalid_words_fail_at_create_dataset(tmp_path, words, reason):
     refused_at_create_dataset(tmp_path / "w.h5", words, reason)
@@ -545,7 +546,63 @@ def test_device_arrays_refuse_the_same():
     if not hpcz.gpu_available():
         pytest.skip("no GPU")
     d = cupy.asarray(sample()[:4])
-    with pytest.raises(hpcz.InvalidArgumentError, match="fast mode only"):
-        hpcz.compress(d, pw_rel=1e-3, mode="ratio")
+    with pytest.raises(hpcz.InvalidArgumentError, match="from 1e-06"):
+        hpcz.compress(d, pw_rel=1e-7, mode="ratio")
     with pytest.raises(hpcz.InvalidArgumentError, match="give it without abs="):
         hpcz.compress_batch([d], pw_rel=1e-3, abs=0.1)
+
+
+# --- The ratio and interp modes: log2 |x| (format version 8) ---------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["ratio", "interp"])
+@pytest.mark.parametrize("r", RS)
+def test_log_modes_within_the_pointwise_bound(field, mode, r):
+    name, a = field
+    fill = FILL if np.any(a == a.dtype.type(FILL)) else None
+    for x in both_dtypes(a):
+        blob = hpcz.compress(x, pw_rel=r, mode=mode, fill=fill, device="cpu")
+        head = hpcz.info(blob)
+        assert head["version"] == 8 and head["mode"] == mode and head["bound_kind"] == "pw_rel" and head["bound"] == r
+        assert 0 < head["eb_abs"] < np.log2(1 + r)  # the logs' absolute bound
+        back = hpcz.decompress(blob, device="cpu")
+        assert back.dtype == x.dtype and pw_violations(x, back, r, fill=fill) == 0, (name, mode, x.dtype, r)
+        assert hpcz.compress(x, pw_rel=r, mode=mode, fill=fill) == blob  # device auto: the CPU's bytes
+        assert hpcz.decompress(blob).tobytes() == back.tobytes()
+
+
+@pytest.mark.parametrize("mode", ["ratio", "interp"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_modes_adversarial_values(mode, dtype):
+    x = adversarial(dtype)
+    for r in (0.5, 1e-3, 1e-6):
+        blob = hpcz.compress(x, pw_rel=r, mode=mode, device="cpu")
+        assert pw_violations(x, hpcz.decompress(blob), r) == 0, (mode, dtype, r)
+
+
+def test_interp_beats_the_fast_mode_on_a_smooth_field():
+    # The interpolation of the logs against the fast mode's magnitude steps, on the bundled sample.
+    a = sample()
+    for r in RS:
+        fast = len(hpcz.compress(a, pw_rel=r, device="cpu"))
+        interp = len(hpcz.compress(a, pw_rel=r, mode="interp", device="cpu"))
+        assert interp < fast, r
+
+
+def test_log_modes_in_the_front_ends(tmp_path):
+    import hpcz.numcodecs
+
+    a = sample()
+    c = hpcz.numcodecs.Hpcz(pw_rel=1e-3, mode="interp")
+    assert pw_violations(a, np.frombuffer(c.decode(c.encode(a)), np.float32).reshape(a.shape), 1e-3) == 0
+    blobs = hpcz.compress_batch([a, a[:50]], pw_rel=1e-3, mode="ratio", device="cpu")
+    assert blobs[0] == hpcz.compress(a, pw_rel=1e-3, mode="ratio", device="cpu")
+    assert all(hpcz.info(b)["version"] == 8 for b in blobs)
+
+
+def test_log_modes_refuse_the_gpu():
+    if not hpcz.gpu_available():
+        pytest.skip("no GPU")
+    a = sample()
+    with pytest.raises(hpcz.UnsupportedError, match="runs on the CPU only"):
+        hpcz.compress(a, pw_rel=1e-3, mode="interp", device="gpu")

@@ -75,8 +75,8 @@ quant::Bound settled_bound(const T* in, const format::HeaderFields& h) {
 }  // namespace
 
 std::vector<uint8_t> compress_cpu(const void* in, format::HeaderFields h) {
-  // The bound's value transform (quant::Transform) runs here, before the range pass: the values coded
-  // are the transform's (identity, every mode's today: the input itself).
+  // The bound's value transform (quant::Transform) is the codec's, chunk by chunk (pw_log_chunk.hpp):
+  // the range pass and the settling see the values themselves.
   const void* values = in;
   detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
@@ -114,8 +114,6 @@ void decode_chunks_cpu(const uint8_t* a, const format::HeaderFields& h, const st
   if (bad_chunk >= 0)
     fail(ErrorCode::corrupt_archive, "corrupt archive: chunk " + std::to_string(first_chunk + bad_chunk.load()) +
                                          (bad_kind == 1 ? ": checksum mismatch" : ": malformed block data"));
-  // The inverse of the bound's value transform (quant::Transform) runs here, over out's values: every
-  // CPU decode (one-shot and streamed slabs) ends here. Identity today: nothing to undo.
 }
 
 void decompress_cpu(const uint8_t* a, const ArchiveInfo& info, void* out) {

@@ -16,6 +16,7 @@
 #include "gpu/device.hpp"
 #include "gpu/storage_passes.cuh"
 #include "pipeline/internal.hpp"
+#include "quant/bound.hpp"
 
 namespace hpcz {
 namespace {
