@@ -132,13 +132,6 @@ inline const char* invalid_words(size_t n, const unsigned* v, unsigned dtype_id)
       return "hpcz: pw_rel (bound kind 3) in the ratio and interp modes takes bounds from 1e-06 (words 3 and 4); the "
              "fast mode codes any";
   }
-  // Storage types (float16, bfloat16, the integers) take abs, rel and the quality targets (the library's rule).
-  if (n >= 3 && dtype_of_id(dtype_id) && detail::is_storage_type(*dtype_of_id(dtype_id)) &&
-      (*bound_mode_of_id(v[2]) == BoundMode::pw_rel || combined(*bound_mode_of_id(v[2])))) {
-    static const std::string why = "hpcz: bound kinds pw_rel, abs_and_rel and abs_or_rel code float32 and float64 "
-                                   "datasets only (word 2)";
-    return why.c_str();
-  }
   // psnr, nrmse (bound kinds 4, 5): the targets the library refuses when a chunk is coded, refused here.
   if (n >= 5 && *bound_mode_of_id(v[2]) == BoundMode::psnr && !(double_of(v[3], v[4]) > 0))
     return "hpcz: a PSNR target (psnr, bound kind 4) must be a finite number of dB above 0 (words 3 and 4)";

@@ -77,7 +77,10 @@ expect 0 "--pw-rel" "$hpcz" compress -i "$in" -o "$tmp/pw.hpcz" -t f32 -d 100x64
   && pass=$((pass + 1)) || { echo "FAIL: --pw-rel is not a pw_rel archive"; fails=$((fails + 1)); }
 expect 1 "--pw-rel with --abs" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --pw-rel 1e-3 --abs 1
 expect 1 "--pw-rel 1" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --pw-rel 1
-expect 1 "--pw-rel --mode ratio" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --pw-rel 1e-3 --mode ratio --device cpu
+expect 0 "--pw-rel --mode interp" "$hpcz" compress -i "$in" -o "$tmp/pwi.hpcz" -t f32 -d 100x64x128 --pw-rel 1e-3 --mode interp --device cpu
+"$hpcz" info "$tmp/pwi.hpcz" | grep -q 'log2 |value| within' && "$hpcz" info "$tmp/pwi.hpcz" | grep -q 'format version 8' \
+  && pass=$((pass + 1)) || { echo "FAIL: --pw-rel --mode interp: info lacks the logs' bound or version 8"; fails=$((fails + 1)); }
+expect 1 "--pw-rel below 1e-6 --mode ratio" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128 --pw-rel 1e-7 --mode ratio --device cpu
 expect 0 "--psnr" "$hpcz" compress -i "$in" -o "$tmp/q.hpcz" -t f32 -d 100x64x128 --psnr 60 --mode ratio --device cpu
 "$hpcz" info "$tmp/q.hpcz" | grep -qE 'PSNR achieved (6[0-9]|[7-9][0-9])\.[0-9]+ dB' \
   && pass=$((pass + 1)) || { echo "FAIL: --psnr 60: no PSNR achieved of 60 dB or more in info"; fails=$((fails + 1)); }
@@ -90,7 +93,9 @@ expect 1 "bad dims" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64xx128 
 expect 1 "rank 5" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 1x1x100x64x128 --rel 1e-3
 expect 1 "bad type" "$hpcz" compress -i "$in" -o "$tmp/c" -t i64 -d 100x64x128 --rel 1e-3
 expect 2 "f16 of the wrong size" "$hpcz" compress -i "$in" -o "$tmp/c" -t f16 -d 100x64x128 --rel 1e-3
-expect 1 "--pw-rel on int16" "$hpcz" compress -i "$in" -o "$tmp/c" -t i16 -d 200x64x128 --pw-rel 1e-2
+expect 0 "--pw-rel on int16" "$hpcz" compress -i "$in" -o "$tmp/pwi16.hpcz" -t i16 -d 200x64x128 --pw-rel 1e-2 --device cpu
+"$hpcz" info "$tmp/pwi16.hpcz" | grep -q 'format version 8' \
+  && pass=$((pass + 1)) || { echo "FAIL: --pw-rel on int16 is not a version-8 archive"; fails=$((fails + 1)); }
 # Storage types: the sample's bytes as uint8 values (any bytes are), lossless in each mode; as int16 within 3.
 for codec in fast ratio interp; do
   expect 0 "u8 $codec --abs 0" "$hpcz" compress -i "$in" -o "$tmp/u8.hpcz" -t u8 -d 400x64x128 --abs 0 --mode $codec -f -q

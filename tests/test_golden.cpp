@@ -91,7 +91,13 @@ const Golden kGolden[] = {
      true, true},
     {"ncar_ts_20x64x128_above295_ratio_f64_pw_rel1e-3_stage2_v8.hpcz", DType::f64, BoundMode::pw_rel, 1e-3, Codec::ratio,
      true, 8, true, true},
-    {"ncar_ts_20x64x128_interp_pw_rel1e-2_v8.hpcz", DType::f32, BoundMode::pw_rel, 1e-2, Codec::interp, false, 8, true}};
+    {"ncar_ts_20x64x128_interp_pw_rel1e-2_v8.hpcz", DType::f32, BoundMode::pw_rel, 1e-2, Codec::interp, false, 8, true},
+    // Version 8 too: pw_rel and the combined modes on storage types (their code factor and bound).
+    {"ncar_ts_20x64x128_f16_pw_rel1e-2_v8.hpcz", DType::f16, BoundMode::pw_rel, 1e-2, Codec::fast, false, 8, true},
+    {"ncar_ts_20x64x128_ratio_bf16_pw_rel1e-3_v8.hpcz", DType::bf16, BoundMode::pw_rel, 1e-3, Codec::ratio, false, 8,
+     true},
+    {"ncar_ts_20x64x128_ratio_i16_abs_and_rel_4_1e-3_v8.hpcz", DType::i16, BoundMode::abs_and_rel, 1e-3, Codec::ratio,
+     false, 8, true, false, 4.0}};
 
 // Values of a storage array y off x by more than eb (abs 0: bit for bit), widened exactly.
 uint64_t storage_violations(const std::vector<uint8_t>& x, const std::vector<uint8_t>& y, DType t, long double eb) {
@@ -105,6 +111,24 @@ uint64_t storage_violations(const std::vector<uint8_t>& x, const std::vector<uin
       std::memcpy(&b, &y[i * sizeof(S)], sizeof(S));
       const long double d = std::fabs((long double)Tr::widen(a) - (long double)Tr::widen(b));
       bad += eb == 0 ? std::memcmp(&a, &b, sizeof(S)) != 0 : !(d <= eb);
+    }
+    return bad;
+  });
+}
+
+// Values of a storage array y off x by more than r |x| (zeros and non-finite values: bit for bit).
+uint64_t storage_pw_violations(const std::vector<uint8_t>& x, const std::vector<uint8_t>& y, DType t, double r) {
+  return hpcz::detail::dispatch_storage(t, [&](auto tr) {
+    using Tr = decltype(tr);
+    using S = typename Tr::storage_type;
+    uint64_t bad = x.size() != y.size();
+    for (size_t i = 0; !bad && i < x.size() / sizeof(S); ++i) {
+      S a, b;
+      std::memcpy(&a, &x[i * sizeof(S)], sizeof(S));
+      std::memcpy(&b, &y[i * sizeof(S)], sizeof(S));
+      const long double wa = (long double)Tr::widen(a), wb = (long double)Tr::widen(b);
+      if (wa == 0 || !std::isfinite(wa)) bad += std::memcmp(&a, &b, sizeof(S)) != 0;
+      else bad += !(std::fabs(wb - wa) <= (long double)r * std::fabs(wa));
     }
     return bad;
   });
@@ -221,7 +245,9 @@ TEST(golden_archives) {
     auto info = hpcz::decompress(golden.data(), golden.size(), back, hpcz::Backend::cpu);
     CHECK_MSG(info.version == g.version && info.second_stage == g.second_stage, g.file << ": version " << info.version);
     CHECK((info.dims == std::vector<uint64_t>{20, 64, 128}));
-    if (g.mode == BoundMode::pw_rel)
+    if (g.mode == BoundMode::pw_rel && hpcz::detail::is_storage_type(g.dtype))
+      CHECK_MSG(storage_pw_violations(input, back, g.dtype, g.bound) == 0, g.file << ": values outside the pointwise bound");
+    else if (g.mode == BoundMode::pw_rel)
       CHECK_MSG((g.dtype == DType::f32 ? pw_violations(reinterpret_cast<const float*>(input.data()),
                                                         reinterpret_cast<const float*>(back.data()), input.size() / 4, g.bound)
                                         : pw_violations(reinterpret_cast<const double*>(input.data()),
@@ -231,14 +257,18 @@ TEST(golden_archives) {
     else if (hpcz::detail::is_storage_type(g.dtype))  // the bound asked for, on the values narrowed back
       CHECK_MSG(storage_violations(input, back, g.dtype,
                                    g.mode == BoundMode::abs ? (long double)g.bound
-                                                            : (long double)g.bound * ((long double)info.range_max - info.range_min)) == 0,
+                                   : g.mode == BoundMode::abs_and_rel
+                                       ? std::min((long double)g.abs_bound,
+                                                  (long double)g.bound * ((long double)info.range_max - info.range_min))
+                                       : (long double)g.bound * ((long double)info.range_max - info.range_min)) == 0,
                 g.file << ": values outside the bound");
     else
       CHECK(strict_check(input, back, g.dtype, info.eb_abs).violations == 0);
     if (g.current) CHECK_MSG(now == golden, g.file << ": the encoder no longer writes the golden bytes");
     if (g.current && g.mode == BoundMode::rel && !hpcz::detail::is_storage_type(g.dtype))  // never above bound * range
       CHECK(eb_within_request(info.eb_abs, (long double)g.bound * ((long double)info.range_max - info.range_min)));
-    if (g.current && (g.mode == BoundMode::abs_and_rel || g.mode == BoundMode::abs_or_rel)) {
+    if (g.current && (g.mode == BoundMode::abs_and_rel || g.mode == BoundMode::abs_or_rel) &&
+        !hpcz::detail::is_storage_type(g.dtype)) {  // a storage type's eb_abs is its code bound (3.1)
       const long double asked = g.dtype == DType::f32
                                     ? requested_bound(reinterpret_cast<const float*>(input.data()), input.size() / 4, o)
                                     : requested_bound(reinterpret_cast<const double*>(input.data()), input.size() / 8, o);

@@ -185,8 +185,8 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     """Compresses a C-contiguous array of 1-4 dimensions into an hpcz archive (bytes): float32 or float64,
     or a storage type (float16, ml_dtypes.bfloat16, int8, uint8, int16, uint16, int32, uint32), widened
     to float32 (float64 for the 32-bit integers) and coded under a bound that stays strict once decoded
-    values are narrowed back; integer bounds are whole numbers (abs=0: lossless); pw_rel and two bounds
-    together take float32 and float64 only.
+    values are narrowed back; integer bounds are whole numbers (abs=0: lossless); every bound applies
+    (pw_rel and two bounds together in format version 8).
 
     An array on the GPU (cupy, torch, anything with __cuda_array_interface__) is compressed in place on
     its device and stream, and its archive stays there: a cupy uint8 array (bytes(a.get()) on the host).

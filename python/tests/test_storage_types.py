@@ -122,12 +122,27 @@ def test_batches_and_out():
     assert hpcz.decompress(blobs[3], out=out, device="cpu") is out
 
 
+@pytest.mark.parametrize("dtype", INTS + HALVES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("mode", CODECS)
+def test_pw_rel_and_combined_bounds(dtype, mode):
+    # pw_rel (every value within r |x|, zeros exact) and both bounds at once, in format version 8.
+    x = as_type(sample(), dtype)
+    xf = wide(x).reshape(-1)
+    for r in (1e-2, 1e-3):
+        blob = hpcz.compress(x, pw_rel=r, mode=mode, device="cpu")
+        assert hpcz.info(blob)["version"] == 8
+        yf = wide(hpcz.decompress(blob)).reshape(-1)
+        zero = xf == 0
+        assert np.array_equal(yf[zero], xf[zero]) and np.all(np.abs(yf - xf)[~zero] <= r * np.abs(xf[~zero]))
+    a = 3 if np.dtype(dtype).kind in "iu" else 0.05
+    for rule, pick in (("and", min), ("or", max)):
+        blob = hpcz.compress(x, abs=a, rel=1e-3, bound_rule=rule, mode=mode, device="cpu")
+        assert hpcz.info(blob)["version"] == 8
+        check_within(x, hpcz.decompress(blob), pick(a, asked(x, rel=1e-3)))
+
+
 def test_refusals():
     x = as_type(sample(), np.int16)
-    with pytest.raises(hpcz.InvalidArgumentError):
-        hpcz.compress(x, pw_rel=1e-2)
-    with pytest.raises(hpcz.InvalidArgumentError):
-        hpcz.compress(x, abs=1, rel=1e-3)
     with pytest.raises(hpcz.InvalidArgumentError):
         hpcz.compress(x.astype(np.int64), abs=0)
     with pytest.raises(hpcz.InvalidArgumentError):

@@ -15,7 +15,8 @@ namespace hpcz::format {
 // checksums of fast-codec archives are HPCZ-SUM32 (chunk_checksum); 6: bound modes 6 and 7 (abs_and_rel,
 // abs_or_rel), in archives of any codec, and 3 (pw_rel) in fast-codec archives; 7: storage types (dtype
 // byte 3..10: float16, bfloat16, the integers), coded as their code type (common/storage.hpp); 8: mode 3
-// (pw_rel) in ratio and interp archives, through the log2 transform (chunk kind 3).
+// (pw_rel) in ratio and interp archives, through the log2 transform (chunk kind 3), and modes 3, 6 and 7 on
+// the storage types.
 constexpr uint16_t kVersion = 8;
 constexpr uint32_t kHeaderBytes = 144;
 constexpr uint32_t kChunkEntryBytes = 16;
@@ -81,14 +82,15 @@ HPCZ_HD uint32_t header_checksum(const uint8_t* d) {
 }
 
 // The lowest version that holds what a writer wrote, so that archives older readers can read stay as
-// they were: 8 for pw_rel in the ratio and interp codecs; 7 for an array of a storage type; 6 with a combined or pointwise-relative bound mode; else 5 for the fast codec (lane blocks, HPCZ-SUM32 chunk
+// they were: 8 for pw_rel in the ratio and interp codecs, and for a storage type's array with mode 3, 6 or
+// 7; 7 for any other array of a storage type; 6 with a combined or pointwise-relative bound mode; else 5 for the fast codec (lane blocks, HPCZ-SUM32 chunk
 // checksums), 2 for the others with the second stage and 1 without.
 HPCZ_HD bool mode_needs_v6(BoundMode mode) { return mode != BoundMode::abs && mode != BoundMode::rel; }
 // Modes whose archives record the quality achieved in bytes 13..15.
 HPCZ_HD bool mode_records_quality(BoundMode mode) { return mode == BoundMode::psnr || mode == BoundMode::nrmse; }
 HPCZ_HD uint16_t archive_version(Codec codec, bool second_stage, BoundMode mode, bool storage_type = false) {
   if (mode == BoundMode::pw_rel && codec != Codec::fast) return 8;
-  if (storage_type) return 7;
+  if (storage_type) return mode == BoundMode::pw_rel || mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel ? 8 : 7;
   if (mode_needs_v6(mode)) return 6;
   return codec == Codec::fast ? uint16_t(5) : uint16_t(second_stage ? 2 : 1);
 }

@@ -60,8 +60,9 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   if (!dtype_of_id(unsigned(h.storage))) corrupt("dtype " + std::to_string(int(h.storage)));
   if (format::has_storage_type(h) && info.version < 7)
     corrupt(std::string(dtype_name(h.storage)) + " array in a version " + std::to_string(info.version) + " archive");
-  if (format::has_storage_type(h) && quant::mode_known(h.mode) && quant::mode_combined(h.mode))
-    corrupt(std::string(bound_mode_name(h.mode)) + " bound on a " + dtype_name(h.storage) + " array");
+  if (format::has_storage_type(h) && info.version < 8 && (h.mode == BoundMode::pw_rel || quant::mode_combined(h.mode)))
+    corrupt(std::string(bound_mode_name(h.mode)) + " bound on a " + dtype_name(h.storage) + " array in a version " +
+            std::to_string(info.version) + " archive");
   if (h.ndims < 1 || h.ndims > 4) corrupt("rank " + std::to_string(int(h.ndims)));
   if (!quant::mode_known(h.mode)) corrupt("error-bound mode " + std::to_string(int(h.mode)));
   const codecs::CodecOps* codec = codecs::find(h.codec);
@@ -96,16 +97,17 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
     // The log2 transform (version 8): the factor, and the bound and step of the logs that follow from it.
     if (info.version < 8) corrupt("pointwise-relative bound in a version " + std::to_string(info.version) + " " + codec->name + " archive");
     if (!(info.bound >= quant::kPwLogMinBound && info.bound < 1)) corrupt("pointwise-relative bound");
-    if (format::has_storage_type(h)) corrupt("pointwise-relative bound on a " + std::string(dtype_name(h.storage)) + " array");
-    const double eb = h.dtype == DType::f32 ? quant::pw_log_bound<float>(info.bound) : quant::pw_log_bound<double>(info.bound);
-    if (info.eb_abs != eb) corrupt("absolute bound");
+    if (info.eb_abs != quant::pw_eb_abs(quant::Transform::log2, h.dtype, h.storage, info.bound)) corrupt("absolute bound");
+    const double eb = info.eb_abs;
     if (info.step != quant::pw_log_step(eb)) corrupt("quantization step");
   } else if (h.mode == BoundMode::pw_rel) {
-    // The factor (eb_abs is the factor too) and the width of the magnitude steps that follows from it.
-    if (!(info.bound > 0 && info.bound < 1) || info.eb_abs != info.bound) corrupt("pointwise-relative bound");
-    if (format::has_storage_type(h)) corrupt("pointwise-relative bound on a " + std::string(dtype_name(h.storage)) + " array");
+    // The factor, the code factor in eb_abs (the factor itself but for a storage type's values) and the
+    // width of the magnitude steps that follows from it.
+    if (!(info.bound > 0 && info.bound < 1) ||
+        info.eb_abs != quant::pw_eb_abs(quant::Transform::identity, h.dtype, h.storage, info.bound))
+      corrupt("pointwise-relative bound");
     const double w = detail::dispatch_dtype(h.dtype, [&](auto tr) {
-      return quant::pw_rel_step<typename decltype(tr)::value_type>(info.bound);
+      return quant::pw_rel_step<typename decltype(tr)::value_type>(info.eb_abs);
     });
     if (info.step != w) corrupt("quantization step");
   } else if (!(info.step >= 0) || step_t != info.step || (info.eb_abs > 0 && info.step > 2 * info.eb_abs)) {

@@ -29,11 +29,4 @@ Backend resolve_backend(Backend b, Codec codec, BoundMode mode) {
   return Backend::cpu;
 }
 
-namespace pipeline {
-void fail_cpu_only(const format::HeaderFields& h) {
-  fail(ErrorCode::unsupported, std::string(bound_mode_name(h.mode)) + " in the " + codec_name(h.codec) +
-                                   " mode runs on the CPU only (device cpu or auto)");
-}
-}  // namespace pipeline
-
 }  // namespace hpcz

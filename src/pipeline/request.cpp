@@ -34,9 +34,6 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
       fail(ErrorCode::invalid_argument, std::string("pw_rel in the ") + codec_name(opt.codec) +
                                             " mode takes bounds from 1e-06 (its log2 field's quantization range); the fast mode codes any");
   }
-  if (detail::is_storage_type(dtype) && (opt.mode == BoundMode::pw_rel || combined))
-    fail(ErrorCode::invalid_argument, std::string(bound_mode_name(opt.mode)) + " bounds code float32 and float64 arrays, not " +
-                                          dtype_name(dtype));
   if (combined && (!(opt.abs_bound >= 0) || !std::isfinite(opt.abs_bound)))
     fail(ErrorCode::invalid_argument, "absolute bound must be a finite number >= 0");
   const codecs::CodecOps& codec = codecs::get(opt.codec);
@@ -63,6 +60,11 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   h.codec_params = codec.codec_params;
   codec.plan(h, opt);
   return h;
+}
+
+void fail_cpu_only(const format::HeaderFields& h) {
+  fail(ErrorCode::unsupported, std::string(bound_mode_name(h.mode)) + " in the " + codec_name(h.codec) +
+                                   " mode runs on the CPU only (device cpu or auto)");
 }
 
 void check_limits(const ArchiveInfo& info, const DecodeLimits& limits) {

@@ -176,6 +176,23 @@ HPCZ_HD double code_bound(DType storage, double eb, bool range_valid, double mn,
   return exact > larger ? exact : larger;
 }
 
+// A pointwise factor r on a storage type's values: its code values are coded within r / 2 of theirs.
+// Narrowing takes x' to the storage value nearest it, no farther from x' than x (itself a storage value)
+// is, so |N(x') - x| <= 2 |x' - x| <= r |x|; zeros, NaN and Inf stay exact. Rounded down.
+HPCZ_HD double pw_code_factor(DType storage, double r) {
+  if (!storage_is_integer(storage) && !storage_is_half(storage)) return r;
+  const double h = r * 0.5;
+  return h * 2.0 > r ? below(h) : h;
+}
+
+// A pw_rel bound's eb_abs: the code factor (the fast codec's quantizer bounds each value by it), or
+// under the log2 transform the bound of the logs that keeps it (logmap.hpp).
+HPCZ_HD double pw_eb_abs(Transform transform, DType dtype, DType storage, double r) {
+  const double factor = pw_code_factor(storage, r);
+  if (transform != Transform::log2) return factor;
+  return dtype == DType::f32 ? pw_log_bound<float>(factor) : pw_log_bound<double>(factor);
+}
+
 // An abs bound above 0 takes its step's margin from the sample, not the range (range.hpp: kStepSamples),
 // so the fast encoder may code before the range is known.
 // A pw_rel step needs neither: it follows from the factor (pw_rel_step). A float16 or bfloat16 array's
@@ -199,14 +216,14 @@ HPCZ_HD double settle_range(Bound& b, uint64_t key_min, uint64_t key_max, double
   b.range_max = b.range_valid ? range_value(key_max) : 0.0;
   b.eb_abs = code_bound(b.storage, absolute_bound(b.mode, b.bound, b.abs_part, b.range_valid, b.range_min, b.range_max),
                         b.range_valid, b.range_min, b.range_max);
-  if (b.transform == Transform::log2) b.eb_abs = b.dtype == DType::f32 ? pw_log_bound<float>(b.bound) : pw_log_bound<double>(b.bound);
+  if (b.mode == BoundMode::pw_rel) b.eb_abs = pw_eb_abs(b.transform, b.dtype, b.storage, b.bound);
   return step_from_sample(b.mode, b.bound, b.storage) ? sample_maxabs : range_maxabs(b.range_valid, b.range_min, b.range_max);
 }
 // settle_as<T>: where the values' type T is known (b.dtype is T's), as in the encoders.
 template <class T> HPCZ_HD Bound settle_as(Bound b, uint64_t key_min, uint64_t key_max, double sample_maxabs) {
   const double maxabs = settle_range(b, key_min, key_max, sample_maxabs);
   if (b.transform == Transform::log2) b.step = pw_log_step(b.eb_abs);
-  else if (b.mode == BoundMode::pw_rel) b.step = pw_rel_step<T>(b.bound);
+  else if (b.mode == BoundMode::pw_rel) b.step = pw_rel_step<T>(b.eb_abs);
   else b.step = choose_step<T>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs);
   return b;
 }
@@ -217,7 +234,7 @@ HPCZ_HD Bound settle(Bound b, uint64_t key_min, uint64_t key_max, double sample_
   if (b.transform == Transform::log2)
     b.step = pw_log_step(b.eb_abs);
   else if (b.mode == BoundMode::pw_rel)
-    b.step = b.dtype == DType::f32 ? pw_rel_step<float>(b.bound) : pw_rel_step<double>(b.bound);
+    b.step = b.dtype == DType::f32 ? pw_rel_step<float>(b.eb_abs) : pw_rel_step<double>(b.eb_abs);
   else
     b.step = b.dtype == DType::f32 ? choose_step<float>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs)
                                    : choose_step<double>(b.eb_abs, b.range_valid, b.range_min, b.range_max, maxabs);

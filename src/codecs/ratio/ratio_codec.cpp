@@ -16,7 +16,7 @@ codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, cons
   const quant::Bound b = quant::bound_of(h);
   if (b.transform == quant::Transform::log2) {
     const quant::QuantParams<double> p = quant::quant_params<double>(b);
-    const PwParams w{h.bound, b.has_fill, h.fill};
+    const PwParams w{quant::pw_code_factor(h.storage, h.bound), b.has_fill, h.fill};
     return detail::dispatch_dtype(h.dtype, [&](auto tr) {
       using T = typename decltype(tr)::value_type;
       struct Scratch {
