@@ -3,7 +3,6 @@
 #include "codecs/codec.hpp"
 #include "codecs/ratio_class/chunk.hpp"
 #include "codecs/ratio_class/ops.hpp"
-#include "codecs/ratio_class/pw_log_chunk.hpp"
 #include "common/dtype.hpp"
 #include "quant/bound.hpp"
 
@@ -14,27 +13,13 @@ namespace {
 // (pw_log_chunk.hpp).
 codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, const codecs::Slab& slab) {
   const quant::Bound b = quant::bound_of(h);
-  if (b.transform == quant::Transform::log2) {
-    const quant::QuantParams<double> p = quant::quant_params<double>(b);
-    const PwParams w{quant::pw_code_factor(h.storage, h.bound), b.has_fill, h.fill};
-    return detail::dispatch_dtype(h.dtype, [&](auto tr) {
-      using T = typename decltype(tr)::value_type;
-      struct Scratch {
-        EncodeScratch<double> e;
-        PwScratch pw;
-      };
-      return encode_chunks<Scratch>(
-          static_cast<const T*>(in), h, slab.first_chunk, 1,
-          [&](const T* chunk_in, const predict::ChunkShape& cs, Scratch& s, std::vector<uint8_t>& out, int threads) {
-            encode_pw_chunk(
-                chunk_in, cs.count(), w, /*placed=*/true, s.pw, out, threads,
-                [&](const double* y, std::vector<uint8_t>& bytes) { encode_chunk(y, cs, p, h.block_param, s.e, bytes, threads); },
-                [&](const uint8_t* src, uint32_t size, double* y) {
-                  return decode_chunk<double>(src, size, cs, p, h.block_param, y, threads);
-                });
-          });
-    });
-  }
+  if (b.transform == quant::Transform::log2)
+    return encode_pw_chunks<EncodeScratch<double>>(
+        in, h, b, slab.first_chunk, 1, /*placed=*/true,
+        [&](const double* y, const predict::ChunkShape& cs, const quant::QuantParams<double>& p, EncodeScratch<double>& s,
+            std::vector<uint8_t>& bytes, int threads) { encode_chunk(y, cs, p, h.block_param, s, bytes, threads); },
+        [&](const uint8_t* src, uint32_t size, const predict::ChunkShape& cs, const quant::QuantParams<double>& p, double* y,
+            int threads) { return decode_chunk<double>(src, size, cs, p, h.block_param, y, threads); });
   return detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
     const quant::QuantParams<T> p = quant::quant_params<T>(b);
@@ -48,15 +33,12 @@ codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, cons
 bool decode(const format::HeaderFields& h, uint64_t c, const uint8_t* src, uint32_t size, void* out, int threads) {
   const predict::ChunkShape cs = predict::chunk_shape(shape_of(h), c);
   const quant::Bound b = quant::bound_of(h);
+  if (b.transform == quant::Transform::log2)
+    return decode_pw(h, b, cs, src, size, out, threads,
+                     [&](const uint8_t* s, uint32_t n, const predict::ChunkShape& shape, const quant::QuantParams<double>& p,
+                         double* y, int t) { return decode_chunk<double>(s, n, shape, p, h.block_param, y, t); });
   return detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
-    if (b.transform == quant::Transform::log2) {
-      const quant::QuantParams<double> p = quant::quant_params<double>(b);
-      return decode_pw_chunk<T>(src, size, cs.count(), static_cast<T*>(out), threads,
-                                [&](const uint8_t* s, uint32_t n, double* y) {
-                                  return decode_chunk<double>(s, n, cs, p, h.block_param, y, threads);
-                                });
-    }
     return decode_chunk<T>(src, size, cs, quant::quant_params<T>(b), h.block_param, static_cast<T*>(out), threads);
   });
 }

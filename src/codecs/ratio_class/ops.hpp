@@ -7,7 +7,10 @@
 
 #include "codecs/codec.hpp"
 #include "codecs/ratio_class/chunk.hpp"
+#include "codecs/ratio_class/pw_log_chunk.hpp"
+#include "common/dtype.hpp"
 #include "common/parallel.hpp"
+#include "quant/bound.hpp"
 
 namespace hpcz::ratio {
 
@@ -50,6 +53,44 @@ codecs::EncodedChunks encode_chunks(const T* in, const format::HeaderFields& h, 
   out.sizes.resize(h.n_chunks);
   for (uint64_t c = 0; c < h.n_chunks; ++c) out.sizes[c] = uint32_t(out.separate[c].size());
   return out;
+}
+
+// Under pw_rel's log2 transform (b.transform, pw_log_chunk.hpp): every chunk of a slab as a log chunk
+// around the codec's own chunk coder on the float64 logs: inner_encode(y, shape, p, scratch, bytes,
+// threads) and inner_decode(src, size, shape, p, y, threads), with Scratch its float64 scratch.
+template <class Scratch, class InnerEncode, class InnerDecode>
+codecs::EncodedChunks encode_pw_chunks(const void* in, const format::HeaderFields& h, const quant::Bound& b,
+                                       uint64_t first_chunk, uint64_t cost, bool placed, InnerEncode&& inner_encode,
+                                       InnerDecode&& inner_decode) {
+  const quant::QuantParams<double> p = quant::quant_params<double>(b);
+  const PwParams w{quant::pw_code_factor(h.storage, h.bound), b.has_fill, h.fill};
+  struct Both {
+    Scratch inner;
+    PwScratch pw;
+  };
+  return detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    return encode_chunks<Both>(
+        static_cast<const T*>(in), h, first_chunk, cost,
+        [&](const T* chunk_in, const predict::ChunkShape& cs, Both& s, std::vector<uint8_t>& out, int threads) {
+          encode_pw_chunk(
+              chunk_in, cs.count(), w, placed, s.pw, out, threads,
+              [&](const double* y, std::vector<uint8_t>& bytes) { inner_encode(y, cs, p, s.inner, bytes, threads); },
+              [&](const uint8_t* src, uint32_t size, double* y) { return inner_decode(src, size, cs, p, y, threads); });
+        });
+  });
+}
+
+// Chunk c of a log-transform archive (pw_log_chunk.hpp) into out, with the codec's chunk decoder.
+template <class InnerDecode>
+bool decode_pw(const format::HeaderFields& h, const quant::Bound& b, const predict::ChunkShape& cs, const uint8_t* src,
+               uint32_t size, void* out, int threads, InnerDecode&& inner_decode) {
+  const quant::QuantParams<double> p = quant::quant_params<double>(b);
+  return detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    return decode_pw_chunk<T>(src, size, cs.count(), static_cast<T*>(out), threads,
+                              [&](const uint8_t* s, uint32_t n, double* y) { return inner_decode(s, n, cs, p, y, threads); });
+  });
 }
 
 }  // namespace hpcz::ratio
