@@ -155,6 +155,48 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "make_seeds: archive: %s\n", e.what());
       }
     }
+  // Format version 8: pw_rel's log chunks (interp: specials masked; ratio: placed), both signs, zeros,
+  // NaN and a fill value among the values, f32 and f64; and pw_rel on a float16 array.
+  for (int codec = 1; codec < 3; ++codec)
+    for (int dt = 0; dt < 2; ++dt) {
+      const uint64_t n = 900;
+      std::vector<double> x(n);
+      for (uint64_t i = 0; i < n; ++i) {
+        x[i] = (i / 100 % 2 ? -1 : 1) * std::exp(std::sin(0.03 * double(i)) * 4);
+        if (i % 17 == 2) x[i] = 0.0;
+        if (i % 53 == 9) x[i] = i % 2 ? std::nan("") : -5.0;  // -5: the fill value
+      }
+      std::vector<uint8_t> raw(n * (dt ? 8 : 4));
+      for (uint64_t i = 0; i < n; ++i) {
+        if (dt) std::memcpy(&raw[8 * i], &x[i], 8);
+        else { const float f = float(x[i]); std::memcpy(&raw[4 * i], &f, 4); }
+      }
+      hpcz::Options o;
+      o.codec = codec == 2 ? hpcz::Codec::interp : hpcz::Codec::ratio;
+      o.backend = hpcz::Backend::cpu;
+      o.mode = hpcz::BoundMode::pw_rel;
+      o.bound = dt ? 1e-4 : 1e-2;
+      o.fill = -5.0;
+      try {
+        write_file(dir + "/archive/gen_" + std::to_string(k++),
+                   hpcz::compress(raw.data(), dt ? hpcz::DType::f64 : hpcz::DType::f32, {30, 30}, o));
+      } catch (const hpcz::Error& e) {
+        std::fprintf(stderr, "make_seeds: archive: %s\n", e.what());
+      }
+    }
+  {
+    std::vector<uint16_t> h(600);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = uint16_t(i % 31 == 4 ? 0x8000 : 0x3c00 + (i * 5) % 2000);
+    hpcz::Options o;
+    o.backend = hpcz::Backend::cpu;
+    o.mode = hpcz::BoundMode::pw_rel;
+    o.bound = 1e-2;
+    try {
+      write_file(dir + "/archive/gen_" + std::to_string(k++), hpcz::compress(h.data(), hpcz::DType::f16, {h.size()}, o));
+    } catch (const hpcz::Error& e) {
+      std::fprintf(stderr, "make_seeds: archive: %s\n", e.what());
+    }
+  }
   std::printf("make_seeds: %d seeds in %s\n", written, dir.c_str());
   return 0;
 }
