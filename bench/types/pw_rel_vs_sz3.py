@@ -39,10 +39,10 @@ def timed(f, reps=3):
     return out, statistics.median(t)
 
 
-def over_bound(x, y, r):
-    """Values of y beyond r |x| (finite x), or not bit-exact (the others)."""
+def over_bound(x, y, r, fill=FILL):
+    """Values of y beyond r |x| (finite x but the fill value), or not bit-exact (the others)."""
     x64, y64 = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
-    fin = np.isfinite(x64) & (x64 != FILL)
+    fin = np.isfinite(x64) & ((x64 != fill) if fill is not None else True)
     bad = np.count_nonzero(np.abs(y64[fin] - x64[fin]) > r * np.abs(x64[fin]))
     bits = np.uint32 if x.dtype == np.float32 else np.uint64
     return int(bad + np.count_nonzero(x.ravel()[~fin].view(bits) != y.ravel()[~fin].view(bits)))
