@@ -5,6 +5,7 @@
 #include <random>
 
 #include "codecs/fast/chunk.hpp"
+#include "codecs/ratio_class/pw_log_chunk.hpp"
 #include "common.hpp"
 #include "format/checksum.hpp"
 #include "format/header.hpp"
@@ -391,4 +392,59 @@ TEST(corrupt_sealed_pw_log_chunk) {
       CHECK_MSG(c == 0 || c == int(hpcz::ErrorCode::corrupt_archive), "flip at " << at - e.offset << ": error " << c);
     }
   }
+}
+
+// A log chunk's side sections that claim more than the chunk holds, fed to the decoder directly (its
+// inner chunk stood in for): placed runs whose gaps and lengths pass the values, sign bits for fewer
+// regular values than the walk meets, a patch past the end. Each is refused before anything is read
+// or written out of bounds (ASan in CI).
+TEST(corrupt_pw_log_side_sections) {
+  using namespace hpcz::ratio;
+  const uint32_t n = 4096;
+  auto chunk = [&](uint32_t signs_word, const std::vector<uint8_t>& specials, const std::vector<uint8_t>& rest) {
+    std::vector<uint8_t> c(16, 0);
+    hpcz::detail::store_u32_le(&c[0], 0);  // inner size 0: the stand-in decoder below fills y
+    hpcz::detail::store_u32_le(&c[4], uint32_t(specials.size()));
+    hpcz::detail::store_u32_le(&c[8], signs_word);
+    hpcz::detail::store_u32_le(&c[12], kKindPwLog);
+    c.insert(c.end(), specials.begin(), specials.end());
+    c.insert(c.end(), rest.begin(), rest.end());
+    return c;
+  };
+  auto decodes = [&](const std::vector<uint8_t>& c) {
+    std::vector<float> out(n);
+    const std::unique_ptr<uint8_t[]> exact(new uint8_t[c.size()]);  // no slack after the chunk: a read past it is caught
+    std::memcpy(exact.get(), c.data(), c.size());
+    return decode_pw_chunk<float>(exact.get(), uint32_t(c.size()), n, out.data(), 1, [&](const uint8_t*, uint32_t, double* y) {
+      for (uint32_t i = 0; i < n; ++i) y[i] = 1.0;
+      return true;
+    });
+  };
+  auto varint = [](std::vector<uint8_t>& d, uint32_t v) { put_varint(d, v); };
+  // Placed runs: one special after a gap of 2000, then a run of 4000 (past 4096 in all), sign bits for the
+  // 4096 - 4001 regular values the lengths alone leave.
+  std::vector<uint8_t> sp, rest;
+  varint(sp, 2), varint(sp, 2000), varint(sp, 0), put_value<float>(sp, 0.f);
+  varint(sp, 0), varint(sp, 3999), put_value<float>(sp, 1.f);
+  rest.assign((n - 4001 + 7) / 8, 0);
+  varint(rest, 0);
+  CHECK(!decodes(chunk(kSignsBits | kPwPlaced, sp, rest)));
+  // A well-formed one decodes (the stand-ins above are right), then each field broken in turn.
+  sp.clear(), rest.clear();
+  varint(sp, 1), varint(sp, 10), varint(sp, 5), put_value<float>(sp, 0.f);
+  rest.assign((n - 6 + 7) / 8, 0);
+  varint(rest, 0);
+  CHECK(decodes(chunk(kSignsBits | kPwPlaced, sp, rest)));
+  CHECK(!decodes(chunk(kSignsBits, sp, rest)));  // not placed: the NaN count (0) is not the runs' 6
+  auto more = rest;
+  more.push_back(0);
+  CHECK(!decodes(chunk(kSignsBits | kPwPlaced, sp, more)));  // a byte after the patches
+  auto patch = std::vector<uint8_t>(rest.begin(), rest.end() - 1);
+  varint(patch, 1), varint(patch, n), put_value<float>(patch, 2.f);
+  CHECK(!decodes(chunk(kSignsBits | kPwPlaced, sp, patch)));  // a patch past the end
+  std::vector<uint8_t> short_bits(rest.begin(), rest.begin() + 3);
+  CHECK(!decodes(chunk(kSignsBits | kPwPlaced, sp, short_bits)));  // fewer sign bytes than regular values
+  std::vector<uint8_t> runs_signs;
+  varint(runs_signs, 2), varint(runs_signs, 100), varint(runs_signs, 50), varint(runs_signs, 0);
+  CHECK(!decodes(chunk(kSignsRuns | kPwPlaced, sp, runs_signs)));  // sign runs short of the regular values
 }

@@ -606,3 +606,25 @@ def test_log_modes_refuse_the_gpu():
     a = sample()
     with pytest.raises(hpcz.UnsupportedError, match="runs on the CPU only"):
         hpcz.compress(a, pw_rel=1e-3, mode="interp", device="gpu")
+
+
+def test_log_modes_with_device_arrays():
+    # Arrays and archives on the GPU: coded and decoded on the host, the archives and values put back.
+    cupy = pytest.importorskip("cupy")
+    if not hpcz.gpu_available():
+        pytest.skip("no GPU")
+    a = sample()
+    host = hpcz.compress(a, pw_rel=1e-3, mode="interp", device="cpu")
+    d = cupy.asarray(a)
+    blob = hpcz.compress(d, pw_rel=1e-3, mode="interp")
+    assert blob.get().tobytes() == host
+    want = hpcz.decompress(host, device="cpu")
+    assert np.array_equal(cupy.asnumpy(hpcz.decompress(blob)), want)  # a device archive
+    out = cupy.empty_like(d)
+    assert hpcz.decompress(host, out=out) is out and np.array_equal(cupy.asnumpy(out), want)  # a device out
+    fast = hpcz.compress(d, pw_rel=1e-3)
+    back = hpcz.decompress_batch([blob, fast, cupy.asarray(np.frombuffer(host, np.uint8))])  # mixed with the fast mode's
+    assert np.array_equal(cupy.asnumpy(back[0]), want) and np.array_equal(cupy.asnumpy(back[2]), want)
+    assert pw_violations(a, cupy.asnumpy(back[1]), 1e-3) == 0
+    got = hpcz.compress_batch([d, d[:50]], pw_rel=1e-3, mode="ratio")
+    assert got[0].get().tobytes() == hpcz.compress(a, pw_rel=1e-3, mode="ratio", device="cpu")

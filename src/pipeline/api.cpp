@@ -279,7 +279,9 @@ const char* version_string() {
                                std::to_string(format::archive_version(Codec::fast, false, BoundMode::abs)) + " in the fast mode, " +
                                std::to_string(format::archive_version(Codec::ratio, false, BoundMode::abs)) + " (" +
                                std::to_string(format::archive_version(Codec::ratio, true, BoundMode::abs)) +
-                               " with the second stage) in the ratio and interp modes, 6 with the bound modes pw_rel, psnr, nrmse, abs_and_rel and abs_or_rel; reads 1 to " +
+                               " with the second stage) in the ratio and interp modes, 6 with the bound modes pw_rel, psnr, nrmse, abs_and_rel and "
+                               "abs_or_rel, 7 for the storage types, 8 for pw_rel in the ratio and interp modes and for pw_rel "
+                               "and the combined modes on the storage types; reads 1 to " +
                                std::to_string(format::kVersion) + ")";
   return s.c_str();
 }

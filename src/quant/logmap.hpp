@@ -94,8 +94,10 @@ HPCZ_HD double exp2_det(double y) {
   return p * pow2_normal(n1) * pow2_normal(ni - n1);
 }
 
-// The smallest pointwise factor the ratio-class codecs take: the anchors' and Lorenzo's q = y / step
-// stay below 2^30 (quantizer.hpp's kQLimit) for every |y| < kLogMax. The fast codec takes any factor.
+// The smallest pointwise factor the ratio-class codecs take: there the anchors' and Lorenzo's
+// q = y / step stay below 2^30 (quantizer.hpp's kQLimit) for every |y| of a normal double (< 1024); a
+// storage type's half factor, or a rarer y beyond it, is stored exactly instead. The fast codec takes
+// any factor.
 constexpr double kPwLogMinBound = 1e-6;
 
 // The absolute bound on y = log2 |x| that keeps |x' - x| <= r |x|: 2^d stays within [1 - r, 1 + r] for

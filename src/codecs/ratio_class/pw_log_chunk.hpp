@@ -106,6 +106,7 @@ class SignReader {
       const uint64_t bytes = (regular + 7) / 8;
       if (uint64_t(r.end - r.p) < bytes) return false;
       bits_ = r.p;
+      n_bits_ = regular;
       r.p += bytes;
       return true;
     }
@@ -122,6 +123,7 @@ class SignReader {
       return true;
     }
     if (kind_ == kSignsBits) {
+      if (k_ >= n_bits_) return false;  // more regular values than the bits were opened for
       negative = bits_[k_ >> 3] >> (k_ & 7) & 1;
       ++k_;
       return true;
@@ -141,7 +143,7 @@ class SignReader {
  private:
   uint32_t kind_ = 0, runs_left_ = 0, left_ = 0;
   const uint8_t* bits_ = nullptr;
-  uint64_t k_ = 0;
+  uint64_t k_ = 0, n_bits_ = 0;
   SideReader* reader_ = nullptr;
   bool negative_ = false;
 };
@@ -320,15 +322,18 @@ bool decode_pw_chunk(const uint8_t* src, uint32_t size, uint32_t n, T* out, int 
   // The specials' count: their runs' lengths where placed, else the NaN among the y (counted before the
   // magnitudes replace them, in place for float64).
   uint64_t special = 0;
-  if (placed) {
+  if (placed) {  // the runs with their gaps within the chunk, before anything is read by them
     SideReader count = runs;
+    uint64_t spanned = 0;
     for (uint32_t k = 0; k < n_runs; ++k) {
       uint32_t gap, len;
       T v;
       if (!count.varint(gap) || !count.varint(len) || !count.value(v)) return false;
       special += uint64_t(len) + 1;
+      spanned += uint64_t(gap) + len + 1;
+      if (spanned > n) return false;
     }
-    if (count.p != count.end || special > n) return false;
+    if (count.p != count.end) return false;
   } else {
 #pragma omp parallel for schedule(static) reduction(+ : special) num_threads(threads) if (threads > 1)
     for (int64_t i = 0; i < int64_t(n); ++i) special += y[i] != y[i];
