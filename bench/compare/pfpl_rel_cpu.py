@@ -13,8 +13,6 @@ count for it as values under R |x|, and for hpcz (given fill=) as values kept bi
 input bytes a second."""
 import os
 import pathlib
-import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,6 +24,8 @@ import hpcz
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "types"))
 from compare_integers import fields  # noqa: E402
 from pw_rel_vs_sz3 import BOUNDS, FILL, over_bound, timed  # noqa: E402
+
+from pfpl_rel import median_time  # noqa: E402  (PFPL's own timer lines, as the GPU comparison reads them)
 
 FLAGS = ["-O3", "-march=native", "-fopenmp", "-mno-fma", "-ffp-contract=off", "-std=c++17"]
 
@@ -41,13 +41,6 @@ def build(src, out):
                 sys.exit("PFPL build failed:\n" + r.stderr[-2000:])
             bins[(t, what)] = exe
     return bins
-
-
-def median_time(text, label):
-    t = [float(m) for m in re.findall(rf"{label} ecltime,\s*([0-9.eE+-]+)", text)]
-    if not t:
-        raise RuntimeError(f"no '{label}' times in PFPL's output:\n{text[-1000:]}")
-    return statistics.median(t)
 
 
 def pfpl(bins, x, r, tmp):

@@ -1,21 +1,22 @@
 // Pointwise-relative bounds in the ratio-class codecs (mode 3 in the ratio and interp codecs, FORMAT
-// 7.9): the log2 transform (quant::Transform::log2), chunk by chunk, around the codec's own chunk coder.
+// 7.8): the log2 transform (quant::Transform::log2), chunk by chunk, around the codec's own chunk coder.
 //
-//   [16-byte header: u32 inner_size, u32 specials_size, u32 sign_kind, u32 kind = 3]
+//   [16-byte header: u32 inner_size, u32 specials_size, u32 signs (sign kind | kPwPlaced), u32 kind = 3]
 //   [inner chunk: the codec's chunk of the float64 field y, inner_size bytes]
 //   [specials: specials_size bytes][signs][patches]
 //
 // or the values raw (chunk.hpp's raw chunk, kind 1) where that is not larger.
 // A value is regular where it is normal and not the fill value: its y is log2 |x| (quant::log2_det),
 // coded under the header's eb_abs. Every other value (zeros, subnormals, NaN, Inf, the fill value) is
-// special: its y is NaN (kPwSpecialBits), which the codec's chunk coder keeps exactly (an interpolation
-// chunk's mask, costing about a symbol; a Lorenzo chunk's exception), and its value is stored in the
-// specials, in runs of equal bits. A regular value decodes to +-exp2_det(y') rounded to T
+// special, its value stored in the specials, in runs of equal bits. Its y is NaN (kPwSpecialBits), which
+// an interpolation chunk masks at about a symbol each, the specials then the NaNs among the decoded y;
+// or, placed (the ratio codec: Lorenzo chunks keep a NaN as an exception), the preceding regular value's
+// y, the runs then carrying their places. A regular value decodes to +-exp2_det(y') rounded to T
 // (pw_log_value). The encoder decodes its inner chunk as the decoder will and stores as a patch every
 // regular value that would land beyond r |x| (quant::pw_rel_within, exact), so every value keeps the
 // bound whatever the rounding.
-//   specials:  varint count of runs; per run varint length - 1 and the value (T, little-endian); the
-//              lengths add up to the NaNs among the decoded y
+//   specials:  varint count of runs; per run (placed: varint gap, the regular values since the previous
+//              run) varint length - 1 and the value (T, little-endian)
 //   signs of the regular values, in order: sign_kind 0 all positive, 1 all negative (nothing stored);
 //              2 varint count, then varint lengths of alternating runs, the first of positive values
 //              (0 where the first is negative); 3 one bit a value (1: negative), least significant
