@@ -1,4 +1,4 @@
-// The log2 transform of the pointwise-relative bound in the ratio-class codecs (FORMAT 7.9): each value's
+// The log2 transform of the pointwise-relative bound in the ratio-class codecs (FORMAT 7.8): each value's
 // log2 |x| coded under an absolute bound, |x'| = 2^y' on decoding. Both maps are computed from the
 // value's bits and fixed series in plain IEEE operations (hd.hpp: no fused multiply-add, no library
 // call), so the CPU and the GPU find the same bits: the encoder checks every x' it will decode to, and
