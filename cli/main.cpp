@@ -88,6 +88,8 @@ namespace {
 // eb_abs, the code bound (docs/FORMAT.md 3.1), which is not the bound its values keep: the request's
 // absolute bound (abs, or rel x the range), or 0 where the mode has none of its own (the targets).
 bool storage_type(DType t) { return t != DType::f32 && t != DType::f64; }
+// The type a storage type's values are coded as (FORMAT.md 3.1).
+const char* code_name(DType t) { return t == DType::i32 || t == DType::u32 ? "float64" : "float32"; }
 double values_bound(const ArchiveInfo& i) {
   if (i.mode == BoundMode::abs) return i.bound;
   if (i.mode == BoundMode::rel) return i.range_valid ? i.bound * (i.range_max - i.range_min) : 0.0;
@@ -567,18 +569,27 @@ int cmd_info(const std::vector<std::string>& args) {
                 i.eb_abs);
   else if (i.psnr_achieved)
     std::printf("  bound        %s %.6g -> absolute %.9g; PSNR achieved %.2f dB\n", mode, i.bound, i.eb_abs, *i.psnr_achieved);
+  else if (i.mode == BoundMode::pw_rel && storage_type(i.dtype))
+    std::printf(i.codec == Codec::fast
+                    ? "  bound        pw_rel %.6g (every %s value within that x |value|; their %s code values within %.9g x |value|)\n"
+                    : "  bound        pw_rel %.6g (every %s value within that x |value|; log2 |value| of their %s code values within %.9g)\n",
+                i.bound, dtype_name(i.dtype), code_name(i.dtype), i.eb_abs);
   else if (i.mode == BoundMode::pw_rel)
     if (i.codec == Codec::fast)
       std::printf("  bound        pw_rel %.6g (every value within that x |value|; steps of %.17g ulps)\n", i.bound, i.step);
     else
       std::printf("  bound        pw_rel %.6g (every value within that x |value|; log2 |value| within %.17g)\n", i.bound,
                   i.eb_abs);
+  else if ((i.mode == BoundMode::abs_and_rel || i.mode == BoundMode::abs_or_rel) && storage_type(i.dtype))
+    std::printf("  bound        %s (rel %.6g %s an abs bound) on the %s values (code bound %.9g on their %s code values)\n",
+                mode, i.bound, i.mode == BoundMode::abs_and_rel ? "and" : "or", dtype_name(i.dtype), i.eb_abs,
+                code_name(i.dtype));
   else if (i.mode == BoundMode::abs_and_rel || i.mode == BoundMode::abs_or_rel)
     std::printf("  bound        %s (rel %.6g %s an abs bound) -> absolute %.9g\n", mode, i.bound,
                 i.mode == BoundMode::abs_and_rel ? "and" : "or", i.eb_abs);
   else if (storage_type(i.dtype))
     std::printf("  bound        %s %.6g -> absolute %.9g on the %s values (code bound %.9g on their %s code values)\n",
-                mode, i.bound, values_bound(i), dtype_name(i.dtype), i.eb_abs, i.dtype == DType::i32 || i.dtype == DType::u32 ? "float64" : "float32");
+                mode, i.bound, values_bound(i), dtype_name(i.dtype), i.eb_abs, code_name(i.dtype));
   else
     std::printf("  bound        %s %.6g -> absolute %.9g\n", mode, i.bound, i.eb_abs);
   if (i.range_valid) std::printf("  value range  [%.9g, %.9g]\n", i.range_min, i.range_max);

@@ -95,7 +95,8 @@ expect 1 "bad type" "$hpcz" compress -i "$in" -o "$tmp/c" -t i64 -d 100x64x128 -
 expect 2 "f16 of the wrong size" "$hpcz" compress -i "$in" -o "$tmp/c" -t f16 -d 100x64x128 --rel 1e-3
 expect 0 "--pw-rel on int16" "$hpcz" compress -i "$in" -o "$tmp/pwi16.hpcz" -t i16 -d 200x64x128 --pw-rel 1e-2 --device cpu
 "$hpcz" info "$tmp/pwi16.hpcz" | grep -q 'format version 8' \
-  && pass=$((pass + 1)) || { echo "FAIL: --pw-rel on int16 is not a version-8 archive"; fails=$((fails + 1)); }
+  && "$hpcz" info "$tmp/pwi16.hpcz" | grep -q 'every int16 value within that x |value|; their float32 code values within 0.005 x' \
+  && pass=$((pass + 1)) || { echo "FAIL: --pw-rel on int16: not a version-8 archive, or info lacks the code factor"; fails=$((fails + 1)); }
 # Storage types: the sample's bytes as uint8 values (any bytes are), lossless in each mode; as int16 within 3.
 for codec in fast ratio interp; do
   expect 0 "u8 $codec --abs 0" "$hpcz" compress -i "$in" -o "$tmp/u8.hpcz" -t u8 -d 400x64x128 --abs 0 --mode $codec -f -q
