@@ -45,6 +45,16 @@ constexpr uint32_t kInterpExtraBytes = 8;
 
 HPCZ_HD uint64_t raw_chunk_bytes(uint64_t count, uint32_t vb) { return kChunkHeaderBytes + count * vb; }
 
+// The raw form of n values: header words 0, 0, 0, kKindRaw, then the values.
+template <class T> void write_raw_chunk(const T* in, uint32_t n, std::vector<uint8_t>& dst) {
+  dst.assign(raw_chunk_bytes(n, sizeof(T)), 0);
+  store_u32_le(dst.data() + 12, kKindRaw);
+  for (uint32_t k = 0; k < n; ++k) store_value_le<T>(dst.data() + kChunkHeaderBytes + sizeof(T) * k, in[k]);
+}
+template <class T> void read_raw_chunk(const uint8_t* src, uint32_t n, T* out) {
+  for (uint32_t i = 0; i < n; ++i) out[i] = load_value_le<T>(src + kChunkHeaderBytes + sizeof(T) * i);
+}
+
 HPCZ_HD uint32_t align4(uint32_t b) { return (b + 3) & ~3u; }
 
 // Byte offsets of a chunk's sections, from its header's counts.
@@ -190,9 +200,7 @@ void write_coded_chunk(const T* in, uint32_t n, uint32_t radius, EncodeScratch<T
   const uint32_t total_bits = uint32_t(bits64);  // n <= 2^26 values of <= 12 bits
   const ChunkLayout L = chunk_layout(nsym, total_bits, n_out, n_exc, sizeof(T), kChunkHeaderBytes + extra_bytes);
   if (L.size64 >= raw_chunk_bytes(n, sizeof(T))) {
-    dst.assign(raw_chunk_bytes(n, sizeof(T)), 0);
-    store_u32_le(dst.data() + 12, kKindRaw);
-    for (uint32_t k = 0; k < n; ++k) store_value_le<T>(dst.data() + kChunkHeaderBytes + sizeof(T) * k, in[k]);
+    write_raw_chunk(in, n, dst);
     return;
   }
   dst.assign(L.size, 0);
@@ -401,7 +409,7 @@ bool decode_chunk(const uint8_t* src, uint32_t size, const ChunkShape& c, const 
                   uint32_t radius, T* out, int threads = 1) {
   const uint32_t n = c.count(), nsym = 2 * radius;
   if (is_raw_chunk(src, size, n, sizeof(T))) {
-    for (uint32_t i = 0; i < n; ++i) out[i] = load_value_le<T>(src + kChunkHeaderBytes + sizeof(T) * i);
+    read_raw_chunk(src, n, out);
     return true;
   }
   ChunkLayout L;

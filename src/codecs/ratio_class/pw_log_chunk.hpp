@@ -159,11 +159,6 @@ struct PwScratch {
 template <class T, class InnerEncode, class InnerDecode>
 void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, PwScratch& s, std::vector<uint8_t>& dst,
                      int threads, InnerEncode&& inner_encode, InnerDecode&& inner_decode) {
-  auto raw = [&] {
-    dst.assign(raw_chunk_bytes(n, sizeof(T)), 0);
-    store_u32_le(dst.data() + 12, kKindRaw);
-    for (uint32_t k = 0; k < n; ++k) store_value_le<T>(dst.data() + kChunkHeaderBytes + sizeof(T) * k, in[k]);
-  };
   s.y.resize(n);
   s.flags.resize(n);
   const double special_y = from_bits<double>(kPwSpecialBits);
@@ -246,7 +241,7 @@ void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, Pw
   inner_encode(s.y.data(), s.inner);
   s.yr.resize(n);
   if (!inner_decode(s.inner.data(), uint32_t(s.inner.size()), s.yr.data())) {
-    raw();  // cannot happen: the codec decodes what it wrote
+    write_raw_chunk(in, n, dst);  // cannot happen: the codec decodes what it wrote
     return;
   }
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
@@ -268,7 +263,7 @@ void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, Pw
   s.patches.insert(s.patches.end(), patch_list.begin(), patch_list.end());
   const uint64_t size = kChunkHeaderBytes + s.inner.size() + s.runs.size() + s.signs.size() + s.patches.size();
   if (size >= raw_chunk_bytes(n, sizeof(T))) {
-    raw();
+    write_raw_chunk(in, n, dst);
     return;
   }
   dst.resize(size);
@@ -301,7 +296,7 @@ inline bool parse_pw_head(const uint8_t* src, uint32_t size, uint32_t& inner_siz
 template <class T, class InnerDecode>
 bool decode_pw_chunk(const uint8_t* src, uint32_t size, uint32_t n, T* out, int threads, InnerDecode&& inner_decode) {
   if (is_raw_chunk(src, size, n, sizeof(T))) {
-    for (uint32_t i = 0; i < n; ++i) out[i] = load_value_le<T>(src + kChunkHeaderBytes + sizeof(T) * i);
+    read_raw_chunk(src, n, out);
     return true;
   }
   uint32_t inner_size, specials_size, sign_kind;
