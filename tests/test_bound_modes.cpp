@@ -9,6 +9,7 @@
 #include "common.hpp"
 #include "format/header.hpp"
 #include "quant/bound.hpp"
+#include "quant/logmap_cpu.hpp"
 
 using namespace testutil;
 
@@ -310,6 +311,67 @@ TEST(unit_pw_log_maps) {
     const double b32 = hpcz::quant::pw_log_bound<float>(r), b64 = hpcz::quant::pw_log_bound<double>(r);
     CHECK(b32 > 0 && b32 < b64 && b64 < std::log1p(r) / std::log(2.0) && b64 > std::log1p(r) / std::log(2.0) * (1 - 1e-5));
   }
+}
+
+// The vectorized passes of the log2 transform (logmap_cpu.cpp) give the scalar maps' bits at every
+// instruction-set level this CPU has: log2 of every kind of value, exp2 across and beyond its range
+// (NaN, +-Inf, +-kLogMax, halves), the encoder's check on both sides of the bound.
+template <class T> void check_log_runs_every_level() {
+  using U = typename hpcz::detail::Bits<T>::type;
+  const uint64_t n = 100003;  // not a multiple of the passes' blocks
+  std::vector<T> x(n);
+  std::vector<uint8_t> regular(n);
+  std::vector<double> y(n), yr(n);
+  uint64_t u = 777;
+  auto next = [&] { return u = u * 6364136223846793005ull + 1442695040888963407ull; };
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t k = next();
+    x[i] = hpcz::detail::from_bits<T>(U(k >> (64 - 8 * sizeof(T))));  // every kind of bits
+    if (i % 7 == 0) x[i] = T(double(k % 1000) - 500.0);                 // whole numbers and zero
+    regular[i] = std::isnormal(x[i]);
+  }
+  const double special = std::nan("");
+  std::vector<double> y0(n), y1(n);
+  hpcz::quant::log2_abs_run(x.data(), regular.data(), n, special, y0.data(), 0);
+  for (uint64_t i = 0; i < n; i += 997)
+    CHECK(!regular[i] || hpcz::detail::to_bits(y0[i]) == hpcz::detail::to_bits(hpcz::quant::log2_det(std::fabs(double(x[i])))));
+  for (uint64_t i = 0; i < n; ++i) {  // exp2's arguments: the logs, nudged across the bound, and edges
+    const double e = double(int64_t(next() % 2001) - 1000) * 0x1p-30;
+    yr[i] = regular[i] ? y0[i] + e : double(int64_t(next() % 2400001) - 1200000) * 1e-3;
+    if (i % 101 == 0) yr[i] = std::nan("");
+    if (i % 103 == 0) yr[i] = (i & 1 ? 1 : -1) * (i % 3 ? hpcz::quant::kLogMax : HUGE_VAL);
+    if (i % 107 == 0) yr[i] = double(int64_t(next() % 2001) - 1000) + 0.5;
+  }
+  std::vector<T> e0(n), e1(n);
+  std::vector<uint8_t> f0(regular), f1;
+  hpcz::quant::exp2_run(yr.data(), n, e0.data(), 0);
+  hpcz::quant::pw_log_check_run(x.data(), yr.data(), n, 1e-3, f0.data(), 0);
+  uint64_t outside = 0, inside = 0;
+  for (uint64_t i = 0; i < n; ++i) outside += f0[i] == 2, inside += f0[i] == 1;
+  CHECK_MSG(outside > 1000 && inside > 1000, "the check's cases: " << inside << " within, " << outside << " beyond");
+  for (int level = 1; level <= hpcz::quant::logmap_simd_best(); ++level) {
+    hpcz::quant::log2_abs_run(x.data(), regular.data(), n, special, y1.data(), level);
+    hpcz::quant::exp2_run(yr.data(), n, e1.data(), level);
+    f1 = regular;
+    hpcz::quant::pw_log_check_run(x.data(), yr.data(), n, 1e-3, f1.data(), level);
+    uint64_t bad_log = 0, bad_exp = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      bad_log += hpcz::detail::to_bits(y0[i]) != hpcz::detail::to_bits(y1[i]);
+      bad_exp += hpcz::detail::to_bits(e0[i]) != hpcz::detail::to_bits(e1[i]);
+    }
+    CHECK_MSG(bad_log == 0 && bad_exp == 0 && f0 == f1,
+              "level " << level << ": " << bad_log << " logs, " << bad_exp << " exps differ; checks " << (f0 == f1 ? "agree" : "differ"));
+    if (sizeof(T) == sizeof(double)) {  // in place
+      std::vector<double> in_place(yr);
+      hpcz::quant::exp2_run(in_place.data(), n, in_place.data(), level);
+      CHECK(std::memcmp(in_place.data(), e0.data(), n * sizeof(double)) == 0);
+    }
+  }
+}
+
+TEST(unit_pw_log_runs_every_level) {
+  check_log_runs_every_level<float>();
+  check_log_runs_every_level<double>();
 }
 
 // Every value of adversarial arrays, f32 and f64, within r |x| (zeros, NaN, Inf as their bits), on

@@ -12,7 +12,7 @@
 // an interpolation chunk masks at about a symbol each, the specials then the NaNs among the decoded y;
 // or, placed (the ratio codec: Lorenzo chunks keep a NaN as an exception), the preceding regular value's
 // y, the runs then carrying their places. A regular value decodes to +-exp2_det(y') rounded to T
-// (pw_log_value). The encoder decodes its inner chunk as the decoder will and stores as a patch every
+// (quant::exp2_run). The encoder decodes its inner chunk as the decoder will and stores as a patch every
 // regular value that would land beyond r |x| (quant::pw_rel_within, exact), so every value keeps the
 // bound whatever the rounding.
 //   specials:  varint count of runs; per run (placed: varint gap, the regular values since the previous
@@ -29,6 +29,7 @@
 
 #include "codecs/ratio_class/chunk.hpp"
 #include "quant/logmap.hpp"
+#include "quant/logmap_cpu.hpp"
 
 namespace hpcz::ratio {
 
@@ -51,12 +52,6 @@ template <class T> HPCZ_HD bool pw_regular(T x, const PwParams& w) {
   constexpr U kSign = U(1) << (DTypeTraits<T>::bits - 1), kInf = U(DTypeTraits<T>::max_finite_bits + 1);
   const U mag = to_bits(x) & ~kSign;
   return mag >= (U(1) << kMant) && mag < kInf && !(w.has_fill && double(x) == w.fill);
-}
-
-// A regular value's reconstruction from its y.
-template <class T> HPCZ_HD T pw_log_value(double y, bool negative) {
-  const T m = T(quant::exp2_det(y));
-  return negative ? -m : m;
 }
 
 inline void put_varint(std::vector<uint8_t>& d, uint32_t v) {
@@ -149,6 +144,17 @@ class SignReader {
   bool negative_ = false;
 };
 
+// fn(first, count) over [0, n) in pieces, on threads threads.
+template <class F> void for_pieces(uint64_t n, int threads, F&& fn) {
+  constexpr uint64_t kPiece = uint64_t(1) << 14;
+  const int64_t pieces = int64_t((n + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t k = 0; k < pieces; ++k) {
+    const uint64_t first = uint64_t(k) * kPiece;
+    fn(first, std::min(kPiece, n - first));
+  }
+}
+
 struct PwScratch {
   std::vector<double> y, yr;
   std::vector<uint8_t> inner, runs, signs, patches, flags;
@@ -162,12 +168,10 @@ void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, Pw
   s.y.resize(n);
   s.flags.resize(n);
   const double special_y = from_bits<double>(kPwSpecialBits);
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-  for (int64_t i = 0; i < int64_t(n); ++i) {
-    const bool reg = pw_regular(in[i], w);
-    s.flags[i] = reg;
-    s.y[i] = reg ? quant::log2_det(double(in[i] < T(0) ? -in[i] : in[i])) : special_y;
-  }
+  for_pieces(n, threads, [&](uint64_t first, uint64_t count) {
+    for (uint64_t i = first; i < first + count; ++i) s.flags[i] = pw_regular(in[i], w);
+    quant::log2_abs_run(in + first, s.flags.data() + first, count, special_y, s.y.data() + first);
+  });
   if (placed) {  // stand-ins: the preceding regular value's y (the first one's before it; 0 without one)
     double last = 0.0;
     for (uint32_t i = 0; i < n; ++i)
@@ -244,12 +248,9 @@ void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, Pw
     write_raw_chunk(in, n, dst);  // cannot happen: the codec decodes what it wrote
     return;
   }
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-  for (int64_t i = 0; i < int64_t(n); ++i)
-    if (s.flags[i]) {
-      const T xr = pw_log_value<T>(s.yr[i], in[i] < T(0));
-      s.flags[i] = quant::pw_rel_within(double(in[i]), double(xr), w.r) ? 1 : 2;
-    }
+  for_pieces(n, threads, [&](uint64_t first, uint64_t count) {
+    quant::pw_log_check_run(in + first, s.yr.data() + first, count, w.r, s.flags.data() + first);
+  });
   s.patches.clear();
   uint32_t n_patches = 0, prev = 0;
   std::vector<uint8_t> patch_list;
@@ -334,8 +335,7 @@ bool decode_pw_chunk(const uint8_t* src, uint32_t size, uint32_t n, T* out, int 
 #pragma omp parallel for schedule(static) reduction(+ : special) num_threads(threads) if (threads > 1)
     for (int64_t i = 0; i < int64_t(n); ++i) special += y[i] != y[i];
   }
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-  for (int64_t i = 0; i < int64_t(n); ++i) out[i] = pw_log_value<T>(y[i], false);
+  for_pieces(n, threads, [&](uint64_t first, uint64_t count) { quant::exp2_run(y + first, count, out + first); });
   SignReader signs;
   if (!signs.open(sign_kind, rest, n - special)) return false;
   auto regular = [&](uint64_t i) {
