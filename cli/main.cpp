@@ -44,8 +44,9 @@ static const char* kUsageTemplate =
     "into, never replaced; a directory, socket or block device is refused. Messages go to stderr\n"
     "(-q: errors only). hpcz VERB --help: that verb's usage.\n"
     "DIMS: slowest to fastest, e.g. 100x500x500 (numpy shape order); rank 1 to 4.\n"
-    "TYPE: f32, f64, f16, bf16, i8, u8, i16, u16, i32 or u32. f16, bf16 and the integers are coded as f32\n"
-    "  (i32, u32: f64) and held in memory; integer bounds are whole numbers (--abs 0: lossless).\n"
+    "TYPE: f32, f64, f16, bf16, i8, u8, i16, u16, i32, u32, i64 or u64. f16, bf16 and the integers are coded\n"
+    "  as f32 (i32, u32, i64, u64: f64; i64 and u64 within +-2^53) and held in memory; integer bounds are\n"
+    "  whole numbers (--abs 0: lossless).\n"
     "--abs E --rel R: every value within both bounds (abs_and_rel); with --either, within one (abs_or_rel).\n"
     "--pw-rel R: every value within R x |value| (0 < R < 1; zero and signs kept; --mode ratio and interp code\n"
     "  log2 |value| on the CPU and take R from 1e-6).\n"
@@ -89,7 +90,9 @@ namespace {
 // absolute bound (abs, or rel x the range), or 0 where the mode has none of its own (the targets).
 bool storage_type(DType t) { return t != DType::f32 && t != DType::f64; }
 // The type a storage type's values are coded as (FORMAT.md 3.1).
-const char* code_name(DType t) { return t == DType::i32 || t == DType::u32 ? "float64" : "float32"; }
+const char* code_name(DType t) {
+  return t == DType::i32 || t == DType::u32 || t == DType::i64 || t == DType::u64 ? "float64" : "float32";
+}
 double values_bound(const ArchiveInfo& i) {
   if (i.mode == BoundMode::abs) return i.bound;
   if (i.mode == BoundMode::rel) return i.range_valid ? i.bound * (i.range_max - i.range_min) : 0.0;

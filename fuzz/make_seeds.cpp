@@ -129,18 +129,19 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "make_seeds: archive: %s\n", e.what());
           }
         }
-  // Storage types (format version 7): float16 and int16 ramps with specials, uint8 steps, each codec.
+  // Storage types (format version 7; int64: 9): float16 and int16 ramps with specials, uint8 steps, each codec.
   for (int codec = 0; codec < 3; ++codec)
-    for (hpcz::DType t : {hpcz::DType::f16, hpcz::DType::bf16, hpcz::DType::i16, hpcz::DType::u8, hpcz::DType::i32}) {
+    for (hpcz::DType t : {hpcz::DType::f16, hpcz::DType::bf16, hpcz::DType::i16, hpcz::DType::u8, hpcz::DType::i32,
+                          hpcz::DType::i64}) {
       const uint64_t n = 700;
       const size_t w = hpcz::dtype_size(t);
       std::vector<uint8_t> raw(n * w);
       for (uint64_t i = 0; i < n; ++i) {
-        uint32_t v = 0;
+        uint64_t v = 0;  // its first w bytes (little-endian)
         if (t == hpcz::DType::f16) v = i % 41 == 3 ? 0x7e01u : uint32_t(0x4000 + (i * 3) % 900);  // NaN payloads
         else if (t == hpcz::DType::bf16) v = i % 43 == 5 ? 0xff80u : uint32_t(0x4100 + (i * 7) % 300);
         else if (t == hpcz::DType::u8) v = uint32_t(i % 64 < 8 ? 200 : i % 5);
-        else v = uint32_t(int32_t(300 * std::sin(0.05 * double(i))) - int32_t(i % 3));
+        else v = uint64_t(int64_t(int32_t(300 * std::sin(0.05 * double(i))) - int32_t(i % 3)));
         std::memcpy(&raw[i * w], &v, w);
       }
       hpcz::Options o;

@@ -143,11 +143,12 @@ std::optional<hpcz::DType> dataset_dtype(const Hdf5* api, hid_t type) {
   if (size == 1) return is_signed ? DType::i8 : DType::u8;
   if (size == 2) return is_signed ? DType::i16 : DType::u16;
   if (size == 4) return is_signed ? DType::i32 : DType::u32;
+  if (size == 8) return is_signed ? DType::i64 : DType::u64;
   return std::nullopt;
 }
 
 // Why the dataset's type is not one hpcz codes (little-endian float32, float64, float16, bfloat16, 8- to
-// 32-bit integers), or nullptr if it is one.
+// 64-bit integers), or nullptr if it is one.
 const char* type_refusal(const Hdf5* api, hid_t type, char* why, size_t n) {
   const H5T_class_t cls = api->type_class(type);
   const size_t size = api->type_size(type);
@@ -162,7 +163,7 @@ const char* type_refusal(const Hdf5* api, hid_t type, char* why, size_t n) {
                   "float16 and bfloat16 datasets only)", int(size));
   else
     std::snprintf(why, n, "hpcz: the dataset's type is %s (%d bytes): hpcz codes float32, float64, float16, "
-                  "bfloat16 and 8- to 32-bit integer datasets only",
+                  "bfloat16 and 8- to 64-bit integer datasets only",
                   cls == H5T_INTEGER ? "an integer" : cls == H5T_STRING ? "a string" : cls == H5T_COMPOUND ? "a compound" : "not a number",
                   int(size));
   return why;

@@ -91,7 +91,7 @@ expect 1 "--either with one bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 
 expect 1 "no bound" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64x128
 expect 1 "bad dims" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 100x64xx128 --rel 1e-3
 expect 1 "rank 5" "$hpcz" compress -i "$in" -o "$tmp/c" -t f32 -d 1x1x100x64x128 --rel 1e-3
-expect 1 "bad type" "$hpcz" compress -i "$in" -o "$tmp/c" -t i64 -d 100x64x128 --rel 1e-3
+expect 1 "bad type" "$hpcz" compress -i "$in" -o "$tmp/c" -t i128 -d 100x64x128 --rel 1e-3
 expect 2 "f16 of the wrong size" "$hpcz" compress -i "$in" -o "$tmp/c" -t f16 -d 100x64x128 --rel 1e-3
 expect 0 "--pw-rel on int16" "$hpcz" compress -i "$in" -o "$tmp/pwi16.hpcz" -t i16 -d 200x64x128 --pw-rel 1e-2 --device cpu
 "$hpcz" info "$tmp/pwi16.hpcz" | grep -q 'format version 8' \

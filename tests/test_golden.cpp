@@ -97,7 +97,10 @@ const Golden kGolden[] = {
     {"ncar_ts_20x64x128_ratio_bf16_pw_rel1e-3_v8.hpcz", DType::bf16, BoundMode::pw_rel, 1e-3, Codec::ratio, false, 8,
      true},
     {"ncar_ts_20x64x128_ratio_i16_abs_and_rel_4_1e-3_v8.hpcz", DType::i16, BoundMode::abs_and_rel, 1e-3, Codec::ratio,
-     false, 8, true, false, 4.0}};
+     false, 8, true, false, 4.0},
+    // Version 9: int64 and uint64.
+    {"ncar_ts_20x64x128_i64_abs0_v9.hpcz", DType::i64, BoundMode::abs, 0.0, Codec::fast, false, 9, true},
+    {"ncar_ts_20x64x128_interp_u64_abs2_stage2_v9.hpcz", DType::u64, BoundMode::abs, 2.0, Codec::interp, true, 9, true}};
 
 // Values of a storage array y off x by more than eb (abs 0: bit for bit), or with pw > 0 by more than
 // pw |x| (zeros and non-finite values bit for bit), widened exactly.

@@ -109,9 +109,10 @@ std::vector<uint8_t> storage_array(const Field& f, DType t, bool mask = false) {
       S s;
       if constexpr (Tr::is_integer) {
         // A quarter of the type's range around its middle (int32, uint32: 2^20 levels), as a
-        // digitiser's counts; the mask: 0 and 1.
+        // digitiser's counts (int64, uint64: around 0 and 2^19, within the +-2^53 they take); the
+        // mask: 0 and 1.
         const double span = std::min(Tr::highest - Tr::lowest, 1048576.0) * 0.25;
-        const double mid = 0.5 * (Tr::lowest + Tr::highest);
+        const double mid = Tr::may_round ? (Tr::lowest < 0 ? 0.0 : 524288.0) : 0.5 * (Tr::lowest + Tr::highest);
         const double u = mx > mn ? (v[i] - mn) / (mx - mn) : 0.5;
         s = mask ? S(v[i] > sorted[sorted.size() / 2] ? 1 : 0) : Tr::narrow(C(std::round(mid + (u - 0.5) * span)));
       } else {
@@ -146,8 +147,8 @@ std::vector<hpcz::Options> storage_requests(DType t) {
   return out;
 }
 
-constexpr DType kStorageTypes[] = {DType::f16, DType::bf16, DType::i8, DType::u8,
-                                   DType::i16, DType::u16,  DType::i32, DType::u32};
+constexpr DType kStorageTypes[] = {DType::f16, DType::bf16, DType::i8,  DType::u8,  DType::i16,
+                                   DType::u16, DType::i32,  DType::u32, DType::i64, DType::u64};
 
 #ifdef HPCZ_HAS_CUDA
 // Device memory freed at scope end.
@@ -196,7 +197,8 @@ std::vector<uint8_t> coded_and_checked(const std::string& what, const std::vecto
   const auto a = hpcz::compress(x.data(), t, dims, o);
   const hpcz::ArchiveInfo info = hpcz::inspect(a.data(), a.size());
   const bool pw = o.mode == hpcz::BoundMode::pw_rel, combined = hpcz::quant::mode_combined(o.mode);
-  CHECK_MSG(info.dtype == t && info.version == (pw || combined ? 8 : 7) && info.mode == o.mode && info.bound == o.bound,
+  const uint16_t version = hpcz::format::is_wide_integer(t) ? 9 : (pw || combined ? 8 : 7);
+  CHECK_MSG(info.dtype == t && info.version == version && info.mode == o.mode && info.bound == o.bound,
             what << ": header dtype " << int(info.dtype) << " version " << info.version);
   std::vector<uint8_t> back;
   hpcz::decompress(a.data(), a.size(), back, hpcz::Backend::cpu);
@@ -300,6 +302,65 @@ TEST(unit_storage_conversions_exact) {
   CHECK(StorageTraits<uint8_t>::narrow(-3.0f) == 0 && StorageTraits<uint8_t>::narrow(255.6f) == 255);
   CHECK(StorageTraits<int16_t>::narrow(NAN) == 0 && StorageTraits<uint32_t>::narrow(5e9) == 4294967295u);
   CHECK(StorageTraits<int32_t>::narrow(-2147483648.6) == std::numeric_limits<int32_t>::min());
+  // The 64-bit types: their limits are not doubles (2^63 - 1, 2^64 - 1); beyond them, the limits.
+  CHECK(StorageTraits<int64_t>::narrow(0x1p63) == std::numeric_limits<int64_t>::max() &&
+        StorageTraits<int64_t>::narrow(1e300) == std::numeric_limits<int64_t>::max() &&
+        StorageTraits<int64_t>::narrow(-0x1p63) == std::numeric_limits<int64_t>::min() &&
+        StorageTraits<int64_t>::narrow(-0x1p53 - 2.0) == -(int64_t(1) << 53) - 2 &&
+        StorageTraits<int64_t>::narrow(-7.5) == -8 && StorageTraits<int64_t>::narrow(NAN) == 0);
+  CHECK(StorageTraits<uint64_t>::narrow(0x1p64) == std::numeric_limits<uint64_t>::max() &&
+        StorageTraits<uint64_t>::narrow(0x1p63) == uint64_t(1) << 63 && StorageTraits<uint64_t>::narrow(-1.0) == 0 &&
+        StorageTraits<uint64_t>::narrow(9007199254740993.0) == uint64_t(1) << 53);
+  CHECK(StorageTraits<int64_t>::widens_exactly(int64_t(1) << 53) && StorageTraits<int64_t>::widens_exactly(-(int64_t(1) << 53)) &&
+        !StorageTraits<int64_t>::widens_exactly((int64_t(1) << 53) + 1) &&
+        !StorageTraits<int64_t>::widens_exactly(std::numeric_limits<int64_t>::min()) &&
+        StorageTraits<uint64_t>::widens_exactly(uint64_t(1) << 53) && !StorageTraits<uint64_t>::widens_exactly((uint64_t(1) << 53) + 1));
+}
+
+// int64 and uint64 arrays with a value beyond +-2^53 (no float64 of its own) are refused by name, on
+// every host path; at 2^53 itself they code; the device calls refuse the types (they cannot check).
+TEST(adv_wide_integers_beyond_2_53_refused) {
+  const uint64_t n = 5000;
+  std::vector<int64_t> a(n);
+  for (uint64_t i = 0; i < n; ++i) a[i] = int64_t(i * 37 % 1001) - 500;
+  a[17] = int64_t(1) << 53;
+  a[18] = -(int64_t(1) << 53);
+  hpcz::Options o;
+  o.mode = hpcz::BoundMode::abs;
+  o.bound = 0;
+  for (hpcz::Codec c : {hpcz::Codec::fast, hpcz::Codec::ratio, hpcz::Codec::interp}) {
+    o.codec = c;
+    const std::vector<uint8_t> z = hpcz::compress(a.data(), DType::i64, {n}, o);
+    std::vector<int64_t> back(n);
+    hpcz::decompress(z.data(), z.size(), back.data(), n * 8);
+    CHECK_MSG(back == a, "int64 at +-2^53, lossless, codec " << int(c));
+    CHECK(hpcz::inspect(z.data(), z.size()).version == 9);
+  }
+  a[4321] = (int64_t(1) << 53) + 1;
+  try {
+    (void)hpcz::compress(a.data(), DType::i64, {n}, o);
+    CHECK_MSG(false, "an int64 beyond 2^53 was coded");
+  } catch (const hpcz::Error& e) {
+    CHECK(e.code() == hpcz::ErrorCode::invalid_argument && std::string(e.what()).find("index 4321") != std::string::npos);
+  }
+  std::vector<uint64_t> u(n, 7);
+  u[99] = std::numeric_limits<uint64_t>::max();
+  const std::vector<hpcz::ArrayRef> arrays = {{u.data(), DType::u64, {n}}, {a.data(), DType::i64, {n}}};
+  std::vector<std::vector<uint8_t>> archives;
+  const std::vector<hpcz::ItemStatus> st = hpcz::compress_batch(arrays, o, archives);
+  const int bad = int(hpcz::ErrorCode::invalid_argument);
+  CHECK(st.size() == 2 && st[0].code == bad && st[1].code == bad && st[0].message.find("index 99") != std::string::npos);
+#ifdef HPCZ_HAS_CUDA
+  if (hpcz::gpu_available()) {
+    bool refused = false;
+    try {
+      hpcz::compress_device(nullptr, DType::u64, {n}, o, nullptr, 0, nullptr, nullptr, 0, nullptr);
+    } catch (const hpcz::Error& e) {
+      refused = e.code() == hpcz::ErrorCode::invalid_argument;
+    }
+    CHECK(refused);
+  }
+#endif
 }
 
 // The code bound: integers just below floor(eb) + 1/2; half types eb / 2 at least, eb less the half
@@ -401,7 +462,10 @@ TEST(adv_storage_types_extremes) {
         using Tr = decltype(tr);
         using S = typename Tr::storage_type;
         if constexpr (Tr::is_integer) {
-          for (double v : {Tr::lowest, Tr::highest, 0.0, 1.0, Tr::lowest + 1, Tr::highest - 1, std::floor(Tr::highest / 3)}) {
+          // int64, uint64: their extremes are those they take, +-2^53 (0 for uint64).
+          const double lo = Tr::may_round ? (Tr::lowest < 0 ? -0x1p53 : 0.0) : Tr::lowest;
+          const double hi = Tr::may_round ? 0x1p53 : Tr::highest;
+          for (double v : {lo, hi, 0.0, 1.0, lo + 1, hi - 1, std::floor(hi / 3)}) {
             S s = S(v);
             uint64_t b = 0;
             std::memcpy(&b, &s, sizeof s);
@@ -473,7 +537,7 @@ TEST(adv_storage_types_extremes) {
 }
 
 // The request and the archive: a fill value that is no value of the type is refused; a storage type's archive marked below version 7
-// is refused as corrupt. (The device calls take storage types: their workspace holds the code values.)
+// (int64's: below 9) is refused as corrupt. (The device calls take storage types: their workspace holds the code values.)
 TEST(corrupt_storage_type_refusals) {
   std::vector<int16_t> v(500);
   for (size_t i = 0; i < v.size(); ++i) v[i] = int16_t(i * 37 % 1000 - 500);
@@ -505,6 +569,20 @@ TEST(corrupt_storage_type_refusals) {
   try {
     std::vector<uint8_t> out;
     hpcz::decompress(a.data(), a.size(), out, hpcz::Backend::cpu);
+  } catch (const hpcz::Error& e) {
+    code = int(e.code());
+  }
+  CHECK(code == int(hpcz::ErrorCode::corrupt_archive));
+  // An int64 array's archive needs version 9.
+  std::vector<int64_t> w(v.begin(), v.end());
+  std::vector<uint8_t> b = hpcz::compress(w.data(), DType::i64, {w.size()}, o);
+  CHECK(b[hpcz::format::kOffDType] == uint8_t(DType::i64) && b[hpcz::format::kOffVersion] == 9);
+  b[hpcz::format::kOffVersion] = 8;
+  hpcz::detail::store_u32_le(&b[hpcz::format::kOffHeaderChecksum], hpcz::format::header_checksum(b.data()));
+  code = 0;
+  try {
+    std::vector<uint8_t> out;
+    hpcz::decompress(b.data(), b.size(), out, hpcz::Backend::cpu);
   } catch (const hpcz::Error& e) {
     code = int(e.code());
   }

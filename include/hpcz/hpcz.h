@@ -22,7 +22,7 @@ enum hpcz_status {
 };
 enum hpcz_dtype {
   HPCZ_F32 = 1, HPCZ_F64 = 2, HPCZ_F16 = 3, HPCZ_BF16 = 4, HPCZ_I8 = 5, HPCZ_U8 = 6, HPCZ_I16 = 7, HPCZ_U16 = 8,
-  HPCZ_I32 = 9, HPCZ_U32 = 10
+  HPCZ_I32 = 9, HPCZ_U32 = 10, HPCZ_I64 = 11, HPCZ_U64 = 12 /* i64, u64: values within +-2^53 (format version 9) */
 };
 /* HPCZ_ABS_AND_REL, HPCZ_ABS_OR_REL: bound is the rel factor, abs_bound the absolute bound; every value
  * within the smaller of the two (AND) or the larger (OR). Format version 6. */

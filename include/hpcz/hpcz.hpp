@@ -20,10 +20,14 @@
 
 namespace hpcz {
 
-// f32, f64: coded as they are. The others are storage types (format version 7): widened exactly to the
-// code type (float32: f16, bf16, i8, u8, i16, u16; float64: i32, u32), coded as that type under a bound
-// that stays strict once the reconstruction is narrowed back (integers: an integer bound, abs 0 lossless).
-enum class DType : uint8_t { f32 = 1, f64 = 2, f16 = 3, bf16 = 4, i8 = 5, u8 = 6, i16 = 7, u16 = 8, i32 = 9, u32 = 10 };
+// f32, f64: coded as they are. The others are storage types (format version 7; i64, u64: 9): widened
+// exactly to the code type (float32: f16, bf16, i8, u8, i16, u16; float64: i32, u32, i64, u64), coded as
+// that type under a bound that stays strict once the reconstruction is narrowed back (integers: an
+// integer bound, abs 0 lossless). i64 and u64 take the values a float64 holds exactly, |v| <= 2^53; an
+// array with another is refused (invalid_argument).
+enum class DType : uint8_t {
+  f32 = 1, f64 = 2, f16 = 3, bf16 = 4, i8 = 5, u8 = 6, i16 = 7, u16 = 8, i32 = 9, u32 = 10, i64 = 11, u64 = 12
+};
 // rel: relative to max - min of the finite, non-fill values. abs_and_rel, abs_or_rel (SZ3's ABS_AND_REL,
 // ABS_OR_REL): Options::bound is the rel factor and Options::abs_bound the absolute bound; every value
 // is within the smaller of the two (and), or the larger (or). pw_rel: pointwise-relative, every value

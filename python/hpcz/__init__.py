@@ -183,8 +183,9 @@ def _bound(abs, rel, bound_rule=None, pw_rel=None, psnr=None, nrmse=None):
 def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=None, device="auto", bound_rule=None,
              pw_rel=None, psnr=None, nrmse=None):
     """Compresses a C-contiguous array of 1-4 dimensions into an hpcz archive (bytes): float32 or float64,
-    or a storage type (float16, ml_dtypes.bfloat16, int8, uint8, int16, uint16, int32, uint32), widened
-    to float32 (float64 for the 32-bit integers) and coded under a bound that stays strict once decoded
+    or a storage type (float16, ml_dtypes.bfloat16, int8, uint8, int16, uint16, int32, uint32, int64,
+    uint64), widened to float32 (float64 for the 32- and 64-bit integers; those of 64 bits within +-2^53,
+    else InvalidArgumentError naming the first value beyond) and coded under a bound that stays strict once decoded
     values are narrowed back; integer bounds are whole numbers (abs=0: lossless); every bound applies
     (pw_rel and two bounds together in format version 8).
 
@@ -215,9 +216,10 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     if _device.is_device_array(array):
         if device == "cpu":
             raise InvalidArgumentError("device='cpu' for an array on the GPU: copy it to the host first", 1)
-        # A whole-array target, or pw_rel in the ratio and interp modes (their log transform runs on the
-        # CPU): coded on the host, the archive put back on the device.
-        if kind in _QUALITY or _cpu_only(mode, kind):
+        # A whole-array target, pw_rel in the ratio and interp modes (their log transform runs on the
+        # CPU), or int64 and uint64 values (checked on the host: float64 must hold them): coded on the
+        # host, the archive put back on the device.
+        if kind in _QUALITY or _cpu_only(mode, kind) or _host_checked(array):
             values, dev = _device.to_host(array, bool(lossless))
             return _device.archive_to_device(_compress_host(values, mode, kind, bound, False, fill, device, abs_bound), dev)
         return _device.compress(array, mode, kind, bound, bool(lossless), fill, abs_bound)
@@ -227,6 +229,12 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
 def _cpu_only(mode, kind):
     """pw_rel in the ratio and interp modes: its log transform runs on the CPU (device arrays go through the host)."""
     return kind == "pw_rel" and mode != "fast"
+
+
+def _host_checked(array):
+    """int64 and uint64 arrays: the library checks on the host that float64 holds their values (the
+    device calls refuse them), so device arrays go through the host."""
+    return str(getattr(array, "dtype", "")).rsplit(".", 1)[-1] in ("int64", "uint64")  # numpy, cupy, torch
 
 
 def _compress_host(values, mode, kind, bound, lossless, fill, device, abs_bound):
@@ -365,7 +373,7 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
     fill = None if fill is None else float(fill)
     if kind in _QUALITY:  # the library codes targets over whole arrays only, not in batches
         return _compress_each(arrays, mode, kind, bound, bool(lossless), fill, device, errors)
-    if _cpu_only(mode, kind) and any(_device.is_device_array(a) for a in arrays):  # through the host, as compress
+    if any(_device.is_device_array(a) and (_cpu_only(mode, kind) or _host_checked(a)) for a in arrays):  # as compress
         return _compress_each(arrays, mode, kind, bound, bool(lossless), fill, device, errors)
     if device != "cpu" and not lossless:
         got = _device.compress_batch_cupy(arrays, mode, kind, bound, fill, abs_bound)

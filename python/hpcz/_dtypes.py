@@ -1,14 +1,15 @@
 """The array types hpcz codes, as numpy dtypes: float32 and float64, and the storage types (float16,
-bfloat16 from ml_dtypes, the 8-, 16- and 32-bit integers), which the library codes as float32 or float64
-under a bound that stays strict once the values are narrowed back."""
+bfloat16 from ml_dtypes, the 8- to 64-bit integers), which the library codes as float32 or float64
+under a bound that stays strict once the values are narrowed back (int64 and uint64 within +-2^53)."""
 import numpy as np
 
 from ._errors import InvalidArgumentError
 
 _NAMES = {np.dtype(t): name for t, name in (
     (np.float32, "float32"), (np.float64, "float64"), (np.float16, "float16"), (np.int8, "int8"), (np.uint8, "uint8"),
-    (np.int16, "int16"), (np.uint16, "uint16"), (np.int32, "int32"), (np.uint32, "uint32"))}
-ACCEPTED = "float32, float64, float16, bfloat16 (ml_dtypes), int8, uint8, int16, uint16, int32 or uint32"
+    (np.int16, "int16"), (np.uint16, "uint16"), (np.int32, "int32"), (np.uint32, "uint32"), (np.int64, "int64"),
+    (np.uint64, "uint64"))}
+ACCEPTED = "float32, float64, float16, bfloat16 (ml_dtypes), int8, uint8, int16, uint16, int32, uint32, int64 or uint64"
 
 
 def name_of(dtype):

@@ -79,7 +79,7 @@ def test_out_is_filled_and_returned(field):
 def test_bad_requests_raise_value_errors():
     a = np.ones((4, 4), dtype=np.float32)
     cases = [
-        lambda: hpcz.compress(np.ones(8, dtype=np.int64), rel=1e-3),
+        lambda: hpcz.compress(np.ones(8, dtype=np.complex64), rel=1e-3),
         lambda: hpcz.compress(np.ones((2,) * 5, dtype=np.float32), rel=1e-3),
         lambda: hpcz.compress(np.float32(1.0), rel=1e-3),
         lambda: hpcz.compress(np.ones((8, 8), dtype=np.float32)[:, ::2], rel=1e-3),
@@ -270,7 +270,7 @@ def test_one_vocabulary_from_the_library():
     assert _hpcz.bound_modes() == {"abs": 1, "rel": 2, "pw_rel": 3, "psnr": 4, "nrmse": 5, "abs_and_rel": 6,
                                    "abs_or_rel": 7}
     assert _hpcz.dtypes() == {"float32": 1, "float64": 2, "float16": 3, "bfloat16": 4, "int8": 5, "uint8": 6, "int16": 7,
-                              "uint16": 8, "int32": 9, "uint32": 10}
+                              "uint16": 8, "int32": 9, "uint32": 10, "int64": 11, "uint64": 12}
     assert [_hpcz.parse_bound_mode(s) for s in ("abs", "absolute", "rel", "relative", "pw_rel", "pointwise_relative",
                                                 "psnr", "nrmse", "ssim")] == \
         ["abs", "abs", "rel", "rel", "pw_rel", "pw_rel", "psnr", "nrmse", None]

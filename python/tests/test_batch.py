@@ -49,7 +49,7 @@ def test_batch_into_given_outs_and_lossless():
 def test_bad_items_are_reported_in_place():
     ps = pieces()[:6]
     with pytest.raises(hpcz.InvalidArgumentError, match="item 2"):
-        hpcz.compress_batch(ps[:2] + [np.arange(5, dtype=np.int64)] + ps[2:], rel=1e-3)
+        hpcz.compress_batch(ps[:2] + [np.arange(5, dtype=np.complex64)] + ps[2:], rel=1e-3)
     blobs = hpcz.compress_batch(ps, rel=1e-3)
     damaged = bytearray(blobs[1])
     damaged[-5] ^= 0x10

@@ -96,9 +96,9 @@ def test_zarr_v3_serializer_read_by_a_process_that_imports_only_zarr(tmp_path, f
         "assert np.abs(b.astype(np.float64) - a).max() <= 0.01\n")
 
 
-def test_zarr_v3_rejects_int64_arrays(tmp_path):
+def test_zarr_v3_rejects_complex_arrays(tmp_path):
     with pytest.raises(ValueError):
-        zarr.create_array(str(tmp_path / "i.zarr"), shape=(10,), dtype="int64", serializer=hpcz.zarr.Hpcz(rel=1e-3))
+        zarr.create_array(str(tmp_path / "i.zarr"), shape=(10,), dtype="complex64", serializer=hpcz.zarr.Hpcz(rel=1e-3))
 
 
 @pytest.mark.parametrize("mode", ["fast", "interp"])
@@ -206,8 +206,8 @@ def test_clear_messages_for_bytes_and_byte_order(tmp_path):
     a = sample()
     with pytest.raises(hpcz.InvalidArgumentError, match="takes an array of float32, .*, not bytes \\(3276800 bytes\\)"):
         codec.encode(a.tobytes())
-    with pytest.raises(hpcz.InvalidArgumentError, match="not an array of int64"):
-        codec.encode(np.arange(10, dtype=np.int64))
+    with pytest.raises(hpcz.InvalidArgumentError, match="not an array of complex64"):
+        codec.encode(np.arange(10, dtype=np.complex64))
     for call in (lambda: codec.encode(a.astype(">f4")), lambda: hpcz.compress(a.astype(">f4"), rel=1e-3)):
         with pytest.raises(hpcz.InvalidArgumentError, match=r"big-endian float32 \(>f4\).*\.astype\('<f4'\)"):
             call()

@@ -444,8 +444,8 @@ def test_hdf5_words():
     assert hh.Hpcz(pw_rel=1e-3)["compression_opts"] == words and hh.Hpcz(pw_rel=1e-3)["compression"] == hh.FILTER_ID
     a = sample()
     assert hh.Hpcz(pw_rel=1e-3, data=a).filter_options == words  # data=: no range for pw_rel
-    with pytest.raises(hpcz.InvalidArgumentError, match="not int64"):
-        hh.Hpcz(pw_rel=1e-3, data=np.arange(4))
+    with pytest.raises(hpcz.InvalidArgumentError, match="not complex64"):
+        hh.Hpcz(pw_rel=1e-3, data=np.arange(4, dtype=np.complex64))
 
 
 @pytest.mark.parametrize("r", RS)

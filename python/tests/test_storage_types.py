@@ -1,5 +1,5 @@
-"""Storage types: float16, bfloat16 (ml_dtypes) and the 8-, 16- and 32-bit integers, coded by the library
-as float32 (float64 for the 32-bit integers) under a bound that stays strict once the values are narrowed
+"""Storage types: float16, bfloat16 (ml_dtypes) and the 8- to 64-bit integers, coded by the library
+as float32 (float64 for the 32- and 64-bit integers; those of 64 bits within +-2^53) under a bound that stays strict once the values are narrowed
 back. Every value within the bound asked for (integers at abs=0: exact; NaN, Inf and -0 bit for bit),
 through hpcz.compress and decompress, the batches, numcodecs and Zarr v3; the CLI's -t names."""
 
@@ -13,7 +13,7 @@ from conftest import FIELDS, ROOT, find_cli
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32]
+INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 HALVES = [np.float16, ml_dtypes.bfloat16]
 CODECS = ["fast", "ratio", "interp"]
 
@@ -24,7 +24,8 @@ def sample():
 
 def as_type(x, dtype):
     """A float field as dtype: float16 and bfloat16 its values (float16 clipped to its range); integers
-    its values mapped onto a quarter of the type's range around its middle (2^20 levels at most)."""
+    its values mapped onto a quarter of the type's range around its middle (2^20 levels at most; int64
+    and uint64 around 0 and 2^19, within the +-2^53 they take)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f" or dtype.name == "bfloat16":
         lim = float(np.finfo(np.float16).max) if dtype == np.float16 else np.inf
@@ -33,7 +34,7 @@ def as_type(x, dtype):
     x = x.astype(np.float64)
     u = (x - x.min()) / (x.max() - x.min()) if x.max() > x.min() else np.full_like(x, 0.5)
     span = min(float(info.max) - float(info.min), 2.0 ** 20) * 0.25
-    mid = 0.5 * (float(info.min) + float(info.max))
+    mid = 0.5 * (float(info.min) + float(info.max)) if dtype.itemsize < 8 else (0.0 if dtype.kind == "i" else 2.0 ** 19)
     return np.round(mid + (u - 0.5) * span).astype(dtype)
 
 
@@ -74,7 +75,7 @@ def test_roundtrip_within_bound(dtype, mode):
         for b in bounds:
             blob = hpcz.compress(x, mode=mode, device="cpu", **b)
             head = hpcz.info(blob)
-            assert head["dtype"] == np.dtype(dtype).name and head["version"] == 7
+            assert head["dtype"] == np.dtype(dtype).name and head["version"] == (9 if np.dtype(dtype).itemsize == 8 else 7)
             y = hpcz.decompress(blob, device="cpu")
             check_within(x, y, asked(x, **b))
             if b == dict(abs=0) and np.dtype(dtype).kind in "iu":
@@ -101,7 +102,8 @@ def test_half_specials_bit_for_bit(dtype):
 @pytest.mark.parametrize("dtype", INTS, ids=lambda t: np.dtype(t).name)
 def test_integer_extremes_lossless(dtype):
     info = np.iinfo(dtype)
-    x = np.array([info.min, info.max, 0, 1, info.min + 1, info.max - 1] * 50, dtype=dtype)
+    lo, hi = (info.min, info.max) if info.bits < 64 else (-(2 ** 53) if info.min < 0 else 0, 2 ** 53)  # what float64 holds
+    x = np.array([lo, hi, 0, 1, lo + 1, hi - 1] * 50, dtype=dtype)
     for mode in CODECS:
         assert np.array_equal(hpcz.decompress(hpcz.compress(x, abs=0, mode=mode, device="cpu"), device="cpu"), x)
         y = hpcz.decompress(hpcz.compress(x, abs=5, mode=mode, device="cpu"), device="cpu")
@@ -130,21 +132,29 @@ def test_pw_rel_and_combined_bounds(dtype, mode):
     xf = wide(x).reshape(-1)
     for r in (1e-2, 1e-3):
         blob = hpcz.compress(x, pw_rel=r, mode=mode, device="cpu")
-        assert hpcz.info(blob)["version"] == 8
+        assert hpcz.info(blob)["version"] == (9 if np.dtype(dtype).itemsize == 8 else 8)
         yf = wide(hpcz.decompress(blob)).reshape(-1)
         zero = xf == 0
         assert np.array_equal(yf[zero], xf[zero]) and np.all(np.abs(yf - xf)[~zero] <= r * np.abs(xf[~zero]))
     a = 3 if np.dtype(dtype).kind in "iu" else 0.05
     for rule, pick in (("and", min), ("or", max)):
         blob = hpcz.compress(x, abs=a, rel=1e-3, bound_rule=rule, mode=mode, device="cpu")
-        assert hpcz.info(blob)["version"] == 8
+        assert hpcz.info(blob)["version"] == (9 if np.dtype(dtype).itemsize == 8 else 8)
         check_within(x, hpcz.decompress(blob), pick(a, asked(x, rel=1e-3)))
 
 
 def test_refusals():
     x = as_type(sample(), np.int16)
+    for t, big in ((np.int64, -(2 ** 53) - 1), (np.uint64, 2 ** 64 - 1)):  # beyond what float64 holds: named
+        w = (x.astype(np.int64) - (int(x.min()) if t == np.uint64 else 0)).astype(t)
+        w.reshape(-1)[1234] = big
+        for mode in CODECS:
+            with pytest.raises(hpcz.InvalidArgumentError, match="index 1234"):
+                hpcz.compress(w, abs=0, mode=mode)
+        with pytest.raises(hpcz.InvalidArgumentError, match="index 1234"):
+            hpcz.compress_batch([x, w], abs=0)
     with pytest.raises(hpcz.InvalidArgumentError):
-        hpcz.compress(x.astype(np.int64), abs=0)
+        hpcz.compress(x.astype(np.complex64), abs=0)
     with pytest.raises(hpcz.InvalidArgumentError):
         hpcz.compress(x, abs=1, fill=0.5)
 
@@ -183,11 +193,23 @@ def test_cli_types(tmp_path):
                     "--abs", "0", "-q"], check=True)
     subprocess.run([str(cli), "decompress", str(tmp_path / "x.hpcz"), "-o", str(tmp_path / "y.u8"), "-q"], check=True)
     assert np.array_equal(np.fromfile(tmp_path / "y.u8", np.uint8).reshape(x.shape), x)
-    assert subprocess.run([str(cli), "compress", str(src), "-c", "-t", "i64", "-d", "100x64x128", "--abs", "0"],
+    assert subprocess.run([str(cli), "compress", str(src), "-c", "-t", "i128", "-d", "100x64x128", "--abs", "0"],
                           capture_output=True).returncode == 1
+    w = as_type(sample(), np.int64) + 10 ** 6  # -t i64, and its refusal beyond 2^53
+    w.tofile(src)
+    subprocess.run([str(cli), "compress", str(src), "-o", str(tmp_path / "w.hpcz"), "-t", "i64", "-d", "100x64x128",
+                    "--abs", "3", "--mode", "interp", "-q"], check=True)
+    subprocess.run([str(cli), "decompress", str(tmp_path / "w.hpcz"), "-o", str(tmp_path / "w.i64"), "-q"], check=True)
+    check_within(w, np.fromfile(tmp_path / "w.i64", np.int64).reshape(w.shape), 3)
+    assert (tmp_path / "w.hpcz").stat().st_size < w.nbytes / 4
+    w.reshape(-1)[7] = 2 ** 62
+    w.tofile(src)
+    r = subprocess.run([str(cli), "compress", str(src), "-c", "-t", "i64", "-d", "100x64x128", "--abs", "0"],
+                       capture_output=True)
+    assert r.returncode == 1 and b"index 7" in r.stderr
 
 
-@pytest.mark.parametrize("dtype", [np.int16, np.uint8, np.uint32, np.float16], ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("dtype", [np.int16, np.uint8, np.uint32, np.int64, np.float16], ids=lambda t: np.dtype(t).name)
 def test_hdf5_filter(tmp_path, dtype):
     h5py = pytest.importorskip("h5py")
     import hpcz.hdf5 as hh
@@ -215,7 +237,7 @@ def test_device_arrays_coded_on_the_device():
     cupy = pytest.importorskip("cupy")
     if not hpcz.gpu_available():
         pytest.skip("no GPU")
-    for dtype in (np.float16, np.int16, np.uint8, np.int32, np.uint32):
+    for dtype in (np.float16, np.int16, np.uint8, np.int32, np.uint32, np.int64, np.uint64):  # 64-bit: via the host
         x = as_type(sample(), dtype)
         for mode in CODECS:
             blob = hpcz.compress(cupy.asarray(x), rel=1e-3, mode=mode)
@@ -241,7 +263,7 @@ def test_device_batches_of_storage_types():
     if not hpcz.gpu_available():
         pytest.skip("no GPU")
     s = sample()
-    xs = [as_type(s, t) for t in (np.float16, np.int16, np.uint8, np.int32)] + [s]
+    xs = [as_type(s, t) for t in (np.float16, np.int16, np.uint8, np.int32, np.uint64)] + [s]
     for mode in CODECS:
         blobs = hpcz.compress_batch([cupy.asarray(x) for x in xs], rel=1e-3, mode=mode)
         for x, b in zip(xs, blobs):

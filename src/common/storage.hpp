@@ -68,6 +68,7 @@ template <class T> struct CodedAsItself {  // f32, f64
   using code_type = T;
   static constexpr DType dtype = DTypeTraits<T>::dtype;
   static constexpr bool is_integer = false;
+  static constexpr bool may_round = false;
   static constexpr int digits = DTypeTraits<T>::digits;
   static constexpr const char* name = DTypeTraits<T>::name;
   static constexpr const char* short_name = DTypeTraits<T>::short_name;
@@ -81,6 +82,7 @@ template <> struct StorageTraits<Half> {
   using code_type = float;
   static constexpr DType dtype = DType::f16;
   static constexpr bool is_integer = false;
+  static constexpr bool may_round = false;
   static constexpr int digits = 11;
   static constexpr int min_exponent = -14;  // of the smallest normal; the subnormals' spacing is 2^(-14-10)
   static constexpr double max_finite = 65504.0;
@@ -94,6 +96,7 @@ template <> struct StorageTraits<BFloat16> {
   using code_type = float;
   static constexpr DType dtype = DType::bf16;
   static constexpr bool is_integer = false;
+  static constexpr bool may_round = false;
   static constexpr int digits = 8;
   static constexpr int min_exponent = -126;
   static constexpr double max_finite = 3.3895313892515355e38;
@@ -102,20 +105,27 @@ template <> struct StorageTraits<BFloat16> {
   HPCZ_HD static float widen(BFloat16 x) { return bfloat16_to_float(x.bits); }
   HPCZ_HD static BFloat16 narrow(float x) { return BFloat16{float_to_bfloat16(x)}; }
 };
-// Integers: exact in the code type (below 2^24 in a float, 2^53 in a double). Narrowing rounds to the
-// nearest integer within the type's range; a NaN (only from a damaged archive) becomes 0.
+// Integers: exact in the code type (below 2^24 in a float, 2^53 in a double; int64 and uint64 only
+// there: widens_exactly, checked where their arrays come in). Narrowing rounds to the nearest integer
+// within the type's range; a NaN (only from a damaged archive) becomes 0.
 template <class I, class C, DType D> struct IntegerStorage {
   using storage_type = I;
   using code_type = C;
   static constexpr DType dtype = D;
   static constexpr bool is_integer = true;
   static constexpr double lowest = double(std::numeric_limits<I>::lowest());
-  static constexpr double highest = double(std::numeric_limits<I>::max());
+  static constexpr double highest = double(std::numeric_limits<I>::max());  // 2^63, 2^64 for the 64-bit ones
+  static constexpr bool may_round = sizeof(I) == 8;  // a value beyond 2^53 has no float64 of its own
+  HPCZ_HD static bool widens_exactly(I x) {
+    constexpr I kExact = I(uint64_t(1) << 53);
+    if constexpr (std::numeric_limits<I>::is_signed) return x >= -kExact && x <= kExact;
+    else return x <= kExact;
+  }
   HPCZ_HD static C widen(I x) { return C(x); }
   HPCZ_HD static I narrow(C x) {
     if (x != x) return I(0);
-    if (!(x > C(lowest))) return I(lowest);
-    if (!(x < C(highest))) return I(highest);
+    if (!(x > C(lowest))) return std::numeric_limits<I>::lowest();
+    if (!(x < C(highest))) return std::numeric_limits<I>::max();  // highest itself may be beyond I (2^63)
     return I(rint(double(x)));
   }
 };
@@ -131,9 +141,14 @@ template <> struct StorageTraits<int32_t> : IntegerStorage<int32_t, double, DTyp
   static constexpr const char* name = "int32"; static constexpr const char* short_name = "i32"; };
 template <> struct StorageTraits<uint32_t> : IntegerStorage<uint32_t, double, DType::u32> {
   static constexpr const char* name = "uint32"; static constexpr const char* short_name = "u32"; };
+template <> struct StorageTraits<int64_t> : IntegerStorage<int64_t, double, DType::i64> {
+  static constexpr const char* name = "int64"; static constexpr const char* short_name = "i64"; };
+template <> struct StorageTraits<uint64_t> : IntegerStorage<uint64_t, double, DType::u64> {
+  static constexpr const char* name = "uint64"; static constexpr const char* short_name = "u64"; };
 
 // Every dtype of the API, in the order of their numbers: the code types, then the storage types.
-using AllStorageTypes = DTypeList<float, double, Half, BFloat16, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t>;
+using AllStorageTypes =
+    DTypeList<float, double, Half, BFloat16, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t>;
 template <class F, class... Ts> void for_each_storage_in(F&& f, DTypeList<Ts...>) { (f(StorageTraits<Ts>{}), ...); }
 template <class F> void for_each_storage(F&& f) { for_each_storage_in(f, AllStorageTypes{}); }
 
@@ -151,7 +166,7 @@ inline DType code_dtype(DType t) {
 HPCZ_HD DType code_dtype_or_self(DType t) {
   switch (t) {
     case DType::f16: case DType::bf16: case DType::i8: case DType::u8: case DType::i16: case DType::u16: return DType::f32;
-    case DType::i32: case DType::u32: return DType::f64;
+    case DType::i32: case DType::u32: case DType::i64: case DType::u64: return DType::f64;
     default: return t;
   }
 }

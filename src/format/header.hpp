@@ -16,8 +16,8 @@ namespace hpcz::format {
 // abs_or_rel), in archives of any codec, and 3 (pw_rel) in fast-codec archives; 7: storage types (dtype
 // byte 3..10: float16, bfloat16, the integers), coded as their code type (common/storage.hpp); 8: mode 3
 // (pw_rel) in ratio and interp archives, through the log2 transform (chunk kind 3), and modes 3, 6 and 7 on
-// the storage types.
-constexpr uint16_t kVersion = 8;
+// the storage types; 9: the storage types int64 and uint64 (dtype byte 11, 12).
+constexpr uint16_t kVersion = 9;
 constexpr uint32_t kHeaderBytes = 144;
 constexpr uint32_t kChunkEntryBytes = 16;
 constexpr uint32_t kHeaderChecksumWords = 35;  // the header checksum covers bytes 0..139
@@ -82,13 +82,17 @@ HPCZ_HD uint32_t header_checksum(const uint8_t* d) {
 }
 
 // The lowest version that holds what a writer wrote, so that archives older readers can read stay as
-// they were: 8 for pw_rel in the ratio and interp codecs, and for a storage type's array with mode 3, 6 or
-// 7; 7 for any other array of a storage type; 6 with a combined or pointwise-relative bound mode; else 5 for the fast codec (lane blocks, HPCZ-SUM32 chunk
+// they were: 9 for an int64 or uint64 array; 8 for pw_rel in the ratio and interp codecs, and for a
+// storage type's array with mode 3, 6 or 7; 7 for any other array of a storage type; 6 with a combined or pointwise-relative bound mode; else 5 for the fast codec (lane blocks, HPCZ-SUM32 chunk
 // checksums), 2 for the others with the second stage and 1 without.
 HPCZ_HD bool mode_needs_v6(BoundMode mode) { return mode != BoundMode::abs && mode != BoundMode::rel; }
 // Modes whose archives record the quality achieved in bytes 13..15.
 HPCZ_HD bool mode_records_quality(BoundMode mode) { return mode == BoundMode::psnr || mode == BoundMode::nrmse; }
-HPCZ_HD uint16_t archive_version(Codec codec, bool second_stage, BoundMode mode, bool storage_type = false) {
+// array_type: the array's type (array_dtype), or 0 where it is a code type.
+HPCZ_HD bool is_wide_integer(DType t) { return t == DType::i64 || t == DType::u64; }
+HPCZ_HD uint16_t archive_version(Codec codec, bool second_stage, BoundMode mode, DType array_type = DType(0)) {
+  const bool storage_type = detail::code_dtype_or_self(array_type) != array_type;
+  if (is_wide_integer(array_type)) return 9;
   if (mode == BoundMode::pw_rel && codec != Codec::fast) return 8;
   if (storage_type) return mode == BoundMode::pw_rel || mode == BoundMode::abs_and_rel || mode == BoundMode::abs_or_rel ? 8 : 7;
   if (mode_needs_v6(mode)) return 6;
@@ -110,7 +114,7 @@ HPCZ_HD DType array_dtype(const HeaderFields& h) { return has_storage_type(h) ? 
 // Writes the 144 bytes but the header checksum (write_header adds it).
 HPCZ_HD void write_header_fields(uint8_t* d, const HeaderFields& h) {
   d[kOffMagic] = 'H'; d[kOffMagic + 1] = 'P'; d[kOffMagic + 2] = 'C'; d[kOffMagic + 3] = 'Z';
-  const uint16_t version = archive_version(h.codec, h.flags & kFlagSecondStage, h.mode, has_storage_type(h));
+  const uint16_t version = archive_version(h.codec, h.flags & kFlagSecondStage, h.mode, array_dtype(h));
   d[kOffVersion] = uint8_t(version); d[kOffVersion + 1] = uint8_t(version >> 8);
   d[kOffHeaderBytes] = uint8_t(kHeaderBytes); d[kOffHeaderBytes + 1] = uint8_t(kHeaderBytes >> 8);
   d[kOffDType] = uint8_t(has_storage_type(h) ? h.storage : h.dtype); d[kOffRank] = h.ndims; d[kOffMode] = uint8_t(h.mode);

@@ -68,6 +68,7 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
   if (quant::mode_quality(opt.mode)) return compress_to_quality(data, dtype, dims, opt);
   format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
   if (h.n_values && !data) throw Error(ErrorCode::invalid_argument, "null input");
+  if (format::has_storage_type(h)) pipeline::check_widens_exactly(data, dtype, h.n_values);
   // A storage type's values are coded as their code type's (h.dtype): widened on the GPU by the device
   // calls, here for the CPU.
   std::unique_ptr<uint8_t[]> widened;

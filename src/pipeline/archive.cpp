@@ -58,7 +58,7 @@ ArchiveInfo parse_archive(const uint8_t* a, size_t size, bool full) {
   if (s.header_bytes != kHeaderBytes) corrupt("header size field");
   info.dtype = h.storage;  // the array's type (h.dtype: its code type)
   if (!dtype_of_id(unsigned(h.storage))) corrupt("dtype " + std::to_string(int(h.storage)));
-  if (format::has_storage_type(h) && info.version < 7)
+  if (format::has_storage_type(h) && info.version < (format::is_wide_integer(h.storage) ? 9 : 7))
     corrupt(std::string(dtype_name(h.storage)) + " array in a version " + std::to_string(info.version) + " archive");
   if (format::has_storage_type(h) && info.version < 8 && (h.mode == BoundMode::pw_rel || quant::mode_combined(h.mode)))
     corrupt(std::string(bound_mode_name(h.mode)) + " bound on a " + dtype_name(h.storage) + " array in a version " +

@@ -41,6 +41,7 @@ std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, cons
     try {
       const format::HeaderFields h = pipeline::header_template(arrays[i].dtype, arrays[i].dims, opt);
       if (h.n_values && !arrays[i].data) fail(ErrorCode::invalid_argument, "null input");
+      if (format::has_storage_type(h)) pipeline::check_widens_exactly(arrays[i].data, arrays[i].dtype, h.n_values);
       items.push_back({i, arrays[i].data, h});
     } catch (const Error& e) {
       set_status(status[i], e);

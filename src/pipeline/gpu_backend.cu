@@ -205,6 +205,15 @@ void decompress_in_workspace(const format::HeaderFields& h, const uint8_t* d_arc
 }
 }  // namespace
 
+// int64 and uint64 values are checked (check_widens_exactly) before they are coded, which the device
+// calls cannot do without a wait.
+void refuse_unchecked_values(const format::HeaderFields& h) {
+  if (format::is_wide_integer(h.storage))
+    fail(ErrorCode::invalid_argument, std::string(dtype_name(h.storage)) +
+                                          " device arrays: compress them through the host API (compress), which "
+                                          "checks that float64 holds their values");
+}
+
 // The device call for a header template: argument checks, then the codec's kernels.
 void compress_device_with(const void* d_in, const format::HeaderFields& h, void* d_out, size_t out_capacity,
                           uint64_t* d_size, void* d_ws, size_t ws_size, void* stream) {
@@ -225,8 +234,9 @@ void compress_device(const void* d_in, DType dtype, const std::vector<uint64_t>&
   if (!gpu_available()) pipeline::fail_no_gpu();
   if (opt.second_stage)
     fail(ErrorCode::invalid_argument, "the lossless second stage runs through the host API (compress)");
-  pipeline::compress_device_with(d_in, pipeline::header_template(dtype, dims, opt), d_out, out_capacity, d_size, d_ws,
-                                 ws_size, stream);
+  const format::HeaderFields h = pipeline::header_template(dtype, dims, opt);
+  pipeline::refuse_unchecked_values(h);
+  pipeline::compress_device_with(d_in, h, d_out, out_capacity, d_size, d_ws, ws_size, stream);
 }
 
 namespace {
@@ -248,6 +258,7 @@ DeviceBatchPlan plan_device_batch(const std::vector<ArrayRef>& arrays, const Opt
   DeviceBatchPlan plan;
   for (size_t i = 0; i < arrays.size(); ++i) {
     const format::HeaderFields h = pipeline::header_template(arrays[i].dtype, arrays[i].dims, opt);
+    pipeline::refuse_unchecked_values(h);
     BatchGroup& g = plan.groups[detail::dtype_index(h.dtype)];
     const codecs::DeviceOps& device = device_of(h);
     // A storage type's array is widened into its own workspace first: one by one.

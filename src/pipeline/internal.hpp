@@ -23,6 +23,9 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
 
 // ---- storage types (storage.cpp; common/storage.hpp) ----
 // n values of a storage type widened to its code type, and n code values narrowed into out.
+// Throws invalid_argument naming the first value of a storage type's array (int64, uint64) that its code
+// type does not hold exactly; the others always widen exactly.
+void check_widens_exactly(const void* in, DType storage, uint64_t n);
 std::unique_ptr<uint8_t[]> widen_values(const void* in, DType storage, uint64_t n);
 void narrow_values(const void* in, DType storage, uint64_t n, void* out);
 // A buffer for n code values of a storage type, its pages touched on all cores (a decoder fills it).

@@ -82,11 +82,11 @@ std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain) {
   std::vector<uint8_t> out(plain.begin(), plain.begin() + info.data_offset);
   for (size_t c = 0; c < n; ++c) {
     format::write_chunk_entry(&out[format::kHeaderBytes + 16 * c], out.size(), uint32_t(stored[c].size()),
-                              format::chunk_checksum(info.codec, format::archive_version(info.codec, true, info.mode, detail::is_storage_type(info.dtype)), stored[c].data(),
+                              format::chunk_checksum(info.codec, format::archive_version(info.codec, true, info.mode, info.dtype), stored[c].data(),
                                                      stored[c].size()));
     out.insert(out.end(), stored[c].begin(), stored[c].end());
   }
-  reseal(out, format::archive_version(info.codec, true, info.mode, detail::is_storage_type(info.dtype)), true, n);
+  reseal(out, format::archive_version(info.codec, true, info.mode, info.dtype), true, n);
   return out;
 }
 
@@ -249,9 +249,9 @@ std::vector<uint8_t> remove_second_stage(const uint8_t* a, size_t size, const Ar
   unstage(a, info, p, 0, n, backend, batch_bytes, out.data() + info.data_offset, scratch);
   for (size_t c = 0; c < n; ++c)
     format::write_chunk_entry(&out[format::kHeaderBytes + 16 * c], place[c], uint32_t(p.plain_size[c]),
-                              format::chunk_checksum(info.codec, format::archive_version(info.codec, false, info.mode, detail::is_storage_type(info.dtype)), &out[place[c]],
+                              format::chunk_checksum(info.codec, format::archive_version(info.codec, false, info.mode, info.dtype), &out[place[c]],
                                                      p.plain_size[c]));
-  reseal(out, format::archive_version(info.codec, false, info.mode, detail::is_storage_type(info.dtype)), false, n);
+  reseal(out, format::archive_version(info.codec, false, info.mode, info.dtype), false, n);
   return out;
 }
 
@@ -259,7 +259,7 @@ void decompress_staged_cpu(const uint8_t* a, const ArchiveInfo& info, void* out,
   const StagePieces p = second_stage_pieces(a, info);
   const size_t n = info.chunks.size();
   format::HeaderFields h = header_of(info);
-  h.version = format::archive_version(info.codec, false, info.mode, detail::is_storage_type(info.dtype));
+  h.version = format::archive_version(info.codec, false, info.mode, info.dtype);
   h.flags &= uint8_t(~format::kFlagSecondStage);
   const uint64_t chunk_bytes = uint64_t(h.chunk_values) * dtype_size(h.dtype);
   std::vector<uint8_t> plain, scratch;

@@ -1,6 +1,8 @@
 // The edges of a storage type's array (common/storage.hpp): its values widened to the code type before
 // coding, and the decoded code values narrowed back into the caller's buffer. Host, on all cores.
 #include <algorithm>
+#include <atomic>
+#include <string>
 #include <cstring>
 #include <memory>
 
@@ -21,6 +23,32 @@ template <class S, class F> void by_pieces(uint64_t n, F&& f) {
   });
 }
 }  // namespace
+
+void check_widens_exactly(const void* in, DType storage, uint64_t n) {
+  detail::dispatch_storage(storage, [&](auto tr) {
+    using Tr = decltype(tr);
+    if constexpr (Tr::may_round) {
+      using S = typename Tr::storage_type;
+      const S* v = static_cast<const S*>(in);
+      std::atomic<uint64_t> first{n};
+      by_pieces<S>(n, [&](uint64_t at, uint64_t count) {
+        for (uint64_t i = at; i < at + count && i < first.load(std::memory_order_relaxed); ++i)
+          if (!Tr::widens_exactly(v[i])) {
+            uint64_t seen = first.load();
+            while (i < seen && !first.compare_exchange_weak(seen, i)) {
+            }
+            break;
+          }
+      });
+      const uint64_t i = first.load();
+      if (i < n)
+        fail(ErrorCode::invalid_argument, std::string(Tr::name) + " value " + std::to_string(v[i]) + " at index " +
+                                              std::to_string(i) +
+                                              " is beyond +-2^53, the integers float64 code values hold exactly "
+                                              "(subtract an offset first)");
+    }
+  });
+}
 
 // Buffers are left uninitialized and first touched by the pass that fills them, on all cores: a zeroed
 // vector cost a single-threaded memset and page faults a call (host calls of float16 ran at 0.5 GB/s).

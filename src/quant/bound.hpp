@@ -138,7 +138,7 @@ HPCZ_HD double absolute_bound(BoundMode mode, double bound, double abs_part, boo
 //   codec the bits that the narrowing rounds away.
 //   Clamping x' into the finite range only comes closer to x.
 // The result is rounded toward zero; eb = 0 (the values themselves) stays 0 but for that exact bound.
-HPCZ_HD bool storage_is_integer(DType s) { return uint8_t(s) >= uint8_t(DType::i8) && uint8_t(s) <= uint8_t(DType::u32); }
+HPCZ_HD bool storage_is_integer(DType s) { return uint8_t(s) >= uint8_t(DType::i8) && uint8_t(s) <= uint8_t(DType::u64); }
 HPCZ_HD bool storage_is_half(DType s) { return s == DType::f16 || s == DType::bf16; }
 HPCZ_HD double below(double x) { return x > 0 ? from_bits<double>(to_bits(x) - 1) : x; }
 HPCZ_HD double code_bound(DType storage, double eb, bool range_valid, double mn, double mx) {
