@@ -166,18 +166,20 @@ std::vector<uint8_t> to_host(const void* d, size_t n) {
 }
 
 // compress_device and decompress_device of a device-resident storage array (widened and narrowed on
-// the GPU) against the host calls' archive a and values back.
+// the GPU) against the host calls' archive a and values back (int64, uint64: decompress_device only).
 void device_calls_match(const std::string& what, const std::vector<uint8_t>& x, DType t, const std::vector<uint64_t>& dims,
                         const hpcz::Options& o, const std::vector<uint8_t>& a, const std::vector<uint8_t>& back) {
   const uint64_t n = x.size() / hpcz::dtype_size(t);
   const size_t cap = hpcz::max_compressed_size(n, t), ws = hpcz::compress_device_workspace_size(t, dims, o);
   DeviceBuffer d_x(x.size()), d_a(cap), d_ws(ws), d_size(8), d_status(4), d_back(x.size());
   REQUIRE(cudaMemcpy(d_x.p, x.data(), x.size(), cudaMemcpyHostToDevice) == cudaSuccess);
-  hpcz::compress_device(d_x.p, t, dims, o, d_a.p, cap, static_cast<uint64_t*>(d_size.p), d_ws.p, ws, nullptr);
-  uint64_t size = 0;
-  REQUIRE(cudaMemcpy(&size, d_size.p, 8, cudaMemcpyDeviceToHost) == cudaSuccess);
-  CHECK_MSG(size == a.size() && to_host(d_a.p, std::min<uint64_t>(size, cap)) == a,
-            what << ": compress_device's archive differs from compress()'s");
+  if (!hpcz::format::is_wide_integer(t)) {  // int64, uint64: compress_device refuses them (their values unchecked)
+    hpcz::compress_device(d_x.p, t, dims, o, d_a.p, cap, static_cast<uint64_t*>(d_size.p), d_ws.p, ws, nullptr);
+    uint64_t size = 0;
+    REQUIRE(cudaMemcpy(&size, d_size.p, 8, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK_MSG(size == a.size() && to_host(d_a.p, std::min<uint64_t>(size, cap)) == a,
+              what << ": compress_device's archive differs from compress()'s");
+  }
   const hpcz::ArchiveInfo info = hpcz::inspect(a.data(), a.size());
   const size_t dws = hpcz::decompress_device_workspace_size(info);
   DeviceBuffer d_dws(dws);
@@ -718,7 +720,8 @@ TEST(roundtrip_storage_types_device_batch) {
   REQUIRE(!fields.empty());
   const Field& f = fields.front();
   std::vector<std::pair<DType, std::vector<uint8_t>>> xs;
-  for (DType t : kStorageTypes) xs.push_back({t, storage_array(f, t)});
+  for (DType t : kStorageTypes)  // int64, uint64: the device calls refuse them
+    if (!hpcz::format::is_wide_integer(t)) xs.push_back({t, storage_array(f, t)});
   if (f.dtype == DType::f32) xs.insert(xs.begin() + 3, {DType::f32, f.bytes});
   for (hpcz::Codec codec : {hpcz::Codec::fast, hpcz::Codec::ratio, hpcz::Codec::interp}) {
     hpcz::Options o;
