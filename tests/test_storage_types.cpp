@@ -345,6 +345,18 @@ TEST(adv_wide_integers_beyond_2_53_refused) {
   } catch (const hpcz::Error& e) {
     CHECK(e.code() == hpcz::ErrorCode::invalid_argument && std::string(e.what()).find("index 4321") != std::string::npos);
   }
+  std::vector<uint8_t> buf(hpcz::max_compressed_size(n, DType::i64));  // into a buffer: the GPU's own path
+  for (hpcz::Backend b : {hpcz::Backend::cpu, hpcz::Backend::automatic}) {
+    hpcz::Options ob = o;
+    ob.backend = b;
+    int code = 0;
+    try {
+      (void)hpcz::compress(a.data(), DType::i64, {n}, ob, buf.data(), buf.size());
+    } catch (const hpcz::Error& e) {
+      code = int(e.code());
+    }
+    CHECK_MSG(code == int(hpcz::ErrorCode::invalid_argument), "an int64 beyond 2^53 was coded into a buffer");
+  }
   std::vector<uint64_t> u(n, 7);
   u[99] = std::numeric_limits<uint64_t>::max();
   const std::vector<hpcz::ArrayRef> arrays = {{u.data(), DType::u64, {n}}, {a.data(), DType::i64, {n}}};

@@ -111,6 +111,7 @@ size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims
   if (!opt.second_stage && resolve_backend(opt.backend, opt.codec, opt.mode) == Backend::gpu) {
     const pipeline::GpuRoom room = pipeline::current_gpu_room();
     if (pipeline::gpu_one_shot_bytes(h, true) <= room.bytes) {
+      if (format::has_storage_type(h)) pipeline::check_widens_exactly(data, dtype, h.n_values);
       const size_t size = pipeline::compress_gpu_host(data, h, [&](size_t) { return dst; });
       pipeline::check_reads_back(dst, size);
       return size;
