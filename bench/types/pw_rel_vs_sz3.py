@@ -11,7 +11,8 @@ counted (`over`): the transform is not strict as it stands. hpcz: hpcz.compress(
 all cores, strict (checked here). The log values are coded in the field's own type. Times: wall time of each side's
 compress and decompress calls (SZ3's with the transform, the mask and the signs), median of 3; GB/s of the
 array's bytes.
-usage: python bench/types/pw_rel_vs_sz3.py [DATA_DIR...] (default: data/ and ../shared/data)"""
+usage: python bench/types/pw_rel_vs_sz3.py [--tile-mib N] [DATA_DIR...] (default: data/ and ../shared/data;
+--tile-mib: each field repeated along its slowest axis to at least N MiB, so that every core has work)"""
 import importlib.metadata
 import os
 import pathlib
@@ -82,9 +83,15 @@ def sz3_decompress(parts, x):
 
 def main():
     root = pathlib.Path(__file__).resolve().parents[2]
-    dirs = sys.argv[1:] or [d for d in (root / "data", root.parent / "shared" / "data") if d.is_dir()]
+    args = sys.argv[1:]
+    tile_mib = 0
+    if args[:1] == ["--tile-mib"]:
+        tile_mib, args = int(args[1]), args[2:]
+    dirs = args or [d for d in (root / "data", root.parent / "shared" / "data") if d.is_dir()]
     print(f"# hpcz pw_rel (CPU, {os.cpu_count()} cores) against SZ3 (pysz "
           f"{importlib.metadata.version('pysz')}) through a log transform\n")
+    if tile_mib:
+        print(f"Each field repeated along its slowest axis to at least {tile_mib} MiB.\n")
     print("interp: `mode=\"interp\"` (log2 |x| interpolated, format version 8); +stage: with `lossless=True`.\n")
     print("| field | R | fast CR | interp CR | interp+stage CR | comp GB/s | decomp GB/s | SZ3+log CR | comp GB/s | "
           "decomp GB/s | SZ3 over R\\|x\\| |")
@@ -94,6 +101,8 @@ def main():
     cr_ratio = {"fast": [], "interp+stage": []}
     speed_c, speed_d = [], []
     for name, x in fields(dirs):
+        if tile_mib:
+            x = np.concatenate([x] * -(-(tile_mib << 20) // x.nbytes), axis=0)
         fill = FILL if (x == FILL).any() else None
         for r in BOUNDS:
             fast = hpcz.compress(x, pw_rel=r, fill=fill, device="cpu")
