@@ -284,23 +284,27 @@ void encode_interp_chunk(const T* in, const predict::ChunkShape& c, const quant:
       g, threads, [](uint64_t) { return true; },
       [&](uint64_t t, TileScratch<T>& ts) { encode_tile(in, g, ip, t, p, mask, s, ts); });
   e.sym.resize(n);
-  e.spans.resize(1);
-  EncodeSpan<T>& sp = e.spans[0];
-  sp.exc_idx.clear(); sp.exc_val.clear(); sp.out_idx.clear(); sp.out_delta.clear();
-  sp.hist.assign(2 * radius, 0);
   uint32_t k = 0;
-  predict::interp_order(c, ip, [&](uint64_t i) {
-    const uint32_t sym = point_symbol<T>(s.cls[i], s.delta[i], radius);
-    e.sym[k++] = sym;
-    ++sp.hist[sym];
-  });
-  for (uint32_t i = 0; i < n; ++i) {
-    if (s.cls[i] == kPointException) {
-      sp.exc_idx.push_back(i);
-      sp.exc_val.push_back(in[i]);
-    } else if (s.cls[i] == kPointCoded && !interp_symbol(s.delta[i], radius)) {
-      sp.out_idx.push_back(i);
-      sp.out_delta.push_back(s.delta[i]);
+  predict::interp_order(c, ip, [&](uint64_t i) { e.sym[k++] = point_symbol<T>(s.cls[i], s.delta[i], radius); });
+  // Spans (write_coded_chunk's): each counts the symbols of its share of the stream and lists the
+  // outliers and exceptions of its share of the values, in index order; the bytes do not depend on them.
+  const int64_t nspan = std::max(1, threads);
+  auto span = [&](int64_t t, int64_t j) { return uint32_t(uint64_t(n) * uint64_t(t + j) / uint64_t(nspan)); };
+  e.spans.resize(size_t(nspan));
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t t = 0; t < nspan; ++t) {
+    EncodeSpan<T>& sp = e.spans[size_t(t)];
+    sp.exc_idx.clear(); sp.exc_val.clear(); sp.out_idx.clear(); sp.out_delta.clear();
+    sp.hist.assign(2 * radius, 0);
+    for (uint32_t j = span(t, 0); j < span(t, 1); ++j) ++sp.hist[e.sym[j]];
+    for (uint32_t i = span(t, 0); i < span(t, 1); ++i) {
+      if (s.cls[i] == kPointException) {
+        sp.exc_idx.push_back(i);
+        sp.exc_val.push_back(in[i]);
+      } else if (s.cls[i] == kPointCoded && !interp_symbol(s.delta[i], radius)) {
+        sp.out_idx.push_back(i);
+        sp.out_delta.push_back(s.delta[i]);
+      }
     }
   }
   uint8_t extra[kInterpExtraBytes] = {};
@@ -358,10 +362,13 @@ bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::Chunk
   predict::interp_order(c, ip, [&](uint64_t i) { v[i] = stream[k++]; });
   std::vector<uint8_t> cls(n);
   const uint32_t zero_delta = predict::symbol_delta(0, radius), mask_delta = predict::symbol_delta(nsym - 1, radius);
-  for (uint32_t i = 0; i < n; ++i) {
+  uint32_t mask_points = 0;
+#pragma omp parallel for schedule(static) reduction(+ : mask_points) num_threads(threads) if (threads > 1)
+  for (int64_t i = 0; i < int64_t(n); ++i) {
     cls[i] = v[i] == zero_delta ? kPointZero : (v[i] == mask_delta ? kPointMask : kPointCoded);
-    if (cls[i] == kPointMask && !masked) return false;
+    mask_points += cls[i] == kPointMask;
   }
+  if (mask_points && !masked) return false;
   for (uint32_t k = 0; k < n_out; ++k) {
     const uint32_t i = load_u32_le(src + L.out_idx + 4 * k);
     if (i >= n || (k && i <= load_u32_le(src + L.out_idx + 4 * k - 4)) || cls[i] != kPointZero) return false;
@@ -407,11 +414,13 @@ bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::Chunk
     typename Bits<T>::type b = typename Bits<T>::type(mask_bits);
     mask_value = from_bits<T>(b);
   }
-  uint32_t e = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (cls[i] == kPointMask) out[i] = mask_value;
-    else if (cls[i] == kPointException) out[i] = load_value_le<T>(src + L.exc_val + sizeof(T) * e++);
+  if (mask_points) {
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int64_t i = 0; i < int64_t(n); ++i)
+      if (cls[i] == kPointMask) out[i] = mask_value;
   }
+  for (uint32_t k = 0; k < n_exc; ++k)  // the exceptions' places, checked above
+    out[load_u32_le(src + L.exc_idx + 4 * k)] = load_value_le<T>(src + L.exc_val + sizeof(T) * k);
   return true;
 }
 
