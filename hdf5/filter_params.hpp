@@ -107,7 +107,7 @@ inline const char* invalid_words(size_t n, const unsigned* v, unsigned dtype_id)
         using C = typename Tr::code_type;
         static const std::string msg = std::string("hpcz: the fill value is not representable as ") + tr.name;
         bool exact;
-        if constexpr (Tr::is_integer) exact = fill >= Tr::lowest && fill <= Tr::highest && std::floor(fill) == fill;
+        if constexpr (Tr::is_integer) exact = Tr::holds(fill);
         else exact = double(C(fill)) == fill && double(Tr::widen(Tr::narrow(C(fill)))) == fill;
         if (!exact) why = msg.c_str();
       });

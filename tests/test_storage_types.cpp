@@ -7,6 +7,7 @@
 #include <limits>
 #include <algorithm>
 #include <random>
+#include <tuple>
 
 #include "common.hpp"
 #include "common/storage.hpp"
@@ -587,8 +588,23 @@ TEST(corrupt_storage_type_refusals) {
     code = int(e.code());
   }
   CHECK(code == int(hpcz::ErrorCode::corrupt_archive));
-  // An int64 array's archive needs version 9.
+  // An int64 array's archive needs version 9; its fill values are int64 values (2^63 is not one).
   std::vector<int64_t> w(v.begin(), v.end());
+  std::vector<uint64_t> wu(v.size());
+  for (size_t i = 0; i < wu.size(); ++i) wu[i] = i % 1000;
+  for (const auto& [t, fill, ok] : {std::tuple{DType::i64, 0x1p63, false}, std::tuple{DType::i64, -0x1p63, true},
+                                    std::tuple{DType::u64, 0x1p64, false}, std::tuple{DType::u64, 0x1p63, true},
+                                    std::tuple{DType::u64, -1.0, false}}) {
+    hpcz::Options f = o;
+    f.fill = fill;
+    int fill_code = 0;
+    try {
+      (void)hpcz::compress(t == DType::i64 ? static_cast<const void*>(w.data()) : wu.data(), t, {w.size()}, f);
+    } catch (const hpcz::Error& e) {
+      fill_code = int(e.code());
+    }
+    CHECK_MSG(fill_code == (ok ? 0 : int(hpcz::ErrorCode::invalid_argument)), hpcz::dtype_name(t) << " fill " << fill);
+  }
   std::vector<uint8_t> b = hpcz::compress(w.data(), DType::i64, {w.size()}, o);
   CHECK(b[hpcz::format::kOffDType] == uint8_t(DType::i64) && b[hpcz::format::kOffVersion] == 9);
   b[hpcz::format::kOffVersion] = 8;

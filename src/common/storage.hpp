@@ -121,6 +121,11 @@ template <class I, class C, DType D> struct IntegerStorage {
     if constexpr (std::numeric_limits<I>::is_signed) return x >= -kExact && x <= kExact;
     else return x <= kExact;
   }
+  // Whether f is a value of I (a fill value, say): whole and within the limits, which for the 64-bit
+  // types lie below their doubles (2^63, 2^64).
+  static bool holds(double f) {
+    return f >= lowest && (sizeof(I) == 8 ? f < highest : f <= highest) && std::floor(f) == f;
+  }
   HPCZ_HD static C widen(I x) { return C(x); }
   HPCZ_HD static I narrow(C x) {
     if (x != x) return I(0);

@@ -119,7 +119,7 @@ std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, cons
           continue;
         }
         try {  // beyond the GPU's free memory: compress()'s streaming path, on its own
-          const std::vector<uint8_t> a = compress(it.data, it.h.dtype, arrays[it.index].dims, plain);
+          const std::vector<uint8_t> a = compress(it.data, arrays[it.index].dtype, arrays[it.index].dims, plain);
           deliver(it, a.data(), a.size());
         } catch (const Error& e) {
           set_status(status[it.index], e);

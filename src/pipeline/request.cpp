@@ -16,7 +16,7 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
     using C = typename Tr::code_type;
     if (!opt.fill || !std::isfinite(*opt.fill)) return true;
     const double f = *opt.fill;
-    if constexpr (Tr::is_integer) return f >= Tr::lowest && f <= Tr::highest && std::floor(f) == f;
+    if constexpr (Tr::is_integer) return Tr::holds(f);
     else return double(C(f)) == f && double(Tr::widen(Tr::narrow(C(f)))) == f;
   });
   if (dims.empty() || dims.size() > 4) fail(ErrorCode::invalid_argument, "rank must be 1 to 4");

@@ -310,8 +310,8 @@ void encode_interp_chunk(const T* in, const predict::ChunkShape& c, const quant:
   uint8_t extra[kInterpExtraBytes] = {};
   const uint64_t mb = uint64_t(mask.bits);
   for (int b = 0; b < 8; ++b) extra[b] = uint8_t(mb >> (8 * b));
-  write_coded_chunk(in, n, radius, e, dst, 1, kKindInterp | uint32_t(ip.bits) << 8 | uint32_t(mask.on) << 16, extra,
-                    kInterpExtraBytes);
+  write_coded_chunk(in, n, radius, e, dst, threads, kKindInterp | uint32_t(ip.bits) << 8 | uint32_t(mask.on) << 16,
+                    extra, kInterpExtraBytes);
 }
 
 // Encodes one chunk with the better predictor: Lorenzo (encode_chunk) or interpolation with the
