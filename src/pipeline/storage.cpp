@@ -2,9 +2,9 @@
 // coding, and the decoded code values narrowed back into the caller's buffer. Host, on all cores.
 #include <algorithm>
 #include <atomic>
-#include <string>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #include "common/parallel.hpp"
 #include "common/storage.hpp"
@@ -30,15 +30,16 @@ void check_widens_exactly(const void* in, DType storage, uint64_t n) {
     if constexpr (Tr::may_round) {
       using S = typename Tr::storage_type;
       const S* v = static_cast<const S*>(in);
-      std::atomic<uint64_t> first{n};
+      std::atomic<uint64_t> first{n};  // the smallest index found beyond +-2^53
       by_pieces<S>(n, [&](uint64_t at, uint64_t count) {
-        for (uint64_t i = at; i < at + count && i < first.load(std::memory_order_relaxed); ++i)
-          if (!Tr::widens_exactly(v[i])) {
-            uint64_t seen = first.load();
-            while (i < seen && !first.compare_exchange_weak(seen, i)) {
-            }
-            break;
-          }
+        bool exact = true;  // a plain scan of the piece (vectorizable); the rare refusal is found after
+        for (uint64_t i = at; i < at + count; ++i) exact &= Tr::widens_exactly(v[i]);
+        if (exact) return;
+        uint64_t i = at;
+        while (Tr::widens_exactly(v[i])) ++i;
+        uint64_t seen = first.load();
+        while (i < seen && !first.compare_exchange_weak(seen, i)) {
+        }
       });
       const uint64_t i = first.load();
       if (i < n)
