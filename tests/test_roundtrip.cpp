@@ -1,6 +1,8 @@
 // Round trips of real fields at every bound: the strict guarantee, the ratio, CPU/GPU byte identity.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <tuple>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -424,6 +426,49 @@ TEST(roundtrip_ratio_cpu_threads_agree) {
   }
   omp_set_num_threads(saved);
   CHECK(checked >= 9);
+}
+
+// Three ratio-class chunks on more threads than chunks: the chunks at once, each by a team of its
+// share of the threads (for_each_share: 5 threads as 2 + 2 + 1, 2 threads as 2 teams of one with
+// the third chunk after); on fewer, one thread a chunk. The same archive and values as one thread,
+// and the lossless stage's pieces coded on every thread give the same bytes too.
+TEST(roundtrip_ratio_chunk_teams_agree) {
+  const std::vector<Field> fields = real_fields();
+  const auto it = std::find_if(fields.begin(), fields.end(),
+                               [](const Field& g) { return g.name.find("ncar_csm_b003_ts") != std::string::npos; });
+  REQUIRE(it != fields.end());  // the bundled sample
+  const Field& f = *it;
+  const uint64_t k = 15;
+  const std::vector<uint8_t> bytes = tiled_bytes(f, k);
+  std::vector<uint64_t> dims = f.dims;
+  dims[0] *= k;
+  const int saved = omp_get_max_threads(), levels = omp_get_max_active_levels();
+  for (const auto& [codec, mode, staged] : {std::tuple{hpcz::Codec::ratio, hpcz::BoundMode::rel, true},
+                                            std::tuple{hpcz::Codec::interp, hpcz::BoundMode::pw_rel, false}}) {
+    hpcz::Options o;
+    o.bound = 1e-3;
+    o.mode = mode;
+    o.codec = codec;
+    o.second_stage = staged;
+    o.backend = hpcz::Backend::cpu;
+    omp_set_num_threads(1);
+    const auto a = hpcz::compress(bytes.data(), f.dtype, dims, o);
+    std::vector<uint8_t> one;
+    const auto info = hpcz::decompress(a.data(), a.size(), one, hpcz::Backend::cpu);
+    CHECK_MSG(info.n_chunks == 3, f.name << " tiled x" << k << ": " << info.n_chunks << " chunks, not 3");
+    for (int threads : {2, 5}) {
+      omp_set_num_threads(threads);
+      CHECK_MSG(hpcz::compress(bytes.data(), f.dtype, dims, o) == a,
+                hpcz::codec_name(codec) << " " << hpcz::bound_mode_name(mode) << ": 1 and " << threads
+                                        << " threads write different archives");
+      std::vector<uint8_t> many;
+      hpcz::decompress(a.data(), a.size(), many, hpcz::Backend::cpu);
+      CHECK_MSG(one == many, hpcz::codec_name(codec) << ": 1 and " << threads << " threads decode differently");
+    }
+    omp_set_num_threads(saved);
+    // A team's nested regions leave the caller's setting as it was.
+    CHECK(omp_get_max_active_levels() == levels);
+  }
 }
 #endif
 

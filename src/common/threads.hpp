@@ -10,8 +10,15 @@ namespace hpcz {
 #ifdef _OPENMP
 inline int max_threads() { return omp_get_max_threads(); }
 inline int thread_num() { return omp_get_thread_num(); }
+inline int omp_team_size() { return omp_get_num_threads(); }
+// Parallel regions nested one level inside the current one take their own threads.
+inline void enable_nested_teams() {
+  if (omp_get_max_active_levels() < omp_get_active_level() + 1) omp_set_max_active_levels(omp_get_active_level() + 1);
+}
 #else
 inline int max_threads() { return 1; }
 inline int thread_num() { return 0; }
+inline int omp_team_size() { return 1; }
+inline void enable_nested_teams() {}
 #endif
 }  // namespace hpcz

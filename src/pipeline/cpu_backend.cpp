@@ -103,11 +103,11 @@ void decode_chunks_cpu(const uint8_t* a, const format::HeaderFields& h, const st
       if (bad_chunk.compare_exchange_strong(expected, c)) bad_kind = kind;
     }
   };
-  // Large chunks (millions of values): with fewer chunks than threads, each chunk is decoded by all
-  // threads in turn instead of one thread each. A small array: the calling thread alone.
+  // Large chunks (millions of values): with fewer chunks than threads, the chunks are decoded at once,
+  // each by its share of the threads, instead of one thread each. A small array: the calling thread alone.
   const int threads = threads_for(std::min(nc * h.chunk_values, h.n_values) * dtype_size(h.dtype), codec.decode_cost);
   if (codec.large_chunks && nc < uint64_t(threads)) {
-    for (int64_t c = 0; c < int64_t(nc); ++c) decode(c, threads);
+    for_each_share(int64_t(nc), threads, [] { return 0; }, [&](int64_t c, int share, int) { decode(c, share); });
   } else {
     for_each_index(int64_t(nc), threads, 1, [&](int64_t c) { decode(c, 1); });
   }

@@ -66,8 +66,12 @@ format::HeaderFields header_of(const ArchiveInfo& info);
 // Wraps a finished version 1 archive (CPU), and unwraps
 // a version 2 archive with the stage into the plain archive (the chunk decoding on `backend`).
 std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain);
-// One chunk's stored form under the stage (the smallest of as-is, Deflate, ORC RLE v2); one thread.
-std::vector<uint8_t> stage_chunk(const uint8_t* src, uint32_t size);
+// Chunks' stored forms under the stage (each the smallest of as-is, Deflate, ORC RLE v2): chunk c's
+// bytes src[c], size[c]. run(tasks, fn) calls fn(k) for every k < tasks, in any order, on any threads
+// (each piece of each chunk, with each codec, is a task).
+using RunEach = std::function<void(uint64_t, const std::function<void(uint64_t)>&)>;
+std::vector<std::vector<uint8_t>> stage_chunks(const uint8_t* const* src, const uint32_t* size, uint64_t n,
+                                               const RunEach& run);
 // The encoded pieces of a staged archive, by codec (0 Deflate, 1 ORC RLE v2): where each lies in the
 // archive and where it goes in a dense output buffer of dense[k] bytes, the chunk it belongs to, and
 // every chunk's plain size. Validates checksums and the stage headers.

@@ -39,46 +39,67 @@ void reseal(std::vector<uint8_t>& a, uint16_t version, bool staged, uint64_t n_c
   store_u32_le(&a[kOffHeaderChecksum], header_checksum(a.data()));
 }
 
-// A chunk encoded piece by piece with one codec: the stored form (tag onwards), or empty if the codec
-// is unavailable in this build.
-std::vector<uint8_t> encode_pieces(const uint8_t* src, uint32_t size, LosslessCodec codec) {
-  const uint64_t piece = uint64_t(1) << kPieceLog2, n = (size + piece - 1) / piece;
-  std::vector<uint8_t> out(kStageHeader + 4 * n);
-  out[0] = codec == LosslessCodec::deflate ? kDeflate : kRle2;
-  out[1] = kPieceLog2;
-  store_u32_le(&out[2], size);
-  LosslessOptions o;
-  o.codec = codec;
-  for (uint64_t k = 0; k < n; ++k) {
-    const uint64_t len = std::min<uint64_t>(piece, size - k * piece);
-    const std::vector<uint8_t> z = lossless::encode_chunk(src + k * piece, len, o);
-    if (z.empty() && len) return {};
-    store_u32_le(&out[kStageHeader + 4 * k], uint32_t(z.size()));
-    out.insert(out.end(), z.begin(), z.end());
-  }
-  return out;
-}
-
 }  // namespace
 
-std::vector<uint8_t> stage_chunk(const uint8_t* src, uint32_t size) {
-  std::vector<uint8_t> best(1 + uint64_t(size), kStored);
-  if (size) std::memcpy(&best[1], src, size);
-  for (LosslessCodec codec : {LosslessCodec::deflate, LosslessCodec::rle2}) {
-    std::vector<uint8_t> z = encode_pieces(src, size, codec);
-    if (!z.empty() && z.size() < best.size()) best.swap(z);
+std::vector<std::vector<uint8_t>> stage_chunks(const uint8_t* const* src, const uint32_t* size, uint64_t n,
+                                               const RunEach& run) {
+  // Every piece of every chunk with each codec is one task: a chunk of megabytes is hundreds of
+  // pieces, so one chunk keeps every thread busy.
+  constexpr LosslessCodec kCodecs[2] = {LosslessCodec::deflate, LosslessCodec::rle2};
+  constexpr uint64_t piece = uint64_t(1) << kPieceLog2;
+  std::vector<uint64_t> first(n + 1, 0);  // the chunk's first task
+  for (uint64_t c = 0; c < n; ++c) first[c + 1] = first[c] + 2 * ((uint64_t(size[c]) + piece - 1) / piece);
+  std::vector<std::vector<uint8_t>> z(first[n]);
+  run(first[n], [&](uint64_t task) {
+    const uint64_t c = uint64_t(std::upper_bound(first.begin(), first.end(), task) - first.begin()) - 1;
+    const uint64_t pieces = (first[c + 1] - first[c]) / 2, j = task - first[c], k = j % pieces;
+    LosslessOptions o;
+    o.codec = kCodecs[j / pieces];
+    const uint64_t len = std::min<uint64_t>(piece, size[c] - k * piece);
+    z[task] = lossless::encode_chunk(src[c] + k * piece, len, o);
+  });
+  std::vector<std::vector<uint8_t>> out(n);
+  for (uint64_t c = 0; c < n; ++c) {
+    std::vector<uint8_t>& best = out[c];
+    best.assign(1 + uint64_t(size[c]), kStored);
+    if (size[c]) std::memcpy(&best[1], src[c], size[c]);
+    const uint64_t pieces = (first[c + 1] - first[c]) / 2;
+    for (uint64_t m = 0; m < 2; ++m) {  // the codecs in order: the first of equal sizes is kept
+      const std::vector<uint8_t>* part = &z[first[c] + m * pieces];
+      uint64_t total = kStageHeader + 4 * pieces;
+      bool available = true;
+      for (uint64_t k = 0; k < pieces; ++k) {
+        available = available && !part[k].empty();  // empty: the codec is not in this build
+        total += part[k].size();
+      }
+      if (!available || total >= best.size()) continue;
+      std::vector<uint8_t> w(kStageHeader + 4 * pieces);
+      w.reserve(total);
+      w[0] = m == 0 ? kDeflate : kRle2;
+      w[1] = kPieceLog2;
+      store_u32_le(&w[2], size[c]);
+      for (uint64_t k = 0; k < pieces; ++k) {
+        store_u32_le(&w[kStageHeader + 4 * k], uint32_t(part[k].size()));
+        w.insert(w.end(), part[k].begin(), part[k].end());
+      }
+      best.swap(w);
+    }
   }
-  return best;
+  return out;
 }
 
 std::vector<uint8_t> add_second_stage(const std::vector<uint8_t>& plain) {
   const ArchiveInfo info = parse_archive(plain.data(), plain.size(), true);
   if (info.second_stage) fail(ErrorCode::invalid_argument, "the archive already has the second stage");
   const size_t n = info.chunks.size();
-  std::vector<std::vector<uint8_t>> stored(n);
-  for_each_index(int64_t(n), threads_for(info.n_values * dtype_size(info.dtype)), 1, [&](int64_t c) {
-    stored[size_t(c)] = stage_chunk(plain.data() + info.chunks[size_t(c)].offset, info.chunks[size_t(c)].size);
-  });
+  std::vector<const uint8_t*> src(n);
+  std::vector<uint32_t> size(n);
+  for (size_t c = 0; c < n; ++c) src[c] = plain.data() + info.chunks[c].offset, size[c] = info.chunks[c].size;
+  const int threads = threads_for(info.n_values * dtype_size(info.dtype));
+  const std::vector<std::vector<uint8_t>> stored =
+      stage_chunks(src.data(), size.data(), n, [&](uint64_t tasks, const std::function<void(uint64_t)>& fn) {
+        for_each_index(int64_t(tasks), threads, 4, [&](int64_t k) { fn(uint64_t(k)); });
+      });
   std::vector<uint8_t> out(plain.begin(), plain.begin() + info.data_offset);
   for (size_t c = 0; c < n; ++c) {
     format::write_chunk_entry(&out[format::kHeaderBytes + 16 * c], out.size(), uint32_t(stored[c].size()),

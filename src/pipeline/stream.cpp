@@ -146,8 +146,11 @@ ArchiveInfo pipeline::compress_slabs(Source& in, DType dtype, const std::vector<
       if (size < sdata || t.offset(0) != sdata || t.offset(count - 1) + t.size(count - 1) != size)
         fail(ErrorCode::internal, "internal error: a slab archive does not read back");
       if (opt.second_stage) {
-        staged.assign(count, {});
-        pool.run(count, [&](uint64_t c) { staged[c] = stage_chunk(a + t.offset(c), t.size(c)); });
+        std::vector<const uint8_t*> src(count);
+        std::vector<uint32_t> sizes(count);
+        for (uint64_t c = 0; c < count; ++c) src[c] = a + t.offset(c), sizes[c] = t.size(c);
+        staged = stage_chunks(src.data(), sizes.data(), count,
+                              [&](uint64_t tasks, const std::function<void(uint64_t)>& fn) { pool.run(tasks, fn); });
         size = 0;
         for (auto& s : staged) size += s.size();
       } else {

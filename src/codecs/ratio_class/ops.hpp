@@ -31,8 +31,8 @@ constexpr uint32_t kStageHeadBytes = 2 * kChunkHeaderBytes + kInterpExtraBytes;
 
 // Encodes every chunk of a slab (h its slab header, in its first value): one(chunk_in, shape, s, out,
 // threads) codes a chunk into out with scratch s. Chunks are large (about 4 Mi values): with
-// fewer chunks than threads, each is encoded by all threads in turn (the same bytes) instead of one
-// thread each. A small array: the calling thread. cost: the encoder's one-core time a byte against
+// fewer chunks than threads, the chunks are encoded at once, each by its share of the threads
+// (for_each_share; the same bytes), instead of one thread each. A small array: the calling thread. cost: the encoder's one-core time a byte against
 // the fast encoder's (parallel_worth).
 template <class Scratch, class T, class One>
 codecs::EncodedChunks encode_chunks(const T* in, const format::HeaderFields& h, uint64_t first_chunk, uint64_t cost,
@@ -45,8 +45,8 @@ codecs::EncodedChunks encode_chunks(const T* in, const format::HeaderFields& h, 
   };
   const int threads = threads_for(h.n_values * sizeof(T), cost);
   if (h.n_chunks < uint64_t(threads)) {
-    Scratch s;
-    for (int64_t c = 0; c < int64_t(h.n_chunks); ++c) chunk(c, s, threads);
+    for_each_share(int64_t(h.n_chunks), threads, [] { return Scratch(); },
+                   [&](int64_t c, int share, Scratch& s) { chunk(c, s, share); });
   } else {
     for_each_index(int64_t(h.n_chunks), threads, 1, [] { return Scratch(); }, [&](int64_t c, Scratch& s) { chunk(c, s, 1); });
   }
