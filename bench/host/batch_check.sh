@@ -6,13 +6,15 @@
 # usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
 # lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES] [MODES=fast,ratio]
 #   [ROWS=numpy,cupy,zarr,hdf5] (host_batch.py's sets of rows)
-#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench,modes,types,bitcomp16,pfpl
+#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench,modes,types,bitcomp16,pfpl,cpuscale
 #   (default all but ab, arch, probe, sizes, profile, f2f, install, modes and types). types: compute-sanitizer
 #   on the storage-type tests, and bench/python/storage_types.py (host calls by dtype, 512 MiB). modes: compute-sanitizer on the bound-mode
 #   tests, and the fast mode's pw_rel bounds timed beside rel 1e-3 (hpcz bench, 512 MiB tiles). bitcomp16: the fast mode
 #   on float16 arrays beside Bitcomp's FP16 lossy mode (bench/compare/bitcomp_bench.cpp --type f16; nvCOMP carried in
 #   bench/ext/nvcomp as bench/compare/README.md says). pfpl: the fast mode's pw_rel beside PFPL's REL mode
-#   (bench/compare/pfpl_rel.py; a checkout of burtscher/PFPL in bench/ext/PFPL). ab: OLD_TREE's CLI against this one's (bench/ab.sh,
+#   (bench/compare/pfpl_rel.py; a checkout of burtscher/PFPL in bench/ext/PFPL). cpuscale: pw_rel's interp+stage on the
+#   host's cores beside SZ3 (bench/types/pw_rel_vs_sz3.py, 64 MiB tiles; pysz in .whl), OLD_TREE's beside it, and
+#   both CLIs' compress and decompress of one 64 MiB field by thread count. ab: OLD_TREE's CLI against this one's (bench/ab.sh,
 #   MODES, AB_ROUNDS rounds); arch: this tree's default multi-architecture CLI against its sm_90 one.
 set -u
 out=${1:?OUTDIR}
@@ -54,7 +56,7 @@ package() {  # SRC BUILD DEST: the package's Python files and the module built t
 if has build || [ ! -x build-gpu/tests/hpcz_tests ] || { [ -n "$old" ] && [ ! -d build-old/pkg ]; }; then
   if [ -n "$old" ]; then
     old_targets=(_hpcz)
-    has ab && old_targets+=(hpcz_cli)
+    { has ab || has cpuscale; } && old_targets+=(hpcz_cli)
     (configure "$old" build-old && cmake --build build-old -j 6 --target "${old_targets[@]}" >"$out/build-old.log" 2>&1 &&
       package "$old" build-old build-old/pkg && echo "old module built") &
     old_pid=$!
@@ -123,6 +125,32 @@ if has pfpl; then
   echo "== pw_rel beside PFPL's REL (bench/compare/pfpl_rel.py; PFPL carried in bench/ext/PFPL) =="
   timeout 300 python3 bench/compare/pfpl_rel.py build-gpu/hpcz bench/ext/PFPL "$out/pfpl-rel.md" >"$out/pfpl-rel.log" 2>&1
   echo "pfpl rc=$?"; tail -40 "$out/pfpl-rel.log"
+fi
+if has cpuscale; then
+  echo "== pw_rel on the host's cores: interp+stage beside SZ3 through a log transform (64 MiB tiles) =="
+  for which in gpu old; do
+    [ -d build-$which/pkg ] || continue
+    only=(); [ $which = old ] && only=(--hpcz-only)
+    (root=$PWD; cd bench/types && PYTHONPATH=$root/build-$which/pkg:${PYTHONPATH:-} timeout 250 python3 pw_rel_vs_sz3.py \
+      --tile-mib 64 "${only[@]}" "$root/.data") >"$out/pw_rel_sz3-$which.md" 2>&1
+    echo "$which rc=$?"; cat "$out/pw_rel_sz3-$which.md"
+  done
+  echo "== compress and decompress of era5 tiled to 64 MiB, pw_rel 1e-3 interp+stage, by OMP_NUM_THREADS (s, median of 3) =="
+  t=/dev/shm/era5x64.bin; rm -f $t; for i in $(seq 14); do cat "$field" >>$t; done
+  for cli in build-gpu/hpcz build-old/hpcz; do
+    [ -x $cli ] || continue
+    for n in 1 2 4 8 16; do
+      c=(); d=()
+      for r in 1 2 3; do
+        s0=$(date +%s.%N); OMP_NUM_THREADS=$n $cli compress -q --device cpu -i $t -o $t.hpcz -t f32 -d 10416x33x49 --pw-rel 1e-3 \
+          --mode interp --lossless -f; s1=$(date +%s.%N)
+        OMP_NUM_THREADS=$n $cli decompress -q --device cpu -i $t.hpcz -o $t.out -f; s2=$(date +%s.%N)
+        c+=($(echo "$s1 - $s0" | bc)); d+=($(echo "$s2 - $s1" | bc))
+      done
+      med() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+      echo "$cli threads=$n compress $(med "${c[@]}") s decompress $(med "${d[@]}") s size $(stat -c %s $t.hpcz)"
+    done
+  done | tee "$out/cpu_threads.txt"
 fi
 if has arch; then  # the default multi-architecture build (HPCZ_CUDA_ARCHS) against this sm_90 one
   cmake -S . -B build-multi -DCMAKE_BUILD_TYPE=Release >"$out/cmake-multi.log" 2>&1 &&

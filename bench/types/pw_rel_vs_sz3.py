@@ -11,8 +11,9 @@ counted (`over`): the transform is not strict as it stands. hpcz: hpcz.compress(
 all cores, strict (checked here). The log values are coded in the field's own type. Times: wall time of each side's
 compress and decompress calls (SZ3's with the transform, the mask and the signs), median of 3; GB/s of the
 array's bytes.
-usage: python bench/types/pw_rel_vs_sz3.py [--tile-mib N] [DATA_DIR...] (default: data/ and ../shared/data;
---tile-mib: each field repeated along its slowest axis to at least N MiB, so that every core has work)"""
+usage: python bench/types/pw_rel_vs_sz3.py [--tile-mib N] [--hpcz-only] [DATA_DIR...] (default: data/ and
+../shared/data; --tile-mib: each field repeated along its slowest axis to at least N MiB, so that every core has
+work; --hpcz-only: hpcz's interp+stage rows alone, to time another build of hpcz beside a full run)"""
 import importlib.metadata
 import os
 import pathlib
@@ -84,11 +85,14 @@ def sz3_decompress(parts, x):
 def main():
     root = pathlib.Path(__file__).resolve().parents[2]
     args = sys.argv[1:]
-    tile_mib = 0
-    if args[:1] == ["--tile-mib"]:
-        tile_mib, args = int(args[1]), args[2:]
+    tile_mib, hpcz_only = 0, False
+    while args[:1] in (["--tile-mib"], ["--hpcz-only"]):
+        if args[0] == "--hpcz-only":
+            hpcz_only, args = True, args[1:]
+        else:
+            tile_mib, args = int(args[1]), args[2:]
     dirs = args or [d for d in (root / "data", root.parent / "shared" / "data") if d.is_dir()]
-    print(f"# hpcz pw_rel (CPU, {os.cpu_count()} cores) against SZ3 (pysz "
+    print(f"# hpcz pw_rel (CPU, {os.cpu_count()} cores, hpcz from {pathlib.Path(hpcz.__file__).parent}) against SZ3 (pysz "
           f"{importlib.metadata.version('pysz')}) through a log transform\n")
     if tile_mib:
         print(f"Each field repeated along its slowest axis to at least {tile_mib} MiB.\n")
@@ -105,6 +109,13 @@ def main():
             x = np.concatenate([x] * -(-(tile_mib << 20) // x.nbytes), axis=0)
         fill = FILL if (x == FILL).any() else None
         for r in BOUNDS:
+            if hpcz_only:
+                blob, tc = timed(lambda: hpcz.compress(x, pw_rel=r, fill=fill, mode="interp", lossless=True, device="cpu"))
+                back, td = timed(lambda: hpcz.decompress(blob, device="cpu"))
+                assert over_bound(x, back, r) == 0, (name, r, "interp+stage")
+                print(f"| {name} | {r:g} | - | - | {x.nbytes / len(blob):.2f} | {x.nbytes / tc / 1e9:.3f} | "
+                      f"{x.nbytes / td / 1e9:.3f} | - | - | - | - |")
+                continue
             fast = hpcz.compress(x, pw_rel=r, fill=fill, device="cpu")
             assert over_bound(x, hpcz.decompress(fast, device="cpu"), r) == 0, (name, r, "fast")
             interp = hpcz.compress(x, pw_rel=r, fill=fill, mode="interp", device="cpu")
@@ -125,6 +136,8 @@ def main():
             speed_d.append(sd / td)
             print(f"| {name} | {r:g} | {crs['fast']:.2f} | {x.nbytes / len(interp):.2f} | {crs['interp+stage']:.2f} | "
                   f"{gb(tc):.3f} | {gb(td):.3f} | {s_cr:.2f} | {gb(sc):.3f} | {gb(sd):.3f} | {over_bound(x, y, r)} |")
+    if hpcz_only:
+        return
     g = lambda v: float(np.exp(np.mean(np.log(v))))
     for k in ("fast", "interp+stage"):
         print(f"\nhpcz {k} at or above SZ3's CR on {ahead[k]} of {rows} rows; geometric mean CR hpcz / SZ3 "

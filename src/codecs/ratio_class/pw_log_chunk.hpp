@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "codecs/ratio_class/chunk.hpp"
+#include "common/scratch_vector.hpp"
 #include "quant/logmap.hpp"
 #include "quant/logmap_cpu.hpp"
 
@@ -156,8 +157,9 @@ template <class F> void for_pieces(uint64_t n, int threads, F&& fn) {
 }
 
 struct PwScratch {
-  std::vector<double> y, yr;
-  std::vector<uint8_t> inner, runs, signs, patches, flags;
+  ScratchVector<double> y, yr;  // written in full by the parallel passes (log2, the inner decoder)
+  ScratchVector<uint8_t> flags;
+  std::vector<uint8_t> inner, runs, signs, patches;
 };
 
 // Encodes chunk values in[0, n) into dst: inner_encode(y, bytes) codes the float64 field y into bytes with
@@ -303,7 +305,7 @@ bool decode_pw_chunk(const uint8_t* src, uint32_t size, uint32_t n, T* out, int 
   uint32_t inner_size, specials_size, sign_kind;
   bool placed;
   if (!parse_pw_head(src, size, inner_size, specials_size, sign_kind, placed)) return false;
-  std::vector<double> held;
+  ScratchVector<double> held;  // written in full by the inner decoder
   double* y = nullptr;
   if constexpr (sizeof(T) == sizeof(double)) {
     y = reinterpret_cast<double*>(out);
