@@ -25,6 +25,8 @@
 //              and the value (T)
 // Varints: LEB128, at most 5 bytes, below 2^32. The chunk ends with its last patch.
 #pragma once
+#include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include "codecs/ratio_class/chunk.hpp"
@@ -114,6 +116,8 @@ class SignReader {
     negative_ = true;  // flipped to positive by the first run
     return true;
   }
+  // The sign bit of regular value k (kSignsBits, k below the count it was opened for).
+  bool bit(uint64_t k) const { return bits_[k >> 3] >> (k & 7) & 1; }
   bool next(bool& negative) {
     if (kind_ == kSignsPositive || kind_ == kSignsNegative) {
       negative = kind_ == kSignsNegative;
@@ -170,11 +174,22 @@ void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, Pw
   s.y.resize(n);
   s.flags.resize(n);
   const double special_y = from_bits<double>(kPwSpecialBits);
+  std::atomic<uint64_t> n_special{0}, n_negative{0};
   for_pieces(n, threads, [&](uint64_t first, uint64_t count) {
-    for (uint64_t i = first; i < first + count; ++i) s.flags[i] = pw_regular(in[i], w);
+    uint64_t special = 0, negative = 0;
+    for (uint64_t i = first; i < first + count; ++i) {
+      const bool regular = pw_regular(in[i], w);
+      s.flags[i] = regular;
+      special += !regular;
+      negative += regular && in[i] < T(0);
+    }
     quant::log2_abs_run(in + first, s.flags.data() + first, count, special_y, s.y.data() + first);
+    n_special += special, n_negative += negative;
   });
-  if (placed) {  // stand-ins: the preceding regular value's y (the first one's before it; 0 without one)
+  // Every value regular and of one sign (most fields): no runs, no stand-ins, the sign in the header
+  // word; the serial passes below are for the rest.
+  const bool plain = n_special == 0 && (n_negative == 0 || n_negative == n);
+  if (placed && !plain) {  // stand-ins: the preceding regular value's y (the first one's before it; 0 without one)
     double last = 0.0;
     for (uint32_t i = 0; i < n; ++i)
       if (s.flags[i]) {
@@ -201,7 +216,7 @@ void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, Pw
     put_value<T>(special_runs, run_value);
     ++n_runs, run_len = 0;
   };
-  for (uint32_t i = 0; i < n; ++i) {
+  for (uint32_t i = 0; i < (plain ? 0 : n); ++i) {
     if (s.flags[i]) {
       const bool neg = in[i] < T(0);
       if (neg != run_negative) {
@@ -224,6 +239,7 @@ void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, Pw
     }
   }
   flush_run();
+  if (plain) regular = n, negatives = n_negative;
   put_varint(s.runs, n_runs);
   s.runs.insert(s.runs.end(), special_runs.begin(), special_runs.end());
   uint32_t sign_kind = negatives == 0 ? kSignsPositive : (negatives == regular ? kSignsNegative : kSignsRuns);
@@ -250,13 +266,15 @@ void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, Pw
     write_raw_chunk(in, n, dst);  // cannot happen: the codec decodes what it wrote
     return;
   }
+  std::atomic<uint64_t> n_patched{0};
   for_pieces(n, threads, [&](uint64_t first, uint64_t count) {
     quant::pw_log_check_run(in + first, s.yr.data() + first, count, w.r, s.flags.data() + first);
+    n_patched += uint64_t(std::count(s.flags.data() + first, s.flags.data() + first + count, uint8_t(2)));
   });
   s.patches.clear();
   uint32_t n_patches = 0, prev = 0;
   std::vector<uint8_t> patch_list;
-  for (uint32_t i = 0; i < n; ++i)
+  for (uint32_t i = 0; i < (n_patched ? n : 0); ++i)
     if (s.flags[i] == 2) {
       put_varint(patch_list, n_patches ? i - prev - 1 : i);
       put_value<T>(patch_list, in[i]);
@@ -293,6 +311,65 @@ inline bool parse_pw_head(const uint8_t* src, uint32_t size, uint32_t& inner_siz
   placed = word & kPwPlaced;
   return sign_kind <= kSignsBits && (word & ~(0xffu | kPwPlaced)) == 0 &&
          uint64_t(inner_size) + specials_size <= size - kChunkHeaderBytes;
+}
+
+// The specials at their places and the regular values' signs (decode_pw_chunk's serial part).
+template <class T>
+bool decode_pw_places(SideReader& runs, uint32_t n_runs, bool placed, uint32_t n, SignReader& signs, T* out) {
+  auto regular = [&](uint64_t i) {
+    bool neg;
+    if (!signs.next(neg)) return false;
+    if (neg) out[i] = -out[i];
+    return true;
+  };
+  if (placed) {  // runs at their places, regular values between them
+    uint64_t i = 0;
+    for (uint32_t k = 0; k < n_runs; ++k) {
+      uint32_t gap = 0, len = 0;
+      T v{};
+      runs.varint(gap), runs.varint(len), runs.value(v);  // checked above
+      if (uint64_t(gap) + len + 1 > n - i) return false;
+      for (const uint64_t e = i + gap; i < e; ++i)
+        if (!regular(i)) return false;
+      for (const uint64_t e = i + uint64_t(len) + 1; i < e; ++i) out[i] = v;
+    }
+    for (; i < n; ++i)
+      if (!regular(i)) return false;
+  } else {  // a NaN magnitude is a special (the runs' next value), any other a regular value
+    uint32_t run_left = 0;
+    T run_value{};
+    for (uint32_t i = 0; i < n; ++i) {
+      if (out[i] != out[i]) {
+        if (run_left == 0) {
+          if (n_runs == 0 || !runs.varint(run_left) || !runs.value(run_value) || run_left == UINT32_MAX) return false;
+          --n_runs, ++run_left;
+        }
+        --run_left;
+        out[i] = run_value;
+      } else if (!regular(i)) {
+        return false;
+      }
+    }
+    if (run_left || n_runs || runs.p != runs.end) return false;
+  }
+  return true;
+}
+
+// The patches (the chunk's last section) over the decoded values.
+template <class T>
+bool apply_pw_patches(SideReader& rest, uint32_t n, T* out) {
+  uint32_t n_patches;
+  if (!rest.varint(n_patches) || n_patches > n) return false;
+  uint64_t at = 0;
+  for (uint32_t k = 0; k < n_patches; ++k) {
+    uint32_t gap;
+    T v;
+    if (!rest.varint(gap) || !rest.value(v)) return false;
+    at += k ? uint64_t(gap) + 1 : uint64_t(gap);
+    if (at >= n) return false;
+    out[at] = v;
+  }
+  return rest.p == rest.end;
 }
 
 // Decodes a chunk of n values into out; false if malformed. Never reads outside src.
@@ -340,55 +417,18 @@ bool decode_pw_chunk(const uint8_t* src, uint32_t size, uint32_t n, T* out, int 
   for_pieces(n, threads, [&](uint64_t first, uint64_t count) { quant::exp2_run(y + first, count, out + first); });
   SignReader signs;
   if (!signs.open(sign_kind, rest, n - special)) return false;
-  auto regular = [&](uint64_t i) {
-    bool neg;
-    if (!signs.next(neg)) return false;
-    if (neg) out[i] = -out[i];
-    return true;
-  };
-  if (placed) {  // runs at their places, regular values between them
-    uint64_t i = 0;
-    for (uint32_t k = 0; k < n_runs; ++k) {
-      uint32_t gap = 0, len = 0;
-      T v{};
-      runs.varint(gap), runs.varint(len), runs.value(v);  // checked above
-      if (uint64_t(gap) + len + 1 > n - i) return false;
-      for (const uint64_t e = i + gap; i < e; ++i)
-        if (!regular(i)) return false;
-      for (const uint64_t e = i + uint64_t(len) + 1; i < e; ++i) out[i] = v;
-    }
-    for (; i < n; ++i)
-      if (!regular(i)) return false;
-  } else {  // a NaN magnitude is a special (the runs' next value), any other a regular value
-    uint32_t run_left = 0;
-    T run_value{};
-    for (uint32_t i = 0; i < n; ++i) {
-      if (out[i] != out[i]) {
-        if (run_left == 0) {
-          if (n_runs == 0 || !runs.varint(run_left) || !runs.value(run_value) || run_left == UINT32_MAX) return false;
-          --n_runs, ++run_left;
-        }
-        --run_left;
-        out[i] = run_value;
-      } else if (!regular(i)) {
-        return false;
-      }
-    }
-    if (run_left || n_runs || runs.p != runs.end) return false;
+  if (!placed && special == 0 && sign_kind != kSignsRuns) {  // every value regular: the signs in parallel
+    if (n_runs != 0 || runs.p != runs.end) return false;
+    if (sign_kind != kSignsPositive)
+      for_pieces(n, threads, [&](uint64_t first, uint64_t count) {
+        for (uint64_t i = first; i < first + count; ++i)
+          if (sign_kind == kSignsNegative || signs.bit(i)) out[i] = -out[i];
+      });
+  } else if (!decode_pw_places(runs, n_runs, placed, n, signs, out)) {
+    return false;
   }
   if (!signs.close()) return false;
-  uint32_t n_patches;
-  if (!rest.varint(n_patches) || n_patches > n) return false;
-  uint64_t at = 0;
-  for (uint32_t k = 0; k < n_patches; ++k) {
-    uint32_t gap;
-    T v;
-    if (!rest.varint(gap) || !rest.value(v)) return false;
-    at += k ? uint64_t(gap) + 1 : uint64_t(gap);
-    if (at >= n) return false;
-    out[at] = v;
-  }
-  return rest.p == rest.end;
+  return apply_pw_patches(rest, n, out);
 }
 
 }  // namespace hpcz::ratio
