@@ -135,20 +135,20 @@ if has cpuscale; then
       --tile-mib 64 "${only[@]}" "$root/.data") >"$out/pw_rel_sz3-$which.md" 2>&1
     echo "$which rc=$?"; cat "$out/pw_rel_sz3-$which.md"
   done
-  echo "== compress and decompress of era5 tiled to 64 MiB, pw_rel 1e-3 interp+stage, by OMP_NUM_THREADS (s, median of 3) =="
+  echo "== compress and decompress of era5 tiled to 64 MiB, pw_rel 1e-3 interp+stage, by OMP_NUM_THREADS (ms, median of 3) =="
   t=/dev/shm/era5x64.bin; rm -f $t; for i in $(seq 14); do cat "$field" >>$t; done
+  med() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
   for cli in build-gpu/hpcz build-old/hpcz; do
     [ -x $cli ] || continue
     for n in 1 4 16; do
       c=(); d=()
       for r in 1 2 3; do
-        s0=$(date +%s.%N); OMP_NUM_THREADS=$n $cli compress -q --device cpu -i $t -o $t.hpcz -t f32 -d 10416x33x49 --pw-rel 1e-3 \
-          --mode interp --lossless -f; s1=$(date +%s.%N)
-        OMP_NUM_THREADS=$n $cli decompress -q --device cpu -i $t.hpcz -o $t.out -f; s2=$(date +%s.%N)
-        c+=($(echo "$s1 - $s0" | bc)); d+=($(echo "$s2 - $s1" | bc))
+        s0=$(date +%s%N); OMP_NUM_THREADS=$n $cli compress -q --device cpu -i $t -o $t.hpcz -t f32 -d 10416x33x49 --pw-rel 1e-3 \
+          --mode interp --lossless -f; s1=$(date +%s%N)
+        OMP_NUM_THREADS=$n $cli decompress -q --device cpu -i $t.hpcz -o $t.out -f; s2=$(date +%s%N)
+        c+=($(( (s1 - s0) / 1000000 ))); d+=($(( (s2 - s1) / 1000000 )))
       done
-      med() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
-      echo "$cli threads=$n compress $(med "${c[@]}") s decompress $(med "${d[@]}") s size $(stat -c %s $t.hpcz)"
+      echo "$cli threads=$n compress $(med "${c[@]}") ms decompress $(med "${d[@]}") ms size $(stat -c %s $t.hpcz)"
     done
   done | tee "$out/cpu_threads.txt"
 fi

@@ -273,6 +273,25 @@ uint64_t lorenzo_sampled_bytes(const T* in, const predict::InterpGeometry& g, co
   return estimated_bytes(hist) + 8 * exc;
 }
 
+// predict::interp_order's points as emit(i, k), k point i's place in the order, on `threads` threads:
+// the anchors first, then every tile's owned points from its place in the stream (tile_stream_offset),
+// the tiles in any order.
+template <class Emit>
+void interp_order_places(const predict::ChunkShape& c, predict::InterpParams ip, int threads, Emit&& emit) {
+  const predict::InterpGeometry g = predict::interp_geometry(c);
+  uint64_t k = 0;
+  predict::interp_anchors<int64_t>(g, [](uint64_t) { return int64_t(0); }, [&](uint64_t i, int64_t) { emit(i, k++); });
+  const int64_t tiles = int64_t(g.tile_count());
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads) if (threads > 1)
+  for (int64_t t = 0; t < tiles; ++t) {
+    uint64_t at = k + predict::tile_stream_offset(g, uint64_t(t));
+    predict::interp_box_points(predict::tile_box(g, uint64_t(t)), g.level, ip,
+                               [&](uint64_t i, int, uint64_t, uint64_t, uint64_t, bool owned) {
+                                 if (owned) emit(i, at++);
+                               });
+  }
+}
+
 // Encodes one chunk with interpolation (params ip) into dst.
 template <class T>
 void encode_interp_chunk(const T* in, const predict::ChunkShape& c, const quant::QuantParams<T>& p, uint32_t radius,
@@ -284,8 +303,8 @@ void encode_interp_chunk(const T* in, const predict::ChunkShape& c, const quant:
       g, threads, [](uint64_t) { return true; },
       [&](uint64_t t, TileScratch<T>& ts) { encode_tile(in, g, ip, t, p, mask, s, ts); });
   e.sym.resize(n);
-  uint32_t k = 0;
-  predict::interp_order(c, ip, [&](uint64_t i) { e.sym[k++] = point_symbol<T>(s.cls[i], s.delta[i], radius); });
+  interp_order_places(c, ip, threads,
+                      [&](uint64_t i, uint64_t k) { e.sym[k] = point_symbol<T>(s.cls[i], s.delta[i], radius); });
   // Spans (write_coded_chunk's): each counts the symbols of its share of the stream and lists the
   // outliers and exceptions of its share of the values, in index order; the bytes do not depend on them.
   const int64_t nspan = std::max(1, threads);
@@ -358,8 +377,7 @@ bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::Chunk
   uint32_t zeros = 0;
   if (!decode_symbols(src, L, n, radius, stream.data(), zeros, threads) || zeros != n_out + n_exc) return false;
   const predict::InterpParams ip{params};
-  uint32_t k = 0;
-  predict::interp_order(c, ip, [&](uint64_t i) { v[i] = stream[k++]; });
+  interp_order_places(c, ip, threads, [&](uint64_t i, uint64_t k) { v[i] = stream[k]; });
   std::vector<uint8_t> cls(n);
   const uint32_t zero_delta = predict::symbol_delta(0, radius), mask_delta = predict::symbol_delta(nsym - 1, radius);
   uint32_t mask_points = 0;
