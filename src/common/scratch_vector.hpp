@@ -2,6 +2,7 @@
 // a parallel pass writes in full, so that the pages are first touched, and faulted in, by that pass on
 // every thread instead of zeroed by the calling thread alone.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -21,5 +22,14 @@ struct DefaultInitAllocator : std::allocator<T> {
 };
 
 template <class T> using ScratchVector = std::vector<T, DefaultInitAllocator<T>>;
+
+// v as n copies of value, written (and its new pages first touched) by `threads` threads.
+template <class T>
+void parallel_fill(ScratchVector<T>& v, uint64_t n, T value, int threads) {
+  v.resize(n);
+  T* d = v.data();
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t i = 0; i < int64_t(n); ++i) d[i] = value;
+}
 
 }  // namespace hpcz

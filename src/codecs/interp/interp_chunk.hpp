@@ -22,6 +22,7 @@
 #include <cmath>
 
 #include "codecs/interp/interp_layout.hpp"
+#include "common/scratch_vector.hpp"
 
 namespace hpcz::ratio {
 
@@ -51,9 +52,9 @@ ChunkMask<T> chunk_mask(const T* in, uint32_t n, const quant::QuantParams<T>& p)
 // One chunk's interpolation encoding state: per point its symbol, outlier delta, class and stand-in.
 template <class T>
 struct InterpScratch {
-  std::vector<T> xr;             // the anchors' reconstructions (stand-ins where masked or exact)
-  std::vector<uint32_t> delta;   // a coded point's delta (outliers keep theirs here)
-  std::vector<uint8_t> cls;      // kPoint*
+  ScratchVector<T> xr;             // the anchors' reconstructions (stand-ins where masked or exact)
+  ScratchVector<uint32_t> delta;   // a coded point's delta (outliers keep theirs here)
+  ScratchVector<uint8_t> cls;      // kPoint*
   std::vector<int32_t> anchor_q; // q of the anchors, by anchor number
 };
 
@@ -346,9 +347,9 @@ void encode_best_chunk(const T* in, const predict::ChunkShape& c, const quant::Q
   }
   const uint32_t n = c.count();
   const predict::InterpGeometry g = predict::interp_geometry(c);
-  s.xr.resize(n);
-  s.delta.assign(n, 0);
-  s.cls.assign(n, kPointCoded);
+  parallel_fill(s.xr, n, T(0), threads);
+  parallel_fill(s.delta, n, uint32_t(0), threads);
+  parallel_fill(s.cls, n, uint8_t(kPointCoded), threads);
   const ChunkMask<T> mask = chunk_mask(in, n, p);
   encode_anchors(in, g, p, mask, s);
   uint64_t interp_bytes = 0;
@@ -373,12 +374,14 @@ bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::Chunk
   const uint8_t params = head.params;
   const bool masked = head.masked;
   const uint64_t mask_bits = head.mask_bits;
-  std::vector<uint32_t> v(n), stream(n);
+  ScratchVector<uint32_t> v, stream;
+  parallel_fill(v, n, uint32_t(0), threads);
+  parallel_fill(stream, n, uint32_t(0), threads);
   uint32_t zeros = 0;
   if (!decode_symbols(src, L, n, radius, stream.data(), zeros, threads) || zeros != n_out + n_exc) return false;
   const predict::InterpParams ip{params};
   interp_order_places(c, ip, threads, [&](uint64_t i, uint64_t k) { v[i] = stream[k]; });
-  std::vector<uint8_t> cls(n);
+  ScratchVector<uint8_t> cls(n);  // every value written below
   const uint32_t zero_delta = predict::symbol_delta(0, radius), mask_delta = predict::symbol_delta(nsym - 1, radius);
   uint32_t mask_points = 0;
 #pragma omp parallel for schedule(static) reduction(+ : mask_points) num_threads(threads) if (threads > 1)
