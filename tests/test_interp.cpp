@@ -322,3 +322,75 @@ TEST(unit_interp_order_estimate_matches_trials) {
   std::fprintf(stderr, "  the estimate's order is the trials' on %d of %d chunks\n", same, total);
   CHECK(total > 0);
 }
+
+// The encoder's reconstruction of an interpolation chunk (interp_reconstruction, what pw_rel's check
+// reads instead of decoding its chunk) is bit for bit what decode_best_chunk writes: on every real
+// field's first chunk at three bounds, levitus with its fill value masked, and on an array with NaN
+// (masked), Inf and values beyond the quantizer's reach (exceptions), in float32 and float64.
+namespace {
+template <class T>
+void check_reconstruction(const T* x, const ChunkShape& c, double eb, bool has_fill, double fill, const std::string& what,
+                          int& checked) {
+  namespace r = hpcz::ratio;
+  double mn = INFINITY, mx = -INFINITY;
+  for (uint64_t i = 0; i < c.count(); ++i)
+    if (std::isfinite(double(x[i])) && !(has_fill && x[i] == T(fill))) mn = std::min(mn, double(x[i])), mx = std::max(mx, double(x[i]));
+  const hpcz::quant::QuantParams<T> p =
+      hpcz::quant::make_params<T>(eb, hpcz::quant::choose_step<T>(eb, true, mn, mx), has_fill, fill);
+  const hpcz::predict::InterpGeometry g = hpcz::predict::interp_geometry(c);
+  for (int threads : {1, 3}) {
+    r::InterpScratch<T> s;
+    r::EncodeScratch<T> e;
+    s.keep_recon = true;
+    hpcz::parallel_fill(s.xr, c.count(), T(0), threads);
+    hpcz::parallel_fill(s.delta, c.count(), uint32_t(0), threads);
+    hpcz::parallel_fill(s.cls, c.count(), uint8_t(r::kPointCoded), threads);
+    const r::ChunkMask<T> mask = r::chunk_mask(x, c.count(), p);
+    r::encode_anchors(x, g, p, mask, s);
+    uint64_t est = 0;
+    const InterpParams ip = r::choose_interp_params(x, g, p, r::kDefaultRadius, mask, s, threads, est);
+    std::vector<uint8_t> bytes;
+    r::encode_interp_chunk(x, c, p, r::kDefaultRadius, ip, mask, s, e, bytes, threads);
+    std::vector<T> recon(c.count()), decoded(c.count());
+    // A chunk no smaller than its values is written raw (not an interpolation chunk): none to compare.
+    if (!r::interp_reconstruction(x, c.count(), bytes, s, recon.data(), threads)) {
+      CHECK_MSG(bytes.size() >= c.count() * sizeof(T), what << " eb " << eb << ": no reconstruction of a coded chunk");
+      continue;
+    }
+    REQUIRE(r::decode_best_chunk(bytes.data(), uint32_t(bytes.size()), c, p, r::kDefaultRadius, decoded.data(), threads));
+    CHECK_MSG(std::memcmp(recon.data(), decoded.data(), c.count() * sizeof(T)) == 0,
+              what << " eb " << eb << ", " << threads << " threads: the reconstruction is not the decoder's");
+    ++checked;
+  }
+}
+}  // namespace
+
+TEST(unit_interp_reconstruction_is_the_decoders) {
+  int checked = 0;
+  for (const testutil::Field& f : testutil::real_fields()) {
+    const hpcz::predict::Shape shape = hpcz::predict::working_shape(f.dims.data(), int(f.dims.size()));
+    const ChunkShape c = hpcz::predict::chunk_shape(shape, 0);
+    const bool has_fill = f.name.find("levitus") != std::string::npos;
+    for (double eb : {1e-1, 1e-3, 1e-5}) {
+      if (f.dtype == hpcz::DType::f32)
+        check_reconstruction(reinterpret_cast<const float*>(f.bytes.data()), c, eb, has_fill, -1e10, f.name, checked);
+      else
+        check_reconstruction(reinterpret_cast<const double*>(f.bytes.data()), c, eb, has_fill, -1e10, f.name, checked);
+    }
+  }
+  // NaN (the mask), Inf and huge values (exceptions) in a smooth 2-D field.
+  const uint64_t ny = 150, nx = 200;
+  std::vector<double> v(ny * nx);
+  std::vector<float> vf(ny * nx);
+  for (uint64_t i = 0; i < v.size(); ++i) {
+    v[i] = std::sin(double(i % nx) * 0.05) * std::cos(double(i / nx) * 0.03) * 100.0;
+    if (i % 97 == 5) v[i] = NAN;
+    if (i % 211 == 7) v[i] = (i & 1) ? INFINITY : -INFINITY;
+    if (i % 389 == 11) v[i] = 1e30;
+    vf[i] = float(v[i]);
+  }
+  const ChunkShape c = hpcz::predict::chunk_shape(hpcz::predict::working_shape(std::vector<uint64_t>{ny, nx}.data(), 2), 0);
+  check_reconstruction(v.data(), c, 1e-2, false, 0, "adversarial f64", checked);
+  check_reconstruction(vf.data(), c, 1e-2, false, 0, "adversarial f32", checked);
+  CHECK(checked >= 8);
+}

@@ -56,6 +56,7 @@ struct InterpScratch {
   ScratchVector<uint32_t> delta;   // a coded point's delta (outliers keep theirs here)
   ScratchVector<uint8_t> cls;      // kPoint*
   std::vector<int32_t> anchor_q; // q of the anchors, by anchor number
+  bool keep_recon = false;       // xr keeps every point's reconstruction, not the anchors' alone
 };
 
 // Anchors: their class, q (stand-in: the prediction), delta and reconstruction.
@@ -131,6 +132,12 @@ void encode_tile(const T* in, const predict::InterpGeometry& g, predict::InterpP
         if (hist && owned) ++(*hist)[point_symbol<T>(ts.cls[l], ts.delta[l], radius)];
       });
   if (hist) return;  // sampling: the counts are all it needs
+  if (s.keep_recon) {
+    for_box(box, g.anchor, true, [&](uint64_t l, uint64_t i, bool anchor) {
+      if (!anchor) s.cls[i] = ts.cls[l], s.delta[i] = ts.delta[l], s.xr[i] = ts.xr[l];
+    });
+    return;
+  }
   for_box(box, g.anchor, true, [&](uint64_t l, uint64_t i, bool anchor) {
     if (!anchor) s.cls[i] = ts.cls[l], s.delta[i] = ts.delta[l];
   });
@@ -360,6 +367,20 @@ void encode_best_chunk(const T* in, const predict::ChunkShape& c, const quant::Q
   std::vector<uint8_t> alt;
   encode_interp_chunk(in, c, p, radius, ip, mask, s, e, alt, threads);
   if (!(run & kRunLorenzo) || alt.size() < dst.size()) dst.swap(alt);
+}
+
+// What decode_interp_chunk will write for chunk `bytes` of the n values in, into out, where the chunk
+// is an interpolation chunk just encoded from s with keep_recon: a coded point's reconstruction (the
+// decoder's own operations on the same predictions); an exception's value, and a masked point's (the
+// mask value, bit for bit its own). False (out untouched) for any other chunk.
+template <class T>
+bool interp_reconstruction(const T* in, uint32_t n, const std::vector<uint8_t>& bytes, const InterpScratch<T>& s,
+                           T* out, int threads) {
+  if (!s.keep_recon || bytes.size() < kChunkHeaderBytes || (load_u32_le(bytes.data() + 12) & 0xff) != kKindInterp)
+    return false;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t i = 0; i < int64_t(n); ++i) out[i] = s.cls[i] == kPointCoded ? s.xr[i] : in[i];
+  return true;
 }
 
 // Decodes an interpolation chunk (kind 2); false if malformed. Never reads outside src.

@@ -30,7 +30,11 @@ codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, cons
     return encode_pw_chunks<Scratch>(
         in, h, b, slab.first_chunk, kEncodeCost, /*placed=*/false,
         [&](const double* y, const predict::ChunkShape& cs, const quant::QuantParams<double>& p, Scratch& s,
-            std::vector<uint8_t>& bytes, int threads) { encode_best_chunk(y, cs, p, h.block_param, s.i, s.e, bytes, threads); },
+            std::vector<uint8_t>& bytes, int threads, double* yr) {
+          s.i.keep_recon = true;
+          encode_best_chunk(y, cs, p, h.block_param, s.i, s.e, bytes, threads);
+          return interp_reconstruction(y, cs.count(), bytes, s.i, yr, threads);
+        },
         [&](const uint8_t* src, uint32_t size, const predict::ChunkShape& cs, const quant::QuantParams<double>& p, double* y,
             int threads) { return decode_best_chunk<double>(src, size, cs, p, h.block_param, y, threads); });
   }

@@ -17,7 +17,10 @@ codecs::EncodedChunks encode(const void* in, const format::HeaderFields& h, cons
     return encode_pw_chunks<EncodeScratch<double>>(
         in, h, b, slab.first_chunk, 1, /*placed=*/true,
         [&](const double* y, const predict::ChunkShape& cs, const quant::QuantParams<double>& p, EncodeScratch<double>& s,
-            std::vector<uint8_t>& bytes, int threads) { encode_chunk(y, cs, p, h.block_param, s, bytes, threads); },
+            std::vector<uint8_t>& bytes, int threads, double*) {
+          encode_chunk(y, cs, p, h.block_param, s, bytes, threads);
+          return false;  // its chunks are decoded for the check
+        },
         [&](const uint8_t* src, uint32_t size, const predict::ChunkShape& cs, const quant::QuantParams<double>& p, double* y,
             int threads) { return decode_chunk<double>(src, size, cs, p, h.block_param, y, threads); });
   return detail::dispatch_dtype(h.dtype, [&](auto tr) {

@@ -75,7 +75,9 @@ codecs::EncodedChunks encode_pw_chunks(const void* in, const format::HeaderField
         [&](const T* chunk_in, const predict::ChunkShape& cs, Both& s, std::vector<uint8_t>& out, int threads) {
           encode_pw_chunk(
               chunk_in, cs.count(), w, placed, s.pw, out, threads,
-              [&](const double* y, std::vector<uint8_t>& bytes) { inner_encode(y, cs, p, s.inner, bytes, threads); },
+              [&](const double* y, std::vector<uint8_t>& bytes, double* yr) {
+                return inner_encode(y, cs, p, s.inner, bytes, threads, yr);
+              },
               [&](const uint8_t* src, uint32_t size, double* y) { return inner_decode(src, size, cs, p, y, threads); });
         });
   });

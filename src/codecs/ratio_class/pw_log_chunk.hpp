@@ -166,8 +166,10 @@ struct PwScratch {
   std::vector<uint8_t> inner, runs, signs, patches;
 };
 
-// Encodes chunk values in[0, n) into dst: inner_encode(y, bytes) codes the float64 field y into bytes with
-// the codec's chunk coder (under the header's eb_abs and step), inner_decode(src, size, y) decodes it.
+// Encodes chunk values in[0, n) into dst: inner_encode(y, bytes, yr) codes the float64 field y into bytes
+// with the codec's chunk coder (under the header's eb_abs and step) and returns true where it also wrote
+// yr, what the decoder will find for every regular value (the interp codec's reconstructions, which its
+// decoder repeats operation for operation); otherwise inner_decode(src, size, yr) decodes the bytes.
 template <class T, class InnerEncode, class InnerDecode>
 void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, PwScratch& s, std::vector<uint8_t>& dst,
                      int threads, InnerEncode&& inner_encode, InnerDecode&& inner_decode) {
@@ -259,10 +261,10 @@ void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, Pw
         }
     }
   }
-  // The field's chunk, decoded as the decoder will; each regular value checked against its bound.
-  inner_encode(s.y.data(), s.inner);
+  // The field's chunk as the decoder will find it; each regular value checked against its bound.
   s.yr.resize(n);
-  if (!inner_decode(s.inner.data(), uint32_t(s.inner.size()), s.yr.data())) {
+  if (!inner_encode(s.y.data(), s.inner, s.yr.data()) &&
+      !inner_decode(s.inner.data(), uint32_t(s.inner.size()), s.yr.data())) {
     write_raw_chunk(in, n, dst);  // cannot happen: the codec decodes what it wrote
     return;
   }
