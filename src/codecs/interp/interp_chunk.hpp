@@ -106,11 +106,12 @@ void for_box(const predict::TileBox& b, uint64_t anchor, bool owned_only, F&& f)
 }
 
 // One tile, on a copy of its box: the class and delta of every point it owns (its anchors excepted);
-// with hist, their symbols are counted there. s.xr holds the anchors' reconstructions.
+// with hist, their symbols are counted there; with sym, written there in stream order from the tile's
+// place (tile_stream_offset after the anchors). s.xr holds the anchors' reconstructions.
 template <class T>
 void encode_tile(const T* in, const predict::InterpGeometry& g, predict::InterpParams ip, uint64_t t,
                  const quant::QuantParams<T>& p, const ChunkMask<T>& mask, InterpScratch<T>& s, TileScratch<T>& ts,
-                 std::vector<uint32_t>* hist = nullptr, uint32_t radius = 0) {
+                 std::vector<uint32_t>* hist = nullptr, uint32_t radius = 0, uint32_t* sym = nullptr) {
   const predict::TileBox box = predict::tile_box(g, t), local = predict::local_box(box);
   ts.size(box.count());
   for_box(box, g.anchor, false, [&](uint64_t l, uint64_t i, bool anchor) {
@@ -130,6 +131,7 @@ void encode_tile(const T* in, const predict::InterpGeometry& g, predict::InterpP
           ts.cls[l] = kPointException, ts.xr[l] = pred;
         }
         if (hist && owned) ++(*hist)[point_symbol<T>(ts.cls[l], ts.delta[l], radius)];
+        if (sym && owned) *sym++ = point_symbol<T>(ts.cls[l], ts.delta[l], radius);
       });
   if (hist) return;  // sampling: the counts are all it needs
   if (s.keep_recon) {
@@ -307,12 +309,17 @@ void encode_interp_chunk(const T* in, const predict::ChunkShape& c, const quant:
                          std::vector<uint8_t>& dst, int threads) {
   const uint32_t n = c.count();
   const predict::InterpGeometry g = predict::interp_geometry(c);
+  // The symbols in stream order: the anchors', then each tile's as it codes them.
+  e.sym.resize(n);
+  uint64_t k = 0;
+  predict::interp_anchors<int64_t>(g, [](uint64_t) { return int64_t(0); }, [&](uint64_t i, int64_t) {
+    e.sym[k++] = point_symbol<T>(s.cls[i], s.delta[i], radius);
+  });
   for_tiles<T>(
       g, threads, [](uint64_t) { return true; },
-      [&](uint64_t t, TileScratch<T>& ts) { encode_tile(in, g, ip, t, p, mask, s, ts); });
-  e.sym.resize(n);
-  interp_order_places(c, ip, threads,
-                      [&](uint64_t i, uint64_t k) { e.sym[k] = point_symbol<T>(s.cls[i], s.delta[i], radius); });
+      [&](uint64_t t, TileScratch<T>& ts) {
+        encode_tile(in, g, ip, t, p, mask, s, ts, nullptr, radius, e.sym.data() + k + predict::tile_stream_offset(g, t));
+      });
   // Spans (write_coded_chunk's): each counts the symbols of its share of the stream and lists the
   // outliers and exceptions of its share of the values, in index order; the bytes do not depend on them.
   const int64_t nspan = std::max(1, threads);
