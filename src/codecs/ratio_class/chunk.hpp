@@ -21,11 +21,12 @@
 #include <memory>
 #include <vector>
 
-#include "quant/quantizer.hpp"
+#include "common/scratch_vector.hpp"
 #include "huffman/codebook.hpp"
 #include "huffman/stream.hpp"
 #include "predict/interp.hpp"
 #include "predict/lorenzo.hpp"
+#include "quant/quantizer.hpp"
 
 namespace hpcz::ratio {
 
@@ -125,7 +126,8 @@ struct EncodeSpan {
 
 template <class T>
 struct EncodeScratch {
-  std::vector<uint32_t> q, sym, zero_row, hist;  // hist: the last chunk's symbol counts
+  ScratchVector<uint32_t> q, sym;  // written in full by the chunk's (parallel) passes
+  std::vector<uint32_t> zero_row, hist;  // hist: the last chunk's symbol counts
   std::vector<uint8_t> gap;
   std::vector<EncodeSpan<T>> spans;
 };
