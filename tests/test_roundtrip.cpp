@@ -429,9 +429,9 @@ TEST(roundtrip_ratio_cpu_threads_agree) {
 }
 
 // Three ratio-class chunks on more threads than chunks: the chunks at once, each by a team of its
-// share of the threads (for_each_share: 5 threads as 2 + 2 + 1, 2 threads as 2 teams of one with
-// the third chunk after); on fewer, one thread a chunk. The same archive and values as one thread,
-// and the lossless stage's pieces coded on every thread give the same bytes too.
+// share of the threads (for_each_share: 4 threads as 2 + 1 + 1, 5 as 2 + 2 + 1); on 2, one thread a
+// chunk (for_each_index). The same archive and values as one thread, and the lossless stage's pieces
+// coded on every thread give the same bytes too.
 TEST(roundtrip_ratio_chunk_teams_agree) {
   const std::vector<Field> fields = real_fields();
   const auto it = std::find_if(fields.begin(), fields.end(),
@@ -456,7 +456,7 @@ TEST(roundtrip_ratio_chunk_teams_agree) {
     std::vector<uint8_t> one;
     const auto info = hpcz::decompress(a.data(), a.size(), one, hpcz::Backend::cpu);
     CHECK_MSG(info.n_chunks == 3, f.name << " tiled x" << k << ": " << info.n_chunks << " chunks, not 3");
-    for (int threads : {2, 5}) {
+    for (int threads : {2, 4, 5}) {
       omp_set_num_threads(threads);
       CHECK_MSG(hpcz::compress(bytes.data(), f.dtype, dims, o) == a,
                 hpcz::codec_name(codec) << " " << hpcz::bound_mode_name(mode) << ": 1 and " << threads
@@ -465,6 +465,13 @@ TEST(roundtrip_ratio_chunk_teams_agree) {
       hpcz::decompress(a.data(), a.size(), many, hpcz::Backend::cpu);
       CHECK_MSG(one == many, hpcz::codec_name(codec) << ": 1 and " << threads << " threads decode differently");
     }
+    // Called from threads of the caller's own parallel region (a batch's items): each call's regions
+    // on one thread, the same archive.
+    omp_set_num_threads(4);
+    int same = 0;
+#pragma omp parallel num_threads(2) reduction(+ : same)
+    same += hpcz::compress(bytes.data(), f.dtype, dims, o) == a;
+    CHECK_MSG(same == 2, hpcz::codec_name(codec) << ": calls inside a parallel region write different archives");
     omp_set_num_threads(saved);
     // A team's nested regions leave the caller's setting as it was.
     CHECK(omp_get_max_active_levels() == levels);

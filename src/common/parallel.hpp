@@ -54,22 +54,23 @@ void for_each_index(int64_t n, int threads, int grain, Make&& make, Body&& body)
 // (nested OpenMP teams: item i is coded by `share` threads of its own), each team with a state of its
 // own from make(). For a few large items, each with parts that run on one thread (a ratio-class
 // chunk's bit stream, tables and checks): four chunks on 16 cores as four teams of four rather than
-// each chunk by all 16 in turn. One item, or one thread: the calling thread's loop, each item with all
-// the threads. The first exception an item throws is rethrown once all have ended.
+// each chunk by all 16 in turn. One item, one thread, or a caller already in a parallel region (a
+// batch's item a thread; its regions get one thread, as everywhere else): the calling thread's loop,
+// each item with all the threads. The first exception an item throws is rethrown once all have ended.
 template <class Make, class Body>
 void for_each_share(int64_t n, int threads, Make&& make, Body&& body) {
-  if (n <= 1 || threads <= 1) {
+  if (n <= 1 || threads <= 1 || in_active_parallel()) {
     auto state = make();
     for (int64_t i = 0; i < n; ++i) body(i, threads, state);
     return;
   }
-  const int teams = int(std::min<int64_t>(n, threads));
+  [[maybe_unused]] const int teams = int(std::min<int64_t>(n, threads));
   std::exception_ptr error;
 #pragma omp parallel num_threads(teams)
   {
     const int t = thread_num(), got = omp_team_size();
     // Regions nested in this one take threads (a data-environment setting: the caller's is unchanged).
-    enable_nested_teams();
+    if (got > 1) enable_nested_teams();
     // Items t, t + got, ...; the threads split evenly among the teams that started.
     const int share = threads / got + (t < threads % got ? 1 : 0);
     try {

@@ -25,7 +25,7 @@ template <class T> using ScratchVector = std::vector<T, DefaultInitAllocator<T>>
 
 // v as n copies of value, written (and its new pages first touched) by `threads` threads.
 template <class T>
-void parallel_fill(ScratchVector<T>& v, uint64_t n, T value, int threads) {
+void parallel_fill(ScratchVector<T>& v, uint64_t n, T value, [[maybe_unused]] int threads) {
   v.resize(n);
   T* d = v.data();
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)

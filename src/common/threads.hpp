@@ -11,7 +11,9 @@ namespace hpcz {
 inline int max_threads() { return omp_get_max_threads(); }
 inline int thread_num() { return omp_get_thread_num(); }
 inline int omp_team_size() { return omp_get_num_threads(); }
-// Parallel regions nested one level inside the current one take their own threads.
+inline bool in_active_parallel() { return omp_get_active_level() > 0; }
+// Parallel regions nested one level inside the current one take their own threads (max-active-levels
+// is a data-environment setting since OpenMP 5.0: the calling thread's own, not the process's).
 inline void enable_nested_teams() {
   if (omp_get_max_active_levels() < omp_get_active_level() + 1) omp_set_max_active_levels(omp_get_active_level() + 1);
 }
@@ -19,6 +21,7 @@ inline void enable_nested_teams() {
 inline int max_threads() { return 1; }
 inline int thread_num() { return 0; }
 inline int omp_team_size() { return 1; }
+inline bool in_active_parallel() { return false; }
 inline void enable_nested_teams() {}
 #endif
 }  // namespace hpcz

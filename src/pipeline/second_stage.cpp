@@ -44,45 +44,54 @@ void reseal(std::vector<uint8_t>& a, uint16_t version, bool staged, uint64_t n_c
 std::vector<std::vector<uint8_t>> stage_chunks(const uint8_t* const* src, const uint32_t* size, uint64_t n,
                                                const RunEach& run) {
   // Every piece of every chunk with each codec is one task: a chunk of megabytes is hundreds of
-  // pieces, so one chunk keeps every thread busy.
+  // pieces, so one chunk keeps every thread busy. Chunks go in groups of about kGroupBytes, so that the
+  // pieces' two encodings held at once stay small beside the archive.
   constexpr LosslessCodec kCodecs[2] = {LosslessCodec::deflate, LosslessCodec::rle2};
-  constexpr uint64_t piece = uint64_t(1) << kPieceLog2;
-  std::vector<uint64_t> first(n + 1, 0);  // the chunk's first task
-  for (uint64_t c = 0; c < n; ++c) first[c + 1] = first[c] + 2 * ((uint64_t(size[c]) + piece - 1) / piece);
-  std::vector<std::vector<uint8_t>> z(first[n]);
-  run(first[n], [&](uint64_t task) {
-    const uint64_t c = uint64_t(std::upper_bound(first.begin(), first.end(), task) - first.begin()) - 1;
-    const uint64_t pieces = (first[c + 1] - first[c]) / 2, j = task - first[c], k = j % pieces;
-    LosslessOptions o;
-    o.codec = kCodecs[j / pieces];
-    const uint64_t len = std::min<uint64_t>(piece, size[c] - k * piece);
-    z[task] = lossless::encode_chunk(src[c] + k * piece, len, o);
-  });
+  constexpr uint64_t piece = uint64_t(1) << kPieceLog2, kGroupBytes = uint64_t(64) << 20;
   std::vector<std::vector<uint8_t>> out(n);
-  for (uint64_t c = 0; c < n; ++c) {
-    std::vector<uint8_t>& best = out[c];
-    best.assign(1 + uint64_t(size[c]), kStored);
-    if (size[c]) std::memcpy(&best[1], src[c], size[c]);
-    const uint64_t pieces = (first[c + 1] - first[c]) / 2;
-    for (uint64_t m = 0; m < 2; ++m) {  // the codecs in order: the first of equal sizes is kept
-      const std::vector<uint8_t>* part = &z[first[c] + m * pieces];
-      uint64_t total = kStageHeader + 4 * pieces;
-      bool available = true;
-      for (uint64_t k = 0; k < pieces; ++k) {
-        available = available && !part[k].empty();  // empty: the codec is not in this build
-        total += part[k].size();
+  std::vector<uint64_t> first;  // a group's chunk's first task
+  std::vector<std::vector<uint8_t>> z;
+  for (uint64_t c0 = 0, c1 = 0; c0 < n; c0 = c1) {
+    uint64_t bytes = 0;
+    first.assign(1, 0);
+    for (c1 = c0; c1 < n && (c1 == c0 || bytes + size[c1] <= kGroupBytes); ++c1) {
+      bytes += size[c1];
+      first.push_back(first.back() + 2 * ((uint64_t(size[c1]) + piece - 1) / piece));
+    }
+    z.assign(first.back(), {});
+    run(first.back(), [&](uint64_t task) {
+      const uint64_t g = uint64_t(std::upper_bound(first.begin(), first.end(), task) - first.begin()) - 1, c = c0 + g;
+      const uint64_t pieces = (first[g + 1] - first[g]) / 2, j = task - first[g], k = j % pieces;
+      LosslessOptions o;
+      o.codec = kCodecs[j / pieces];
+      const uint64_t len = std::min<uint64_t>(piece, size[c] - k * piece);
+      z[task] = lossless::encode_chunk(src[c] + k * piece, len, o);
+    });
+    for (uint64_t c = c0; c < c1; ++c) {
+      const uint64_t g = c - c0, pieces = (first[g + 1] - first[g]) / 2;
+      std::vector<uint8_t>& best = out[c];
+      best.assign(1 + uint64_t(size[c]), kStored);
+      if (size[c]) std::memcpy(&best[1], src[c], size[c]);
+      for (uint64_t m = 0; m < 2; ++m) {  // the codecs in order: the first of equal sizes is kept
+        const std::vector<uint8_t>* part = &z[first[g] + m * pieces];
+        uint64_t total = kStageHeader + 4 * pieces;
+        bool available = true;
+        for (uint64_t k = 0; k < pieces; ++k) {
+          available = available && !part[k].empty();  // empty: the codec is not in this build
+          total += part[k].size();
+        }
+        if (!available || total >= best.size()) continue;
+        std::vector<uint8_t> w(kStageHeader + 4 * pieces);
+        w.reserve(total);
+        w[0] = m == 0 ? kDeflate : kRle2;
+        w[1] = kPieceLog2;
+        store_u32_le(&w[2], size[c]);
+        for (uint64_t k = 0; k < pieces; ++k) {
+          store_u32_le(&w[kStageHeader + 4 * k], uint32_t(part[k].size()));
+          w.insert(w.end(), part[k].begin(), part[k].end());
+        }
+        best.swap(w);
       }
-      if (!available || total >= best.size()) continue;
-      std::vector<uint8_t> w(kStageHeader + 4 * pieces);
-      w.reserve(total);
-      w[0] = m == 0 ? kDeflate : kRle2;
-      w[1] = kPieceLog2;
-      store_u32_le(&w[2], size[c]);
-      for (uint64_t k = 0; k < pieces; ++k) {
-        store_u32_le(&w[kStageHeader + 4 * k], uint32_t(part[k].size()));
-        w.insert(w.end(), part[k].begin(), part[k].end());
-      }
-      best.swap(w);
     }
   }
   return out;
