@@ -287,7 +287,7 @@ uint64_t lorenzo_sampled_bytes(const T* in, const predict::InterpGeometry& g, co
 // the anchors first, then every tile's owned points from its place in the stream (tile_stream_offset),
 // the tiles in any order.
 template <class Emit>
-void interp_order_places(const predict::ChunkShape& c, predict::InterpParams ip, int threads, Emit&& emit) {
+void interp_order_places(const predict::ChunkShape& c, predict::InterpParams ip, [[maybe_unused]] int threads, Emit&& emit) {
   const predict::InterpGeometry g = predict::interp_geometry(c);
   uint64_t k = 0;
   predict::interp_anchors<int64_t>(g, [](uint64_t) { return int64_t(0); }, [&](uint64_t i, int64_t) { emit(i, k++); });
@@ -382,7 +382,7 @@ void encode_best_chunk(const T* in, const predict::ChunkShape& c, const quant::Q
 // mask value, bit for bit its own). False (out untouched) for any other chunk.
 template <class T>
 bool interp_reconstruction(const T* in, uint32_t n, const std::vector<uint8_t>& bytes, const InterpScratch<T>& s,
-                           T* out, int threads) {
+                           T* out, [[maybe_unused]] int threads) {
   if (!s.keep_recon || bytes.size() < kChunkHeaderBytes || (load_u32_le(bytes.data() + 12) & 0xff) != kKindInterp)
     return false;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
