@@ -431,7 +431,8 @@ TEST(roundtrip_ratio_cpu_threads_agree) {
 // Three ratio-class chunks on more threads than chunks: the chunks at once, each by a team of its
 // share of the threads (for_each_share: 4 threads as 2 + 1 + 1, 5 as 2 + 2 + 1); on 2, one thread a
 // chunk (for_each_index). The same archive and values as one thread, and the lossless stage's pieces
-// coded on every thread give the same bytes too.
+// coded on every thread give the same bytes too; so do calls from threads of the caller's own parallel
+// region, and a batch of two such arrays on 5 threads (two teams).
 TEST(roundtrip_ratio_chunk_teams_agree) {
   const std::vector<Field> fields = real_fields();
   const auto it = std::find_if(fields.begin(), fields.end(),
@@ -472,6 +473,13 @@ TEST(roundtrip_ratio_chunk_teams_agree) {
 #pragma omp parallel num_threads(2) reduction(+ : same)
     same += hpcz::compress(bytes.data(), f.dtype, dims, o) == a;
     CHECK_MSG(same == 2, hpcz::codec_name(codec) << ": calls inside a parallel region write different archives");
+    // A CPU batch of fewer items than threads: the items at once, each on its share of the threads.
+    omp_set_num_threads(5);
+    std::vector<std::vector<uint8_t>> archives;
+    const auto status = hpcz::compress_batch({hpcz::ArrayRef{bytes.data(), f.dtype, dims}, hpcz::ArrayRef{bytes.data(), f.dtype, dims}},
+                                             o, archives);
+    CHECK_MSG(status.size() == 2 && status[0].ok() && status[1].ok() && archives[0] == a && archives[1] == a,
+              hpcz::codec_name(codec) << ": a batch of two on 5 threads writes different archives");
     omp_set_num_threads(saved);
     // A team's nested regions leave the caller's setting as it was.
     CHECK(omp_get_max_active_levels() == levels);

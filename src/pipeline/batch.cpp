@@ -19,16 +19,23 @@ void set_status(ItemStatus& s, const Error& e) {
   s.message = e.what();
 }
 
-// Runs f(k) for k in [0, n): one item a thread when there are at least as many items as threads,
-// else in turn (each item then spreads over the threads itself). f catches its own errors.
+// Runs f(k) for k in [0, n): one item a thread when there are at least as many items as threads, else
+// the items at once, each on a team of its share of the threads (for_each_share), whose passes take
+// that share (the item's max_threads()). f catches its own errors.
 template <class F>
 void for_each_item(size_t n, const F& f) {
-  if (n >= size_t(max_threads()) && n > 1) {
+  const int threads = max_threads();
+  if (n >= size_t(threads) && n > 1) {
 #pragma omp parallel for schedule(dynamic, 1)
     for (long long k = 0; k < (long long)n; ++k) f(size_t(k));
-  } else {
-    for (size_t k = 0; k < n; ++k) f(k);
+    return;
   }
+  for_each_share(int64_t(n), threads, [] { return 0; }, [&](int64_t k, int share, int) {
+    const int saved = max_threads();
+    set_max_threads(share);
+    f(size_t(k));
+    set_max_threads(saved);
+  });
 }
 
 }  // namespace
