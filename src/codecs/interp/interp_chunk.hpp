@@ -134,14 +134,10 @@ void encode_tile(const T* in, const predict::InterpGeometry& g, predict::InterpP
         if (sym && owned) *sym++ = point_symbol<T>(ts.cls[l], ts.delta[l], radius);
       });
   if (hist) return;  // sampling: the counts are all it needs
-  if (s.keep_recon) {
-    for_box(box, g.anchor, true, [&](uint64_t l, uint64_t i, bool anchor) {
-      if (!anchor) s.cls[i] = ts.cls[l], s.delta[i] = ts.delta[l], s.xr[i] = ts.xr[l];
-    });
-    return;
-  }
   for_box(box, g.anchor, true, [&](uint64_t l, uint64_t i, bool anchor) {
-    if (!anchor) s.cls[i] = ts.cls[l], s.delta[i] = ts.delta[l];
+    if (anchor) return;
+    s.cls[i] = ts.cls[l], s.delta[i] = ts.delta[l];
+    if (s.keep_recon) s.xr[i] = ts.xr[l];
   });
 }
 
@@ -361,7 +357,8 @@ void encode_best_chunk(const T* in, const predict::ChunkShape& c, const quant::Q
   }
   const uint32_t n = c.count();
   const predict::InterpGeometry g = predict::interp_geometry(c);
-  parallel_fill(s.xr, n, T(0), threads);
+  s.xr.resize(n);  // read at the anchors, which encode_anchors writes (and everywhere under keep_recon,
+                   // which the tiles write)
   parallel_fill(s.delta, n, uint32_t(0), threads);
   parallel_fill(s.cls, n, uint8_t(kPointCoded), threads);
   const ChunkMask<T> mask = chunk_mask(in, n, p);
@@ -402,8 +399,7 @@ bool decode_interp_chunk(const uint8_t* src, uint32_t size, const predict::Chunk
   const uint8_t params = head.params;
   const bool masked = head.masked;
   const uint64_t mask_bits = head.mask_bits;
-  ScratchVector<uint32_t> v, stream;
-  parallel_fill(v, n, uint32_t(0), threads);
+  ScratchVector<uint32_t> v(n), stream;  // v: every point written by interp_order_places
   parallel_fill(stream, n, uint32_t(0), threads);
   uint32_t zeros = 0;
   if (!decode_symbols(src, L, n, radius, stream.data(), zeros, threads) || zeros != n_out + n_exc) return false;

@@ -30,10 +30,10 @@ bool chunk_stages(const ArchiveInfo& info, uint64_t c, const uint8_t* head, uint
 constexpr uint32_t kStageHeadBytes = 2 * kChunkHeaderBytes + kInterpExtraBytes;
 
 // Encodes every chunk of a slab (h its slab header, in its first value): one(chunk_in, shape, s, out,
-// threads) codes a chunk into out with scratch s. Chunks are large (about 4 Mi values): with
-// fewer chunks than threads, the chunks are encoded at once, each by its share of the threads
-// (for_each_share; the same bytes), instead of one thread each. A small array: the calling thread. cost: the encoder's one-core time a byte against
-// the fast encoder's (parallel_worth).
+// threads) codes a chunk into out with scratch s. Chunks are large (about 4 Mi values): with fewer
+// chunks than threads, the chunks are encoded at once, each by its share of the threads
+// (for_each_share; the same bytes), instead of one thread each. A small array: the calling thread.
+// cost: the encoder's one-core time a byte against the fast encoder's (parallel_worth).
 template <class Scratch, class T, class One>
 codecs::EncodedChunks encode_chunks(const T* in, const format::HeaderFields& h, uint64_t first_chunk, uint64_t cost,
                                     One&& one) {
