@@ -420,18 +420,26 @@ TEST(corrupt_pw_log_side_sections) {
       return true;
     });
   };
-  auto varint = [](std::vector<uint8_t>& d, uint32_t v) { put_varint(d, v); };
+  auto varint = [](std::vector<uint8_t>& d, uint32_t v) {
+    uint8_t b[5];
+    d.insert(d.end(), b, put_varint(b, v));
+  };
+  auto put_f32 = [](std::vector<uint8_t>& d, float v) {
+    uint8_t b[4];
+    hpcz::detail::store_value_le<float>(b, v);
+    d.insert(d.end(), b, b + 4);
+  };
   // Placed runs: one special after a gap of 2000, then a run of 4000 (past 4096 in all), sign bits for the
   // 4096 - 4001 regular values the lengths alone leave.
   std::vector<uint8_t> sp, rest;
-  varint(sp, 2), varint(sp, 2000), varint(sp, 0), put_value<float>(sp, 0.f);
-  varint(sp, 0), varint(sp, 3999), put_value<float>(sp, 1.f);
+  varint(sp, 2), varint(sp, 2000), varint(sp, 0), put_f32(sp, 0.f);
+  varint(sp, 0), varint(sp, 3999), put_f32(sp, 1.f);
   rest.assign((n - 4001 + 7) / 8, 0);
   varint(rest, 0);
   CHECK(!decodes(chunk(kSignsBits | kPwPlaced, sp, rest)));
   // A well-formed one decodes (the stand-ins above are right), then each field broken in turn.
   sp.clear(), rest.clear();
-  varint(sp, 1), varint(sp, 10), varint(sp, 5), put_value<float>(sp, 0.f);
+  varint(sp, 1), varint(sp, 10), varint(sp, 5), put_f32(sp, 0.f);
   rest.assign((n - 6 + 7) / 8, 0);
   varint(rest, 0);
   CHECK(decodes(chunk(kSignsBits | kPwPlaced, sp, rest)));
@@ -440,7 +448,7 @@ TEST(corrupt_pw_log_side_sections) {
   more.push_back(0);
   CHECK(!decodes(chunk(kSignsBits | kPwPlaced, sp, more)));  // a byte after the patches
   auto patch = std::vector<uint8_t>(rest.begin(), rest.end() - 1);
-  varint(patch, 1), varint(patch, n), put_value<float>(patch, 2.f);
+  varint(patch, 1), varint(patch, n), put_f32(patch, 2.f);
   CHECK(!decodes(chunk(kSignsBits | kPwPlaced, sp, patch)));  // a patch past the end
   std::vector<uint8_t> short_bits(rest.begin(), rest.begin() + 3);
   CHECK(!decodes(chunk(kSignsBits | kPwPlaced, sp, short_bits)));  // fewer sign bytes than regular values
