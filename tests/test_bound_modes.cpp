@@ -406,25 +406,13 @@ TEST(adv_pw_rel_every_value) {
       bad = t == hpcz::DType::f32 ? pw_violations(xf, back, r) : pw_violations(xd, back, r);
       CHECK_MSG(bad == 0, hpcz::codec_name(codec) << " " << hpcz::dtype_short_name(t) << " pw_rel " << r << ": " << bad
                                                  << " of " << n << " values outside");
-      if (codec != hpcz::Codec::fast) {  // the CPU only: automatic codes there, the GPU refuses
-        o.backend = hpcz::Backend::automatic;
-        CHECK(hpcz::compress(raw.data(), t, {n}, o) == a);
-        if (hpcz::gpu_available()) {
-          o.backend = hpcz::Backend::gpu;
-          CHECK(error_of([&] { hpcz::compress(raw.data(), t, {n}, o); }) == hpcz::ErrorCode::unsupported);
-          CHECK(error_of([&] {
-                  std::vector<uint8_t> g;
-                  hpcz::decompress(a.data(), a.size(), g, hpcz::Backend::gpu);
-                }) == hpcz::ErrorCode::unsupported);
-        }
-        continue;
-      }
-      if (hpcz::gpu_available()) {
+      if (hpcz::gpu_available()) {  // the log transform's side sections: specials, both signs, patches
         o.backend = hpcz::Backend::gpu;
-        CHECK_MSG(hpcz::compress(raw.data(), t, {n}, o) == a, "pw_rel " << r << ": GPU and CPU archives differ");
+        CHECK_MSG(hpcz::compress(raw.data(), t, {n}, o) == a,
+                  hpcz::codec_name(codec) << " pw_rel " << r << ": GPU and CPU archives differ");
         std::vector<uint8_t> gback;
         hpcz::decompress(a.data(), a.size(), gback, hpcz::Backend::gpu);
-        CHECK_MSG(gback == back, "pw_rel " << r << ": GPU and CPU decodes differ");
+        CHECK_MSG(gback == back, hpcz::codec_name(codec) << " pw_rel " << r << ": GPU and CPU decodes differ");
       }
     }
   }
@@ -457,12 +445,13 @@ TEST(roundtrip_pw_rel_real_fields) {
       }
       CHECK_MSG(bad == 0, f.name << " pw_rel " << r << ": " << bad << " values outside r |x|");
       CHECK_MSG(a.size() < f.bytes.size(), f.name << " pw_rel " << r << ": no smaller than the input");
-      if (hpcz::gpu_available() && codec == hpcz::Codec::fast) {
+      if (hpcz::gpu_available()) {
         o.backend = hpcz::Backend::gpu;
-        CHECK_MSG(hpcz::compress(f.bytes.data(), f.dtype, f.dims, o) == a, f.name << ": GPU and CPU archives differ");
+        CHECK_MSG(hpcz::compress(f.bytes.data(), f.dtype, f.dims, o) == a,
+                  f.name << " " << hpcz::codec_name(codec) << " pw_rel " << r << ": GPU and CPU archives differ");
         std::vector<uint8_t> gback;
         hpcz::decompress(a.data(), a.size(), gback, hpcz::Backend::gpu);
-        CHECK_MSG(gback == back, f.name << ": GPU and CPU decodes differ");
+        CHECK_MSG(gback == back, f.name << " " << hpcz::codec_name(codec) << " pw_rel " << r << ": GPU and CPU decodes differ");
       }
       std::fprintf(stderr, "  %-44s %-6s pw_rel %-6g CR %6.2f\n", f.name.c_str(), hpcz::codec_name(codec), r,
                    double(f.bytes.size()) / double(a.size()));

@@ -6,10 +6,11 @@
 # usage (GPU machine, repo root, fields staged in .data/, wheels for zarr in .whl/ when the image
 # lacks it): bench/host/batch_check.sh OUTDIR [OLD_TREE] [SIZE_MIB=1024] [REPS=5] [STAGES] [MODES=fast,ratio]
 #   [ROWS=numpy,cupy,zarr,hdf5] (host_batch.py's sets of rows)
-#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench,modes,types,bitcomp16,pfpl,cpuscale
+#   STAGES: any of build,tests,sanitize,pytest,ab,arch,probe,sizes,profile,f2f,install,bench,modes,pwgpu,types,bitcomp16,pfpl,cpuscale
 #   (default all but ab, arch, probe, sizes, profile, f2f, install, modes and types). types: compute-sanitizer
 #   on the storage-type tests, and bench/python/storage_types.py (host calls by dtype, 512 MiB). modes: compute-sanitizer on the bound-mode
-#   tests, and the fast mode's pw_rel bounds timed beside rel 1e-3 (hpcz bench, 512 MiB tiles). bitcomp16: the fast mode
+#   tests, and the fast mode's pw_rel bounds timed beside rel 1e-3 (hpcz bench, 512 MiB tiles). pwgpu: compute-sanitizer
+#   on the log transform's tests, and pw_rel in MODES timed on the GPU (hpcz bench, 512 MiB tiles, PW_FIELDS). bitcomp16: the fast mode
 #   on float16 arrays beside Bitcomp's FP16 lossy mode (bench/compare/bitcomp_bench.cpp --type f16; nvCOMP carried in
 #   bench/ext/nvcomp as bench/compare/README.md says). pfpl: the fast mode's pw_rel beside PFPL's REL mode
 #   (bench/compare/pfpl_rel.py; a checkout of burtscher/PFPL in bench/ext/PFPL). cpuscale: pw_rel's interp+stage on the
@@ -104,6 +105,17 @@ if has modes; then
     --fields era5,ncar,levitus,vorticity \
     --size-mib 512 --reps 10 --out "$out/bench-pw_rel.md" >"$out/bench-pw_rel.log" 2>&1
   echo "bench rc=$?"; grep -E "^\| |^mean" "$out/bench-pw_rel.md"
+fi
+if has pwgpu; then
+  echo "== pw_rel's log transform on the GPU: memcheck of its tests; hpcz bench by mode (512 MiB tiles) =="
+  timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/hpcz_tests adv_pw_rel_every_value \
+    corrupt_pw_rel_refusals >"$out/memcheck-pw.log" 2>&1
+  echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed" "$out/memcheck-pw.log" | tail -2
+  for m in ${modes//,/ }; do
+    timeout 240 build-gpu/hpcz bench --mode "$m" --bounds pw_rel:1e-2,pw_rel:1e-3,pw_rel:1e-4 --data .data \
+      --fields "${PW_FIELDS:-era5,ncar,fnoc,levitus}" --size-mib 512 --reps 10 --out "$out/bench-pw-$m.md" >"$out/bench-pw-$m.log" 2>&1
+    echo "bench $m rc=$?"; grep -E "^\| |^mean" "$out/bench-pw-$m.md"
+  done
 fi
 if has types; then
   echo "== storage types: memcheck of their tests (GPU and CPU bytes alike); host calls by type =="

@@ -234,8 +234,9 @@ Backend resolve_backend(Backend b);  // automatic -> gpu or cpu; throws if gpu i
 // The same for one codec: automatic -> cpu where the codec has no GPU implementation (every codec has one
 // now; a codec added CPU-first resolves here).
 Backend resolve_backend(Backend b, Codec codec);
-// And for one bound mode in that codec: automatic -> cpu where the pair runs on the CPU only (pw_rel in
-// the ratio and interp codecs); gpu throws unsupported there.
+// And for one bound mode in that codec: every pair runs on both backends now (pw_rel in the ratio and
+// interp codecs ran on the CPU only before), so this is the codec's answer; a pair added CPU-first
+// resolves here.
 Backend resolve_backend(Backend b, Codec codec, BoundMode mode);
 
 // ---- device API (requires a CUDA build; throws backend_unavailable otherwise) ---------------------

@@ -216,19 +216,13 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     if _device.is_device_array(array):
         if device == "cpu":
             raise InvalidArgumentError("device='cpu' for an array on the GPU: copy it to the host first", 1)
-        # A whole-array target, pw_rel in the ratio and interp modes (their log transform runs on the
-        # CPU), or int64 and uint64 values (checked on the host: float64 must hold them): coded on the
-        # host, the archive put back on the device.
-        if kind in _QUALITY or _cpu_only(mode, kind) or _host_checked(array):
+        # A whole-array target, or int64 and uint64 values (checked on the host: float64 must hold
+        # them): coded on the host, the archive put back on the device.
+        if kind in _QUALITY or _host_checked(array):
             values, dev = _device.to_host(array, bool(lossless))
             return _device.archive_to_device(_compress_host(values, mode, kind, bound, False, fill, device, abs_bound), dev)
         return _device.compress(array, mode, kind, bound, bool(lossless), fill, abs_bound)
     return _compress_host(_check_values(array), mode, kind, bound, bool(lossless), fill, device, abs_bound)
-
-
-def _cpu_only(mode, kind):
-    """pw_rel in the ratio and interp modes: its log transform runs on the CPU (device arrays go through the host)."""
-    return kind == "pw_rel" and mode != "fast"
 
 
 def _host_checked(array):
@@ -373,7 +367,7 @@ def compress_batch(arrays, *, abs=None, rel=None, mode="fast", lossless=False, f
     fill = None if fill is None else float(fill)
     if kind in _QUALITY:  # the library codes targets over whole arrays only, not in batches
         return _compress_each(arrays, mode, kind, bound, bool(lossless), fill, device, errors)
-    if any(_device.is_device_array(a) and (_cpu_only(mode, kind) or _host_checked(a)) for a in arrays):  # as compress
+    if any(_device.is_device_array(a) and _host_checked(a) for a in arrays):  # as compress
         return _compress_each(arrays, mode, kind, bound, bool(lossless), fill, device, errors)
     if device != "cpu" and not lossless:
         got = _device.compress_batch_cupy(arrays, mode, kind, bound, fill, abs_bound)

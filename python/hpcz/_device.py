@@ -232,15 +232,6 @@ def decompress(data, out, stream_from=None, check=None):
             if check is not None:
                 check(head, dtype)
             out, o = _device_out(cupy, head["shape"], head["n_values"], dtype, out, dev)
-            if head["bound_kind"] == "pw_rel" and head["mode"] != "fast":
-                # pw_rel's log2 transform decodes on the CPU: the archive to the host, the values back.
-                values = np.empty(head["n_values"], dtype=dtype)
-                if values.size:
-                    _hpcz.decompress_into(cupy.asnumpy(archive), _dtypes.buffer_view(values), "cpu", 0)
-                    cupy.cuda.runtime.memcpyAsync(o.ptr, values.ctypes.data, values.nbytes,
-                                                  cupy.cuda.runtime.memcpyHostToDevice, stream.ptr)
-                    stream.synchronize()
-                return out
             ws_size = _hpcz.decompress_device_workspace(header)
             ws = cupy.empty(max(ws_size, 1), dtype=cupy.uint8)
             status = cupy.zeros(1, dtype=cupy.uint32)

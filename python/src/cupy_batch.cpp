@@ -256,7 +256,7 @@ nb::object decompress(nb::list blobs, nb::object outs, nb::handle ndarray_type, 
       continue;
     }
     // A storage type's archive (float16, the integers): the general path (hpcz/_device.py) makes its arrays;
-    // so it does for an archive that decodes on the CPU only (pw_rel's log2 transform).
+    // so it does for an archive that decodes on the CPU only (a codec and mode without a GPU implementation).
     if (info.dtype != hpcz::DType::f32 && info.dtype != hpcz::DType::f64) return nb::none();
     if (hpcz::resolve_backend(hpcz::Backend::automatic, info.codec, info.mode) != hpcz::Backend::gpu) return nb::none();
     const size_t bytes = info.n_values * hpcz::dtype_size(info.dtype);

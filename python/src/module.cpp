@@ -425,7 +425,8 @@ nb::tuple device_batch_heads(const std::vector<uintptr_t>& archives, const std::
           device_archive_info(reinterpret_cast<const uint8_t*>(bytes.data()) + i * hs, std::min(hs, sizes[i]), sizes[i]);
       nb::list shape;
       for (uint64_t x : info.dims) shape.append(x);
-      // The last element: whether the archive decodes on the CPU only (pw_rel's log2 transform).
+      // The last element: whether the archive decodes on the CPU only (a codec and mode without a GPU
+      // implementation; none now).
       const bool cpu_only = hpcz::resolve_backend(hpcz::Backend::automatic, info.codec, info.mode) != hpcz::Backend::gpu;
       items.append(nb::make_tuple(0, "", hpcz::dtype_name(info.dtype), nb::tuple(shape), cpu_only));
     } catch (const hpcz::Error& e) {

@@ -600,16 +600,19 @@ def test_log_modes_in_the_front_ends(tmp_path):
     assert all(hpcz.info(b)["version"] == 8 for b in blobs)
 
 
-def test_log_modes_refuse_the_gpu():
+def test_log_modes_on_the_gpu():
+    # The log transform on the GPU: the CPU's archive, decoded to the CPU's values, both directions.
     if not hpcz.gpu_available():
         pytest.skip("no GPU")
     a = sample()
-    with pytest.raises(hpcz.UnsupportedError, match="runs on the CPU only"):
-        hpcz.compress(a, pw_rel=1e-3, mode="interp", device="gpu")
+    for mode in ("ratio", "interp"):
+        host = hpcz.compress(a, pw_rel=1e-3, mode=mode, device="cpu")
+        assert hpcz.compress(a, pw_rel=1e-3, mode=mode, device="gpu") == host
+        assert np.array_equal(hpcz.decompress(host, device="gpu"), hpcz.decompress(host, device="cpu"))
 
 
 def test_log_modes_with_device_arrays():
-    # Arrays and archives on the GPU: coded and decoded on the host, the archives and values put back.
+    # Arrays and archives on the GPU: coded and decoded there, the CPU's bytes and values.
     cupy = pytest.importorskip("cupy")
     if not hpcz.gpu_available():
         pytest.skip("no GPU")

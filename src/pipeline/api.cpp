@@ -78,7 +78,7 @@ std::vector<uint8_t> compress(const void* data, DType dtype, const std::vector<u
     return static_cast<const void*>(widened.get());
   };
   std::vector<uint8_t> a;
-  if (resolve_backend(opt.backend, opt.codec, opt.mode) != Backend::gpu) a = pipeline::compress_cpu(code_values(), h);
+  if (resolve_backend(opt.backend, opt.codec) != Backend::gpu) a = pipeline::compress_cpu(code_values(), h);
   else if (const pipeline::GpuRoom room = pipeline::current_gpu_room();
            pipeline::gpu_one_shot_bytes(h, true) <= room.bytes)
     pipeline::compress_gpu_host(data, h, [&](size_t size) { a.resize(size); return a.data(); });
@@ -108,7 +108,7 @@ size_t compress(const void* data, DType dtype, const std::vector<uint64_t>& dims
   if (!out || out_capacity < max_compressed_size(h.n_values, dtype))
     throw Error(ErrorCode::invalid_argument, "output buffer below max_compressed_size()");
   auto* dst = static_cast<uint8_t*>(out);
-  if (!opt.second_stage && resolve_backend(opt.backend, opt.codec, opt.mode) == Backend::gpu) {
+  if (!opt.second_stage && resolve_backend(opt.backend, opt.codec) == Backend::gpu) {
     const pipeline::GpuRoom room = pipeline::current_gpu_room();
     if (pipeline::gpu_one_shot_bytes(h, true) <= room.bytes) {
       if (format::has_storage_type(h)) pipeline::check_widens_exactly(data, dtype, h.n_values);
@@ -186,7 +186,7 @@ ArchiveInfo decode_code_values(const uint8_t* archive, size_t size, const Archiv
 // a storage type's decoded as its code type, then narrowed (on the GPU by the device calls).
 ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend) {
   if (info.n_values == 0 || !detail::is_storage_type(info.dtype)) return decode_code_values(archive, size, info, out, backend);
-  if (resolve_backend(backend, info.codec, info.mode) == Backend::gpu) {
+  if (resolve_backend(backend, info.codec) == Backend::gpu) {
     if (info.second_stage) {  // the stage off as the array's type
       const std::vector<uint8_t> plain = pipeline::remove_second_stage(archive, size, info, backend);
       decode_into(plain.data(), plain.size(), inspect(plain.data(), plain.size()), out, backend);
@@ -208,7 +208,7 @@ ArchiveInfo decode_into(const uint8_t* archive, size_t size, const ArchiveInfo& 
 // archive with the stage comes here only on the CPU: decode_into takes it off on the GPU first).
 ArchiveInfo decode_code_values(const uint8_t* archive, size_t size, const ArchiveInfo& info, void* out, Backend backend) {
   if (info.n_values == 0) return info;
-  const bool gpu = resolve_backend(backend, info.codec, info.mode) == Backend::gpu;
+  const bool gpu = resolve_backend(backend, info.codec) == Backend::gpu;
   if (info.second_stage && !gpu) {
     pipeline::decompress_staged_cpu(archive, info, out);  // a run of chunks at a time
   } else if (info.second_stage) {  // the stage off in batches on the GPU's lossless decoder, then the plain archive

@@ -1,7 +1,6 @@
 // Which backend a call runs on (Backend::automatic: the GPU where one is usable and the codec has a
 // device implementation). Below the calls that choose and above the GPU part that answers.
 #include "pipeline/internal.hpp"
-#include "quant/bound.hpp"
 
 namespace hpcz {
 
@@ -20,13 +19,6 @@ Backend resolve_backend(Backend b, Codec codec) {
   return resolve_backend(b);
 }
 
-Backend resolve_backend(Backend b, Codec codec, BoundMode mode) {
-  const Backend r = resolve_backend(b, codec);
-  if (r != Backend::gpu || quant::transform_of(mode, codec) == quant::Transform::identity) return r;
-  format::HeaderFields h{};
-  h.codec = codec, h.mode = mode;
-  if (b == Backend::gpu) pipeline::fail_cpu_only(h);
-  return Backend::cpu;
-}
+Backend resolve_backend(Backend b, Codec codec, BoundMode) { return resolve_backend(b, codec); }
 
 }  // namespace hpcz

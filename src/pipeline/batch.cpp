@@ -57,7 +57,7 @@ std::vector<ItemStatus> compress_batch(const std::vector<ArrayRef>& arrays, cons
   if (items.empty()) return status;
   Backend backend;
   try {
-    backend = resolve_backend(opt.backend, opt.codec, opt.mode);
+    backend = resolve_backend(opt.backend, opt.codec);
   } catch (const Error& e) {
     for (auto& it : items) set_status(status[it.index], e);
     return status;
@@ -181,7 +181,7 @@ std::vector<ItemStatus> decompress_batch(const std::vector<ArchiveRef>& archives
                                               " bytes; the array needs " + std::to_string(need));
       if (infos) (*infos)[i] = info;
       if (info.n_values == 0) continue;
-      const Backend b = resolve_backend(backend, info.codec, info.mode);
+      const Backend b = resolve_backend(backend, info.codec);
       pipeline::BatchDecodeItem it{i, archives[i].data, std::move(info), outputs[i].data};
       // Staged archives, and storage types on the CPU: decompress() of the item (the stage off, or narrowed).
       const bool whole = it.info.second_stage || (b != Backend::gpu && detail::is_storage_type(it.info.dtype));

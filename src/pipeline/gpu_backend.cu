@@ -22,11 +22,10 @@ namespace hpcz {
 namespace {
 
 // The codec's device entry points for arrays or archives like h (every registered codec has them in a
-// CUDA build; the log2 transform of pw_rel in the ratio-class codecs runs on the CPU only).
+// CUDA build).
 const codecs::DeviceOps& device_of(const format::HeaderFields& h) {
   const codecs::CodecOps& codec = codecs::get(h.codec);
   if (!codec.device) fail(ErrorCode::unsupported, std::string("no GPU implementation of the ") + codec.name + " codec");
-  if (quant::transform_of(h.mode, h.codec) != quant::Transform::identity) pipeline::fail_cpu_only(h);
   return *codec.device;
 }
 

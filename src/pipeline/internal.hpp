@@ -202,7 +202,5 @@ void release_gpu_buffers();
 // or a child forked after CUDA was started in its parent (CUDA cannot be used there at all).
 std::string gpu_unavailable_reason();
 [[noreturn]] void fail_no_gpu();
-// Error(unsupported) for a GPU call on arrays or archives like h, whose mode and codec run on the CPU only.
-[[noreturn]] void fail_cpu_only(const format::HeaderFields& h);
 
 }  // namespace hpcz::pipeline

@@ -62,11 +62,6 @@ format::HeaderFields header_template(DType dtype, const std::vector<uint64_t>& d
   return h;
 }
 
-void fail_cpu_only(const format::HeaderFields& h) {
-  fail(ErrorCode::unsupported, std::string(bound_mode_name(h.mode)) + " in the " + codec_name(h.codec) +
-                                   " mode runs on the CPU only (device cpu or auto)");
-}
-
 void check_limits(const ArchiveInfo& info, const DecodeLimits& limits) {
   const uint64_t need = info.n_values * dtype_size(info.dtype);
   if (limits.max_output && need > limits.max_output)

@@ -118,7 +118,7 @@ ArchiveInfo pipeline::compress_slabs(Source& in, DType dtype, const std::vector<
     fail(ErrorCode::invalid_argument, "the input has " + std::to_string(in.size()) + " bytes; the dims need " +
                                           std::to_string(h.n_values * vb));
   const Clock::time_point t_start = Clock::now();
-  const Backend backend = resolve_backend(opt.backend, opt.codec, opt.mode);
+  const Backend backend = resolve_backend(opt.backend, opt.codec);
   Pool pool(io_threads());
   // The lanes start (buffers, contexts) while the range pass reads the input: the plan does not depend
   // on the range, the slabs' coding does.
@@ -235,7 +235,7 @@ ArchiveInfo pipeline::decompress_slabs(Source& in, Sink& out, Backend backend, c
                                        : std::string("corrupt archive: trailing bytes after the archive"));
   parse_table(info, prefix.data() + format::kHeaderBytes);
   if (info.n_values == 0) return info;
-  const Backend used = resolve_backend(backend, info.codec, info.mode);
+  const Backend used = resolve_backend(backend, info.codec);
   format::HeaderFields h = header_of(info);
   h.flags &= ~format::kFlagSecondStage;  // the lanes decode plain slabs
   const uint64_t vb = dtype_size(info.dtype);

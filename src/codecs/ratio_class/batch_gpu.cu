@@ -235,7 +235,10 @@ void compress_slice(const codecs::DeviceBatchItem* items, size_t n, uint8_t* ws,
 
 }  // namespace
 
-bool compress_batch_takes(const format::HeaderFields& h) { return batch_sized(h); }
+// pw_rel's log transform (pw_log_gpu.cu) codes its arrays one call each.
+bool compress_batch_takes(const format::HeaderFields& h) {
+  return batch_sized(h) && quant::transform_of(h.mode, h.codec) == quant::Transform::identity;
+}
 
 size_t compress_batch_workspace(const codecs::DeviceBatchItem* items, size_t n) {
   size_t need = 1;
@@ -276,7 +279,8 @@ DecodeShape decode_shape(const format::HeaderFields& h) {
 }  // namespace
 
 bool decompress_batch_takes(const format::HeaderFields& h) {
-  return batch_sized(h) && h.n_chunks && decode_shape(h).rp.planes;
+  return batch_sized(h) && h.n_chunks && decode_shape(h).rp.planes &&
+         quant::transform_of(h.mode, h.codec) == quant::Transform::identity;
 }
 
 namespace {

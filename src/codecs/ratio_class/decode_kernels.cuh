@@ -139,6 +139,16 @@ static __global__ void __launch_bounds__(kThreads) parse_kernel(Grid g, uint32_t
   parse_chunk_tables<T>(g, nsym, a, archive_size, dc, tables, longs, status, interp);
 }
 
+// As parse_kernel, the archive's size read from the device (an archive the library wrote there itself:
+// pw_log_gpu.cu's logs).
+template <class T>
+static __global__ void __launch_bounds__(kThreads) parse_sized_kernel(Grid g, uint32_t nsym, const uint8_t* __restrict__ a,
+                                                                      const unsigned long long* archive_size, DecodeChunk* dc,
+                                                                      huffman::DecodeTables* tables, LongTable* longs,
+                                                                      uint32_t* status, bool interp) {
+  parse_chunk_tables<T>(g, nsym, a, *archive_size, dc, tables, longs, status, interp);
+}
+
 static __global__ void __launch_bounds__(kThreads) verify_kernel(const uint8_t* __restrict__ a, DecodeChunk* dc) {
   const uint64_t c = blockIdx.y;  // L.size is 0 for a chunk whose table entry was rejected
   add_checksum_terms(reinterpret_cast<const uint32_t*>(a + dc[c].offset), dc[c].L.size / 4, &dc[c].sum);

@@ -219,20 +219,28 @@ DecompressLayout carve_decompress(void* ws, const format::HeaderFields& h, const
   return L;
 }
 
+// d_size: null for an archive from outside (its table and chunk checksums verified, its size h's), else
+// the device's copy of the size of an archive this library wrote on the device in the same call (its
+// checksums not computed: pw_log_gpu.cu's logs).
 template <class T>
 void decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, const uint8_t* d_a, T* d_out,
-                  uint32_t* d_status, void* ws, cudaStream_t s, const Predictor* extra_asked) {
+                  uint32_t* d_status, void* ws, cudaStream_t s, const Predictor* extra_asked,
+                  const unsigned long long* d_size = nullptr) {
   const Grid g = grid_of(h, slab);
   const DecompressLayout L = carve_decompress(ws, h, g, extra_asked);
   const Predictor* extra = L.extra;
   const uint32_t nsym = 2 * h.block_param, nc = uint32_t(g.n_chunks);
   const uint64_t nt = g.n_tiles;
-  gpu::table_check_kernel<<<1, gpu::kPassThreads, 0, s>>>(d_a, h.n_chunks, h.table_checksum, d_status);
-  parse_kernel<T><<<nc, kThreads, 0, s>>>(g, nsym, d_a, h.archive_size, L.dc, L.tables, L.longs, d_status, extra != nullptr);
   const ChunkShape& f = g.full;
   const unsigned per_chunk = (unsigned)std::min<uint64_t>(64, div_ceil(f.count(), 16 * 256));
-  verify_kernel<<<dim3(per_chunk, nc), kThreads, 0, s>>>(d_a, L.dc);
-  verify_done_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(L.dc, nc, d_status);
+  if (d_size) {
+    parse_sized_kernel<T><<<nc, kThreads, 0, s>>>(g, nsym, d_a, d_size, L.dc, L.tables, L.longs, d_status, extra != nullptr);
+  } else {
+    gpu::table_check_kernel<<<1, gpu::kPassThreads, 0, s>>>(d_a, h.n_chunks, h.table_checksum, d_status);
+    parse_kernel<T><<<nc, kThreads, 0, s>>>(g, nsym, d_a, h.archive_size, L.dc, L.tables, L.longs, d_status, extra != nullptr);
+    verify_kernel<<<dim3(per_chunk, nc), kThreads, 0, s>>>(d_a, L.dc);
+    verify_done_kernel<<<blocks_for(nc, 64), kThreads, 0, s>>>(L.dc, nc, d_status);
+  }
   // Sequences a chunk can have at most (every code kMaxLen bits).
   const uint64_t max_bits = uint64_t(g.full.count()) * huffman::kMaxLen;
   const unsigned max_seq = unsigned(div_ceil(div_ceil(max_bits, huffman::kSubBits), huffman::kSeqSubs));
@@ -341,12 +349,20 @@ void size_chunks(const CompressRun& r, uint32_t* tile_out, uint32_t* tile_exc, c
   });
 }
 
+namespace {
+bool log_transform(const format::HeaderFields& h) {
+  return quant::transform_of(h.mode, h.codec) == quant::Transform::log2;
+}
+}  // namespace
+
 size_t compress_workspace(const format::HeaderFields& h, const codecs::Slab& slab, const Predictor* extra) {
+  if (log_transform(h)) return pw_compress_workspace(h, slab, extra);
   return carve_compress(nullptr, h, grid_of(h, slab), extra).total;
 }
 
 void compress_device(const void* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
                      uint64_t* d_size, void* ws, void* stream, const Predictor* extra) {
+  if (log_transform(h)) return pw_compress_device(d_in, h, slab, d_out, d_size, ws, stream, extra);
   auto s = static_cast<cudaStream_t>(stream);
   detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
@@ -355,6 +371,7 @@ void compress_device(const void* d_in, const format::HeaderFields& h, const code
 }
 
 size_t decompress_workspace(const format::HeaderFields& h, const codecs::Slab& slab, const Predictor* extra) {
+  if (log_transform(h)) return pw_decompress_workspace(h, slab, extra);
   return carve_decompress(nullptr, h, grid_of(h, slab), extra).total;
 }
 
@@ -363,9 +380,21 @@ void decompress_device(const format::HeaderFields& h, const codecs::Slab& slab, 
   auto s = static_cast<cudaStream_t>(stream);
   check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
   if (!h.n_chunks) return;
+  if (log_transform(h)) return pw_decompress_device(h, slab, d_archive, d_out, d_status, ws, stream, extra);
   detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
     decompress_t(h, slab, d_archive, static_cast<T*>(d_out), d_status, ws, s, extra);
+  });
+}
+
+void decompress_written(const format::HeaderFields& h, const codecs::Slab& slab, const uint8_t* d_archive,
+                        const unsigned long long* d_archive_size, void* d_out, uint32_t* d_status, void* ws, void* stream,
+                        const Predictor* extra) {
+  if (!h.n_chunks) return;
+  detail::dispatch_dtype(h.dtype, [&](auto tr) {
+    using T = typename decltype(tr)::value_type;
+    decompress_t(h, slab, d_archive, static_cast<T*>(d_out), d_status, ws, static_cast<cudaStream_t>(stream), extra,
+                 d_archive_size);
   });
 }
 
