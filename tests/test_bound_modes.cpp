@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "codecs/ratio_class/pw_log_sides.hpp"
 #include "common.hpp"
 #include "format/header.hpp"
 #include "quant/bound.hpp"
@@ -372,6 +373,149 @@ template <class T> void check_log_runs_every_level() {
 TEST(unit_pw_log_runs_every_level) {
   check_log_runs_every_level<float>();
   check_log_runs_every_level<double>();
+}
+
+// The log chunks' side sections walked in spans, each from the state pw_carry finds for it (as the GPU's
+// threads walk them), are the one walk's: the same entries, bytes and state, placed or not, over
+// adversarial values with specials, both signs, runs and patches, cut in spans of random lengths.
+template <class T> void check_walk_spans(const std::vector<T>& x, bool placed, uint32_t seed) {
+  using namespace hpcz::ratio;
+  const uint32_t n = uint32_t(x.size());
+  const PwParams w{1e-3, true, -999.0};
+  std::vector<uint8_t> flags(n);
+  uint32_t rng = seed;
+  auto next = [&] { return rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5; };
+  for (uint32_t i = 0; i < n; ++i) flags[i] = pw_regular(x[i], w) ? (next() % 50 == 0 ? 2 : 1) : 0;
+  PwWalk<T> one;
+  std::vector<uint8_t> runs(16 * n + 16), signs(8 * n + 16), patches(16 * n + 16);
+  one.r.p = runs.data(), one.s.p = signs.data(), one.p.p = patches.data();
+  one.span(x.data(), flags.data(), 0, n, placed);
+  const PwWalkState<T> before_finish = one.st;
+  one.finish(placed);
+  one.tally();
+  // Spans of 0 to 3000 values, short ones often.
+  std::vector<uint32_t> cuts = {0};
+  while (cuts.back() < n) cuts.push_back(std::min<uint32_t>(n, cuts.back() + (next() % 4 ? next() % 40 : next() % 3000)));
+  std::vector<PwWalkState<T>> at(cuts.size());  // at[k]: the state before span k
+  for (size_t k = 0; k + 1 < cuts.size(); ++k)
+    at[k + 1] = pw_carry(at[k], pw_span_facts(x.data(), flags.data(), cuts[k], cuts[k + 1]), placed);
+  const PwWalkState<T>& end = at.back();
+  CHECK(end.run_negative == before_finish.run_negative && end.sign_run == before_finish.sign_run &&
+        end.run_len == before_finish.run_len && end.last_patch == before_finish.last_patch &&
+        (!end.run_len || hpcz::detail::to_bits(end.run_value) == hpcz::detail::to_bits(before_finish.run_value)) &&
+        (!placed || (end.gap == before_finish.gap && (!end.run_len || end.run_gap == before_finish.run_gap))));
+  std::vector<uint8_t> r2(runs.size()), s2(signs.size()), p2(patches.size());
+  uint64_t ro = 0, so = 0, po = 0, regular = 0, negatives = 0, n_runs = 0, n_signs = 0, n_patches = 0;
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {  // each span written where the spans before it end
+    PwWalk<T> span;
+    span.st = at[k];
+    span.r.p = r2.data() + ro, span.s.p = s2.data() + so, span.p.p = p2.data() + po;
+    span.span(x.data(), flags.data(), cuts[k], cuts[k + 1], placed);
+    ro += span.r.bytes, so += span.s.bytes, po += span.p.bytes;
+    regular += span.z.regular, negatives += span.z.negatives;
+    n_runs += span.z.n_runs, n_signs += span.z.n_sign_runs, n_patches += span.z.n_patches;
+  }
+  PwWalk<T> last;
+  last.st = end;
+  last.r.p = r2.data() + ro, last.s.p = s2.data() + so, last.p.p = p2.data() + po;
+  last.finish(placed);
+  ro += last.r.bytes, so += last.s.bytes, n_runs += last.z.n_runs, n_signs += last.z.n_sign_runs;
+  CHECK_MSG(ro == one.z.runs_bytes && so == one.z.sign_bytes && po == one.z.patch_bytes && regular == one.z.regular &&
+                negatives == one.z.negatives && n_runs == one.z.n_runs && n_signs == one.z.n_sign_runs &&
+                n_patches == one.z.n_patches,
+            (placed ? "placed" : "not placed") << ": span counts differ from the one walk's");
+  CHECK(std::memcmp(r2.data(), runs.data(), ro) == 0 && std::memcmp(s2.data(), signs.data(), so) == 0 &&
+        std::memcmp(p2.data(), patches.data(), po) == 0);
+  CHECK_MSG(one.z.n_runs > 10 && one.z.n_sign_runs > 10 && one.z.n_patches > 10,
+            "the walk's cases: " << one.z.n_runs << " runs, " << one.z.n_sign_runs << " sign runs, " << one.z.n_patches << " patches");
+}
+
+// The decoder in spans (pw_plan_spans, pw_place_span, as the GPU's threads decode) gives decode_pw_places'
+// values, and refuses what it refuses, over the side sections check_walk_spans' arrays make, and over
+// those sections with bytes changed.
+template <class T> void check_place_spans(const std::vector<T>& x, bool placed, uint32_t seed) {
+  using namespace hpcz::ratio;
+  const uint32_t n = uint32_t(x.size()), span = 1000;
+  const PwParams w{1e-3, true, -999.0};
+  std::vector<uint8_t> flags(n);
+  uint32_t rng = seed;
+  auto next = [&] { return rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5; };
+  uint64_t negatives = 0, special = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    flags[i] = pw_regular(x[i], w) ? (next() % 50 == 0 ? 2 : 1) : 0;
+    negatives += flags[i] && x[i] < T(0), special += !flags[i];
+  }
+  const PwSideSizes z = pw_side_sizes(x.data(), flags.data(), n, placed, false, negatives, true);
+  std::vector<uint8_t> sides(z.total());
+  pw_write_sides(x.data(), flags.data(), n, placed, z, sides.data());
+  std::vector<T> mag(n);  // the decoded magnitudes: |x|, a special's NaN (placed: a stand-in's)
+  for (uint32_t i = 0; i < n; ++i) mag[i] = flags[i] ? (x[i] < T(0) ? -x[i] : x[i]) : (placed ? T(7) : std::numeric_limits<T>::quiet_NaN());
+  int refused_both = 0, decoded = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    std::vector<uint8_t> b = sides;
+    if (trial) b[next() % b.size()] ^= uint8_t(1u << (next() % 8));  // a changed bit in the lists
+    const uint32_t rs = uint32_t(z.runs_section());
+    SideReader runs{b.data(), b.data() + rs}, rest{b.data() + rs, b.data() + b.size()};
+    std::vector<T> one(mag);
+    uint32_t n_runs = 0;
+    uint64_t sp = special;
+    bool ok1 = runs.varint(n_runs) && (!placed || pw_placed_specials<T>(runs, n_runs, n, sp));
+    SignReader signs;
+    ok1 = ok1 && signs.open(z.sign_kind, rest, n - sp) && decode_pw_places(runs, n_runs, placed, n, signs, one.data()) &&
+          signs.close() && apply_pw_patches(rest, n, one.data());
+    std::vector<T> two(mag);
+    const uint32_t n_spans = (n + span - 1) / span;
+    std::vector<uint32_t> nan(n_spans, 0);
+    for (uint32_t i = 0; i < n; ++i) nan[i / span] += two[i] != two[i];
+    std::vector<PwPlaceState<T>> states(n_spans + 1);
+    uint32_t patches_at = 0;
+    const uint32_t rest_size = uint32_t(b.size() - rs);
+    bool ok2 = pw_plan_spans<T>(b.data(), rs, b.data() + rs, rest_size, z.sign_kind, placed, n, span, nan.data(),
+                                states.data(), patches_at);
+    if (ok2) {
+      for (uint32_t k = 0; k < n_spans; ++k)
+        pw_place_span<T>(b.data(), rs, b.data() + rs, rest_size, b.data() + rs, z.sign_kind, placed, states[k], k * span,
+                         std::min(n, (k + 1) * span), two.data());
+      SideReader patches{b.data() + rs + patches_at, b.data() + b.size()};
+      ok2 = apply_pw_patches(patches, n, two.data());
+    }
+    CHECK_MSG(ok1 == ok2, (placed ? "placed" : "not placed") << " trial " << trial << ": the whole decoder "
+                                                             << (ok1 ? "decodes" : "refuses") << ", the spans do not");
+    if (ok1 && ok2) {
+      CHECK(std::memcmp(one.data(), two.data(), n * sizeof(T)) == 0);
+      ++decoded;
+      if (trial == 0)
+        for (uint32_t i = 0; i < n; ++i) CHECK(hpcz::detail::to_bits(one[i]) == hpcz::detail::to_bits(x[i]));
+    } else {
+      ++refused_both;
+    }
+  }
+  CHECK_MSG(decoded > 1 && refused_both > 1, "the trials' cases: " << decoded << " decoded, " << refused_both << " refused");
+}
+
+TEST(unit_pw_place_spans_agree) {
+  const auto fields = real_fields();
+  REQUIRE(!fields.empty());
+  for (bool placed : {false, true})
+    for (uint32_t seed : {3u, 777u}) {
+      check_place_spans(adversarial_values<float>(fields.front()), placed, seed);
+      auto d = adversarial_values<double>(fields.front());
+      for (size_t i = 0; i < d.size(); i += 97) d[i] = -999.0;
+      check_place_spans(d, placed, seed);
+    }
+}
+
+TEST(unit_pw_walk_spans_agree) {
+  const auto fields = real_fields();
+  REQUIRE(!fields.empty());
+  for (bool placed : {false, true})
+    for (uint32_t seed : {1u, 99u, 12345u}) {
+      check_walk_spans(adversarial_values<float>(fields.front()), placed, seed);
+      auto d = adversarial_values<double>(fields.front());
+      for (size_t i = 0; i < d.size(); i += 97) d[i] = -999.0;  // the fill value: specials amid regular values
+      for (size_t i = 500; i < 900; ++i) d[i] = 0.0;           // a long run
+      check_walk_spans(d, placed, seed);
+    }
 }
 
 // Every value of adversarial arrays, f32 and f64, within r |x| (zeros, NaN, Inf as their bits), on

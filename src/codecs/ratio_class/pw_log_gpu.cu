@@ -35,8 +35,10 @@ struct PwChunk {
   unsigned long long offset, sum;                 // the chunk's place, its checksum's sum
   unsigned long long log_offset;                  // decoder: its inner chunk's place in the logs' archive
   uint32_t size, inner, raw, bad;
-  uint32_t specials_size, sign_kind, placed, parallel_signs;
-  uint32_t rest;  // decoder: the signs' and patches' start, from the chunk's
+  uint32_t specials_size, sign_kind, placed;
+  uint32_t parallel_signs;  // decoder: every value regular, the signs bits or one: pw_signs_kernel's
+  uint32_t spans;           // decoder: the specials and signs by span (pw_place_kernel)
+  uint32_t rest;            // decoder: the patches' offset in the chunk
   PwSideSizes z;
 };
 
@@ -132,14 +134,6 @@ __global__ void __launch_bounds__(kThreads) pw_map_kernel(const T* __restrict__ 
   add_counts(special, negative, &pc[c].special, &pc[c].negative);
 }
 
-// Placed specials' stand-ins (the ratio codec), a thread a chunk that has specials or both signs.
-__global__ void pw_stand_in_kernel(Grid g, const uint8_t* flags, double* y, PwChunk* pc) {
-  const uint64_t c = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
-  if (c >= g.n_chunks) return;
-  const uint32_t count = g.shape(c).count();
-  if (!pw_plain(pc[c], count)) pw_stand_ins(flags + c * g.chunk_values, y + c * g.chunk_values, count);
-}
-
 // The check of each regular value's reconstruction from the decoded logs yr (quant::pw_log_check_run's
 // scalar form): flag 2 where it would land beyond r |x|, counted.
 template <class T>
@@ -158,19 +152,147 @@ __global__ void __launch_bounds__(kThreads) pw_check_kernel(const T* __restrict_
   add_counts(patched, 0, &pc[c].patched, nullptr);
 }
 
-// Each chunk's size: its inner chunk's (the logs' table), its side sections' (walked by this thread
-// where it has any), or raw where that is not larger. A thread a chunk.
+// A chunk's side sections are walked in spans of kSpanValues, a thread each, from the state pw_carry finds
+// for each (pw_log_sides.hpp): a span's facts, then the states in order (a thread a chunk), then each
+// span's entries counted and, once the chunk's place is known, written. A chunk of regular values of one
+// sign without a patch (pw_trivial) has no entries.
+constexpr uint32_t kSpanValues = 16384;
+uint32_t spans_per_chunk(const Grid& g) { return uint32_t(div_ceil(g.full.count(), kSpanValues)); }
+
+template <class T> struct PwSpan {
+  PwWalkState<T> st;  // the state before the span (the chunk's last record: after its last span)
+  PwSpanFacts<T> facts;
+  PwSideSizes z;      // its entries (the last record: the finish's)
+  uint64_t runs_at, signs_at, patches_at, regular_at;  // where they go in their lists; regular values before it
+};
+
+__device__ __forceinline__ bool pw_trivial(const PwChunk& p, uint32_t count) { return pw_plain(p, count) && p.patched == 0; }
+
+// Span k of chunk c for thread t of a grid over chunks x (spans + extra) records.
+struct SpanOf {
+  uint64_t c;
+  uint32_t k, first, end, count;
+};
+__device__ __forceinline__ bool span_of(const Grid& g, uint32_t per, uint32_t extra, SpanOf& s) {
+  const uint64_t t = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  s.c = t / (per + extra);
+  s.k = uint32_t(t % (per + extra));
+  if (s.c >= g.n_chunks) return false;
+  s.count = g.shape(s.c).count();
+  s.first = min(s.k * kSpanValues, s.count);
+  s.end = min(s.first + kSpanValues, s.count);
+  return true;
+}
+
+// Placed specials' stand-ins (the ratio codec) in spans, for a chunk with specials or both signs: each
+// span's first and last regular value, the y each span starts from (a thread a chunk), the spans.
+struct PwStandIn {
+  int32_t first_reg, last_reg;  // in the chunk; -1: none in the span
+  double from;                  // the y before the span's first value
+};
+__global__ void pw_stand_in_scan_kernel(Grid g, const uint8_t* flags, const PwChunk* pc, PwStandIn* si, uint32_t per) {
+  SpanOf s;
+  if (!span_of(g, per, 0, s) || pw_plain(pc[s.c], s.count)) return;
+  const uint8_t* f = flags + s.c * g.chunk_values;
+  int32_t first = -1, last = -1;
+  for (uint32_t i = s.first; i < s.end; ++i)
+    if (f[i]) {
+      if (first < 0) first = int32_t(i);
+      last = int32_t(i);
+    }
+  si[s.c * per + s.k].first_reg = first, si[s.c * per + s.k].last_reg = last;
+}
+__global__ void pw_stand_in_from_kernel(Grid g, const double* y, const PwChunk* pc, PwStandIn* si, uint32_t per) {
+  const uint64_t c = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  if (c >= g.n_chunks) return;
+  const uint32_t count = g.shape(c).count();
+  if (pw_plain(pc[c], count)) return;
+  const double* yc = y + c * g.chunk_values;
+  PwStandIn* sp = si + c * per;
+  const uint32_t n_spans = uint32_t(div_ceil(count, kSpanValues));
+  double from = 0.0;
+  for (uint32_t k = 0; k < n_spans; ++k)
+    if (sp[k].first_reg >= 0) {
+      from = yc[sp[k].first_reg];
+      break;
+    }
+  for (uint32_t k = 0; k < n_spans; ++k) {
+    sp[k].from = from;
+    if (sp[k].last_reg >= 0) from = yc[sp[k].last_reg];
+  }
+}
+__global__ void pw_stand_in_kernel(Grid g, const uint8_t* flags, const PwChunk* pc, const PwStandIn* si, double* y,
+                                   uint32_t per) {
+  SpanOf s;
+  if (!span_of(g, per, 0, s) || pw_plain(pc[s.c], s.count)) return;
+  const uint64_t at = s.c * g.chunk_values;
+  pw_stand_in_span(flags + at, y + at, s.first, s.end, si[s.c * per + s.k].from);
+}
+
 template <class T>
-__global__ void pw_size_kernel(const T* __restrict__ in, Grid g, const uint8_t* flags, const uint8_t* logs, bool placed,
-                               PwChunk* pc) {
+__global__ void pw_facts_kernel(const T* __restrict__ in, Grid g, const uint8_t* flags, const PwChunk* pc, PwSpan<T>* spans,
+                                uint32_t per) {
+  SpanOf s;
+  if (!span_of(g, per, 0, s) || pw_trivial(pc[s.c], s.count)) return;
+  const uint64_t at = s.c * g.chunk_values;
+  spans[s.c * (per + 1) + s.k].facts = pw_span_facts(in + at, flags + at, s.first, s.end);
+}
+
+// The state before each span, a thread a chunk.
+template <class T> __global__ void pw_carry_kernel(Grid g, const PwChunk* pc, PwSpan<T>* spans, uint32_t per, bool placed) {
+  const uint64_t c = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  if (c >= g.n_chunks || pw_trivial(pc[c], g.shape(c).count())) return;
+  PwSpan<T>* sp = spans + c * (per + 1);
+  PwWalkState<T> st;
+  for (uint32_t k = 0; k < per; ++k) {
+    sp[k].st = st;
+    st = pw_carry(st, sp[k].facts, placed);
+  }
+  sp[per].st = st;
+}
+
+// Each span's entries counted; the chunk's last record: the finish's.
+template <class T>
+__global__ void pw_count_kernel(const T* __restrict__ in, Grid g, const uint8_t* flags, const PwChunk* pc, PwSpan<T>* spans,
+                                uint32_t per, bool placed) {
+  SpanOf s;
+  if (!span_of(g, per, 1, s) || pw_trivial(pc[s.c], s.count)) return;
+  PwSpan<T>& sp = spans[s.c * (per + 1) + s.k];
+  PwWalk<T> w;
+  w.st = sp.st;
+  const uint64_t at = s.c * g.chunk_values;
+  if (s.k == per) w.finish(placed);
+  else w.span(in + at, flags + at, s.first, s.end, placed);
+  w.tally();
+  sp.z = w.z;
+}
+
+// Each chunk's side sections (the spans' entries summed, each span's place in its lists) and size: its
+// inner chunk's (the logs' table), or raw where that is not smaller. A thread a chunk.
+template <class T>
+__global__ void pw_size_kernel(Grid g, const uint8_t* logs, PwChunk* pc, PwSpan<T>* spans, uint32_t per) {
   const uint64_t c = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
   if (c >= g.n_chunks) return;
   PwChunk& p = pc[c];
   const uint32_t count = g.shape(c).count();
-  const uint64_t first = c * g.chunk_values;
   p.inner = load_u32_le(logs + format::kHeaderBytes + format::kChunkEntryBytes * c + 8);
-  p.z = pw_side_sizes(in + first, flags + first, count, placed, pw_plain(p, count), p.negative, p.patched != 0);
-  const uint64_t size = kChunkHeaderBytes + uint64_t(p.inner) + p.z.total(), raw = raw_chunk_bytes(count, sizeof(T));
+  PwSideSizes z;
+  if (pw_trivial(p, count)) {
+    z.regular = count, z.negatives = p.negative;
+  } else {
+    PwSpan<T>* sp = spans + c * (per + 1);
+    for (uint32_t k = 0; k <= per; ++k) {
+      sp[k].runs_at = z.runs_bytes, sp[k].signs_at = z.sign_bytes, sp[k].patches_at = z.patch_bytes;
+      sp[k].regular_at = z.regular;
+      const PwSideSizes& e = sp[k].z;
+      z.n_runs += e.n_runs, z.n_sign_runs += e.n_sign_runs, z.n_patches += e.n_patches;
+      z.runs_bytes += e.runs_bytes, z.sign_bytes += e.sign_bytes, z.patch_bytes += e.patch_bytes;
+      z.regular += e.regular, z.negatives += e.negatives;
+    }
+  }
+  pw_settle_signs(z);
+  p.z = z;
+  const uint64_t size = kChunkHeaderBytes + uint64_t(p.inner) + z.total(), raw = raw_chunk_bytes(count, sizeof(T));
   p.raw = size >= raw;
   p.size = uint32_t(p.raw ? raw : size);
 }
@@ -208,6 +330,10 @@ __global__ void __launch_bounds__(kThreads) pw_write_kernel(const T* __restrict_
     store_u32_le(d + 8, p.z.sign_kind | (placed ? kPwPlaced : 0));
     store_u32_le(d + 12, kKindPwLog);
   }
+  if (p.z.sign_kind == kSignsBits) {  // zeroed for pw_bits_kernel
+    uint8_t* bits = d + kChunkHeaderBytes + p.inner + pw_side_starts(p.z).signs;
+    for (uint64_t k = t0; k < p.z.signs_section(); k += stride) bits[k] = 0;
+  }
   const uint64_t log_off = load_u64_le(logs + format::kHeaderBytes + format::kChunkEntryBytes * c);
   const uint8_t* src = logs + log_off;  // 4-byte aligned, as the engine writes its chunks
   for (uint64_t k = t0; k < p.inner / 4; k += stride) {
@@ -217,15 +343,46 @@ __global__ void __launch_bounds__(kThreads) pw_write_kernel(const T* __restrict_
   }
 }
 
-// The side sections, a thread a chunk.
+// The side sections: each span's entries where pw_size_kernel placed them; the chunk's last record
+// writes the lists' counts and the finish's entries. A thread a span.
 template <class T>
 __global__ void pw_sides_kernel(const T* __restrict__ in, Grid g, const uint8_t* flags, bool placed, const PwChunk* pc,
-                                uint8_t* out) {
-  const uint64_t c = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
-  if (c >= g.n_chunks || pc[c].raw) return;
-  const PwChunk& p = pc[c];
-  const uint64_t first = c * g.chunk_values;
-  pw_write_sides(in + first, flags + first, g.shape(c).count(), placed, p.z, out + p.offset + kChunkHeaderBytes + p.inner);
+                                const PwSpan<T>* spans, uint32_t per, uint8_t* out) {
+  SpanOf s;
+  if (!span_of(g, per, 1, s)) return;
+  const PwChunk& p = pc[s.c];
+  if (p.raw) return;
+  uint8_t* d = out + p.offset + kChunkHeaderBytes + p.inner;
+  if (s.k == per) pw_write_counts(p.z, d);
+  if (pw_trivial(p, s.count)) return;
+  const PwSpan<T>& sp = spans[s.c * (per + 1) + s.k];
+  const PwSideStarts at = pw_side_starts(p.z);
+  PwWalk<T> w;
+  w.st = sp.st;
+  w.r.p = d + at.runs + sp.runs_at;
+  w.s.p = p.z.sign_kind == kSignsRuns ? d + at.signs + sp.signs_at : nullptr;
+  w.p.p = d + at.patches + sp.patches_at;
+  const uint64_t first = s.c * g.chunk_values;
+  if (s.k == per) w.finish(placed);
+  else w.span(in + first, flags + first, s.first, s.end, placed);
+}
+
+// The sign bits where stored so, a thread a span: each bit ORed into its byte's aligned word (the
+// neighbouring bytes, written before, get zeros).
+template <class T>
+__global__ void pw_bits_kernel(const T* __restrict__ in, Grid g, const uint8_t* flags, const PwChunk* pc,
+                               const PwSpan<T>* spans, uint32_t per, uint8_t* out) {
+  SpanOf s;
+  if (!span_of(g, per, 0, s)) return;
+  const PwChunk& p = pc[s.c];
+  if (p.raw || p.z.sign_kind != kSignsBits) return;
+  uint8_t* bits = out + p.offset + kChunkHeaderBytes + p.inner + pw_side_starts(p.z).signs;
+  const uint64_t first = s.c * g.chunk_values;
+  pw_sign_bits(in + first, flags + first, s.first, s.end, spans[s.c * (per + 1) + s.k].regular_at,
+               [&](uint64_t byte, uint8_t bit) {
+                 const uintptr_t a = reinterpret_cast<uintptr_t>(bits + byte);
+                 atomicOr(reinterpret_cast<unsigned*>(a & ~uintptr_t(3)), unsigned(bit) << (8 * (a & 3)));
+               });
 }
 
 // Blocks: (blocks_per_chunk, chunks).
@@ -251,6 +408,8 @@ struct PwCompressLayout {
   uint8_t* logs;
   unsigned long long* log_size;
   uint32_t* status;
+  void* spans;      // PwSpan<T>: chunks x (spans + 1)
+  void* stand_ins;  // PwStandIn: chunks x spans
   void* engine;
   size_t total;
 };
@@ -267,6 +426,8 @@ PwCompressLayout carve_pw_compress(void* ws, const format::HeaderFields& h, cons
   L.logs = cv.take<uint8_t>(log_archive_bytes(h));
   L.log_size = cv.take<unsigned long long>(8);
   L.status = cv.take<uint32_t>(4);
+  L.spans = cv.take<uint8_t>(sizeof(PwSpan<double>) * h.n_chunks * (spans_per_chunk(grid_of(h, slab)) + 1));
+  L.stand_ins = cv.take<uint8_t>(sizeof(PwStandIn) * h.n_chunks * spans_per_chunk(grid_of(h, slab)));
   const size_t engine = std::max(compress_workspace(y, log_slab(slab), extra), decompress_workspace(y, log_slab(slab), extra));
   L.engine = cv.take<uint8_t>(engine);
   L.total = cv.used;
@@ -292,17 +453,29 @@ void pw_compress_t(const T* d_in, const format::HeaderFields& h, const codecs::S
     }
     const dim3 per(blocks_per_chunk(g), unsigned(nc));
     pw_map_kernel<T><<<per, kThreads, 0, s>>>(d_in, g, w, L.y, L.flags, L.pc);
-    if (placed) pw_stand_in_kernel<<<blocks_for(nc, 4096), kThreads, 0, s>>>(g, L.flags, L.y, L.pc);
+    const uint32_t spc = spans_per_chunk(g);
+    const unsigned span_blocks = unsigned(div_ceil(nc * (spc + 1), kThreads));
+    if (placed) {
+      PwStandIn* si = static_cast<PwStandIn*>(L.stand_ins);
+      pw_stand_in_scan_kernel<<<span_blocks, kThreads, 0, s>>>(g, L.flags, L.pc, si, spc);
+      pw_stand_in_from_kernel<<<blocks_for(nc, 4096), kThreads, 0, s>>>(g, L.y, L.pc, si, spc);
+      pw_stand_in_kernel<<<span_blocks, kThreads, 0, s>>>(g, L.flags, L.pc, si, L.y, spc);
+    }
     check(cudaGetLastError(), "pw map");
     const format::HeaderFields y = log_header(h);
     compress_device(L.y, y, log_slab(slab), L.logs, reinterpret_cast<uint64_t*>(L.log_size), L.engine, s, extra);
     check(cudaMemsetAsync(L.status, 0, 4, s), "pw status");
     decompress_written(y, log_slab(slab), L.logs, L.log_size, L.yr, L.status, L.engine, s, extra);
     pw_check_kernel<T><<<per, kThreads, 0, s>>>(d_in, g, w.r, L.yr, L.flags, L.pc);
-    pw_size_kernel<T><<<blocks_for(nc, 4096), kThreads, 0, s>>>(d_in, g, L.flags, L.logs, placed, L.pc);
+    PwSpan<T>* spans = static_cast<PwSpan<T>*>(L.spans);
+    pw_facts_kernel<T><<<span_blocks, kThreads, 0, s>>>(d_in, g, L.flags, L.pc, spans, spc);
+    pw_carry_kernel<T><<<blocks_for(nc, 4096), kThreads, 0, s>>>(g, L.pc, spans, spc, placed);
+    pw_count_kernel<T><<<span_blocks, kThreads, 0, s>>>(d_in, g, L.flags, L.pc, spans, spc, placed);
+    pw_size_kernel<T><<<blocks_for(nc, 4096), kThreads, 0, s>>>(g, L.logs, L.pc, spans, spc);
     pw_layout_kernel<<<1, 1, 0, s>>>(L.pc, nc, L.st);
     pw_write_kernel<T><<<per, kThreads, 0, s>>>(d_in, g, L.logs, placed, L.pc, d_out);
-    pw_sides_kernel<T><<<blocks_for(nc, 4096), kThreads, 0, s>>>(d_in, g, L.flags, placed, L.pc, d_out);
+    pw_sides_kernel<T><<<span_blocks, kThreads, 0, s>>>(d_in, g, L.flags, placed, L.pc, spans, spc, d_out);
+    pw_bits_kernel<T><<<span_blocks, kThreads, 0, s>>>(d_in, g, L.flags, L.pc, spans, spc, d_out);
     pw_checksum_kernel<<<per, kThreads, 0, s>>>(d_out, L.pc);
     pw_table_kernel<<<blocks_for(nc, 4096), kThreads, 0, s>>>(L.pc, nc, L.st, d_out);
     check(cudaGetLastError(), "pw encode");
@@ -403,11 +576,25 @@ __global__ void __launch_bounds__(kThreads) pw_exp2_kernel(Grid g, const uint8_t
   add_counts(nan, 0, &pc[c].special, nullptr);
 }
 
-// The specials and signs of a log chunk (decode_pw_chunk's serial part), then its patches; a chunk of
-// regular values whose signs are bits or one sign leaves them to pw_signs_kernel, its patches to
-// pw_patch_kernel. A thread a chunk.
+// The NaN magnitudes of each span of a chunk whose specials are not placed. A thread a span.
 template <class T>
-__global__ void pw_places_kernel(Grid g, const uint8_t* a, PwChunk* pc, T* out, uint32_t* status) {
+__global__ void pw_span_nan_kernel(Grid g, const PwChunk* pc, const T* out, uint32_t* span_nan, uint32_t per) {
+  SpanOf s;
+  if (!span_of(g, per, 0, s)) return;
+  const PwChunk& p = pc[s.c];
+  if (p.bad || p.raw || p.placed) return;
+  const T* o = out + s.c * g.chunk_values;
+  uint32_t nan = 0;
+  for (uint32_t i = s.first; i < s.end; ++i) nan += o[i] != o[i];
+  span_nan[s.c * per + s.k] = nan;
+}
+
+// A log chunk's lists (decode_pw_chunk's checks): a chunk of regular values whose signs are bits or one
+// is left to pw_signs_kernel; the others get each span's start in the lists (pw_plan_spans) for
+// pw_place_kernel. Then pw_patch_kernel. A thread a chunk.
+template <class T>
+__global__ void pw_plan_kernel(Grid g, const uint8_t* a, PwChunk* pc, const uint32_t* span_nan, PwPlaceState<T>* states,
+                               uint32_t per, uint32_t* status) {
   const uint64_t c = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
   if (c >= g.n_chunks) return;
   PwChunk& p = pc[c];
@@ -415,19 +602,22 @@ __global__ void pw_places_kernel(Grid g, const uint8_t* a, PwChunk* pc, T* out, 
   const uint32_t n = g.shape(c).count();
   const uint8_t* chunk = a + p.offset;
   const uint8_t* side = chunk + kChunkHeaderBytes + p.inner;
-  SideReader runs{side, side + p.specials_size}, rest{side + p.specials_size, chunk + p.size};
-  T* o = out + c * g.chunk_values;
-  uint32_t n_runs;
-  uint64_t special = p.special;
-  bool ok = runs.varint(n_runs) && (!p.placed || pw_placed_specials<T>(runs, n_runs, n, special));
-  SignReader signs;
-  ok = ok && signs.open(p.sign_kind, rest, n - special);
-  if (ok && !p.placed && special == 0 && p.sign_kind != kSignsRuns) {
-    ok = n_runs == 0 && runs.p == runs.end;
+  const uint8_t* rest = side + p.specials_size;
+  const uint32_t rest_size = uint32_t(chunk + p.size - rest);
+  bool ok;
+  if (!p.placed && p.special == 0 && p.sign_kind != kSignsRuns) {
+    SideReader runs{side, side + p.specials_size}, r{rest, chunk + p.size};
+    uint32_t n_runs;
+    SignReader signs;
+    ok = runs.varint(n_runs) && n_runs == 0 && runs.p == runs.end && signs.open(p.sign_kind, r, n);
     p.parallel_signs = 1;
-    p.rest = uint32_t(rest.p - chunk);  // the patches; the sign bits just before them
-  } else if (ok) {
-    ok = decode_pw_places(runs, n_runs, p.placed, n, signs, o) && signs.close() && apply_pw_patches(rest, n, o);
+    p.rest = uint32_t(r.p - chunk);  // the patches; the sign bits just before them
+  } else {
+    uint32_t patches_at = 0;
+    ok = pw_plan_spans<T>(side, p.specials_size, rest, rest_size, p.sign_kind, p.placed, n, kSpanValues,
+                          span_nan + c * per, states + c * (per + 1), patches_at);
+    p.spans = 1;
+    p.rest = uint32_t(rest - chunk) + patches_at;
   }
   if (!ok) {
     p.bad = 1;
@@ -435,7 +625,22 @@ __global__ void pw_places_kernel(Grid g, const uint8_t* a, PwChunk* pc, T* out, 
   }
 }
 
-// The signs of pw_places_kernel's plain chunks. Blocks: (blocks_per_chunk, chunks).
+// Each span's specials and signs, from its start. A thread a span.
+template <class T>
+__global__ void pw_place_kernel(Grid g, const uint8_t* a, const PwChunk* pc, const PwPlaceState<T>* states, uint32_t per,
+                                T* out) {
+  SpanOf s;
+  if (!span_of(g, per, 0, s)) return;
+  const PwChunk& p = pc[s.c];
+  if (p.bad || p.raw || !p.spans || s.first == s.end) return;
+  const uint8_t* side = a + p.offset + kChunkHeaderBytes + p.inner;
+  const uint8_t* rest = side + p.specials_size;
+  const uint32_t rest_size = uint32_t(a + p.offset + p.size - rest);
+  pw_place_span<T>(side, p.specials_size, rest, rest_size, rest, p.sign_kind, p.placed, states[s.c * (per + 1) + s.k],
+                   s.first, s.end, out + s.c * g.chunk_values);
+}
+
+// The signs of pw_plan_kernel's chunks of regular values. Blocks: (blocks_per_chunk, chunks).
 template <class T>
 __global__ void __launch_bounds__(kThreads) pw_signs_kernel(Grid g, const uint8_t* a, const PwChunk* pc, T* out) {
   const uint64_t c = blockIdx.y, count = g.shape(c).count();
@@ -452,13 +657,15 @@ __global__ void pw_patch_kernel(Grid g, const uint8_t* a, PwChunk* pc, T* out, u
   const uint64_t c = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
   if (c >= g.n_chunks) return;
   const PwChunk& p = pc[c];
-  if (p.bad || p.raw || !p.parallel_signs) return;
+  if (p.bad || p.raw) return;
   SideReader rest{a + p.offset + p.rest, a + p.offset + p.size};
   if (!apply_pw_patches(rest, g.shape(c).count(), out + c * g.chunk_values)) atomicOr(status, gpu::kBadChunk);
 }
 
 struct PwDecompressLayout {
   PwChunk* pc;
+  void* states;  // PwPlaceState<T>: chunks x (spans + 1)
+  uint32_t* span_nan;
   double* y;
   uint8_t* logs;
   unsigned long long* log_size;
@@ -471,6 +678,9 @@ PwDecompressLayout carve_pw_decompress(void* ws, const format::HeaderFields& h, 
   Carver cv{static_cast<uint8_t*>(ws)};
   PwDecompressLayout L;
   L.pc = cv.take<PwChunk>(sizeof(PwChunk) * h.n_chunks);
+  const uint64_t spc = spans_per_chunk(grid_of(h, slab));
+  L.states = cv.take<uint8_t>(sizeof(PwPlaceState<double>) * h.n_chunks * (spc + 1));
+  L.span_nan = cv.take<uint32_t>(4 * h.n_chunks * spc);
   L.y = cv.take<double>(8 * h.n_values);
   L.logs = cv.take<uint8_t>(log_archive_bytes(h));
   L.log_size = cv.take<unsigned long long>(8);
@@ -495,7 +705,12 @@ void pw_decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, co
   check(cudaGetLastError(), "pw parse");
   decompress_written(log_header(h), log_slab(slab), L.logs, L.log_size, L.y, d_status, L.engine, s, extra);
   pw_exp2_kernel<T><<<per, kThreads, 0, s>>>(g, d_a, L.y, L.pc, d_out);
-  pw_places_kernel<T><<<threads_per_chunk, kThreads, 0, s>>>(g, d_a, L.pc, d_out, d_status);
+  const uint32_t spc = spans_per_chunk(g);
+  PwPlaceState<T>* states = static_cast<PwPlaceState<T>*>(L.states);
+  const unsigned span_blocks = unsigned(div_ceil(nc * spc, kThreads));
+  pw_span_nan_kernel<T><<<span_blocks, kThreads, 0, s>>>(g, L.pc, d_out, L.span_nan, spc);
+  pw_plan_kernel<T><<<threads_per_chunk, kThreads, 0, s>>>(g, d_a, L.pc, L.span_nan, states, spc, d_status);
+  pw_place_kernel<T><<<span_blocks, kThreads, 0, s>>>(g, d_a, L.pc, states, spc, d_out);
   pw_signs_kernel<T><<<per, kThreads, 0, s>>>(g, d_a, L.pc, d_out);
   pw_patch_kernel<T><<<threads_per_chunk, kThreads, 0, s>>>(g, d_a, L.pc, d_out, d_status);
   check(cudaGetLastError(), "pw decode");

@@ -73,114 +73,240 @@ struct PwSideSizes {
   HPCZ_HD uint64_t total() const { return runs_section() + signs_section() + patches_section(); }
 };
 
-// One pass in order over the specials' runs and the regular values' sign runs (flags[i] nonzero: a
-// regular value): counted into z, and written to runs and signs where they are not null (the runs' and
-// the sign runs' entries, their counts written before them). The last sign run is counted; it is
-// written where the signs are.
-template <class T>
-HPCZ_HD void pw_walk_runs(const T* in, const uint8_t* flags, uint32_t n, bool placed, PwSideSizes& z, uint8_t* runs,
-                          uint8_t* signs) {
-  SideOut r{runs, 0}, s{signs, 0};
-  uint32_t n_runs = 0, n_sign_runs = 0, sign_run = 0, run_len = 0, gap = 0, run_gap = 0;
-  uint64_t regular = 0, negatives = 0;
-  bool run_negative = false;
+// The walk over a chunk's values in order that makes the specials' runs, the sign runs and the patches,
+// in spans: what it carries from one value to the next. A span's walk from the state the values before
+// it leave (pw_carry finds that state from each span's facts) emits exactly the entries the one walk
+// over the chunk emits there, so spans may be walked at once (the GPU: a thread a span).
+template <class T> struct PwWalkState {
+  bool run_negative = false;  // the last regular value's sign (positive before the first)
+  uint32_t sign_run = 0;      // regular values in the current sign run
+  uint32_t run_len = 0;       // specials in the open run (0: none open; run_value and run_gap unused then)
+  uint32_t gap = 0;           // placed: regular values since the last run started
+  uint32_t run_gap = 0;       // placed: the open run's gap
   T run_value{};
-  auto flush_run = [&] {
-    if (!run_len) return;
-    if (placed) r.varint(run_gap);
-    r.varint(run_len - 1);
-    r.value<T>(run_value);
-    ++n_runs, run_len = 0;
-  };
-  for (uint32_t i = 0; i < n; ++i) {
-    if (flags[i]) {
-      const bool neg = in[i] < T(0);
-      if (neg != run_negative) {
-        s.varint(sign_run);
-        ++n_sign_runs;
-        run_negative = neg, sign_run = 0;
+  int64_t last_patch = -1;    // the last patch's index
+};
+
+// A span's entries: counted into z (its lists' entries and bytes, the regular values and the negative
+// ones among them) and written by r (runs), s (sign runs) and p (patches) where their pointers are set.
+// flags: 0 special, 1 regular, 2 regular and patched.
+template <class T> struct PwWalk {
+  PwWalkState<T> st;
+  PwSideSizes z;
+  SideOut r{nullptr, 0}, s{nullptr, 0}, p{nullptr, 0};
+
+  HPCZ_HD void flush_run(bool placed) {
+    if (!st.run_len) return;
+    if (placed) r.varint(st.run_gap);
+    r.varint(st.run_len - 1);
+    r.value<T>(st.run_value);
+    ++z.n_runs, st.run_len = 0;
+  }
+  HPCZ_HD void span(const T* in, const uint8_t* flags, uint32_t first, uint32_t end, bool placed) {
+    for (uint32_t i = first; i < end; ++i) {
+      if (flags[i]) {
+        const bool neg = in[i] < T(0);
+        if (neg != st.run_negative) {
+          s.varint(st.sign_run);
+          ++z.n_sign_runs;
+          st.run_negative = neg, st.sign_run = 0;
+        }
+        ++st.sign_run;
+        z.negatives += neg;
+        ++z.regular;
+        if (placed) {  // a placed run ends at a regular value
+          flush_run(placed);
+          ++st.gap;
+        }
+        if (flags[i] == 2) {
+          p.varint(st.last_patch < 0 ? i : uint32_t(i - st.last_patch - 1));
+          p.value<T>(in[i]);
+          ++z.n_patches, st.last_patch = i;
+        }
+      } else if (st.run_len && to_bits(in[i]) == to_bits(st.run_value)) {
+        ++st.run_len;
+      } else {
+        flush_run(placed);
+        st.run_value = in[i], st.run_len = 1, st.run_gap = st.gap, st.gap = 0;
       }
-      ++sign_run;
-      negatives += neg;
-      ++regular;
-      if (placed) {  // a placed run ends at a regular value
-        flush_run();
-        ++gap;
-      }
-    } else if (run_len && to_bits(in[i]) == to_bits(run_value)) {
-      ++run_len;
-    } else {
-      flush_run();
-      run_value = in[i], run_len = 1, run_gap = gap, gap = 0;
     }
   }
-  flush_run();
-  s.varint(sign_run);
-  z.n_runs = n_runs, z.runs_bytes = r.bytes;
-  z.n_sign_runs = n_sign_runs + 1, z.sign_bytes = s.bytes;
-  z.regular = regular, z.negatives = negatives;
-}
+  // After the chunk's last span: the open run and the last sign run.
+  HPCZ_HD void finish(bool placed) {
+    flush_run(placed);
+    s.varint(st.sign_run);
+    ++z.n_sign_runs;
+  }
+  // The bytes walked into z.
+  HPCZ_HD void tally() { z.runs_bytes = r.bytes, z.sign_bytes = s.bytes, z.patch_bytes = p.bytes; }
+};
 
-// The patches (flags[i] == 2): counted into z, and written at out where not null (entries only).
-template <class T> HPCZ_HD void pw_walk_patches(const T* in, const uint8_t* flags, uint32_t n, PwSideSizes& z, uint8_t* out) {
-  SideOut o{out, 0};
-  uint32_t count = 0, prev = 0;
-  for (uint32_t i = 0; i < n; ++i)
-    if (flags[i] == 2) {
-      o.varint(count ? i - prev - 1 : i);
-      o.value<T>(in[i]);
-      ++count, prev = i;
+// What a span's values are, whatever came before it: enough to find the state it leaves from the state
+// it starts in (pw_carry).
+template <class T> struct PwSpanFacts {
+  using U = typename Bits<T>::type;
+  uint32_t len = 0, n_reg = 0, n_spec = 0;
+  bool first_neg = false, last_neg = false, one_sign = true;
+  uint32_t sign_tail = 0;  // regular values in the trailing run of one sign
+  U first_bits = 0, last_bits = 0;
+  bool one_value = true;        // every special the same bits
+  uint32_t spec_tail = 0;       // not placed: specials in the trailing run of equal bits (among the specials)
+  uint32_t tail_run = 0;        // placed: the contiguous run of equal specials that ends the span (0: a regular ends it)
+  uint32_t tail_gap = 0;        // placed: regular values before that run since the special before it (or the span's start)
+  bool tail_gap_local = false;  // placed: a special precedes that run in the span
+  uint32_t regs_after_spec = 0;  // regular values after the last special (all of them without one)
+  int64_t last_patch = -1;
+};
+
+template <class T>
+HPCZ_HD PwSpanFacts<T> pw_span_facts(const T* in, const uint8_t* flags, uint32_t first, uint32_t end) {
+  PwSpanFacts<T> f;
+  f.len = end - first;
+  for (uint32_t i = first; i < end; ++i) {
+    if (flags[i]) {
+      const bool neg = in[i] < T(0);
+      if (f.n_reg == 0) f.first_neg = neg;
+      else if (neg != f.last_neg) f.one_sign = false, f.sign_tail = 0;
+      ++f.sign_tail;
+      f.last_neg = neg;
+      ++f.n_reg;
+      ++f.regs_after_spec;
+      f.tail_run = 0;
+      if (flags[i] == 2) f.last_patch = i;
+    } else {
+      const typename PwSpanFacts<T>::U b = to_bits(in[i]);
+      if (f.n_spec == 0) f.first_bits = b;
+      else if (b != f.last_bits) f.one_value = false;
+      f.spec_tail = f.n_spec && b == f.last_bits ? f.spec_tail + 1 : 1;
+      if (f.tail_run && b == f.last_bits) {
+        ++f.tail_run;
+      } else {  // a placed run would start here
+        f.tail_gap_local = f.n_spec != 0;
+        f.tail_gap = f.regs_after_spec;
+        f.tail_run = 1;
+      }
+      f.last_bits = b;
+      ++f.n_spec;
+      f.regs_after_spec = 0;
     }
-  z.n_patches = count, z.patch_bytes = o.bytes;
+  }
+  return f;
 }
 
-// The side sections' sizes of a chunk of n values with its flags (0 special, 1 regular, 2 regular and
-// patched). plain: every value regular and of one sign (plain_negatives of them negative: 0 or n), so
-// nothing is walked; any_patch: some flag is 2. Runs of signs are stored as bits where those are
-// smaller.
+// The state after a span with facts f, from the state before it.
+template <class T> HPCZ_HD PwWalkState<T> pw_carry(const PwWalkState<T>& in, const PwSpanFacts<T>& f, bool placed) {
+  PwWalkState<T> o = in;
+  if (f.n_reg) {
+    o.run_negative = f.last_neg;
+    o.sign_run = !f.one_sign ? f.sign_tail : (f.first_neg == in.run_negative ? in.sign_run + f.n_reg : f.n_reg);
+  }
+  if (f.last_patch >= 0) o.last_patch = f.last_patch;
+  const bool continues = in.run_len && f.first_bits == to_bits(in.run_value);  // the first special joins the open run
+  if (!placed) {  // runs among the specials alone
+    if (f.n_spec) {
+      o.run_len = !f.one_value ? f.spec_tail : (continues ? in.run_len + f.n_spec : f.n_spec);
+      o.run_value = from_bits<T>(f.last_bits);
+    }
+    return o;
+  }
+  o.gap = f.n_spec ? f.regs_after_spec : in.gap + f.n_reg;
+  if (f.n_spec == 0) {
+    if (f.n_reg) o.run_len = 0;
+  } else if (f.tail_run == f.len && continues) {
+    o.run_len = in.run_len + f.len;
+  } else {
+    o.run_len = f.tail_run;
+    if (f.tail_run) {
+      o.run_value = from_bits<T>(f.last_bits);
+      o.run_gap = f.tail_gap + (f.tail_gap_local ? 0 : in.gap);
+    }
+  }
+  return o;
+}
+
+// The side sections' sizes of a chunk of n values with its flags. plain: every value regular and of one
+// sign (plain_negatives of them negative: 0 or n); any_patch: some flag is 2; a plain chunk without a
+// patch is not walked. Sign runs are stored as bits where those are smaller.
+HPCZ_HD void pw_settle_signs(PwSideSizes& z) {
+  z.sign_kind = z.negatives == 0 ? kSignsPositive : (z.negatives == z.regular ? kSignsNegative : kSignsRuns);
+  if (z.sign_kind == kSignsRuns && varint_bytes(z.n_sign_runs) + z.sign_bytes > (z.regular + 7) / 8) z.sign_kind = kSignsBits;
+}
 template <class T>
 HPCZ_HD PwSideSizes pw_side_sizes(const T* in, const uint8_t* flags, uint32_t n, bool placed, bool plain,
                                   uint64_t plain_negatives, bool any_patch) {
   PwSideSizes z;
-  if (plain) {
+  if (plain && !any_patch) {
     z.regular = n, z.negatives = plain_negatives;
   } else {
-    pw_walk_runs(in, flags, n, placed, z, nullptr, nullptr);
+    PwWalk<T> w;
+    w.span(in, flags, 0, n, placed);
+    w.finish(placed);
+    w.tally();
+    z = w.z;
   }
-  z.sign_kind = z.negatives == 0 ? kSignsPositive : (z.negatives == z.regular ? kSignsNegative : kSignsRuns);
-  if (z.sign_kind == kSignsRuns && varint_bytes(z.n_sign_runs) + z.sign_bytes > (z.regular + 7) / 8) z.sign_kind = kSignsBits;
-  if (any_patch) pw_walk_patches(in, flags, n, z, nullptr);
+  pw_settle_signs(z);
   return z;
+}
+
+// Where a chunk's side sections' entries start, from the sections' start (z.total() bytes): after each
+// list's count (signs: the sign runs' count, or the bits).
+struct PwSideStarts {
+  uint64_t runs, signs, patches;
+};
+HPCZ_HD PwSideStarts pw_side_starts(const PwSideSizes& z) {
+  PwSideStarts at;
+  at.runs = varint_bytes(z.n_runs);
+  at.signs = z.runs_section() + (z.sign_kind == kSignsRuns ? varint_bytes(z.n_sign_runs) : 0);
+  at.patches = z.runs_section() + z.signs_section() + varint_bytes(z.n_patches);
+  return at;
+}
+// The lists' counts, at the sections' start d.
+HPCZ_HD void pw_write_counts(const PwSideSizes& z, uint8_t* d) {
+  put_varint(d, z.n_runs);
+  if (z.sign_kind == kSignsRuns) put_varint(d + z.runs_section(), z.n_sign_runs);
+  put_varint(d + z.runs_section() + z.signs_section(), z.n_patches);
+}
+
+// The sign bits of the regular values in [first, end), the first of them regular value k0, into bits
+// (zeroed before): set(byte, mask) ORs a bit in.
+template <class T, class SetBit>
+HPCZ_HD void pw_sign_bits(const T* in, const uint8_t* flags, uint32_t first, uint32_t end, uint64_t k0, SetBit&& set) {
+  uint64_t k = k0;
+  for (uint32_t i = first; i < end; ++i)
+    if (flags[i]) {
+      if (in[i] < T(0)) set(k >> 3, uint8_t(1u << (k & 7)));
+      ++k;
+    }
 }
 
 // Writes the side sections z measured (z.total() bytes) at d.
 template <class T>
 HPCZ_HD void pw_write_sides(const T* in, const uint8_t* flags, uint32_t n, bool placed, const PwSideSizes& z, uint8_t* d) {
-  uint8_t* runs = put_varint(d, z.n_runs);
-  uint8_t* signs = d + z.runs_section();
-  uint8_t* patches = signs + z.signs_section();
+  const PwSideStarts at = pw_side_starts(z);
+  pw_write_counts(z, d);
   if (z.sign_kind == kSignsBits) {
-    for (uint64_t k = 0; k < z.signs_section(); ++k) signs[k] = 0;
-    uint64_t k = 0;
-    for (uint32_t i = 0; i < n; ++i)
-      if (flags[i]) {
-        if (in[i] < T(0)) signs[k >> 3] |= uint8_t(1u << (k & 7));
-        ++k;
-      }
+    uint8_t* bits = d + at.signs;
+    for (uint64_t k = 0; k < z.signs_section(); ++k) bits[k] = 0;
+    pw_sign_bits(in, flags, 0, n, 0, [&](uint64_t byte, uint8_t bit) { bits[byte] |= bit; });
   }
-  if (z.n_runs || z.sign_kind == kSignsRuns) {
-    PwSideSizes w;
-    pw_walk_runs(in, flags, n, placed, w, runs,
-                 z.sign_kind == kSignsRuns ? put_varint(signs, z.n_sign_runs) : nullptr);
-  }
-  uint8_t* entries = put_varint(patches, z.n_patches);
-  if (z.n_patches) {
-    PwSideSizes w;
-    pw_walk_patches(in, flags, n, w, entries);
+  if (z.n_runs || z.sign_kind == kSignsRuns || z.n_patches) {
+    PwWalk<T> w;
+    w.r.p = d + at.runs;
+    w.s.p = z.sign_kind == kSignsRuns ? d + at.signs : nullptr;
+    w.p.p = d + at.patches;
+    w.span(in, flags, 0, n, placed);
+    w.finish(placed);
   }
 }
 
 // Placed specials' stand-ins: the preceding regular value's y (the first one's before it; 0 without one).
+// In spans: [first, end) from last, the y of the regular value before first (or the chunk's first).
+HPCZ_HD void pw_stand_in_span(const uint8_t* flags, double* y, uint32_t first, uint32_t end, double last) {
+  for (uint32_t i = first; i < end; ++i) {
+    if (flags[i]) last = y[i];
+    else y[i] = last;
+  }
+}
 HPCZ_HD void pw_stand_ins(const uint8_t* flags, double* y, uint32_t n) {
   double last = 0.0;
   for (uint32_t i = 0; i < n; ++i)
@@ -188,10 +314,7 @@ HPCZ_HD void pw_stand_ins(const uint8_t* flags, double* y, uint32_t n) {
       last = y[i];
       break;
     }
-  for (uint32_t i = 0; i < n; ++i) {
-    if (flags[i]) last = y[i];
-    else y[i] = last;
-  }
+  pw_stand_in_span(flags, y, 0, n, last);
 }
 
 // Reads a chunk's side sections; every read checks the end.
@@ -343,6 +466,163 @@ HPCZ_HD bool decode_pw_places(SideReader& runs, uint32_t n_runs, bool placed, ui
     if (run_left || n_runs || runs.p != runs.end) return false;
   }
   return true;
+}
+
+// The decoder in spans (the GPU: a thread a span), as decode_pw_places decodes a chunk whole: where each
+// span starts in the lists (pw_plan_spans, one pass over the lists' entries and the spans, which also
+// checks the lists as decode_pw_places does), then each span's specials and signs (pw_place_span).
+template <class T> struct PwPlaceState {
+  uint32_t runs_at = 0;    // the next run entry's offset in the specials section
+  uint32_t runs_left = 0;  // entries not read
+  uint32_t run_left = 0;   // specials left in the open run
+  uint32_t gap_left = 0;   // placed: regular values left before the open run's specials
+  T value{};
+  uint32_t signs_at = 0;   // kSignsRuns: the next sign run's offset in the rest (the signs, then the patches)
+  uint32_t sign_runs_left = 0, sign_left = 0;
+  bool negative = true;    // flipped to positive by the first run, as SignReader's
+  uint64_t regular_at = 0;  // regular values before the span (kSignsBits)
+};
+
+// The states at the starts of the spans of span values (states[k], k <= n_spans: the last after the
+// chunk) of a chunk of n values whose specials' section is runs (runs_size bytes) and rest its signs and
+// patches; not placed, span_specials[k]: the NaN magnitudes in span k. false where the lists are not a
+// chunk's of n values, as decode_pw_places finds them; patches_at: the patches' offset in the rest.
+template <class T>
+HPCZ_HD bool pw_plan_spans(const uint8_t* runs_sec, uint32_t runs_size, const uint8_t* rest, uint32_t rest_size,
+                           uint32_t sign_kind, bool placed, uint32_t n, uint32_t span, const uint32_t* span_specials,
+                           PwPlaceState<T>* states, uint32_t& patches_at) {
+  SideReader runs{runs_sec, runs_sec + runs_size}, signs{rest, rest + rest_size};
+  PwPlaceState<T> st;
+  if (!runs.varint(st.runs_left)) return false;
+  uint64_t special = 0;
+  const uint32_t n_spans = (n + span - 1) / span;
+  if (placed) {
+    if (!pw_placed_specials<T>(runs, st.runs_left, n, special)) return false;
+  } else {
+    for (uint32_t k = 0; k < n_spans; ++k) special += span_specials[k];
+  }
+  const uint64_t regular = n - special;
+  if (sign_kind == kSignsBits) {
+    if (uint64_t(signs.end - signs.p) < (regular + 7) / 8) return false;
+    signs.p += (regular + 7) / 8;
+  } else if (sign_kind == kSignsRuns) {
+    if (!signs.varint(st.sign_runs_left)) return false;
+  }
+  auto take_signs = [&](uint64_t r) {  // the signs of r regular values, the runs read as SignReader reads them
+    if (sign_kind == kSignsBits) st.regular_at += r;
+    if (sign_kind != kSignsRuns) return true;
+    while (r) {
+      while (st.sign_left == 0) {
+        if (st.sign_runs_left == 0 || !signs.varint(st.sign_left)) return false;
+        --st.sign_runs_left;
+        st.negative = !st.negative;
+      }
+      const uint64_t t = r < st.sign_left ? r : st.sign_left;
+      st.sign_left -= uint32_t(t), r -= t;
+    }
+    return true;
+  };
+  auto read_run = [&] {
+    uint32_t gap = 0, len;
+    if (st.runs_left == 0 || (placed && !runs.varint(gap)) || !runs.varint(len) || !runs.value(st.value) || len == UINT32_MAX)
+      return false;
+    --st.runs_left;
+    st.gap_left = gap, st.run_left = len + 1;
+    return true;
+  };
+  for (uint32_t k = 0; k < n_spans; ++k) {
+    st.runs_at = uint32_t(runs.p - runs_sec);
+    st.signs_at = uint32_t(signs.p - rest);
+    states[k] = st;
+    const uint32_t len = (k + 1 < n_spans ? span : n - k * span);
+    uint64_t regs = 0;
+    if (placed) {  // gaps of regular values, then runs, in order
+      for (uint32_t left = len; left;) {
+        if (st.gap_left) {
+          const uint32_t t = left < st.gap_left ? left : st.gap_left;
+          st.gap_left -= t, left -= t, regs += t;
+        } else if (st.run_left) {
+          const uint32_t t = left < st.run_left ? left : st.run_left;
+          st.run_left -= t, left -= t;
+        } else if (st.runs_left) {
+          if (!read_run()) return false;
+        } else {
+          regs += left, left = 0;
+        }
+      }
+    } else {  // the span's NaN magnitudes take the runs' values in order
+      for (uint32_t need = span_specials[k]; need;) {
+        if (st.run_left == 0 && !read_run()) return false;
+        const uint32_t t = need < st.run_left ? need : st.run_left;
+        st.run_left -= t, need -= t;
+      }
+      regs = len - span_specials[k];
+    }
+    if (!take_signs(regs)) return false;
+  }
+  st.runs_at = uint32_t(runs.p - runs_sec);
+  st.signs_at = uint32_t(signs.p - rest);
+  states[n_spans] = st;
+  if (!placed && (st.run_left || st.runs_left || runs.p != runs.end)) return false;
+  if (sign_kind == kSignsRuns && (st.sign_runs_left || st.sign_left)) return false;
+  patches_at = uint32_t(signs.p - rest);
+  return true;
+}
+
+// Span [first, end) of a chunk from its state st (pw_plan_spans, which checked every read): the specials'
+// values and the regular values' signs over the magnitudes in out (a special's NaN where not placed).
+template <class T>
+HPCZ_HD void pw_place_span(const uint8_t* runs_sec, uint32_t runs_size, const uint8_t* rest, uint32_t rest_size,
+                           const uint8_t* bits, uint32_t sign_kind, bool placed, PwPlaceState<T> st, uint32_t first,
+                           uint32_t end, T* out) {
+  SideReader runs{runs_sec + st.runs_at, runs_sec + runs_size}, signs{rest + st.signs_at, rest + rest_size};
+  for (uint32_t i = first; i < end; ++i) {
+    bool special;
+    if (placed) {
+      for (;;) {
+        if (st.gap_left) {
+          --st.gap_left, special = false;
+        } else if (st.run_left) {
+          --st.run_left, special = true;
+        } else if (st.runs_left) {
+          uint32_t gap = 0, len = 0;
+          runs.varint(gap), runs.varint(len), runs.value(st.value);
+          --st.runs_left, st.gap_left = gap, st.run_left = len + 1;
+          continue;
+        } else {
+          special = false;
+        }
+        break;
+      }
+    } else {
+      special = out[i] != out[i];
+      if (special) {
+        if (st.run_left == 0) {
+          uint32_t len = 0;
+          runs.varint(len), runs.value(st.value);
+          --st.runs_left, st.run_left = len + 1;
+        }
+        --st.run_left;
+      }
+    }
+    if (special) {
+      out[i] = st.value;
+      continue;
+    }
+    bool neg = sign_kind == kSignsNegative;
+    if (sign_kind == kSignsBits) {
+      neg = bits[st.regular_at >> 3] >> (st.regular_at & 7) & 1;
+      ++st.regular_at;
+    } else if (sign_kind == kSignsRuns) {
+      while (st.sign_left == 0) {
+        signs.varint(st.sign_left);
+        st.negative = !st.negative;
+      }
+      --st.sign_left;
+      neg = st.negative;
+    }
+    if (neg) out[i] = -out[i];
+  }
 }
 
 // The patches (the chunk's last section) over the decoded values.
