@@ -49,7 +49,7 @@ static const char* kUsageTemplate =
     "  whole numbers (--abs 0: lossless).\n"
     "--abs E --rel R: every value within both bounds (abs_and_rel); with --either, within one (abs_or_rel).\n"
     "--pw-rel R: every value within R x |value| (0 < R < 1; zero and signs kept; --mode ratio and interp code\n"
-    "  log2 |value| on the CPU and take R from 1e-6).\n"
+    "  log2 |value| and take R from 1e-6).\n"
     "--psnr DB, --nrmse E: the array's PSNR (of its value range) at least DB, or its NRMSE at most E;\n"
     "  `hpcz info` gives the PSNR achieved. The whole array is held in memory.\n"
     "--max-output 4G: an archive whose array is larger is refused (bad input) before any is decoded.\n"
