@@ -388,7 +388,7 @@ def decompress_batch(blobs, outs):
                 if code:
                     statuses[i] = (code, message)
                     continue
-                if cpu_only:  # pw_rel's log2 transform: decoded on the host, its values put on the device
+                if cpu_only:  # a codec and mode the GPU lacks: decoded on the host, its values put on the device
                     try:
                         results[i] = decompress(blobs[i], None if outs is None else outs[i])
                     except Exception as e:  # noqa: BLE001

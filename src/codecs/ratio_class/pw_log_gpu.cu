@@ -2,9 +2,9 @@
 // bytes as the CPU's. The engine codes the float64 logs as an archive of its own in the workspace (an
 // abs bound on y whose step is the transform's, quant::pw_log_step); the encoder decodes that archive as
 // the decoder will, checks every value, and writes each log chunk around its inner chunk. The side
-// sections (pw_log_sides.hpp) take one thread a chunk; a chunk of regular values of one sign, with no
-// patch, has none to walk. The decoder copies the inner chunks into an archive of the logs, decodes it
-// with the engine and applies the side sections.
+// sections (pw_log_sides.hpp) are walked in spans, a thread each; a chunk of regular values of one sign,
+// with no patch, has none to walk. The decoder copies the inner chunks into an archive of the logs,
+// decodes it with the engine and applies the side sections, span by span.
 #include <cuda_runtime.h>
 #include <cub/block/block_reduce.cuh>
 
