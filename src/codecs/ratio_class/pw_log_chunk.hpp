@@ -48,6 +48,71 @@ template <class F> void for_pieces(uint64_t n, int threads, F&& fn) {
   }
 }
 
+// fn(k) for every span k of a chunk of n values and, with extra, k = the span count (the finish), on
+// threads threads.
+template <class F> void for_spans(uint32_t n, bool extra, int threads, F&& fn) {
+  const int64_t spans = int64_t((n + kPwSpanValues - 1) / kPwSpanValues) + (extra ? 1 : 0);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
+  for (int64_t k = 0; k < spans; ++k) fn(uint32_t(k));
+}
+
+// A chunk's side sections walked in spans at once (pw_log_sides.hpp: each span from the state the one
+// walk has there), as the GPU walks them: the same entries as pw_side_sizes and pw_write_sides.
+template <class T> struct PwSpanWalk {
+  std::vector<PwWalkState<T>> st;  // before each span, then after the last
+  std::vector<PwSideSizes> z;      // each span's entries, then the finish's
+  std::vector<uint64_t> runs_at, signs_at, patches_at;
+
+  PwSideSizes sizes(const T* in, const uint8_t* flags, uint32_t n, bool placed, int threads) {
+    const uint32_t spans = (n + kPwSpanValues - 1) / kPwSpanValues;
+    std::vector<PwSpanFacts<T>> facts(spans);
+    for_spans(n, false, threads, [&](uint32_t k) {
+      facts[k] = pw_span_facts(in, flags, k * kPwSpanValues, std::min(n, (k + 1) * kPwSpanValues));
+    });
+    st.assign(spans + 1, PwWalkState<T>{});
+    for (uint32_t k = 0; k < spans; ++k) st[k + 1] = pw_carry(st[k], facts[k], placed);
+    z.assign(spans + 1, PwSideSizes{});
+    for_spans(n, true, threads, [&](uint32_t k) {
+      PwWalk<T> w;
+      w.st = st[k];
+      if (k == spans) w.finish(placed);
+      else w.span(in, flags, k * kPwSpanValues, std::min(n, (k + 1) * kPwSpanValues), placed);
+      w.tally();
+      z[k] = w.z;
+    });
+    PwSideSizes all;
+    runs_at.resize(spans + 1), signs_at.resize(spans + 1), patches_at.resize(spans + 1);
+    for (uint32_t k = 0; k <= spans; ++k) {
+      runs_at[k] = all.runs_bytes, signs_at[k] = all.sign_bytes, patches_at[k] = all.patch_bytes;
+      all.n_runs += z[k].n_runs, all.n_sign_runs += z[k].n_sign_runs, all.n_patches += z[k].n_patches;
+      all.runs_bytes += z[k].runs_bytes, all.sign_bytes += z[k].sign_bytes, all.patch_bytes += z[k].patch_bytes;
+      all.regular += z[k].regular, all.negatives += z[k].negatives;
+    }
+    pw_settle_signs(all);
+    return all;
+  }
+  // The sections sizes() measured (all) at d.
+  void write(const T* in, const uint8_t* flags, uint32_t n, bool placed, const PwSideSizes& all, uint8_t* d, int threads) {
+    const uint32_t spans = (n + kPwSpanValues - 1) / kPwSpanValues;
+    const PwSideStarts at = pw_side_starts(all);
+    pw_write_counts(all, d);
+    if (all.sign_kind == kSignsBits) {
+      uint8_t* bits = d + at.signs;
+      std::fill(bits, bits + all.signs_section(), uint8_t(0));
+      pw_sign_bits(in, flags, 0, n, 0, [&](uint64_t byte, uint8_t bit) { bits[byte] |= bit; });
+    }
+    for_spans(n, true, threads, [&](uint32_t k) {
+      PwWalk<T> w;
+      w.st = st[k];
+      w.r.p = d + at.runs + runs_at[k];
+      w.s.p = all.sign_kind == kSignsRuns ? d + at.signs + signs_at[k] : nullptr;
+      w.p.p = d + at.patches + patches_at[k];
+      if (k == spans) w.finish(placed);
+      else w.span(in, flags, k * kPwSpanValues, std::min(n, (k + 1) * kPwSpanValues), placed);
+    });
+  }
+};
+
 struct PwScratch {
   ScratchVector<double> y, yr;  // written in full by the parallel passes (log2, the inner decoder)
   ScratchVector<uint8_t> flags;
@@ -92,7 +157,11 @@ void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, Pw
     quant::pw_log_check_run(in + first, s.yr.data() + first, count, w.r, s.flags.data() + first);
     n_patched += uint64_t(std::count(s.flags.data() + first, s.flags.data() + first + count, uint8_t(2)));
   });
-  const PwSideSizes z = pw_side_sizes(in, s.flags.data(), n, placed, plain, n_negative, n_patched != 0);
+  // Side sections to walk on more than a span's values with threads to share: in spans at once.
+  const bool spans = !(plain && n_patched == 0) && threads > 1 && n > kPwSpanValues;
+  PwSpanWalk<T> sw;
+  const PwSideSizes z = spans ? sw.sizes(in, s.flags.data(), n, placed, threads)
+                              : pw_side_sizes(in, s.flags.data(), n, placed, plain, n_negative, n_patched != 0);
   const uint64_t size = kChunkHeaderBytes + s.inner.size() + z.total();
   if (size >= raw_chunk_bytes(n, sizeof(T))) {
     write_raw_chunk(in, n, dst);
@@ -105,7 +174,8 @@ void encode_pw_chunk(const T* in, uint32_t n, const PwParams& w, bool placed, Pw
   store_u32_le(d + 8, z.sign_kind | (placed ? kPwPlaced : 0));
   store_u32_le(d + 12, kKindPwLog);
   std::copy(s.inner.begin(), s.inner.end(), d + kChunkHeaderBytes);
-  pw_write_sides(in, s.flags.data(), n, placed, z, d + kChunkHeaderBytes + s.inner.size());
+  if (spans) sw.write(in, s.flags.data(), n, placed, z, d + kChunkHeaderBytes + s.inner.size(), threads);
+  else pw_write_sides(in, s.flags.data(), n, placed, z, d + kChunkHeaderBytes + s.inner.size());
 }
 
 // Decodes a chunk of n values into out; false if malformed. Never reads outside src.
@@ -141,9 +211,30 @@ bool decode_pw_chunk(const uint8_t* src, uint32_t size, uint32_t n, T* out, int 
     for (int64_t i = 0; i < int64_t(n); ++i) special += y[i] != y[i];
   }
   for_pieces(n, threads, [&](uint64_t first, uint64_t count) { quant::exp2_run(y + first, count, out + first); });
+  const bool parallel_signs = !placed && special == 0 && sign_kind != kSignsRuns;
+  if (!parallel_signs && threads > 1 && n > kPwSpanValues) {  // the specials and signs in spans at once
+    const uint32_t spans = (n + kPwSpanValues - 1) / kPwSpanValues;
+    std::vector<uint32_t> nan(spans, 0);
+    if (!placed)
+      for_spans(n, false, threads, [&](uint32_t k) {
+        for (uint32_t i = k * kPwSpanValues, e = std::min(n, (k + 1) * kPwSpanValues); i < e; ++i) nan[k] += out[i] != out[i];
+      });
+    std::vector<PwPlaceState<T>> states(spans + 1);
+    uint32_t patches_at = 0;
+    const uint32_t rest_size = uint32_t(src + size - rest.p);
+    if (!pw_plan_spans<T>(side, specials_size, rest.p, rest_size, sign_kind, placed, n, kPwSpanValues, nan.data(),
+                          states.data(), patches_at))
+      return false;
+    for_spans(n, false, threads, [&](uint32_t k) {
+      pw_place_span<T>(side, specials_size, rest.p, rest_size, rest.p, sign_kind, placed, states[k], k * kPwSpanValues,
+                       std::min(n, (k + 1) * kPwSpanValues), out);
+    });
+    SideReader patches{rest.p + patches_at, src + size};
+    return apply_pw_patches(patches, n, out);
+  }
   SignReader signs;
   if (!signs.open(sign_kind, rest, n - special)) return false;
-  if (!placed && special == 0 && sign_kind != kSignsRuns) {  // every value regular: the signs in parallel
+  if (parallel_signs) {  // every value regular: the signs in parallel
     if (n_runs != 0 || runs.p != runs.end) return false;
     if (sign_kind != kSignsPositive)
       for_pieces(n, threads, [&](uint64_t first, uint64_t count) {

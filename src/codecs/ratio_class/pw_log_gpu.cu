@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(kThreads) pw_check_kernel(const T* __restrict_
 // for each (pw_log_sides.hpp): a span's facts, then the states in order (a thread a chunk), then each
 // span's entries counted and, once the chunk's place is known, written. A chunk of regular values of one
 // sign without a patch (pw_trivial) has no entries.
-constexpr uint32_t kSpanValues = 16384;
+constexpr uint32_t kSpanValues = kPwSpanValues;
 uint32_t spans_per_chunk(const Grid& g) { return uint32_t(div_ceil(g.full.count(), kSpanValues)); }
 
 template <class T> struct PwSpan {

@@ -73,6 +73,9 @@ struct PwSideSizes {
   HPCZ_HD uint64_t total() const { return runs_section() + signs_section() + patches_section(); }
 };
 
+// The values a thread walks at once where a chunk's side sections are walked in spans (pw_carry).
+constexpr uint32_t kPwSpanValues = 16384;
+
 // The walk over a chunk's values in order that makes the specials' runs, the sign runs and the patches,
 // in spans: what it carries from one value to the next. A span's walk from the state the values before
 // it leave (pw_carry finds that state from each span's facts) emits exactly the entries the one walk
