@@ -197,8 +197,7 @@ def compress(array, *, abs=None, rel=None, mode="fast", lossless=False, fill=Non
     rel x range; SZ3's ABS_AND_REL) or within either (bound_rule="or": the larger; ABS_OR_REL).
     bound_rule is for two bounds only. pw_rel: pointwise relative, instead of abs and rel: every value x
     comes back within pw_rel x |x| (0 < pw_rel < 1; zeros and signs kept; no range involved; the ratio
-    and interp modes code log2 |x| and take pw_rel >= 1e-6, on the CPU: an array on the GPU is copied
-    to the host and its archive put back, as for psnr). psnr / nrmse: quality targets, instead of the others (every mode): the array's PSNR,
+    and interp modes code log2 |x| and take pw_rel >= 1e-6). psnr / nrmse: quality targets, instead of the others (every mode): the array's PSNR,
     20 log10(range / RMSE) over its finite, non-fill values, at least psnr dB (psnr > 0), or its RMSE /
     range at most nrmse (0 < nrmse < 1); hpcz.info(archive)["psnr_achieved"] is the PSNR reached. An
     array on the GPU with psnr or nrmse is copied to the host and coded there (the device calls code

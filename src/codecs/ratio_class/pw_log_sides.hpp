@@ -617,11 +617,8 @@ HPCZ_HD void pw_place_span(const uint8_t* runs_sec, uint32_t runs_size, const ui
       neg = bits[st.regular_at >> 3] >> (st.regular_at & 7) & 1;
       ++st.regular_at;
     } else if (sign_kind == kSignsRuns) {
-      while (st.sign_left == 0) {
-        signs.varint(st.sign_left);
-        st.negative = !st.negative;
-      }
-      --st.sign_left;
+      while (st.sign_left == 0 && signs.varint(st.sign_left)) st.negative = !st.negative;
+      if (st.sign_left) --st.sign_left;  // (checked: a run is there; never a loop past the section's end)
       neg = st.negative;
     }
     if (neg) out[i] = -out[i];
