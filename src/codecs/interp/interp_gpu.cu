@@ -9,6 +9,7 @@
 #include "codecs/interp/interp_kernels.cuh"
 #include "codecs/interp/interp_sample_kernels.cuh"
 #include "codecs/ratio_class/engine_gpu.hpp"
+#include "codecs/ratio_class/pw_log_gpu.hpp"
 #include "codecs/ratio_class/predictor.cuh"
 #include "common/cuda_check.hpp"
 #include "common/dtype.hpp"
@@ -242,18 +243,18 @@ const Predictor kInterp = {compress_bytes, decompress_bytes, chunks, init, range
                            scatter, reconstruct};
 
 size_t compress_ws(const format::HeaderFields& h, const codecs::Slab& slab) {
-  return ratio::compress_workspace(h, slab, &kInterp);
+  return ratio::class_compress_workspace(h, slab, &kInterp);
 }
 void compress(const void* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out, uint64_t* d_size,
               void* ws, void* stream) {
-  ratio::compress_device(d_in, h, slab, d_out, d_size, ws, stream, &kInterp);
+  ratio::class_compress(d_in, h, slab, d_out, d_size, ws, stream, &kInterp);
 }
 size_t decompress_ws(const format::HeaderFields& h, const codecs::Slab& slab) {
-  return ratio::decompress_workspace(h, slab, &kInterp);
+  return ratio::class_decompress_workspace(h, slab, &kInterp);
 }
 void decompress(const format::HeaderFields& h, const codecs::Slab& slab, const uint8_t* d_archive, void* d_out,
                 uint32_t* d_status, void* ws, void* stream) {
-  ratio::decompress_device(h, slab, d_archive, d_out, d_status, ws, stream, &kInterp);
+  ratio::class_decompress(h, slab, d_archive, d_out, d_status, ws, stream, &kInterp);
 }
 
 }  // namespace

@@ -349,20 +349,12 @@ void size_chunks(const CompressRun& r, uint32_t* tile_out, uint32_t* tile_exc, c
   });
 }
 
-namespace {
-bool log_transform(const format::HeaderFields& h) {
-  return quant::transform_of(h.mode, h.codec) == quant::Transform::log2;
-}
-}  // namespace
-
 size_t compress_workspace(const format::HeaderFields& h, const codecs::Slab& slab, const Predictor* extra) {
-  if (log_transform(h)) return pw_compress_workspace(h, slab, extra);
   return carve_compress(nullptr, h, grid_of(h, slab), extra).total;
 }
 
 void compress_device(const void* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
                      uint64_t* d_size, void* ws, void* stream, const Predictor* extra) {
-  if (log_transform(h)) return pw_compress_device(d_in, h, slab, d_out, d_size, ws, stream, extra);
   auto s = static_cast<cudaStream_t>(stream);
   detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
@@ -371,7 +363,6 @@ void compress_device(const void* d_in, const format::HeaderFields& h, const code
 }
 
 size_t decompress_workspace(const format::HeaderFields& h, const codecs::Slab& slab, const Predictor* extra) {
-  if (log_transform(h)) return pw_decompress_workspace(h, slab, extra);
   return carve_decompress(nullptr, h, grid_of(h, slab), extra).total;
 }
 
@@ -380,7 +371,6 @@ void decompress_device(const format::HeaderFields& h, const codecs::Slab& slab, 
   auto s = static_cast<cudaStream_t>(stream);
   check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
   if (!h.n_chunks) return;
-  if (log_transform(h)) return pw_decompress_device(h, slab, d_archive, d_out, d_status, ws, stream, extra);
   detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
     decompress_t(h, slab, d_archive, static_cast<T*>(d_out), d_status, ws, s, extra);

@@ -25,15 +25,6 @@ void decompress_written(const format::HeaderFields& h, const codecs::Slab& slab,
                         const unsigned long long* d_archive_size, void* d_out, uint32_t* d_status, void* ws, void* stream,
                         const Predictor* extra);
 
-// pw_rel's log2 transform around the engine (pw_log_gpu.cu: pw_log_chunk.hpp's chunks, the same bytes as
-// the CPU's): the entry points above take these for a header whose transform is log2.
-size_t pw_compress_workspace(const format::HeaderFields& h, const codecs::Slab& slab, const Predictor* extra);
-void pw_compress_device(const void* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
-                        uint64_t* d_size, void* ws, void* stream, const Predictor* extra);
-size_t pw_decompress_workspace(const format::HeaderFields& h, const codecs::Slab& slab, const Predictor* extra);
-void pw_decompress_device(const format::HeaderFields& h, const codecs::Slab& slab, const uint8_t* d_archive, void* d_out,
-                          uint32_t* d_status, void* ws, void* stream, const Predictor* extra);
-
 // A device batch of the ratio codec's arrays (Lorenzo alone; the same options and dtype) in one set of
 // launches a slice of the batch (batch_gpu.cu), each archive the one-array call's bytes. The batch
 // takes arrays below BatchSlicePolicy::batched_below bytes; the pipeline codes larger ones alone.

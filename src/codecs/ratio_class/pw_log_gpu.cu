@@ -12,6 +12,7 @@
 
 #include "codecs/ratio_class/decode_kernels.cuh"
 #include "codecs/ratio_class/engine_gpu.hpp"
+#include "codecs/ratio_class/pw_log_gpu.hpp"
 #include "codecs/ratio_class/predictor.cuh"
 #include "codecs/ratio_class/pw_log_sides.hpp"
 #include "common/cuda_check.hpp"
@@ -716,29 +717,36 @@ void pw_decompress_t(const format::HeaderFields& h, const codecs::Slab& slab, co
   check(cudaGetLastError(), "pw decode");
 }
 
+bool log_transform(const format::HeaderFields& h) { return quant::transform_of(h.mode, h.codec) == quant::Transform::log2; }
+
 }  // namespace
 
-size_t pw_compress_workspace(const format::HeaderFields& h, const codecs::Slab& slab, const Predictor* extra) {
-  return carve_pw_compress(nullptr, h, slab, extra).total;
+size_t class_compress_workspace(const format::HeaderFields& h, const codecs::Slab& slab, const Predictor* extra) {
+  return log_transform(h) ? carve_pw_compress(nullptr, h, slab, extra).total : compress_workspace(h, slab, extra);
 }
 
-void pw_compress_device(const void* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
-                        uint64_t* d_size, void* ws, void* stream, const Predictor* extra) {
+void class_compress(const void* d_in, const format::HeaderFields& h, const codecs::Slab& slab, uint8_t* d_out,
+                    uint64_t* d_size, void* ws, void* stream, const Predictor* extra) {
+  if (!log_transform(h)) return compress_device(d_in, h, slab, d_out, d_size, ws, stream, extra);
   detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
     pw_compress_t(static_cast<const T*>(d_in), h, slab, d_out, d_size, ws, static_cast<cudaStream_t>(stream), extra);
   });
 }
 
-size_t pw_decompress_workspace(const format::HeaderFields& h, const codecs::Slab& slab, const Predictor* extra) {
-  return carve_pw_decompress(nullptr, h, slab, extra).total;
+size_t class_decompress_workspace(const format::HeaderFields& h, const codecs::Slab& slab, const Predictor* extra) {
+  return log_transform(h) ? carve_pw_decompress(nullptr, h, slab, extra).total : decompress_workspace(h, slab, extra);
 }
 
-void pw_decompress_device(const format::HeaderFields& h, const codecs::Slab& slab, const uint8_t* d_archive, void* d_out,
-                          uint32_t* d_status, void* ws, void* stream, const Predictor* extra) {
+void class_decompress(const format::HeaderFields& h, const codecs::Slab& slab, const uint8_t* d_archive, void* d_out,
+                      uint32_t* d_status, void* ws, void* stream, const Predictor* extra) {
+  if (!log_transform(h)) return decompress_device(h, slab, d_archive, d_out, d_status, ws, stream, extra);
+  auto s = static_cast<cudaStream_t>(stream);
+  check(cudaMemsetAsync(d_status, 0, sizeof(uint32_t), s), "status reset");
+  if (!h.n_chunks) return;
   detail::dispatch_dtype(h.dtype, [&](auto tr) {
     using T = typename decltype(tr)::value_type;
-    pw_decompress_t(h, slab, d_archive, static_cast<T*>(d_out), d_status, ws, static_cast<cudaStream_t>(stream), extra);
+    pw_decompress_t(h, slab, d_archive, static_cast<T*>(d_out), d_status, ws, s, extra);
   });
 }
 
