@@ -84,9 +84,7 @@ template <class T> struct PwSpanWalk {
     runs_at.resize(spans + 1), signs_at.resize(spans + 1), patches_at.resize(spans + 1);
     for (uint32_t k = 0; k <= spans; ++k) {
       runs_at[k] = all.runs_bytes, signs_at[k] = all.sign_bytes, patches_at[k] = all.patch_bytes;
-      all.n_runs += z[k].n_runs, all.n_sign_runs += z[k].n_sign_runs, all.n_patches += z[k].n_patches;
-      all.runs_bytes += z[k].runs_bytes, all.sign_bytes += z[k].sign_bytes, all.patch_bytes += z[k].patch_bytes;
-      all.regular += z[k].regular, all.negatives += z[k].negatives;
+      all.add(z[k]);
     }
     pw_settle_signs(all);
     return all;

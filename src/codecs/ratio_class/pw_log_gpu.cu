@@ -285,10 +285,7 @@ __global__ void pw_size_kernel(Grid g, const uint8_t* logs, PwChunk* pc, PwSpan<
     for (uint32_t k = 0; k <= per; ++k) {
       sp[k].runs_at = z.runs_bytes, sp[k].signs_at = z.sign_bytes, sp[k].patches_at = z.patch_bytes;
       sp[k].regular_at = z.regular;
-      const PwSideSizes& e = sp[k].z;
-      z.n_runs += e.n_runs, z.n_sign_runs += e.n_sign_runs, z.n_patches += e.n_patches;
-      z.runs_bytes += e.runs_bytes, z.sign_bytes += e.sign_bytes, z.patch_bytes += e.patch_bytes;
-      z.regular += e.regular, z.negatives += e.negatives;
+      z.add(sp[k].z);
     }
   }
   pw_settle_signs(z);

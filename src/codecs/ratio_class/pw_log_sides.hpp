@@ -71,6 +71,12 @@ struct PwSideSizes {
   }
   HPCZ_HD uint64_t patches_section() const { return varint_bytes(n_patches) + patch_bytes; }
   HPCZ_HD uint64_t total() const { return runs_section() + signs_section() + patches_section(); }
+  // A span's entries after these (spans summed in order).
+  HPCZ_HD void add(const PwSideSizes& e) {
+    n_runs += e.n_runs, n_sign_runs += e.n_sign_runs, n_patches += e.n_patches;
+    runs_bytes += e.runs_bytes, sign_bytes += e.sign_bytes, patch_bytes += e.patch_bytes;
+    regular += e.regular, negatives += e.negatives;
+  }
 };
 
 // The values a thread walks at once where a chunk's side sections are walked in spans (pw_carry).
